@@ -1,0 +1,154 @@
+# Makefile - the single entry point of the build.
+#
+#   make            build every binary into build/bin/ (and test helpers)
+#   make run        install dependencies, build, start the whole suite
+#   make test       install dependencies, build normal + sanitizer trees,
+#                   run unit, integration and fuzz-smoke tests
+#   make fuzz       run every fuzz target longer (FUZZ_SECONDS, default 60)
+#   make bench      run the benchmarks (scripts/bench)
+#   make SANITIZE=1 build the AddressSanitizer+UBSan tree into build/san/
+#
+# Sources are discovered by wildcard, so adding a file needs no edit here:
+#   libcommon/src/*.c          -> $(BUILD)/lib/libcommon.a
+#   services/<svc>/*.c         -> $(BUILD)/bin/<svc>   (main.c holds main())
+#   tests/unit/test_*.c        -> $(BUILD)/tests/test_*         (cmocka)
+#   tests/unit/<svc>/test_*.c  -> $(BUILD)/tests/<svc>_test_*   (+ service lib)
+#   tests/support/*.c          -> $(BUILD)/tests/support/*      (test helpers)
+#   tests/fuzz/fuzz_*.c        -> build/fuzz/fuzz_*             (libFuzzer)
+
+.DEFAULT_GOAL := all
+.SECONDARY:
+SHELL := /bin/bash
+
+ifneq ($(SANITIZE),)
+BUILD ?= build/san
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+OPT ?= -O1
+else
+BUILD ?= build
+SAN_FLAGS :=
+OPT ?= -O2
+endif
+
+CC ?= cc
+FUZZ_CC ?= clang
+
+# llhttp is compiled from the C sources Debian's node-llhttp package ships.
+LLHTTP_SRC ?= /usr/share/llhttp
+LLHTTP_INC ?= /usr/share/include/llhttp
+
+PKGS := libuv hiredis zlib rdkafka libpcre2-8 libmaxminddb
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN := -Wall -Wextra -Werror -Wformat=2 -Wno-missing-field-initializers
+CPPFLAGS := -D_GNU_SOURCE -Ilibcommon/include -I$(LLHTTP_INC) $(PKG_CFLAGS)
+CFLAGS := -std=c11 -g $(OPT) $(WARN) $(SAN_FLAGS) -MMD -MP
+LDFLAGS := $(SAN_FLAGS)
+LDLIBS := $(PKG_LIBS) -lm -lpthread
+
+LIB_SRCS := $(wildcard libcommon/src/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+LLHTTP_OBJS := $(BUILD)/obj/llhttp/api.o $(BUILD)/obj/llhttp/http.o $(BUILD)/obj/llhttp/llhttp.o
+LIBCOMMON := $(BUILD)/lib/libcommon.a
+
+SERVICES := $(notdir $(patsubst %/,%,$(dir $(wildcard services/*/main.c))))
+SERVICE_BINS := $(SERVICES:%=$(BUILD)/bin/%)
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+SVC_UNIT_SRCS := $(wildcard tests/unit/*/test_*.c)
+SVC_UNIT_BINS := $(foreach s,$(SVC_UNIT_SRCS),$(BUILD)/tests/$(subst /,_,$(s:tests/unit/%.c=%)))
+SUPPORT_SRCS := $(wildcard tests/support/*.c)
+SUPPORT_BINS := $(SUPPORT_SRCS:tests/support/%.c=$(BUILD)/tests/support/%)
+
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
+
+.PHONY: all run test fuzz bench clean setup tests-build fuzz-build
+all: $(SERVICE_BINS) tests-build
+tests-build: $(UNIT_BINS) $(SVC_UNIT_BINS) $(SUPPORT_BINS)
+
+# ---- libcommon ------------------------------------------------------------
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+# llhttp's generated C is not ours: same sanitizers, but its warnings are its own.
+$(BUILD)/obj/llhttp/%.o: $(LLHTTP_SRC)/%.c
+	@mkdir -p $(@D)
+	$(CC) -I$(LLHTTP_INC) -std=c11 -g $(OPT) $(SAN_FLAGS) -w -c $< -o $@
+
+$(LIBCOMMON): $(LIB_OBJS) $(LLHTTP_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+# ---- services: every .c but main.c also goes into a library for unit tests -
+define SERVICE_RULES
+$(1)_OBJS := $$(patsubst %.c,$(BUILD)/obj/%.o,$$(wildcard services/$(1)/*.c))
+$(1)_LIBOBJS := $$(filter-out %/main.o,$$($(1)_OBJS))
+$(BUILD)/lib/lib$(1).a: $$($(1)_LIBOBJS)
+	@mkdir -p $$(@D)
+	rm -f $$@ && ar rcs $$@ $$^
+$(BUILD)/bin/$(1): $(BUILD)/obj/services/$(1)/main.o $(BUILD)/lib/lib$(1).a $(LIBCOMMON)
+	@mkdir -p $$(@D)
+	$(CC) $(LDFLAGS) $$^ $(LDLIBS) -o $$@
+endef
+$(foreach s,$(SERVICES),$(eval $(call SERVICE_RULES,$(s))))
+
+# ---- tests -------------------------------------------------------------------
+$(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -lcmocka -o $@
+
+define SVC_UNIT_RULE
+$(BUILD)/tests/$(subst /,_,$(1:tests/unit/%.c=%)): $(BUILD)/obj/$(1:.c=.o) $(BUILD)/lib/lib$(word 3,$(subst /, ,$(1))).a $(LIBCOMMON)
+	@mkdir -p $$(@D)
+	$(CC) $(LDFLAGS) $$^ $(LDLIBS) -lcmocka -o $$@
+endef
+$(foreach t,$(SVC_UNIT_SRCS),$(eval $(call SVC_UNIT_RULE,$(t))))
+
+$(BUILD)/tests/support/%: $(BUILD)/obj/tests/support/%.o $(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# ---- fuzzing (clang + libFuzzer; libcommon rebuilt with coverage) -----------
+FUZZ_FLAGS := -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer
+FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=build/fuzz/obj/%.o)
+build/fuzz/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(WARN) -c $< -o $@
+build/fuzz/obj/llhttp/%.o: $(LLHTTP_SRC)/%.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -I$(LLHTTP_INC) -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -w -c $< -o $@
+build/fuzz/libcommon.a: $(FUZZ_LIB_OBJS) $(LLHTTP_OBJS:$(BUILD)/obj/%=build/fuzz/obj/%)
+	rm -f $@ && ar rcs $@ $^
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libcommon.a
+	$(FUZZ_CC) $(CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $^ $(LDLIBS) -o $@
+fuzz-build: $(FUZZ_BINS)
+
+# ---- entry points --------------------------------------------------------------
+setup:
+	@scripts/setup
+
+run: setup
+	@$(MAKE) -j$$(nproc) --no-print-directory all
+	@scripts/run
+
+test: setup
+	@$(MAKE) -j$$(nproc) --no-print-directory all
+	@$(MAKE) -j$$(nproc) --no-print-directory SANITIZE=1 all
+	@$(MAKE) -j$$(nproc) --no-print-directory fuzz-build
+	@scripts/test
+
+fuzz: setup fuzz-build
+	@scripts/fuzz $${FUZZ_SECONDS:-60}
+
+bench: setup
+	@$(MAKE) -j$$(nproc) --no-print-directory all
+	@scripts/bench
+
+clean:
+	rm -rf build
+
+-include $(shell find build -name '*.d' 2>/dev/null)

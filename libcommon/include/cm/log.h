@@ -1,0 +1,54 @@
+/*
+ * log.h - structured JSON log lines.
+ *
+ * One line per call on stderr, written with a single write(2) so lines from
+ * several processes sharing a terminal do not interleave:
+ *   {"ts":"2026-11-21T12:00:00.123Z","level":"info","service":"ingest",
+ *    "request_id":"...","msg":"...", <extra fields>}
+ * The level is checked before anything is formatted (redis serverLog style).
+ * Loop-thread only: the formatting buffer is static.
+ */
+#ifndef CM_LOG_H
+#define CM_LOG_H
+
+#include <stdbool.h>
+
+typedef enum {
+    CM_LOG_DEBUG = 0,
+    CM_LOG_INFO = 1,
+    CM_LOG_WARN = 2,
+    CM_LOG_ERROR = 3,
+    CM_LOG_OFF = 4
+} cm_log_level_t;
+
+/* Extra key/value pairs; a NULL value is written as JSON null. */
+typedef struct {
+    const char *key;
+    const char *value;
+} cm_log_field_t;
+
+extern cm_log_level_t cm_log_min_level;
+
+/* service: the name put in every line (copied). */
+void cm_log_init(const char *service, cm_log_level_t min_level);
+/* "debug", "info", "warn"/"warning", "error", "off"; returns 0 or CM_EINVAL. */
+int cm_log_level_parse(const char *s, cm_log_level_t *out);
+/* Redirects output to fd (tests); -1 restores stderr. */
+void cm_log_set_fd(int fd);
+
+#define cm_log(level, request_id, ...)                             \
+    do {                                                           \
+        if ((level) >= cm_log_min_level)                           \
+            cm__log_write((level), (request_id), NULL, 0, __VA_ARGS__); \
+    } while (0)
+
+#define cm_log_fields(level, request_id, fields, nfields, ...)          \
+    do {                                                                \
+        if ((level) >= cm_log_min_level)                                \
+            cm__log_write((level), (request_id), (fields), (nfields), __VA_ARGS__); \
+    } while (0)
+
+void cm__log_write(cm_log_level_t level, const char *request_id, const cm_log_field_t *fields,
+                   int nfields, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+#endif

@@ -1,0 +1,26 @@
+/*
+ * uuid.h - UUID generation (v4, v7) and validation, text form only.
+ *
+ * UUIDv7 (RFC 9562): 48-bit Unix milliseconds, version 7, 12 bits that keep
+ * ids monotonic within one millisecond in this process, variant 10, then
+ * random bits. Randomness comes from getrandom(2), buffered.
+ */
+#ifndef CM_UUID_H
+#define CM_UUID_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CM_UUID_STR_LEN 36 /* without the NUL */
+
+/* Writes 36 lowercase hex-and-dash characters plus a NUL into out. */
+void cm_uuid_v7(char out[CM_UUID_STR_LEN + 1]);
+void cm_uuid_v7_at(int64_t unix_ms, char out[CM_UUID_STR_LEN + 1]);
+void cm_uuid_v4(char out[CM_UUID_STR_LEN + 1]);
+/* 8-4-4-4-12 hex digits, either case (any version). */
+bool cm_uuid_valid(const char *s, size_t len);
+/* Fills buf with n random bytes (getrandom, falling back to /dev/urandom). */
+void cm_random_bytes(void *buf, size_t n);
+
+#endif
