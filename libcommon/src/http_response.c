@@ -1,0 +1,356 @@
+/*
+ * http_response.c - writing responses, request accessors and metrics.
+ *
+ * A response is one uv_write of two buffers: the head (status line, Date,
+ * Content-Type, Content-Length, Connection, CORS and the handler's headers)
+ * and the body. Both live in a write request freed by the write callback,
+ * so the request object itself can be released as soon as the response is
+ * queued.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cm/alloc.h"
+#include "cm/api_error.h"
+#include "cm/log.h"
+#include "cm/timefmt.h"
+#include "http_internal.h"
+
+typedef struct {
+    uv_write_t w;
+    cm__conn_t *conn;
+    cm_buf_t head;
+    cm_buf_t body;
+} write_req_t;
+
+unsigned cm__method_bit(uint8_t m)
+{
+    switch (m) {
+    case HTTP_GET: return CM_HTTP_GET;
+    case HTTP_HEAD: return CM_HTTP_HEAD;
+    case HTTP_POST: return CM_HTTP_POST;
+    case HTTP_PUT: return CM_HTTP_PUT;
+    case HTTP_PATCH: return CM_HTTP_PATCH;
+    case HTTP_DELETE: return CM_HTTP_DELETE;
+    case HTTP_OPTIONS: return CM_HTTP_OPTIONS;
+    default: return 0;
+    }
+}
+
+const char *cm_http_status_text(int status)
+{
+    switch (status) {
+    case 100: return "Continue";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
+    case 204: return "No Content";
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 304: return "Not Modified";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 413: return "Content Too Large";
+    case 414: return "URI Too Long";
+    case 415: return "Unsupported Media Type";
+    case 417: return "Expectation Failed";
+    case 422: return "Unprocessable Content";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    default: return "Unknown";
+    }
+}
+
+/* The Date header changes once a second; format it once a second. */
+static const char *date_header(void)
+{
+    static char cached[32];
+    static time_t cached_sec = -1;
+    time_t now = time(NULL);
+    if (now != cached_sec) {
+        cm_http_date((int64_t)now * 1000000, cached);
+        cached_sec = now;
+    }
+    return cached;
+}
+
+/* ---- request accessors ----------------------------------------------------- */
+
+unsigned cm_http_req_method(const cm_http_req_t *req) { return cm__method_bit(req->method); }
+
+const char *cm_http_req_method_name(const cm_http_req_t *req)
+{
+    return llhttp_method_name((llhttp_method_t)req->method);
+}
+
+cm_slice_t cm_http_req_target(const cm_http_req_t *req)
+{
+    return (cm_slice_t){req->head.p, req->target_len};
+}
+
+cm_slice_t cm_http_req_path(const cm_http_req_t *req)
+{
+    return (cm_slice_t){req->head.p, req->path_len};
+}
+
+cm_slice_t cm_http_req_query(const cm_http_req_t *req)
+{
+    if (req->path_len >= req->target_len)
+        return (cm_slice_t){"", 0};
+    return (cm_slice_t){req->head.p + req->path_len + 1, req->target_len - req->path_len - 1};
+}
+
+cm_slice_t cm_http_req_header(const cm_http_req_t *req, const char *name)
+{
+    for (size_t i = 0; i < req->nhdrs; i++) {
+        const cm__hdr_t *h = &req->hdrs[i];
+        if (cm_slice_eq_nocase((cm_slice_t){req->head.p + h->name_off, h->name_len}, name))
+            return cm_slice_trim((cm_slice_t){req->head.p + h->val_off, h->val_len});
+    }
+    return CM_SLICE_NULL;
+}
+
+size_t cm_http_req_header_count(const cm_http_req_t *req) { return req->nhdrs; }
+
+void cm_http_req_header_at(const cm_http_req_t *req, size_t i, cm_slice_t *name, cm_slice_t *value)
+{
+    const cm__hdr_t *h = &req->hdrs[i];
+    *name = (cm_slice_t){req->head.p + h->name_off, h->name_len};
+    *value = cm_slice_trim((cm_slice_t){req->head.p + h->val_off, h->val_len});
+}
+
+cm_slice_t cm_http_req_body(const cm_http_req_t *req) { return cm_buf_slice(&req->body); }
+
+cm_slice_t cm_http_req_param(const cm_http_req_t *req, const char *name)
+{
+    for (size_t i = 0; i < req->nparams; i++)
+        if (strcmp(req->params[i].name, name) == 0)
+            return (cm_slice_t){req->head.p + req->params[i].off, req->params[i].len};
+    return CM_SLICE_NULL;
+}
+
+const char *cm_http_req_peer(const cm_http_req_t *req) { return req->peer; }
+
+static bool sane_request_id(cm_slice_t s)
+{
+    if (s.len == 0 || s.len > 64)
+        return false;
+    for (size_t i = 0; i < s.len; i++) {
+        char ch = s.p[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '-' || ch == '_' || ch == '.'))
+            return false;
+    }
+    return true;
+}
+
+const char *cm_http_req_id(const cm_http_req_t *req)
+{
+    cm_http_req_t *r = (cm_http_req_t *)req; /* computed lazily, once */
+    if (r->id[0] == '\0') {
+        cm_slice_t given = cm_http_req_header(req, "X-Request-Id");
+        if (sane_request_id(given)) {
+            memcpy(r->id, given.p, given.len);
+            r->id[given.len] = '\0';
+        } else {
+            cm_uuid_v7(r->id);
+        }
+    }
+    return r->id;
+}
+
+uint64_t cm_http_req_start_ms(const cm_http_req_t *req) { return req->start_ms; }
+bool cm_http_req_connected(const cm_http_req_t *req) { return req->conn != NULL; }
+cm_http_server_t *cm_http_req_server(const cm_http_req_t *req) { return req->srv; }
+
+/* ---- responses ----------------------------------------------------------------- */
+
+void cm_http_res_header(cm_http_req_t *req, const char *name, const char *value)
+{
+    cm_buf_appendf(&req->res_headers, "%s: %s\r\n", name, value);
+}
+
+void cm__req_free(cm_http_req_t *req)
+{
+    cm_buf_free(&req->head);
+    cm_buf_free(&req->body);
+    cm_buf_free(&req->res_headers);
+    free(req->hdrs);
+    free(req);
+}
+
+static void add_cors(const cm_http_req_t *req, cm_buf_t *h)
+{
+    cm_slice_t origin = cm_http_req_header(req, "Origin");
+    if (origin.len > 0) {
+        cm_buf_append_cstr(h, "Access-Control-Allow-Origin: ");
+        cm_buf_append_slice(h, origin);
+        cm_buf_append_cstr(h, "\r\nAccess-Control-Allow-Credentials: true\r\nVary: Origin\r\n");
+    } else {
+        cm_buf_append_cstr(h, "Access-Control-Allow-Origin: *\r\n");
+    }
+    if (cm__method_bit(req->method) == CM_HTTP_OPTIONS) {
+        cm_buf_appendf(h, "Access-Control-Allow-Methods: %s\r\n", req->srv->cors_methods);
+        cm_slice_t want = cm_http_req_header(req, "Access-Control-Request-Headers");
+        if (want.len > 0) {
+            cm_buf_append_cstr(h, "Access-Control-Allow-Headers: ");
+            cm_buf_append_slice(h, want);
+            cm_buf_append_cstr(h, "\r\n");
+        }
+        cm_buf_append_cstr(h, "Access-Control-Max-Age: 86400\r\n");
+    }
+}
+
+static void write_cb(uv_write_t *w, int status)
+{
+    write_req_t *wr = (write_req_t *)w;
+    cm__conn_t *c = wr->conn;
+    cm_buf_free(&wr->head);
+    cm_buf_free(&wr->body);
+    free(wr);
+    cm__conn_write_done(c, status);
+}
+
+void cm__req_record(cm_http_req_t *req, const cm__route_t *route, int status)
+{
+    cm_metrics_t *m = req->srv->opts.metrics;
+    if (m == NULL)
+        return;
+    cm__route_t *r = (cm__route_t *)(route ? route : &req->srv->unmatched);
+    int cls = status / 100;
+    if (cls < 1 || cls > 5)
+        cls = 5;
+    if (r->by_class[cls] == NULL) {
+        char labels[512];
+        snprintf(labels, sizeof(labels), "service=\"%s\",route=\"%s\",code=\"%dxx\"",
+                 req->srv->service, r->pattern, cls);
+        r->by_class[cls] = cm_metrics_counter(m, "http_requests_total",
+                                              "HTTP requests by route and status class", labels);
+    }
+    cm_counter_inc(r->by_class[cls]);
+    if (r->latency != NULL) {
+        uint64_t now = uv_now(req->srv->loop);
+        double secs = (double)(now - req->start_ms) / 1000.0;
+        cm_histogram_observe(r->latency, secs);
+    }
+}
+
+/* Queues the response, then releases the request. Takes over body's bytes. */
+static void respond(cm_http_req_t *req, int status, const char *ctype, cm_buf_t *body)
+{
+    cm__conn_t *c = req->conn;
+    cm__req_record(req, req->route, status);
+    if (status >= 500)
+        cm_log(CM_LOG_WARN, cm_http_req_id(req), "%s %.*s -> %d", cm_http_req_method_name(req),
+               (int)req->path_len, req->head.p, status);
+    else
+        cm_log(CM_LOG_DEBUG, cm_http_req_id(req), "%s %.*s -> %d", cm_http_req_method_name(req),
+               (int)req->path_len, req->head.p, status);
+    if (c == NULL || c->state != CM__CONN_OPEN) { /* the client has gone */
+        cm_buf_free(body);
+        cm__req_free(req);
+        return;
+    }
+    bool close_after = !req->keep_alive || req->srv->draining || status == 400 || status == 408 ||
+                       status == 413 || status == 414 || status == 431 || status == 417;
+    bool head_only = cm__method_bit(req->method) == CM_HTTP_HEAD;
+
+    write_req_t *wr = cm_xcalloc(1, sizeof(*wr));
+    wr->conn = c;
+    cm_buf_t *h = &wr->head;
+    cm_buf_reserve(h, 256 + req->res_headers.len);
+    cm_buf_appendf(h, "HTTP/1.1 %d %s\r\nDate: %s\r\n", status, cm_http_status_text(status),
+                   date_header());
+    if (ctype != NULL)
+        cm_buf_appendf(h, "Content-Type: %s\r\n", ctype);
+    cm_buf_appendf(h, "Content-Length: %zu\r\nConnection: %s\r\n", body->len,
+                   close_after ? "close" : "keep-alive");
+    if (req->srv->opts.cors)
+        add_cors(req, h);
+    cm_buf_append(h, req->res_headers.p, req->res_headers.len);
+    cm_buf_append(h, "\r\n", 2);
+    if (head_only)
+        cm_buf_free(body);
+    else
+        wr->body = *body;
+    *body = CM_BUF_INIT;
+
+    uv_buf_t bufs[2] = {uv_buf_init(wr->head.p, (unsigned)wr->head.len),
+                        uv_buf_init(wr->body.p, (unsigned)wr->body.len)};
+    int nbufs = wr->body.len ? 2 : 1;
+    bool was_handling = c->handling == req;
+    if (uv_write(&wr->w, (uv_stream_t *)&c->tcp, bufs, nbufs, write_cb) != 0) {
+        cm_buf_free(&wr->head);
+        cm_buf_free(&wr->body);
+        free(wr);
+        if (was_handling)
+            c->handling = NULL;
+        cm__req_free(req);
+        cm__conn_close(c);
+        return;
+    }
+    if (was_handling)
+        cm__req_free(req);
+    cm__conn_response_queued(c, close_after);
+}
+
+void cm_http_respond_buf(cm_http_req_t *req, int status, const char *content_type, cm_buf_t *body)
+{
+    respond(req, status, content_type, body);
+}
+
+void cm_http_respond(cm_http_req_t *req, int status, const char *content_type, const void *body,
+                     size_t len)
+{
+    cm_buf_t b = CM_BUF_INIT;
+    cm_buf_append(&b, body, len);
+    respond(req, status, content_type, &b);
+}
+
+void cm_http_respond_json(cm_http_req_t *req, int status, cm_buf_t *body)
+{
+    respond(req, status, "application/json", body);
+}
+
+void cm_http_respond_error(cm_http_req_t *req, int status, const char *type, const char *code,
+                           const char *detail, const char *attr)
+{
+    cm_buf_t b = CM_BUF_INIT;
+    cm_api_error_json(&b, type ? type : cm_api_error_type_for_status(status), code, detail, attr);
+    respond(req, status, "application/json", &b);
+}
+
+/*
+ * An error found before the request reached a handler (parse error, limit,
+ * timeout). The partly read request, if any, carries the answer; otherwise a
+ * blank one stands in so the same writer is used.
+ */
+void cm__respond_early_error(cm__conn_t *c, int status, const char *code, const char *detail)
+{
+    cm_http_req_t *req = c->req;
+    c->req = NULL;
+    if (req == NULL) {
+        req = cm_xcalloc(1, sizeof(*req));
+        req->srv = c->srv;
+        req->start_ms = uv_now(c->srv->loop);
+        memcpy(req->peer, c->peer, sizeof(req->peer));
+    }
+    req->conn = c;
+    req->keep_alive = false;
+    req->route = NULL;
+    c->handling = req;
+    cm_log(CM_LOG_INFO, cm_http_req_id(req), "rejected request from %s: %d %s", c->peer, status,
+           detail ? detail : "");
+    cm_http_respond_error(req, status, NULL, code, detail, NULL);
+}

@@ -1,0 +1,65 @@
+// proc.mjs - start the project's binaries for a test and stop them by PID.
+//
+// Every server a test starts binds 127.0.0.1 on a port it picks itself
+// (PORT=0) and announces it with one {"listening":PORT} line on stdout, so
+// two test runs never collide. Processes are tracked and killed on exit.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+// CM_BUILD selects the tree under test: build (default) or build/san.
+export const BUILD = path.resolve(ROOT, process.env.CM_BUILD || 'build');
+
+const running = new Set();
+function killAll() {
+  for (const p of running) {
+    try { process.kill(p.pid, 'SIGKILL'); } catch { /* already gone */ }
+  }
+}
+process.on('exit', killAll);
+
+// Starts bin with env; resolves once it printed {"listening":PORT}.
+export function startServer(bin, env = {}, { timeoutMs = 10000, args = [] } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, {
+      env: { ...process.env, PORT: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    running.add(child);
+    let out = '';
+    let err = '';
+    const exited = new Promise((res) => child.on('exit', (code, signal) => {
+      running.delete(child);
+      res({ code, signal });
+    }));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${bin} did not start in ${timeoutMs} ms: ${err}`));
+    }, timeoutMs);
+    child.stderr.on('data', (d) => { err += d; if (err.length > 1 << 20) err = err.slice(-65536); });
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/\{"listening":(\d+)\}/);
+      if (m && timer) {
+        clearTimeout(timer);
+        resolve({
+          child,
+          pid: child.pid,
+          port: Number(m[1]),
+          exited,
+          stderr: () => err,
+          stop: async (signal = 'SIGTERM') => {
+            if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+            return exited;
+          },
+        });
+      }
+    });
+    child.on('error', (e) => { clearTimeout(timer); reject(e); });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${bin} exited with ${code} before listening: ${err}`));
+    });
+  });
+}
