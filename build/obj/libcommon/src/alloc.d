@@ -1,3 +1,0 @@
-build/obj/libcommon/src/alloc.o: libcommon/src/alloc.c \
- libcommon/include/cm/alloc.h
-libcommon/include/cm/alloc.h:
