@@ -46,7 +46,7 @@ void cm_buf_append_cstr(cm_buf_t *b, const char *s);
 void cm_buf_append_slice(cm_buf_t *b, cm_slice_t s);
 void cm_buf_putc(cm_buf_t *b, char c);
 void cm_buf_appendf(cm_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void cm_buf_vappendf(cm_buf_t *b, const char *fmt, va_list ap);
+void cm_buf_vappendf(cm_buf_t *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Drops n bytes from the front. */
 void cm_buf_consume(cm_buf_t *b, size_t n);
 void cm_buf_reset(cm_buf_t *b); /* len = 0, keeps the allocation */

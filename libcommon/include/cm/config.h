@@ -6,6 +6,7 @@
  * environment against the table; the same table prints the effective config
  * (--print-config) and the documentation check in scripts/ reads the names.
  * Unknown variables are ignored; a malformed value is an error naming the key.
+ * An empty variable counts as unset and takes the default.
  *
  * Types and their C fields:
  *   CM_CFG_STR       char *           (owned by the target; freed by cm_config_free)

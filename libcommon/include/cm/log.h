@@ -7,11 +7,16 @@
  *    "request_id":"...","msg":"...", <extra fields>}
  * The level is checked before anything is formatted (redis serverLog style).
  * Loop-thread only: the formatting buffer is static.
+ * A line never exceeds CM_LOG_LINE_MAX bytes (newline included); longer
+ * content is cut at a character boundary, the line stays valid JSON and
+ * gets "truncated":true as its last field.
  */
 #ifndef CM_LOG_H
 #define CM_LOG_H
 
 #include <stdbool.h>
+
+#define CM_LOG_LINE_MAX 8192
 
 typedef enum {
     CM_LOG_DEBUG = 0,

@@ -4,7 +4,7 @@
  * Handles are owned by the registry and live until cm_metrics_free(). Asking
  * again for the same (name, labels) returns the same handle, so callers may
  * look up per-status counters lazily. Updates are plain stores: call them on
- * the loop thread only.
+ * the loop thread only. Registering one name as two different types aborts.
  *
  * labels is the inside of the braces, already escaped, e.g.
  *   "route=\"capture\",status=\"200\""   or NULL for none.

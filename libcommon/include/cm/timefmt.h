@@ -25,7 +25,8 @@ int cm_iso8601_parse(const char *s, size_t len, int64_t *out_us);
 
 /*
  * Formats as "YYYY-MM-DDTHH:MM:SS[.f]Z" with frac_digits (0, 3 or 6) digits.
- * Returns the length written (out needs CM_ISO8601_MAX bytes).
+ * Returns the length written (out needs CM_ISO8601_MAX bytes). Times outside
+ * years 0000..9999 are clamped to that range (here and in cm_http_date).
  */
 size_t cm_iso8601_format(int64_t us, int frac_digits, char out[CM_ISO8601_MAX]);
 

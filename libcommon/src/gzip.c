@@ -1,0 +1,148 @@
+/*
+ * gzip.c - bounded gunzip and one-shot gzip on top of zlib.
+ *
+ * Inflation writes straight into the caller's buffer, growing it in steps
+ * of at most CHUNK bytes and never past max_out + 1 bytes of output: the
+ * extra byte is how an output of exactly max_out is told apart from a
+ * larger one. So a bomb costs max_out plus zlib's fixed state (about 40 KB
+ * with a 32 KB window) and time proportional to max_out, not to its claimed
+ * size.
+ */
+#define ZLIB_CONST /* lets next_in point at const input */
+#include "cm/gzip.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <zlib.h>
+
+#include "cm/alloc.h"
+#include "cm/common.h"
+#include "cm/err.h"
+
+#define CHUNK ((size_t)64 * 1024)
+#define GZIP_WBITS (MAX_WBITS + 16) /* zlib: gzip wrapper, not zlib's own */
+
+bool cm_gzip_magic(const void *p, size_t len)
+{
+    const unsigned char *b = p;
+    return len >= 3 && b[0] == 0x1f && b[1] == 0x8b && b[2] == 0x08;
+}
+
+/*
+ * Like cm_buf_reserve(), but the capacity never grows past `ceiling`
+ * (which must leave room for n bytes and the NUL): plain doubling could
+ * allocate twice the bound a caller set against bombs.
+ */
+static char *reserve_capped(cm_buf_t *b, size_t n, size_t ceiling)
+{
+    size_t need = b->len + n + 1;
+    if (need > b->cap) {
+        size_t cap = b->cap < 32 ? 64 : b->cap;
+        while (cap < need && cap <= SIZE_MAX / 2)
+            cap *= 2;
+        cap = CM_MAX(cap, need);
+        cap = CM_MIN(cap, ceiling);
+        b->p = cm_xrealloc(b->p, cap);
+        b->cap = cap;
+    }
+    return b->p + b->len;
+}
+
+/* The input is handed to zlib in pieces that fit its 32-bit counters. */
+typedef struct {
+    const unsigned char *p;
+    size_t left;
+} feed_t;
+
+static void feed(z_stream *zs, feed_t *f)
+{
+    if (zs->avail_in == 0 && f->left > 0) {
+        size_t n = CM_MIN(f->left, (size_t)UINT_MAX);
+        zs->next_in = f->p;
+        zs->avail_in = (uInt)n;
+        f->p += n;
+        f->left -= n;
+    }
+}
+
+static int inflate_all(z_stream *zs, feed_t *f, size_t max_out, cm_buf_t *out)
+{
+    size_t produced = 0;
+    size_t ceiling = out->len + 2;
+    ceiling = max_out > SIZE_MAX - ceiling ? SIZE_MAX : ceiling + max_out;
+
+    for (;;) {
+        feed(zs, f);
+        /* Room for one byte past the limit, computed without overflow. */
+        size_t budget = max_out - produced;
+        size_t room = budget < CHUNK ? budget + 1 : CHUNK;
+        zs->next_out = (Bytef *)reserve_capped(out, room, ceiling);
+        zs->avail_out = (uInt)room;
+
+        int zrc = inflate(zs, Z_NO_FLUSH);
+        size_t got = room - zs->avail_out;
+        out->len += got;
+        produced += got;
+        if (produced > max_out)
+            return CM_ETOOBIG;
+
+        switch (zrc) {
+        case Z_OK:
+            break;
+        case Z_STREAM_END:
+            if (zs->avail_in == 0 && f->left == 0)
+                return CM_OK;
+            /* Another member follows; garbage fails its header check. */
+            if (inflateReset(zs) != Z_OK)
+                return CM_ERR;
+            break;
+        case Z_BUF_ERROR:
+            /* No progress was possible: out of input before the end. */
+            if (zs->avail_in == 0 && f->left == 0)
+                return CM_EINVAL;
+            break;
+        case Z_MEM_ERROR:
+            return CM_ERR;
+        default: /* Z_DATA_ERROR (bad data, CRC, length), Z_NEED_DICT */
+            return CM_EINVAL;
+        }
+    }
+}
+
+int cm_gunzip(const void *in, size_t len, size_t max_out, cm_buf_t *out)
+{
+    z_stream zs = {0};
+    if (inflateInit2(&zs, GZIP_WBITS) != Z_OK)
+        return CM_ERR;
+    size_t start = out->len;
+    feed_t f = {in, len};
+    int rc = inflate_all(&zs, &f, max_out, out);
+    inflateEnd(&zs);
+    if (rc != CM_OK)
+        out->len = start;
+    return rc;
+}
+
+int cm_gzip(const void *in, size_t len, int level, cm_buf_t *out)
+{
+    if (level < Z_DEFAULT_COMPRESSION || level > Z_BEST_COMPRESSION)
+        return CM_EINVAL;
+    z_stream zs = {0};
+    if (deflateInit2(&zs, level, Z_DEFLATED, GZIP_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return CM_ERR;
+    feed_t f = {in, len};
+    int zrc;
+    do {
+        feed(&zs, &f);
+        int flush = f.left == 0 ? Z_FINISH : Z_NO_FLUSH;
+        /* Small inputs get one right-sized step; large ones go by CHUNK. */
+        uLong pending = (uLong)CM_MIN(f.left + zs.avail_in, (size_t)CHUNK);
+        size_t room = CM_MIN((size_t)deflateBound(&zs, pending), CHUNK);
+        zs.next_out = (Bytef *)cm_buf_reserve(out, room);
+        zs.avail_out = (uInt)room;
+        zrc = deflate(&zs, flush);
+        out->len += room - zs.avail_out;
+    } while (zrc == Z_OK || zrc == Z_BUF_ERROR);
+    deflateEnd(&zs);
+    return zrc == Z_STREAM_END ? CM_OK : CM_ERR;
+}

@@ -1,0 +1,66 @@
+/* test_strset.c - the string set: add, has, growth, binary keys. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cm/strset.h"
+
+static void test_add_has(void **state)
+{
+    (void)state;
+    cm_strset_t *s = cm_strset_new(0);
+    assert_true(cm_strset_add(s, CM_SLICE_LIT("phc_a")));
+    assert_false(cm_strset_add(s, CM_SLICE_LIT("phc_a")));
+    assert_true(cm_strset_has(s, CM_SLICE_LIT("phc_a")));
+    assert_false(cm_strset_has(s, CM_SLICE_LIT("phc_b")));
+    assert_false(cm_strset_has(s, CM_SLICE_LIT("phc_")));
+    assert_true(cm_strset_add(s, CM_SLICE_LIT("")));
+    assert_true(cm_strset_has(s, CM_SLICE_LIT("")));
+    assert_int_equal(cm_strset_count(s), 2);
+    cm_strset_free(s);
+    assert_false(cm_strset_has(NULL, CM_SLICE_LIT("x")));
+}
+
+static void test_growth(void **state)
+{
+    (void)state;
+    cm_strset_t *s = cm_strset_new(4);
+    char k[32];
+    for (int i = 0; i < 10000; i++) {
+        int n = snprintf(k, sizeof(k), "token-%d", i);
+        assert_true(cm_strset_add(s, (cm_slice_t){k, (size_t)n}));
+    }
+    assert_int_equal(cm_strset_count(s), 10000);
+    for (int i = 0; i < 10000; i++) {
+        int n = snprintf(k, sizeof(k), "token-%d", i);
+        assert_true(cm_strset_has(s, (cm_slice_t){k, (size_t)n}));
+        n = snprintf(k, sizeof(k), "other-%d", i);
+        assert_false(cm_strset_has(s, (cm_slice_t){k, (size_t)n}));
+    }
+    cm_strset_free(s);
+}
+
+static void test_binary_keys(void **state)
+{
+    (void)state;
+    cm_strset_t *s = cm_strset_new(0);
+    assert_true(cm_strset_add(s, (cm_slice_t){"a\0b", 3}));
+    assert_true(cm_strset_has(s, (cm_slice_t){"a\0b", 3}));
+    assert_false(cm_strset_has(s, (cm_slice_t){"a\0c", 3}));
+    assert_false(cm_strset_has(s, (cm_slice_t){"a", 1}));
+    cm_strset_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_add_has),
+        cmocka_unit_test(test_growth),
+        cmocka_unit_test(test_binary_keys),
+    };
+    return cmocka_run_group_tests_name("strset", tests, NULL, NULL);
+}
