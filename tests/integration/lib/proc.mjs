@@ -40,7 +40,7 @@ export function startServer(bin, env = {}, { timeoutMs = 10000, args = [] } = {}
     child.stderr.on('data', (d) => { err += d; if (err.length > 1 << 20) err = err.slice(-65536); });
     child.stdout.on('data', (d) => {
       out += d;
-      const m = out.match(/\{"listening":(\d+)\}/);
+      const m = out.match(/\{"listening":(\d+)[,}]/);
       if (m && timer) {
         clearTimeout(timer);
         resolve({

@@ -1,0 +1,34 @@
+# scripts/lib/common.sh - helpers shared by scripts/run and scripts/bench.
+
+# free_port: prints a TCP port on 127.0.0.1 that nothing listens on now.
+free_port() {
+  local p
+  for _ in $(seq 1 200); do
+    p=$((20000 + RANDOM % 40000))
+    if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then
+      echo "$p"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# wait_port PORT [SECONDS]: waits until something accepts on 127.0.0.1:PORT.
+wait_port() {
+  local deadline=$((SECONDS + ${2:-10}))
+  while ((SECONDS < deadline)); do
+    (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0
+    sleep 0.05
+  done
+  echo "nothing listens on 127.0.0.1:$1" >&2
+  return 1
+}
+
+# nginx_conf TEMPLATE OUT VAR KEY=VALUE...: fills @KEY@ placeholders.
+fill_template() {
+  local tpl=$1 out=$2
+  shift 2
+  local sedargs=()
+  for kv in "$@"; do sedargs+=(-e "s|@${kv%%=*}@|${kv#*=}|g"); done
+  sed "${sedargs[@]}" "$tpl" >"$out"
+}

@@ -1,0 +1,182 @@
+/*
+ * main.c - the ingest service: configuration, wiring, the loop, the drain.
+ *
+ * Start-up: config from the environment (--print-config shows it), Redis
+ * client, queue (Kafka when KAFKA_BROKERS is set, else Redis Streams),
+ * token registry, HTTP server. Prints {"listening":PORT} on stdout once it
+ * accepts connections.
+ *
+ * SIGTERM: stop accepting, finish requests in progress (their events still
+ * get acknowledged by the queue), flush and close the queue, close Redis,
+ * exit 0.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "cm/alloc.h"
+#include "cm/common.h"
+#include "cm/err.h"
+#include "cm/http_ops.h"
+#include "cm/log.h"
+#include "cm/signals.h"
+#include "ingest.h"
+
+static ing_ctx_t ctx;
+static cm_signals_t *signals;
+
+static bool ready(void *ud, cm_buf_t *why)
+{
+    ing_ctx_t *c = ud;
+    return cm_queue_ready(c->queue, why);
+}
+
+static void redis_closed(void *ud)
+{
+    (void)ud;
+}
+
+static void queue_closed(void *ud)
+{
+    (void)ud;
+    ing_registry_close(ctx.registry);
+    if (ctx.redis)
+        cm_redis_close(ctx.redis, redis_closed, NULL);
+    cm_signals_close(signals);
+}
+
+static void http_drained(void *ud)
+{
+    (void)ud;
+    cm_http_server_free(ctx.http);
+    cm_queue_close(ctx.queue, 5000, queue_closed, NULL);
+}
+
+static void on_term(void *ud)
+{
+    (void)ud;
+    cm_http_server_drain(ctx.http, (uint64_t)ctx.cfg.drain_timeout_ms, http_drained, NULL);
+}
+
+/* KAFKA_PRODUCER_PROPERTIES "a=1,b=2" -> {"a=1", "b=2"}; strings point into copy. */
+static size_t split_properties(char *copy, const char **out, size_t max)
+{
+    size_t n = 0;
+    for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok && n < max;
+         tok = strtok_r(NULL, ",", &save))
+        if (*tok)
+            out[n++] = tok;
+    return n;
+}
+
+static int make_queue(void)
+{
+    if (ctx.cfg.kafka_brokers[0] != '\0') {
+        const char *extra[64];
+        char *copy = cm_xstrdup(ctx.cfg.kafka_properties);
+        cm_queue_kafka_opts_t o = {
+            .brokers = ctx.cfg.kafka_brokers,
+            .message_timeout_ms = (int)ctx.cfg.queue_timeout_ms,
+            .message_max_bytes = (int)ctx.cfg.max_event + 4096,
+            .extra = extra,
+            .nextra = split_properties(copy, extra, CM_ARRAY_LEN(extra)),
+            .metrics = ctx.metrics,
+        };
+        int rc = cm_queue_kafka_new(ctx.loop, &o, &ctx.queue);
+        free(copy);
+        return rc;
+    }
+    if (ctx.redis == NULL) {
+        cm_log(CM_LOG_ERROR, NULL, "no queue: set KAFKA_BROKERS or REDIS_URL");
+        return CM_EINVAL;
+    }
+    cm_queue_redis_opts_t o = {
+        .maxlen = (uint64_t)ctx.cfg.stream_maxlen,
+        .max_message_bytes = ctx.cfg.max_event + 4096,
+        .metrics = ctx.metrics,
+    };
+    return cm_queue_redis_new(ctx.loop, ctx.redis, &o, &ctx.queue);
+}
+
+static void make_metrics(void)
+{
+    ctx.metrics = cm_metrics_new();
+    ctx.events_queued = cm_metrics_counter(ctx.metrics, "ingest_events_queued_total",
+                                           "Events acknowledged by the queue", NULL);
+    ctx.events_failed = cm_metrics_counter(ctx.metrics, "ingest_events_failed_total",
+                                           "Events the queue refused or timed out", NULL);
+    ctx.events_quota_dropped =
+        cm_metrics_counter(ctx.metrics, "ingest_events_dropped_total",
+                           "Events dropped on purpose", "reason=\"quota_limited\"");
+    ctx.events_filtered = cm_metrics_counter(ctx.metrics, "ingest_events_dropped_total",
+                                             "Events dropped on purpose", "reason=\"filtered\"");
+    ctx.requests_rejected = cm_metrics_counter(ctx.metrics, "ingest_requests_rejected_total",
+                                               "Requests answered with a 4xx error", NULL);
+}
+
+static int start(void)
+{
+    if (ctx.cfg.redis_url[0] != '\0') {
+        cm_redis_opts_t ro = {.url = ctx.cfg.redis_url,
+                              .name = "redis",
+                              .command_timeout_ms = (int)ctx.cfg.queue_timeout_ms};
+        if (cm_redis_new(ctx.loop, &ro, &ctx.redis) != 0) {
+            cm_log(CM_LOG_ERROR, NULL, "REDIS_URL is not a valid redis:// URL");
+            return CM_EINVAL;
+        }
+    }
+    if (make_queue() != 0)
+        return CM_EINVAL;
+    ctx.registry = ing_registry_new(ctx.loop, ctx.redis, (uint64_t)ctx.cfg.registry_refresh_ms,
+                                    ctx.metrics);
+    cm_http_server_opts_t ho;
+    cm_http_server_opts_init(&ho);
+    ho.max_body_bytes = ctx.cfg.max_body;
+    ho.cors = true;
+    ho.service = "ingest";
+    ho.metrics = ctx.metrics;
+    ctx.http = cm_http_server_new(ctx.loop, &ho);
+    ing_capture_routes(&ctx);
+    cm_http_ops_routes(ctx.http, ctx.metrics, ready, &ctx);
+    if (cm_http_server_listen(ctx.http, ctx.cfg.host, (int)ctx.cfg.port) != 0)
+        return CM_EIO;
+    return CM_OK;
+}
+
+int main(int argc, char **argv)
+{
+    char err[256];
+    if (cm_config_load(ing_config_keys, ing_config_nkeys, &ctx.cfg, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ingest: configuration: %s\n", err);
+        return 2;
+    }
+    if (argc > 1 && strcmp(argv[1], "--print-config") == 0) {
+        cm_config_print(ing_config_keys, ing_config_nkeys, &ctx.cfg, stdout);
+        cm_config_free(ing_config_keys, ing_config_nkeys, &ctx.cfg);
+        return 0;
+    }
+    cm_log_level_t level = CM_LOG_INFO;
+    if (cm_log_level_parse(ctx.cfg.log_level, &level) != 0) {
+        fprintf(stderr, "ingest: configuration: LOG_LEVEL: unknown level\n");
+        return 2;
+    }
+    cm_log_init("ingest", level);
+    ctx.loop = uv_default_loop();
+    make_metrics();
+    if (start() != 0)
+        return 1;
+    signals = cm_signals_start(ctx.loop, on_term, NULL);
+    cm_log(CM_LOG_INFO, NULL, "listening on %s:%d, queue %s", ctx.cfg.host,
+           cm_http_server_port(ctx.http), ctx.cfg.kafka_brokers[0] ? "kafka" : "redis streams");
+    printf("{\"listening\":%d}\n", cm_http_server_port(ctx.http));
+    fflush(stdout);
+
+    uv_run(ctx.loop, UV_RUN_DEFAULT);
+    int rc = uv_loop_close(ctx.loop);
+    cm_metrics_free(ctx.metrics);
+    cm_config_free(ing_config_keys, ing_config_nkeys, &ctx.cfg);
+    if (rc != 0)
+        cm_log(CM_LOG_ERROR, NULL, "loop closed with live handles");
+    return rc == 0 ? 0 : 3;
+}

@@ -1,0 +1,58 @@
+// posthog_js_client.mjs - runs the real posthog-js (npm) inside jsdom and
+// sends events to the host given on the command line. A separate process,
+// because posthog-js reads browser globals (window, document, navigator)
+// when it loads.
+//
+//   node posthog_js_client.mjs <api_host> <token> <distinct_id> <n_events>
+// Prints {"sent":N} when posthog-js has handed every request to fetch and
+// the responses came back.
+import { JSDOM } from 'jsdom';
+
+const [host, token, distinctId, nStr] = process.argv.slice(2);
+const n = Number(nStr || 3);
+const dom = new JSDOM('<!doctype html><html><head></head><body><p>page</p></body></html>', {
+  url: 'http://app.example.test/pricing',
+  pretendToBeVisual: true,
+});
+const w = dom.window;
+// posthog-js sends with fetch; give the window Node's (real network) fetch.
+const nodeFetch = globalThis.fetch;
+let inflight = 0;
+let completed = 0;
+w.fetch = async (...args) => {
+  inflight++;
+  try {
+    return await nodeFetch(...args);
+  } finally {
+    inflight--;
+    completed++;
+  }
+};
+for (const k of ['window', 'document', 'navigator', 'location', 'localStorage', 'sessionStorage', 'XMLHttpRequest']) {
+  try { globalThis[k] = k === 'window' ? w : w[k]; } catch { /* read-only in this Node */ }
+}
+globalThis.fetch = w.fetch;
+
+// The package's ESM entry exports the instance as `posthog` (default is a namespace).
+const { posthog } = await import('posthog-js');
+posthog.init(token, {
+  api_host: host,
+  autocapture: false,
+  capture_pageview: false,
+  capture_pageleave: false,
+  disable_session_recording: true,
+  advanced_disable_flags: true,
+  persistence: 'memory',
+  bootstrap: { distinctID: 'anon-' + distinctId },
+  request_batching: false,
+});
+posthog.identify(distinctId, { plan: 'pro' });
+for (let i = 0; i < n; i++) posthog.capture('js event', { index: i, source: 'posthog-js' });
+
+// Wait until posthog-js has nothing in flight and at least n+1 sends completed.
+const deadline = Date.now() + 15000;
+while (Date.now() < deadline && (inflight > 0 || completed < n + 1)) {
+  await new Promise((r) => setTimeout(r, 50));
+}
+console.log(JSON.stringify({ sent: completed }));
+process.exit(0);

@@ -1,0 +1,95 @@
+// redis.mjs - a real redis-server per test file, and a minimal RESP client.
+//
+// The server binds 127.0.0.1 on a random high port (retried if taken), keeps
+// no data on disk, and is killed by PID when the test process exits.
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const children = new Set();
+process.on('exit', () => { for (const c of children) { try { process.kill(c.pid, 'SIGKILL'); } catch { /* gone */ } } });
+
+function tryStart(port, dir) {
+  return new Promise((resolve) => {
+    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '',
+      '--appendonly', 'no', '--daemonize', 'no', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(child);
+    let out = '';
+    const done = (ok) => { clearTimeout(t); resolve(ok ? child : null); };
+    const t = setTimeout(() => { child.kill('SIGKILL'); done(false); }, 5000);
+    child.stdout.on('data', (d) => { out += d; if (out.includes('Ready to accept connections')) done(true); });
+    child.on('exit', () => { children.delete(child); done(false); });
+  });
+}
+
+export async function startRedis(port) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-redis-'));
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const p = port || 20000 + Math.floor(Math.random() * 40000);
+    const child = await tryStart(p, dir);
+    if (child) {
+      const exited = new Promise((r) => child.on('exit', r));
+      return {
+        port: p, child, url: `redis://127.0.0.1:${p}/0`,
+        async stop() { child.kill('SIGKILL'); await exited; },
+      };
+    }
+    if (port) break;
+  }
+  throw new Error('could not start redis-server');
+}
+
+// Sends one command, resolves with the decoded reply.
+export function redisCommand(port, ...args) {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect({ host: '127.0.0.1', port });
+    let buf = Buffer.alloc(0);
+    sock.on('error', reject);
+    sock.on('data', (d) => {
+      buf = Buffer.concat([buf, d]);
+      const r = parseReply(buf, 0);
+      if (r) { sock.end(); r.value instanceof Error ? reject(r.value) : resolve(r.value); }
+    });
+    let cmd = `*${args.length}\r\n`;
+    const parts = [];
+    for (const a of args) {
+      const b = Buffer.isBuffer(a) ? a : Buffer.from(String(a));
+      parts.push(Buffer.from(`$${b.length}\r\n`), b, Buffer.from('\r\n'));
+    }
+    sock.write(Buffer.concat([Buffer.from(cmd), ...parts]));
+  });
+}
+
+function parseReply(buf, i) {
+  const nl = buf.indexOf('\r\n', i);
+  if (nl < 0) return null;
+  const line = buf.subarray(i + 1, nl).toString();
+  const next = nl + 2;
+  switch (String.fromCharCode(buf[i])) {
+    case '+': return { value: line, end: next };
+    case '-': return { value: new Error(line), end: next };
+    case ':': return { value: Number(line), end: next };
+    case '$': {
+      const n = Number(line);
+      if (n < 0) return { value: null, end: next };
+      if (buf.length < next + n + 2) return null;
+      return { value: buf.subarray(next, next + n).toString('utf8'), end: next + n + 2 };
+    }
+    case '*': {
+      const n = Number(line);
+      if (n < 0) return { value: null, end: next };
+      const arr = [];
+      let pos = next;
+      for (let k = 0; k < n; k++) {
+        const r = parseReply(buf, pos);
+        if (!r) return null;
+        arr.push(r.value);
+        pos = r.end;
+      }
+      return { value: arr, end: pos };
+    }
+    default: throw new Error(`bad RESP byte ${buf[i]}`);
+  }
+}
