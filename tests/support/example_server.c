@@ -102,8 +102,13 @@ static void on_slow(cm_http_req_t *req, void *ud)
     (void)ud;
     cm_slice_t q = cm_http_req_query(req);
     long ms = 100;
-    if (q.len > 3 && memcmp(q.p, "ms=", 3) == 0)
-        ms = strtol(q.p + 3, NULL, 10);
+    char num[16];
+    if (q.len > 3 && q.len - 3 < sizeof(num) && memcmp(q.p, "ms=", 3) == 0) {
+        /* The query is a slice, not a C string: copy before strtol. */
+        memcpy(num, q.p + 3, q.len - 3);
+        num[q.len - 3] = '\0';
+        ms = strtol(num, NULL, 10);
+    }
     slow_t *s = cm_xcalloc(1, sizeof(*s));
     s->req = req;
     uv_timer_init(loop, &s->timer);

@@ -1,0 +1,120 @@
+/*
+ * queue.h - the event queue: produce a message, learn once whether the
+ * backend acknowledged it.
+ *
+ * The ingest service answers 200 only once EVERY event of a request was
+ * acknowledged, so the whole API is one asynchronous call with a completion
+ * callback. Two backends sit behind the same opaque cm_queue_t; callers
+ * never branch on which one they have:
+ *   - Kafka (queue_kafka.c): librdkafka, acks=all, idempotent producer;
+ *   - Redis Streams (queue_redis.c): one XADD per message on a cm_redis_t.
+ * The wire contract (what a consumer sees) is written down in proto/queue.md.
+ *
+ * The callback contract:
+ *   - cm_queue_produce() returns 0 and then the callback runs EXACTLY ONCE,
+ *     on the loop thread, and NEVER from inside cm_queue_produce() itself
+ *     (callers finish their own bookkeeping after producing);
+ *   - or it returns a negative code and the callback never runs:
+ *       CM_EAGAIN   the queue cannot take it now (closing, local buffer full,
+ *                   Redis not connected): answer 503;
+ *       CM_ETOOBIG  the message is larger than the configured limit;
+ *       CM_EINVAL   bad arguments (no topic, NULL callback...).
+ *   - status in the callback is 0 (acknowledged by the broker / server) or:
+ *       CM_ETIMEDOUT  no acknowledgement in time (message.timeout.ms, the
+ *                     Redis command timeout, or cm_queue_close()'s timeout);
+ *                     the message MAY still have been stored;
+ *       CM_ETOOBIG    the broker refused it as too large;
+ *       CM_EIO        anything else (error reply, connection lost...).
+ *     err is a short static text (or NULL on success); copy it to keep it.
+ * Delivery is at-least-once: consumers deduplicate (by event uuid).
+ *
+ * Loop-thread only. Callbacks may call any function of this API, including
+ * cm_queue_produce() and cm_queue_close() on the queue that calls them.
+ */
+#ifndef CM_QUEUE_H
+#define CM_QUEUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "cm/buf.h"
+#include "cm/metrics.h"
+#include "cm/redis.h"
+
+typedef struct cm_queue cm_queue_t;
+
+typedef struct {
+    cm_slice_t name;
+    cm_slice_t value;
+} cm_queue_header_t;
+
+/* Everything is copied by cm_queue_produce(): the caller may free it as
+ * soon as the call returns. */
+typedef struct {
+    const char *topic; /* Kafka topic / Redis stream name (NUL-terminated) */
+    cm_slice_t key;    /* empty: no key (Kafka then picks a random partition) */
+    cm_slice_t value;
+    const cm_queue_header_t *headers;
+    size_t nheaders;
+} cm_queue_msg_t;
+
+/* status: 0 or a negative CM_E* code; err: static text, NULL on success. */
+typedef void (*cm_queue_done_cb)(int status, const char *err, void *ud);
+typedef void (*cm_queue_closed_cb)(void *ud);
+
+/* Zero means "default" for every numeric field. */
+typedef struct {
+    const char *brokers;            /* bootstrap list "host:port,..." (required) */
+    const char *client_id;          /* default "cm-queue" */
+    int linger_ms;                  /* default 0: see proto/queue.md */
+    int message_timeout_ms;         /* default 10000: then the callback gets an error */
+    int message_max_bytes;          /* default 1000000 */
+    int queue_buffering_max_kbytes; /* local buffer; default librdkafka's */
+    /* "name=value" librdkafka properties applied last (they override the
+     * above): for tests and operators. */
+    const char *const *extra;
+    size_t nextra;
+    cm_metrics_t *metrics; /* optional */
+} cm_queue_kafka_opts_t;
+
+typedef struct {
+    uint64_t maxlen;          /* XADD MAXLEN ~ maxlen; 0: no trimming */
+    size_t max_message_bytes; /* key + value + headers; default 1000000 */
+    size_t max_in_flight;     /* unanswered XADDs; default 100000 */
+    cm_metrics_t *metrics;    /* optional */
+} cm_queue_redis_opts_t;
+
+/* Both return 0 and set *out, or CM_EINVAL (bad option, logged). The Kafka
+ * producer starts connecting at once; until it has reached a broker,
+ * cm_queue_ready() is false. */
+int cm_queue_kafka_new(uv_loop_t *loop, const cm_queue_kafka_opts_t *opts, cm_queue_t **out);
+/* The queue borrows client: close the queue BEFORE the client. */
+int cm_queue_redis_new(uv_loop_t *loop, cm_redis_t *client, const cm_queue_redis_opts_t *opts,
+                       cm_queue_t **out);
+
+/* See the contract at the top. Data is copied. */
+int cm_queue_produce(cm_queue_t *q, const cm_queue_msg_t *msg, cm_queue_done_cb cb, void *ud);
+
+/* For /_ready. When false and why is not NULL, appends the reason. */
+bool cm_queue_ready(cm_queue_t *q, cm_buf_t *why);
+
+/* The backend's name, "kafka" or "redis", for logs. */
+const char *cm_queue_backend(const cm_queue_t *q);
+
+/* Messages produced and not yet completed. */
+size_t cm_queue_in_flight(const cm_queue_t *q);
+
+/*
+ * Graceful and asynchronous: produce is refused (CM_EAGAIN) from now on;
+ * outstanding messages get up to timeout_ms to be acknowledged; whatever is
+ * still outstanding then completes with CM_ETIMEDOUT. Then everything is
+ * released, the queue's handles are closed and done(ud) runs (never from
+ * inside this call). q must not be used after this call; once done ran, the
+ * queue holds no handle on the loop.
+ */
+void cm_queue_close(cm_queue_t *q, uint64_t timeout_ms, cm_queue_closed_cb done, void *ud);
+
+#endif

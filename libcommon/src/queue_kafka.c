@@ -1,0 +1,432 @@
+/*
+ * queue_kafka.c - the Kafka backend of the event queue (librdkafka 2.0).
+ *
+ * Threads. librdkafka runs its own threads and reports everything it has to
+ * say (delivery reports, errors, statistics, and, with log.queue=true, its
+ * logs) as ops on its main queue. Nothing of ours ever runs on its threads:
+ *   - the main queue is given an eventfd with rd_kafka_queue_io_event_enable:
+ *     librdkafka writes to it whenever the queue goes from empty to
+ *     non-empty;
+ *   - a uv_poll_t watches the eventfd; its callback drains the counter and
+ *     then calls rd_kafka_poll(rk, 0), which serves every queued op and so
+ *     runs our callbacks on the loop thread without ever waiting.
+ * Draining BEFORE polling matters: an op that arrives after the poll finds
+ * the queue empty again and writes a new wake-up; one that arrives between
+ * the drain and the poll is served now and at worst costs a spurious wake.
+ * An eventfd rather than a pipe, because a pipe can fill up, and librdkafka
+ * turns the IO event off for good after a failed write.
+ *
+ * The poll handle is referenced only while messages are in flight, so an
+ * idle queue does not keep the loop alive; waiting deliveries do.
+ *
+ * Readiness. "Has the producer seen a broker recently" is tracked without
+ * any blocking call: statistics (statistics.interval.ms, 1 s) list every
+ * broker connection with its state, a successful delivery proves a broker
+ * is there, and the _ALL_BROKERS_DOWN error says the opposite at once. A
+ * fatal error (the idempotent producer lost its guarantees) is permanent:
+ * the queue stays not ready and the service should be restarted.
+ *
+ * Shutdown. rd_kafka_destroy() joins librdkafka's threads and can take a
+ * while, so it runs on the libuv thread pool. By then the common code has
+ * run the callback of every unfinished message; librdkafka never reports
+ * messages it drops on destruction, which is why their ops (still its
+ * opaques) are freed only after rd_kafka_destroy() has returned. Any
+ * callback librdkafka might still run during destruction (logs) sees
+ * `destroying` and returns without touching the loop.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <librdkafka/rdkafka.h>
+
+#include "cm/alloc.h"
+#include "cm/err.h"
+#include "cm/json.h"
+#include "cm/log.h"
+#include "queue_internal.h"
+
+#define DEFAULT_MESSAGE_TIMEOUT_MS 10000
+#define DEFAULT_MESSAGE_MAX_BYTES 1000000
+#define STATS_INTERVAL_MS "1000"
+#define RECONNECT_BACKOFF_MAX_MS "1000"
+
+typedef struct {
+    cm_queue_t base; /* first: the ops receive &base */
+    rd_kafka_t *rk;
+    rd_kafka_queue_t *mainq;
+    int efd;
+    uv_poll_t poll;
+    uv_work_t destroy_work;
+    bool destroying; /* set before the destroy work is queued */
+    bool up;         /* a broker was reachable at the last news */
+    bool fatal;
+    char fatal_reason[256];
+} kq_t;
+
+static const uint64_t wake_payload = 1;
+
+/* ---- librdkafka callbacks (loop thread, from rd_kafka_poll) ---------------- */
+
+static int status_of(rd_kafka_resp_err_t err)
+{
+    switch (err) {
+    case RD_KAFKA_RESP_ERR_NO_ERROR:
+        return 0;
+    case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
+    case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE:
+        return CM_ETOOBIG;
+    case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT:
+        return CM_ETIMEDOUT;
+    default:
+        return CM_EIO;
+    }
+}
+
+static void set_up(kq_t *k, bool up, const char *why)
+{
+    if (up == k->up)
+        return;
+    k->up = up;
+    if (up)
+        cm_log(CM_LOG_INFO, NULL, "queue kafka: broker reachable");
+    else
+        cm_log(CM_LOG_WARN, NULL, "queue kafka: no broker reachable: %s", why);
+}
+
+static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+    kq_t *k = opaque;
+
+    (void)rk;
+    if (k->destroying)
+        return;
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR)
+        set_up(k, true, NULL);
+    /* rd_kafka_err2str() is static text for every code librdkafka knows. */
+    cm__queue_complete(m->_private, status_of(m->err),
+                       m->err ? rd_kafka_err2str(m->err) : NULL);
+}
+
+static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+    kq_t *k = opaque;
+
+    if (k->destroying)
+        return;
+    if (err == RD_KAFKA_RESP_ERR__FATAL) {
+        char why[160];
+        rd_kafka_resp_err_t orig = rd_kafka_fatal_error(rk, why, sizeof(why));
+        k->fatal = true;
+        snprintf(k->fatal_reason, sizeof(k->fatal_reason), "%.64s: %s",
+                 rd_kafka_err2name(orig), why);
+        cm_log(CM_LOG_ERROR, NULL, "queue kafka: fatal producer error: %s", k->fatal_reason);
+        return;
+    }
+    if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN)
+        set_up(k, false, reason);
+    cm_log(CM_LOG_WARN, NULL, "queue kafka: %s: %s", rd_kafka_err2name(err), reason);
+}
+
+/* Any broker connection in state UP counts as "the cluster is reachable". */
+static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
+{
+    kq_t *k = opaque;
+    cm_json_doc_t *doc = NULL;
+
+    (void)rk;
+    if (k->destroying || cm_json_parse(json, len, NULL, &doc, NULL) != 0)
+        return 0;
+    cm_json_iter_t it = cm_json_iter(cm_json_get(cm_json_root(doc), "brokers"));
+    cm_json_t name, b;
+    bool any_up = false;
+    while (!any_up && cm_json_next(&it, &name, &b))
+        any_up = cm_json_str_eq(cm_json_get(b, "state"), CM_SLICE_LIT("UP"));
+    cm_json_doc_free(doc);
+    set_up(k, any_up, "no broker connection is up");
+    return 0; /* librdkafka frees json */
+}
+
+static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+    kq_t *k = rd_kafka_opaque(rk);
+
+    /* Only queued logs are expected (log.queue=true), but anything emitted
+     * while destroying would come from a foreign thread: cm_log is not
+     * thread-safe, so those go to stderr as they are. */
+    if (k == NULL || k->destroying) {
+        fprintf(stderr, "librdkafka %s: %s\n", fac, buf);
+        return;
+    }
+    cm_log_level_t lv = level <= 3 ? CM_LOG_ERROR : level == 4 ? CM_LOG_WARN
+                      : level <= 6 ? CM_LOG_INFO : CM_LOG_DEBUG;
+    cm_log(lv, NULL, "queue kafka: %s: %s", fac, buf);
+}
+
+/* ---- the loop side ---------------------------------------------------------- */
+
+static void on_poll(uv_poll_t *h, int status, int events)
+{
+    kq_t *k = h->data;
+    uint64_t n;
+
+    (void)events;
+    if (status < 0)
+        cm_log(CM_LOG_ERROR, NULL, "queue kafka: eventfd poll: %s", uv_strerror(status));
+    while (read(k->efd, &n, sizeof(n)) == (ssize_t)sizeof(n))
+        ; /* non-blocking: one read resets the counter, the next says EAGAIN */
+    rd_kafka_poll(k->rk, 0);
+    if (k->base.in_flight == 0 && !k->destroying)
+        uv_unref((uv_handle_t *)&k->poll);
+}
+
+static int sync_status(rd_kafka_resp_err_t err)
+{
+    switch (err) {
+    case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
+        return CM_ETOOBIG;
+    case RD_KAFKA_RESP_ERR__QUEUE_FULL:
+        return CM_EAGAIN;
+    case RD_KAFKA_RESP_ERR__INVALID_ARG:
+        return CM_EINVAL;
+    default:
+        return CM_EIO;
+    }
+}
+
+/* librdkafka tells a NULL pointer (a null key/value/header) apart from an
+ * empty one; the queue has no nulls, so empty slices become "". */
+static void *mem_of(cm_slice_t s)
+{
+    return s.len > 0 ? (void *)s.p : (void *)"";
+}
+
+static int kq_produce(cm_queue_t *q, const cm_queue_msg_t *msg, cm__queue_op_t *op)
+{
+    kq_t *k = (kq_t *)q;
+    rd_kafka_headers_t *hdrs = NULL;
+    rd_kafka_vu_t vu[6];
+    size_t n = 0;
+
+    if (msg->nheaders > 0) {
+        hdrs = rd_kafka_headers_new(msg->nheaders);
+        for (size_t i = 0; i < msg->nheaders; i++) {
+            const cm_queue_header_t *h = &msg->headers[i];
+            rd_kafka_header_add(hdrs, mem_of(h->name), (ssize_t)h->name.len, mem_of(h->value),
+                                (ssize_t)h->value.len);
+        }
+    }
+    vu[n++] = (rd_kafka_vu_t){.vtype = RD_KAFKA_VTYPE_TOPIC, .u.cstr = msg->topic};
+    vu[n++] = (rd_kafka_vu_t){.vtype = RD_KAFKA_VTYPE_VALUE,
+                              .u.mem = {mem_of(msg->value), msg->value.len}};
+    if (msg->key.len > 0) /* no key: the partitioner picks a random partition */
+        vu[n++] = (rd_kafka_vu_t){.vtype = RD_KAFKA_VTYPE_KEY,
+                                  .u.mem = {(void *)msg->key.p, msg->key.len}};
+    if (hdrs != NULL)
+        vu[n++] = (rd_kafka_vu_t){.vtype = RD_KAFKA_VTYPE_HEADERS, .u.headers = hdrs};
+    vu[n++] = (rd_kafka_vu_t){.vtype = RD_KAFKA_VTYPE_MSGFLAGS, .u.i = RD_KAFKA_MSG_F_COPY};
+    vu[n++] = (rd_kafka_vu_t){.vtype = RD_KAFKA_VTYPE_OPAQUE, .u.ptr = op};
+
+    rd_kafka_error_t *e = rd_kafka_produceva(k->rk, vu, n);
+    if (e != NULL) {
+        int rc = sync_status(rd_kafka_error_code(e));
+        cm_log(rc == CM_EAGAIN || rc == CM_ETOOBIG ? CM_LOG_DEBUG : CM_LOG_WARN, NULL,
+               "queue kafka: cannot produce to %s: %s", msg->topic, rd_kafka_error_string(e));
+        rd_kafka_error_destroy(e);
+        if (hdrs != NULL) /* ownership passes to librdkafka only on success */
+            rd_kafka_headers_destroy(hdrs);
+        return rc;
+    }
+    uv_ref((uv_handle_t *)&k->poll);
+    return 0;
+}
+
+static bool kq_ready(cm_queue_t *q, cm_buf_t *why)
+{
+    kq_t *k = (kq_t *)q;
+
+    if (k->fatal) {
+        if (why != NULL)
+            cm_buf_appendf(why, "kafka: fatal producer error: %s", k->fatal_reason);
+        return false;
+    }
+    if (!k->up && why != NULL)
+        cm_buf_append_cstr(why, "kafka: no broker reachable");
+    return k->up;
+}
+
+/* ---- shutdown (see the top comment) ----------------------------------------- */
+
+static void destroy_work(uv_work_t *w)
+{
+    kq_t *k = w->data;
+
+    rd_kafka_queue_destroy(k->mainq);
+    rd_kafka_destroy(k->rk);
+}
+
+static void on_poll_closed(uv_handle_t *h)
+{
+    kq_t *k = h->data;
+
+    close(k->efd);
+    cm__queue_shutdown_done(&k->base);
+}
+
+static void after_destroy(uv_work_t *w, int status)
+{
+    kq_t *k = w->data;
+
+    (void)status; /* cannot be cancelled: it is never passed to uv_cancel */
+    k->rk = NULL;
+    cm__queue_free_abandoned(&k->base);
+    uv_close((uv_handle_t *)&k->poll, on_poll_closed);
+}
+
+static void kq_shutdown(cm_queue_t *q)
+{
+    kq_t *k = (kq_t *)q;
+
+    uv_poll_stop(&k->poll);
+    rd_kafka_queue_io_event_enable(k->mainq, -1, NULL, 0);
+    k->destroying = true;
+    k->destroy_work.data = k;
+    uv_queue_work(q->loop, &k->destroy_work, destroy_work, after_destroy);
+}
+
+static void kq_free(cm_queue_t *q)
+{
+    free(q);
+}
+
+static const cm__queue_ops_t kafka_ops = {
+    .name = "kafka",
+    .produce = kq_produce,
+    .ready = kq_ready,
+    .shutdown = kq_shutdown,
+    .free = kq_free,
+};
+
+/* ---- construction ----------------------------------------------------------- */
+
+static int conf_set(rd_kafka_conf_t *conf, const char *name, const char *value)
+{
+    char errstr[256];
+
+    if (rd_kafka_conf_set(conf, name, value, errstr, sizeof(errstr)) == RD_KAFKA_CONF_OK)
+        return 0;
+    /* The value is not logged: it may be a password. */
+    cm_log(CM_LOG_ERROR, NULL, "queue kafka: property %s: %s", name, errstr);
+    return CM_EINVAL;
+}
+
+static int conf_set_int(rd_kafka_conf_t *conf, const char *name, int value)
+{
+    char v[24];
+    snprintf(v, sizeof(v), "%d", value);
+    return conf_set(conf, name, v);
+}
+
+/* The settings and their reasons are in proto/queue.md. */
+static int build_conf(rd_kafka_conf_t *conf, const cm_queue_kafka_opts_t *o)
+{
+    int rc = 0;
+
+    rc |= conf_set(conf, "bootstrap.servers", o->brokers);
+    rc |= conf_set(conf, "client.id", o->client_id ? o->client_id : "cm-queue");
+    rc |= conf_set(conf, "acks", "all");
+    rc |= conf_set(conf, "enable.idempotence", "true");
+    rc |= conf_set_int(conf, "linger.ms", o->linger_ms > 0 ? o->linger_ms : 0);
+    rc |= conf_set_int(conf, "message.timeout.ms",
+                       o->message_timeout_ms > 0 ? o->message_timeout_ms
+                                                 : DEFAULT_MESSAGE_TIMEOUT_MS);
+    rc |= conf_set_int(conf, "message.max.bytes",
+                       o->message_max_bytes > 0 ? o->message_max_bytes
+                                                : DEFAULT_MESSAGE_MAX_BYTES);
+    rc |= conf_set(conf, "partitioner", "murmur2_random");
+    if (o->queue_buffering_max_kbytes > 0)
+        rc |= conf_set_int(conf, "queue.buffering.max.kbytes", o->queue_buffering_max_kbytes);
+    rc |= conf_set(conf, "reconnect.backoff.max.ms", RECONNECT_BACKOFF_MAX_MS);
+    rc |= conf_set(conf, "statistics.interval.ms", STATS_INTERVAL_MS);
+    rc |= conf_set(conf, "log.queue", "true");
+    for (size_t i = 0; i < o->nextra && rc == 0; i++) {
+        const char *eq = o->extra[i] ? strchr(o->extra[i], '=') : NULL;
+        if (eq == NULL || eq == o->extra[i]) {
+            cm_log(CM_LOG_ERROR, NULL, "queue kafka: extra property #%zu is not name=value", i);
+            return CM_EINVAL;
+        }
+        char *name = cm_xmemdup(o->extra[i], (size_t)(eq - o->extra[i]));
+        rc |= conf_set(conf, name, eq + 1);
+        free(name);
+    }
+    return rc != 0 ? CM_EINVAL : 0;
+}
+
+/* The eventfd, the poll handle and the wake-up plumbing of the main queue. */
+static int attach_loop(kq_t *k, uv_loop_t *loop)
+{
+    k->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (k->efd < 0) {
+        cm_log(CM_LOG_ERROR, NULL, "queue kafka: eventfd: %s", strerror(errno));
+        return CM_EIO;
+    }
+    int rc = uv_poll_init(loop, &k->poll, k->efd);
+    if (rc != 0) {
+        cm_log(CM_LOG_ERROR, NULL, "queue kafka: uv_poll_init: %s", uv_strerror(rc));
+        close(k->efd);
+        return CM_EIO;
+    }
+    k->poll.data = k;
+    uv_poll_start(&k->poll, UV_READABLE, on_poll);
+    uv_unref((uv_handle_t *)&k->poll);
+    rd_kafka_set_log_queue(k->rk, NULL); /* logs join the main queue */
+    k->mainq = rd_kafka_queue_get_main(k->rk);
+    rd_kafka_queue_io_event_enable(k->mainq, k->efd, &wake_payload, sizeof(wake_payload));
+    /* Ops queued before the IO event existed would wait for the next
+     * empty -> non-empty transition: wake ourselves once to serve them. */
+    if (write(k->efd, &wake_payload, sizeof(wake_payload)) < 0)
+        cm_log(CM_LOG_WARN, NULL, "queue kafka: eventfd write: %s", strerror(errno));
+    return 0;
+}
+
+int cm_queue_kafka_new(uv_loop_t *loop, const cm_queue_kafka_opts_t *opts, cm_queue_t **out)
+{
+    char errstr[512];
+
+    if (loop == NULL || opts == NULL || opts->brokers == NULL || opts->brokers[0] == '\0' ||
+        (opts->nextra > 0 && opts->extra == NULL) || out == NULL)
+        return CM_EINVAL;
+    kq_t *k = cm_xcalloc(1, sizeof(*k));
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    if (build_conf(conf, opts) != 0) {
+        rd_kafka_conf_destroy(conf);
+        free(k);
+        return CM_EINVAL;
+    }
+    rd_kafka_conf_set_opaque(conf, k);
+    rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
+    rd_kafka_conf_set_error_cb(conf, on_error);
+    rd_kafka_conf_set_stats_cb(conf, on_stats);
+    rd_kafka_conf_set_log_cb(conf, on_log);
+    k->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+    if (k->rk == NULL) { /* conf is still ours on failure */
+        cm_log(CM_LOG_ERROR, NULL, "queue kafka: cannot create the producer: %s", errstr);
+        rd_kafka_conf_destroy(conf);
+        free(k);
+        return CM_EINVAL;
+    }
+    if (attach_loop(k, loop) != 0) {
+        k->destroying = true;
+        rd_kafka_destroy(k->rk); /* startup only: blocking is acceptable here */
+        free(k);
+        return CM_EIO;
+    }
+    cm__queue_init(&k->base, &kafka_ops, loop, opts->metrics);
+    *out = &k->base;
+    return 0;
+}
