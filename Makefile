@@ -52,8 +52,9 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 LLHTTP_OBJS := $(BUILD)/obj/llhttp/api.o $(BUILD)/obj/llhttp/http.o $(BUILD)/obj/llhttp/llhttp.o
 LIBCOMMON := $(BUILD)/lib/libcommon.a
 
-SERVICES := $(notdir $(patsubst %/,%,$(dir $(wildcard services/*/main.c))))
-SERVICE_BINS := $(SERVICES:%=$(BUILD)/bin/%)
+# A service's library exists as soon as it has sources; its binary once it has main.c.
+SERVICES := $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard services/*/*.c)))))
+SERVICE_BINS := $(patsubst services/%/main.c,$(BUILD)/bin/%,$(wildcard services/*/main.c))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
