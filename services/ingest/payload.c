@@ -198,7 +198,9 @@ int ing_payload_extract(cm_http_req_t *req, bool legacy_path, size_t max_decoded
     if (!starts_like_form(p->json) && cm_base64_looks_like(p->json.p, p->json.len) &&
         decode_base64(p, max_decoded, true, err) != 0)
         return -1;
-    if (is_form(req) && read_form(p, &hint, err) != 0)
+    /* curl -d labels JSON as a form: a "form" that is plainly JSON is JSON. */
+    bool json_body = p->json.len > 0 && (p->json.p[0] == '{' || p->json.p[0] == '[');
+    if (is_form(req) && !json_body && read_form(p, &hint, err) != 0)
         return -1;
     if (hint == HINT_NONE) {
         cm_slice_t ce = cm_http_req_header(req, "Content-Encoding");

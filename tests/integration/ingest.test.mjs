@@ -170,6 +170,7 @@ function backendSuite(backend) {
         ['gzip-js-query', () => post('/e/?compression=gzip-js', zlib.gzipSync(one('gzip-js-query')))],
         ['lz64', () => post('/e/?compression=lz64', `data=${encodeURIComponent(LZString.compressToBase64(one('lz64')))}`, { 'Content-Type': 'application/x-www-form-urlencoded' })],
         ['base64-body', () => post('/capture', b64(one('base64-body')))],
+        ['json-labelled-as-form', () => post('/capture/', one('json-labelled-as-form'), { 'Content-Type': 'application/x-www-form-urlencoded' })],
         ['engage', () => post('/engage/', JSON.stringify({ $token: TOKEN, $distinct_id: 'engage', $set: { a: 1 } }))],
       ];
       for (const [tag, send] of cases) {
