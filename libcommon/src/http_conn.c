@@ -308,8 +308,17 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     if (nread == 0)
         return;
     if (nread < 0) {
-        /* EOF or error: nothing more will arrive. A request half received is
-         * abandoned; one in a handler still gets its answer dropped. */
+        /* The client will send nothing more. After a clean EOF (a half
+         * close), answers already on their way are still delivered: closing
+         * now would cancel queued writes. A request half received is
+         * abandoned. Errors close at once. */
+        if (nread == UV_EOF && c->state != CM__CONN_CLOSING && c->req == NULL) {
+            c->peer_eof = true;
+            uv_read_stop(s);
+            c->reading = false;
+            conn_update(c);
+            return;
+        }
         cm__conn_close(c);
         return;
     }
@@ -354,6 +363,16 @@ static void conn_update(cm__conn_t *c)
         return;
     const cm_http_server_opts_t *o = &c->srv->opts;
     uint64_t now = uv_now(c->srv->loop);
+    size_t unsent = uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp);
+    if (c->peer_eof) {
+        /* Nothing more to read: close once the answers have left. */
+        if (c->state == CM__CONN_LINGER ? c->shutdown_done
+                                         : (c->handling == NULL && unsent == 0 && c->stash.len == 0))
+            cm__conn_close(c);
+        else if (c->state == CM__CONN_OPEN) /* a client that never reads is not waited on forever */
+            uv_timer_start(&c->timer, timer_cb, o->write_timeout_ms, 0);
+        return;
+    }
     bool want_read = c->state == CM__CONN_LINGER || can_parse(c);
     if (want_read && !c->reading) {
         if (uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0) {
@@ -395,8 +414,11 @@ bool cm__conn_is_idle(const cm__conn_t *c)
 
 static void shutdown_cb(uv_shutdown_t *r, int status)
 {
-    CM_UNUSED(r);
-    CM_UNUSED(status);
+    cm__conn_t *c = CM_CONTAINER_OF(r, cm__conn_t, shutdown);
+    if (status == UV_ECANCELED || c->state == CM__CONN_CLOSING)
+        return;
+    c->shutdown_done = true;
+    conn_update(c);
 }
 
 static void conn_linger(cm__conn_t *c)
@@ -435,6 +457,8 @@ static void write_done(cm__conn_t *c)
         uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) <= c->srv->opts.max_write_queue) {
         c->write_blocked = false;
         conn_pump(c);
+    } else if (c->peer_eof) {
+        conn_update(c);
     }
 }
 

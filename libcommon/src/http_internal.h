@@ -97,6 +97,8 @@ struct cm__conn {
     bool in_dispatch;    /* a handler is running below us on the stack */
     bool in_pump;
     bool write_blocked;  /* unsent output above max_write_queue */
+    bool peer_eof;       /* the client shut its side: answer what we have, then close */
+    bool shutdown_done;  /* lingering: our FIN went out after the last write */
     char peer[48];
 };
 
