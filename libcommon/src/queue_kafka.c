@@ -53,6 +53,7 @@
 #define DEFAULT_MESSAGE_MAX_BYTES 1000000
 #define STATS_INTERVAL_MS "1000"
 #define RECONNECT_BACKOFF_MAX_MS "1000"
+#define REFUSAL_LOG_INTERVAL_MS 1000
 
 typedef struct {
     cm_queue_t base; /* first: the ops receive &base */
@@ -62,9 +63,11 @@ typedef struct {
     uv_poll_t poll;
     uv_work_t destroy_work;
     bool destroying; /* set before the destroy work is queued */
+    uint64_t destroy_start; /* uv_hrtime(), for the log */
     bool up;         /* a broker was reachable at the last news */
     bool fatal;
     char fatal_reason[256];
+    uint64_t last_refusal_log; /* uv_now() of the last logged refusal */
 } kq_t;
 
 static const uint64_t wake_payload = 1;
@@ -235,8 +238,14 @@ static int kq_produce(cm_queue_t *q, const cm_queue_msg_t *msg, cm__queue_op_t *
     rd_kafka_error_t *e = rd_kafka_produceva(k->rk, vu, n);
     if (e != NULL) {
         int rc = sync_status(rd_kafka_error_code(e));
-        cm_log(rc == CM_EAGAIN || rc == CM_ETOOBIG ? CM_LOG_DEBUG : CM_LOG_WARN, NULL,
-               "queue kafka: cannot produce to %s: %s", msg->topic, rd_kafka_error_string(e));
+        /* The caller sees the code; the reason is logged at most once a
+         * second, as every message fails alike (unknown topic, fatal...). */
+        if (uv_now(q->loop) - k->last_refusal_log >= REFUSAL_LOG_INTERVAL_MS) {
+            k->last_refusal_log = uv_now(q->loop);
+            cm_log(rc == CM_ETOOBIG ? CM_LOG_DEBUG : CM_LOG_WARN, NULL,
+                   "queue kafka: cannot produce to %s: %s", msg->topic,
+                   rd_kafka_error_string(e));
+        }
         rd_kafka_error_destroy(e);
         if (hdrs != NULL) /* ownership passes to librdkafka only on success */
             rd_kafka_headers_destroy(hdrs);
@@ -284,6 +293,8 @@ static void after_destroy(uv_work_t *w, int status)
 
     (void)status; /* cannot be cancelled: it is never passed to uv_cancel */
     k->rk = NULL;
+    cm_log(CM_LOG_DEBUG, NULL, "queue kafka: producer destroyed in %.1f ms",
+           (double)(uv_hrtime() - k->destroy_start) / 1e6);
     cm__queue_free_abandoned(&k->base);
     uv_close((uv_handle_t *)&k->poll, on_poll_closed);
 }
@@ -295,6 +306,7 @@ static void kq_shutdown(cm_queue_t *q)
     uv_poll_stop(&k->poll);
     rd_kafka_queue_io_event_enable(k->mainq, -1, NULL, 0);
     k->destroying = true;
+    k->destroy_start = uv_hrtime();
     k->destroy_work.data = k;
     uv_queue_work(q->loop, &k->destroy_work, destroy_work, after_destroy);
 }

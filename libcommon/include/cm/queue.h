@@ -112,8 +112,8 @@ size_t cm_queue_in_flight(const cm_queue_t *q);
  * outstanding messages get up to timeout_ms to be acknowledged; whatever is
  * still outstanding then completes with CM_ETIMEDOUT. Then everything is
  * released, the queue's handles are closed and done(ud) runs (never from
- * inside this call). q must not be used after this call; once done ran, the
- * queue holds no handle on the loop.
+ * inside this call). q must not be used after this call (a second close is
+ * ignored); once done ran, the queue holds no handle on the loop.
  */
 void cm_queue_close(cm_queue_t *q, uint64_t timeout_ms, cm_queue_closed_cb done, void *ud);
 
