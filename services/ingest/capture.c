@@ -88,28 +88,29 @@ static void on_ack(int status, const char *err, void *ud)
 static int produce_one(capture_t *c, const ing_event_t *e)
 {
     ing_ctx_t *ctx = c->ctx;
-    char key[ING_MAX_TOKEN + 1 + 1024];
+    /* token:distinct_id; distinct_id is at most 200 characters (800 bytes). */
+    char key[ING_MAX_TOKEN + 1 + 4 * ING_MAX_DISTINCT_ID_CHARS];
     char ts_ms[32];
-    char now[CM_ISO8601_MAX];
-    int klen = snprintf(key, sizeof(key), "%s:%.*s", c->batch.token, (int)e->distinct_id.len,
-                        e->distinct_id.p);
-    if (klen < 0 || (size_t)klen >= sizeof(key))
-        klen = (int)sizeof(key) - 1;
+    size_t tlen = strlen(c->batch.token);
+    size_t dlen = CM_MIN(e->distinct_id.len, sizeof(key) - tlen - 1);
+    memcpy(key, c->batch.token, tlen);
+    key[tlen] = ':';
+    memcpy(key + tlen + 1, e->distinct_id.p, dlen);
+    size_t klen = tlen + 1 + dlen;
     snprintf(ts_ms, sizeof(ts_ms), "%lld", (long long)(e->timestamp_us / 1000));
-    cm_iso8601_format(cm_now_us(), 6, now);
     cm_queue_header_t headers[] = {
         {CM_SLICE_LIT("token"), cm_slice_from_cstr(c->batch.token)},
         {CM_SLICE_LIT("distinct_id"), cm_buf_slice(&e->distinct_id)},
         {CM_SLICE_LIT("timestamp"), cm_slice_from_cstr(ts_ms)},
         {CM_SLICE_LIT("event"), cm_slice_from_cstr(e->event)},
         {CM_SLICE_LIT("uuid"), cm_slice_from_cstr(e->uuid)},
-        {CM_SLICE_LIT("now"), cm_slice_from_cstr(now)},
+        {CM_SLICE_LIT("now"), cm_slice_from_cstr(c->batch.now)},
         {CM_SLICE_LIT("historical_migration"),
          c->batch.historical ? CM_SLICE_LIT("true") : CM_SLICE_LIT("false")},
     };
     cm_queue_msg_t msg = {
         .topic = c->batch.historical ? ctx->cfg.topic_historical : ctx->cfg.topic_main,
-        .key = {key, (size_t)klen},
+        .key = {key, klen},
         .value = cm_buf_slice(&e->message),
         .headers = headers,
         .nheaders = CM_ARRAY_LEN(headers),

@@ -479,6 +479,7 @@ int ing_events_build(const char *json, size_t len, const ing_request_t *req, ing
         goto done;
     out->historical = b.historical;
     cm_iso8601_format(req->now_us, 6, b.now_text);
+    memcpy(out->now, b.now_text, sizeof(out->now));
     if (b.sent_at_us != 0)
         cm_iso8601_format(b.sent_at_us, 3, b.sent_at_text);
 

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "cm/buf.h"
+#include "cm/timefmt.h"
 #include "cm/uuid.h"
 
 #define ING_MAX_TOKEN 64
@@ -50,6 +51,7 @@ typedef struct {
 
 typedef struct {
     char token[ING_MAX_TOKEN + 1];
+    char now[CM_ISO8601_MAX]; /* the receive time as written in messages (RFC 3339) */
     bool historical;
     ing_event_t *events;
     size_t n;
