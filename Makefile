@@ -45,7 +45,7 @@ WARN := -Wall -Wextra -Werror -Wformat=2 -Wno-missing-field-initializers
 CPPFLAGS := -D_GNU_SOURCE -Ilibcommon/include -I$(LLHTTP_INC) $(PKG_CFLAGS)
 CFLAGS := -std=c11 -g $(OPT) $(WARN) $(SAN_FLAGS) -MMD -MP
 LDFLAGS := $(SAN_FLAGS)
-LDLIBS := $(PKG_LIBS) -lm -lpthread
+LDLIBS := $(PKG_LIBS) -lmbedtls -lmbedx509 -lmbedcrypto -lm -lpthread
 
 LIB_SRCS := $(wildcard libcommon/src/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)

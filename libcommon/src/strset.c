@@ -17,6 +17,7 @@ typedef struct {
     uint64_t hash;
     char *key; /* NULL: empty slot */
     size_t len;
+    void *value;
 } slot_t;
 
 struct cm_strset {
@@ -45,14 +46,22 @@ cm_strset_t *cm_strset_new(size_t expected)
     return s;
 }
 
-void cm_strset_free(cm_strset_t *s)
+void cm_strset_free_with(cm_strset_t *s, void (*free_value)(void *value))
 {
     if (s == NULL)
         return;
-    for (size_t i = 0; i < s->cap; i++)
+    for (size_t i = 0; i < s->cap; i++) {
+        if (free_value && s->slots[i].value)
+            free_value(s->slots[i].value);
         free(s->slots[i].key);
+    }
     free(s->slots);
     free(s);
+}
+
+void cm_strset_free(cm_strset_t *s)
+{
+    cm_strset_free_with(s, NULL);
 }
 
 static slot_t *find(const cm_strset_t *s, cm_slice_t key, uint64_t h)
@@ -81,19 +90,55 @@ static void grow(cm_strset_t *s)
     free(old);
 }
 
-bool cm_strset_add(cm_strset_t *s, cm_slice_t key)
+/* The slot for key, added (empty-valued) when missing; *added says which. */
+static slot_t *upsert(cm_strset_t *s, cm_slice_t key, bool *added)
 {
     if ((s->count + 1) * 2 > s->cap)
         grow(s);
     uint64_t h = fnv1a(key);
     slot_t *sl = find(s, key, h);
-    if (sl->key != NULL)
-        return false;
-    sl->key = cm_xmemdup(key.p, key.len);
-    sl->len = key.len;
-    sl->hash = h;
-    s->count++;
-    return true;
+    *added = sl->key == NULL;
+    if (*added) {
+        sl->key = cm_xmemdup(key.p, key.len);
+        sl->len = key.len;
+        sl->hash = h;
+        sl->value = NULL;
+        s->count++;
+    }
+    return sl;
+}
+
+bool cm_strset_add(cm_strset_t *s, cm_slice_t key)
+{
+    bool added;
+    upsert(s, key, &added);
+    return added;
+}
+
+void *cm_strset_put(cm_strset_t *s, cm_slice_t key, void *value)
+{
+    bool added;
+    slot_t *sl = upsert(s, key, &added);
+    void *old = sl->value;
+    sl->value = value;
+    return old;
+}
+
+void *cm_strset_get(const cm_strset_t *s, cm_slice_t key)
+{
+    if (s == NULL || s->count == 0)
+        return NULL;
+    return find(s, key, fnv1a(key))->value;
+}
+
+void cm_strset_each(const cm_strset_t *s, void (*fn)(cm_slice_t key, void *value, void *ud),
+                    void *ud)
+{
+    if (s == NULL)
+        return;
+    for (size_t i = 0; i < s->cap; i++)
+        if (s->slots[i].key)
+            fn((cm_slice_t){s->slots[i].key, s->slots[i].len}, s->slots[i].value, ud);
 }
 
 bool cm_strset_has(const cm_strset_t *s, cm_slice_t key)

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cm/strset.h"
@@ -55,12 +56,52 @@ static void test_binary_keys(void **state)
     cm_strset_free(s);
 }
 
+static int freed;
+static void count_free(void *v)
+{
+    freed++;
+    free(v);
+}
+
+static void sum_lengths(cm_slice_t key, void *value, void *ud)
+{
+    (void)value;
+    *(size_t *)ud += key.len;
+}
+
+static void test_map(void **state)
+{
+    (void)state;
+    cm_strset_t *m = cm_strset_new(0);
+    assert_null(cm_strset_put(m, CM_SLICE_LIT("a"), strdup("1")));
+    void *old = cm_strset_put(m, CM_SLICE_LIT("a"), strdup("2"));
+    assert_string_equal(old, "1");
+    free(old);
+    assert_string_equal(cm_strset_get(m, CM_SLICE_LIT("a")), "2");
+    assert_null(cm_strset_get(m, CM_SLICE_LIT("b")));
+    assert_true(cm_strset_add(m, CM_SLICE_LIT("bb"))); /* a key without a value */
+    assert_null(cm_strset_get(m, CM_SLICE_LIT("bb")));
+    for (int i = 0; i < 100; i++) {
+        char k[16];
+        int n = snprintf(k, sizeof(k), "k%d", i);
+        cm_strset_put(m, (cm_slice_t){k, (size_t)n}, strdup(k));
+    }
+    assert_string_equal(cm_strset_get(m, CM_SLICE_LIT("k57")), "k57");
+    size_t total = 0;
+    cm_strset_each(m, sum_lengths, &total);
+    assert_int_equal(total, 1 + 2 + 10 * 2 + 90 * 3);
+    freed = 0;
+    cm_strset_free_with(m, count_free);
+    assert_int_equal(freed, 101);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_add_has),
         cmocka_unit_test(test_growth),
         cmocka_unit_test(test_binary_keys),
+        cmocka_unit_test(test_map),
     };
     return cmocka_run_group_tests_name("strset", tests, NULL, NULL);
 }

@@ -1,0 +1,52 @@
+/*
+ * flags.h - the flags service's configuration and shared context.
+ *
+ * One flg_ctx_t is made in main() and handed to the handlers.
+ */
+#ifndef FLG_FLAGS_H
+#define FLG_FLAGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cm/config.h"
+#include "cm/http_server.h"
+#include "cm/metrics.h"
+#include "cm/redis.h"
+#include "geoip.h"
+#include "store.h"
+
+typedef struct {
+    char *host;
+    long long port;
+    char *redis_url;
+    long long refresh_ms;
+    long long person_timeout_ms;
+    char *geoip_db;
+    size_t max_body;
+    long long drain_timeout_ms;
+    char *log_level;
+} flg_config_t;
+
+extern const cm_cfg_key_t flg_config_keys[];
+extern const size_t flg_config_nkeys;
+
+typedef struct {
+    flg_config_t cfg;
+    uv_loop_t *loop;
+    cm_metrics_t *metrics;
+    cm_redis_t *redis;
+    flg_store_t *store;
+    flg_geoip_t *geoip; /* NULL without GEOIP_DB */
+    cm_http_server_t *http;
+    cm_counter_t *evaluations;
+    cm_counter_t *quota_limited;
+    cm_counter_t *person_errors;
+    cm_counter_t *flag_errors;
+} flg_ctx_t;
+
+/* handler.c: POST /flags; definitions.c: GET /flags/definitions. */
+void flg_flags_routes(flg_ctx_t *ctx);
+void flg_definitions_routes(flg_ctx_t *ctx);
+
+#endif

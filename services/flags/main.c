@@ -1,0 +1,136 @@
+/*
+ * main.c - the flags service: configuration, wiring, the loop, the drain.
+ *
+ * Two Redis command clients: one for the project tables (large, slow-ish
+ * reads every refresh) and one for per-request person reads with a short
+ * timeout, so a slow table read can never time out (and drop) the
+ * connection that requests wait on. A third, subscriber, client listens on
+ * flags:changed (made by the store). Prints {"listening":PORT} on stdout.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "cm/common.h"
+#include "cm/err.h"
+#include "cm/http_ops.h"
+#include "cm/log.h"
+#include "cm/signals.h"
+#include "flags.h"
+
+static flg_ctx_t ctx;
+static cm_redis_t *tables_redis;
+static cm_signals_t *signals;
+
+static bool ready(void *ud, cm_buf_t *why)
+{
+    flg_ctx_t *c = ud;
+    return flg_store_ready(c->store, why);
+}
+
+static void redis_closed(void *ud)
+{
+    (void)ud;
+}
+
+static void store_closed(void *ud)
+{
+    (void)ud;
+    cm_redis_close(tables_redis, redis_closed, NULL);
+    cm_redis_close(ctx.redis, redis_closed, NULL);
+    cm_signals_close(signals);
+}
+
+static void http_drained(void *ud)
+{
+    (void)ud;
+    cm_http_server_free(ctx.http);
+    flg_store_close(ctx.store, store_closed, NULL);
+}
+
+static void on_term(void *ud)
+{
+    (void)ud;
+    cm_http_server_drain(ctx.http, (uint64_t)ctx.cfg.drain_timeout_ms, http_drained, NULL);
+}
+
+static void make_metrics(void)
+{
+    ctx.metrics = cm_metrics_new();
+    ctx.evaluations = cm_metrics_counter(ctx.metrics, "flags_evaluations_total",
+                                         "Flag evaluation requests answered", NULL);
+    ctx.quota_limited = cm_metrics_counter(ctx.metrics, "flags_quota_limited_total",
+                                           "Requests answered quotaLimited", NULL);
+    ctx.person_errors = cm_metrics_counter(ctx.metrics, "flags_person_read_errors_total",
+                                           "Person or group reads from Redis that failed", NULL);
+    ctx.flag_errors = cm_metrics_counter(ctx.metrics, "flags_responses_with_errors_total",
+                                         "Responses with errorsWhileComputingFlags", NULL);
+}
+
+static int start(void)
+{
+    cm_redis_opts_t tables = {.url = ctx.cfg.redis_url, .name = "redis-tables",
+                              .command_timeout_ms = 10000};
+    cm_redis_opts_t persons = {.url = ctx.cfg.redis_url, .name = "redis-persons",
+                               .command_timeout_ms = (int)ctx.cfg.person_timeout_ms};
+    if (cm_redis_new(ctx.loop, &tables, &tables_redis) != 0 ||
+        cm_redis_new(ctx.loop, &persons, &ctx.redis) != 0) {
+        cm_log(CM_LOG_ERROR, NULL, "REDIS_URL is not a valid redis:// URL");
+        return CM_EINVAL;
+    }
+    if (ctx.cfg.geoip_db[0] != '\0' && flg_geoip_open(ctx.cfg.geoip_db, &ctx.geoip) != 0)
+        return CM_EIO;
+    ctx.store = flg_store_new(ctx.loop, tables_redis, &tables, (uint64_t)ctx.cfg.refresh_ms,
+                              ctx.metrics);
+    cm_http_server_opts_t ho;
+    cm_http_server_opts_init(&ho);
+    ho.max_body_bytes = ctx.cfg.max_body;
+    ho.cors = true;
+    ho.service = "flags";
+    ho.metrics = ctx.metrics;
+    ctx.http = cm_http_server_new(ctx.loop, &ho);
+    flg_flags_routes(&ctx);
+    flg_definitions_routes(&ctx);
+    cm_http_ops_routes(ctx.http, ctx.metrics, ready, &ctx);
+    if (cm_http_server_listen(ctx.http, ctx.cfg.host, (int)ctx.cfg.port) != 0)
+        return CM_EIO;
+    return CM_OK;
+}
+
+int main(int argc, char **argv)
+{
+    char err[256];
+    if (cm_config_load(flg_config_keys, flg_config_nkeys, &ctx.cfg, err, sizeof(err)) != 0) {
+        fprintf(stderr, "flags: configuration: %s\n", err);
+        return 2;
+    }
+    if (argc > 1 && strcmp(argv[1], "--print-config") == 0) {
+        cm_config_print(flg_config_keys, flg_config_nkeys, &ctx.cfg, stdout);
+        cm_config_free(flg_config_keys, flg_config_nkeys, &ctx.cfg);
+        return 0;
+    }
+    cm_log_level_t level = CM_LOG_INFO;
+    if (cm_log_level_parse(ctx.cfg.log_level, &level) != 0) {
+        fprintf(stderr, "flags: configuration: LOG_LEVEL: unknown level\n");
+        return 2;
+    }
+    cm_log_init("flags", level);
+    ctx.loop = uv_default_loop();
+    make_metrics();
+    if (start() != 0)
+        return 1;
+    signals = cm_signals_start(ctx.loop, on_term, NULL);
+    cm_log(CM_LOG_INFO, NULL, "listening on %s:%d", ctx.cfg.host, cm_http_server_port(ctx.http));
+    printf("{\"listening\":%d}\n", cm_http_server_port(ctx.http));
+    fflush(stdout);
+
+    uv_run(ctx.loop, UV_RUN_DEFAULT);
+    int rc = uv_loop_close(ctx.loop);
+    flg_geoip_close(ctx.geoip);
+    cm_metrics_free(ctx.metrics);
+    cm_config_free(flg_config_keys, flg_config_nkeys, &ctx.cfg);
+    if (rc != 0)
+        cm_log(CM_LOG_ERROR, NULL, "loop closed with live handles");
+    return rc == 0 ? 0 : 3;
+}
