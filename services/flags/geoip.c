@@ -65,9 +65,9 @@ int flg_geoip_open(const char *path, flg_geoip_t **out)
     flg_geoip_t *g = cm_xcalloc(1, sizeof(*g));
     int rc = MMDB_open(path, MMDB_MODE_MMAP, &g->db);
     if (rc != MMDB_SUCCESS) {
-        /* For an I/O error the useful part ("No such file...") is errno. */
+        /* For open and read failures the useful part ("No such file") is errno. */
         int saved = errno;
-        bool io = rc == MMDB_IO_ERROR;
+        bool io = rc == MMDB_FILE_OPEN_ERROR || rc == MMDB_IO_ERROR;
         cm_log(CM_LOG_ERROR, NULL, "cannot open GeoIP database %s: %s%s%s", path,
                MMDB_strerror(rc), io ? ": " : "", io ? strerror(saved) : "");
         free(g);

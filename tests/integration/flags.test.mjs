@@ -1,0 +1,340 @@
+// flags.test.mjs - the flags service against a real redis-server, a GeoIP
+// database built with MaxMind's writer, and the real SDKs (posthog-node;
+// posthog-js in jsdom).
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import http from 'node:http';
+import zlib from 'node:zlib';
+import { PostHog } from 'posthog-node';
+import { BUILD, ROOT, startServer } from './lib/proc.mjs';
+import { startRedis, redisCommand } from './lib/redis.mjs';
+import { sleep } from './lib/rawhttp.mjs';
+
+const run = promisify(execFile);
+const FLAGS = path.join(BUILD, 'bin/flags');
+const TOKEN = 'phc_flags_test';
+const SECRET = 'phs_flags_test_secret';
+const PID = '42';
+
+const rollout = (extra = {}, groups = [{ properties: [], rollout_percentage: 100 }]) => ({ filters: { groups }, ...extra });
+let nextId = 1;
+function flag(key, body) {
+  return { id: nextId++, team_id: 1, key, name: key, active: true, deleted: false, version: 1, ensure_experience_continuity: false, ...body };
+}
+const FLAG_LIST = [
+  flag('always-on', rollout()),
+  flag('pro-only', rollout({}, [{ properties: [{ key: 'plan', type: 'person', value: ['pro'], operator: 'exact' }], rollout_percentage: 100 }])),
+  flag('country-ca', rollout({}, [{ properties: [{ key: '$geoip_country_code', type: 'person', value: ['CA'], operator: 'exact' }], rollout_percentage: 100 }])),
+  flag('client-only', rollout({ evaluation_runtime: 'client' })),
+  flag('server-only', rollout({ evaluation_runtime: 'server' })),
+  flag('all-runtime', rollout({ evaluation_runtime: 'all' })),
+  flag('tagged-web', rollout({ evaluation_contexts: ['web'] })),
+  flag('tagged-app', rollout({ evaluation_contexts: ['app'] })),
+  flag('multi', { filters: { groups: [{ properties: [], rollout_percentage: 100 }], multivariate: { variants: [{ key: 'control', rollout_percentage: 0 }, { key: 'test', rollout_percentage: 100 }] }, payloads: { test: '{"color":"blue"}' } } }),
+  flag('bad-regex', rollout({}, [{ properties: [{ key: 's', type: 'person', value: '^(a+)+$', operator: 'regex' }], rollout_percentage: 100 }])),
+  flag('big-companies', { filters: { aggregation_group_type_index: 0, groups: [{ properties: [{ key: 'size', type: 'group', group_type_index: 0, value: 5, operator: 'gt' }], rollout_percentage: 100 }] } }),
+];
+const ENVELOPE = { flags: FLAG_LIST, group_type_mapping: { 0: 'company' }, cohorts: {} };
+const UNTAGGED_RUNTIME_FREE = ['always-on', 'pro-only', 'country-ca', 'all-runtime', 'multi', 'big-companies'];
+
+describe('flags service', () => {
+  let redis;
+  let flags;
+  let base;
+  let geoDir;
+
+  async function seed() {
+    const secretHash = crypto.createHash('sha256').update(SECRET).digest('hex');
+    await redisCommand(redis.port, 'HSET', 'projects:tokens', TOKEN, PID);
+    await redisCommand(redis.port, 'HSET', 'projects:secret_tokens', secretHash, PID);
+    await redisCommand(redis.port, 'HSET', 'flags:definitions', PID, JSON.stringify(ENVELOPE));
+    await redisCommand(redis.port, 'SET', `persons:${PID}:stored-pro`, JSON.stringify({ properties: { plan: 'pro' } }));
+    await redisCommand(redis.port, 'SET', `groups:${PID}:company:acme`, JSON.stringify({ size: 50 }));
+  }
+
+  async function waitReady(b) {
+    for (let i = 0; i < 100; i++) {
+      const r = await fetch(`${b}/_ready`).catch(() => null);
+      if (r && r.status === 200) return;
+      await sleep(50);
+    }
+    throw new Error('flags never became ready');
+  }
+
+  before(async () => {
+    geoDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-geoip-'));
+    await run('perl', [path.join(ROOT, 'tests/support/make_geoip_db.pl'), path.join(geoDir, 'city.mmdb')]);
+    redis = await startRedis();
+    await seed();
+    flags = await startServer(FLAGS, { FLAGS_PORT: '0', REDIS_URL: redis.url, LOG_LEVEL: 'warn', DEFINITIONS_REFRESH: '60s', GEOIP_DB: path.join(geoDir, 'city.mmdb'), PERSON_TIMEOUT: '300ms' });
+    base = `http://127.0.0.1:${flags.port}`;
+    await waitReady(base);
+  });
+
+  after(async () => {
+    if (flags) {
+      const { code } = await flags.stop();
+      assert.equal(code, 0, `flags exit ${code}: ${flags.stderr()}`);
+    }
+    if (redis) await redis.stop();
+    fs.rmSync(geoDir, { recursive: true, force: true });
+  });
+
+  async function ask(body, { headers = {}, query = 'v=2' } = {}) {
+    const res = await fetch(`${base}/flags?${query}`, { method: 'POST', body: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify({ token: TOKEN, ...body }), headers: { 'Content-Type': 'application/json', ...headers } });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+  }
+  const enabledKeys = (r) => Object.keys(r.body.flags).sort();
+
+  // node:http sends only the headers given; fetch (undici) adds
+  // Sec-Fetch-Mode, which the runtime rules rightly read as a browser.
+  function askRaw(body, headers) {
+    const data = JSON.stringify({ token: TOKEN, ...body });
+    return new Promise((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: flags.port, path: '/flags?v=2', method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data), ...headers } }, (res) => {
+        let text = '';
+        res.on('data', (d) => { text += d; });
+        res.on('end', () => resolve({ status: res.statusCode, body: JSON.parse(text) }));
+      });
+      req.on('error', reject);
+      req.end(data);
+    });
+  }
+
+  test('v=2 answers flags with reasons and metadata; legacy and config shapes', async () => {
+    const r = await ask({ distinct_id: 'u1', person_properties: { plan: 'pro' }, evaluation_runtime: 'all' });
+    assert.equal(r.status, 200);
+    assert.match(r.body.requestId, /^[0-9a-f-]{36}$/);
+    assert.equal(r.body.errorsWhileComputingFlags, false);
+    const pro = r.body.flags['pro-only'];
+    assert.deepEqual(pro.reason, { code: 'condition_match', condition_index: 0, description: 'Matched condition set 1' });
+    assert.equal(pro.enabled, true);
+    assert.equal(pro.metadata.id, FLAG_LIST[1].id);
+    assert.equal(r.body.flags.multi.variant, 'test');
+    assert.equal(r.body.flags.multi.metadata.payload, '{"color":"blue"}');
+    assert.equal(r.body.flags['country-ca'].enabled, false);
+    const legacy = await ask({ distinct_id: 'u1', evaluation_runtime: 'all' }, { query: '' });
+    assert.equal(legacy.body.featureFlags.multi, 'test');
+    assert.equal(legacy.body.featureFlags['pro-only'], false);
+    assert.equal(legacy.body.featureFlagPayloads.multi, '{"color":"blue"}');
+    const cfg = await ask({ distinct_id: 'u1' }, { query: 'v=2&config=true' });
+    assert.equal(typeof cfg.body.config.enable_collect_everything, 'boolean');
+    assert.ok(Array.isArray(cfg.body.supportedCompression));
+    assert.equal(typeof cfg.body.isAuthenticated, 'boolean');
+    assert.ok(cfg.body.toolbarParams);
+  });
+
+  test('stored person and group properties, overridden by the request', async () => {
+    let r = await ask({ distinct_id: 'stored-pro' });
+    assert.equal(r.body.flags['pro-only'].enabled, true);
+    r = await ask({ distinct_id: 'stored-pro', person_properties: { plan: 'free' } });
+    assert.equal(r.body.flags['pro-only'].enabled, false);
+    r = await ask({ distinct_id: 'u2', groups: { company: 'acme' } });
+    assert.equal(r.body.flags['big-companies'].enabled, true);
+    r = await ask({ distinct_id: 'u2', groups: { company: 'acme' }, group_properties: { company: { size: 2 } } });
+    assert.equal(r.body.flags['big-companies'].enabled, false);
+    r = await ask({ distinct_id: 'u2' });
+    assert.equal(r.body.flags['big-companies'].enabled, false);
+    assert.equal(r.body.flags['big-companies'].reason.code, 'no_group_type');
+  });
+
+  test('runtime filter: evaluation_runtime, User-Agent and browser headers, as the spec table says', async () => {
+    const cases = [
+      [{ evaluation_runtime: 'client' }, {}, ['client-only']],
+      [{ evaluation_runtime: 'server' }, {}, ['server-only']],
+      [{ evaluation_runtime: 'all' }, {}, ['client-only', 'server-only']],
+      [{}, { 'User-Agent': 'Mozilla/5.0 (X11; Linux x86_64)' }, ['client-only']],
+      [{}, { 'User-Agent': 'posthog-android/3.1.0' }, ['client-only']],
+      [{}, { 'User-Agent': 'posthog-react-native/3.0' }, ['client-only']],
+      [{}, { 'User-Agent': 'posthog-python/3.7.0' }, ['server-only']],
+      [{}, { 'User-Agent': 'posthog-node/5.70.0' }, ['server-only']],
+      [{}, { 'User-Agent': 'python-requests/2.31' }, ['server-only']],
+      [{}, { 'User-Agent': 'curl/8.4.0' }, ['server-only']],
+      [{}, { 'User-Agent': 'something/1.0', Origin: 'https://a.test' }, ['client-only']],
+      [{}, { 'User-Agent': 'something/1.0', 'Sec-Fetch-Mode': 'cors' }, ['client-only']],
+      [{}, { 'User-Agent': 'something/1.0', Referer: 'https://a.test/x' }, ['client-only']],
+      [{}, { 'User-Agent': 'something/1.0' }, []],
+      [{}, {}, []],
+    ];
+    for (const [body, headers, runtimeFlags] of cases) {
+      const r = await askRaw({ distinct_id: 'rt', ...body }, headers);
+      const want = [...UNTAGGED_RUNTIME_FREE, 'bad-regex', 'tagged-web', 'tagged-app', ...runtimeFlags].sort();
+      const got = enabledKeys(r).filter((k) => k !== 'bad-regex');
+      assert.deepEqual(got, want.filter((k) => k !== 'bad-regex'), `${JSON.stringify(body)} ${JSON.stringify(headers)}`);
+    }
+  });
+
+  test('evaluation contexts: tags must overlap; untagged flags always pass; legacy name works', async () => {
+    const base2 = { distinct_id: 'ctx', evaluation_runtime: 'all' };
+    let r = await ask({ ...base2, evaluation_contexts: ['web'] });
+    assert.ok(r.body.flags['tagged-web']);
+    assert.equal(r.body.flags['tagged-app'], undefined);
+    assert.ok(r.body.flags['always-on']);
+    r = await ask({ ...base2, evaluation_environments: ['app', 'other'] });
+    assert.ok(r.body.flags['tagged-app']);
+    assert.equal(r.body.flags['tagged-web'], undefined);
+    r = await ask({ ...base2, evaluation_contexts: ['mobile'], evaluation_runtime: 'client' });
+    assert.equal(r.body.flags['tagged-web'], undefined);
+    assert.ok(r.body.flags['client-only']);
+    assert.equal(r.body.flags['server-only'], undefined);
+  });
+
+  test('GeoIP from X-Forwarded-For; request properties win; geoip_disable; no header, no lookup', async () => {
+    let r = await ask({ distinct_id: 'geo' }, { headers: { 'X-Forwarded-For': '203.0.113.7, 10.0.0.1' } });
+    assert.equal(r.body.flags['country-ca'].enabled, true);
+    r = await ask({ distinct_id: 'geo', geoip_disable: true }, { headers: { 'X-Forwarded-For': '203.0.113.7' } });
+    assert.equal(r.body.flags['country-ca'].enabled, false);
+    r = await ask({ distinct_id: 'geo', person_properties: { $geoip_country_code: 'US' } }, { headers: { 'X-Forwarded-For': '203.0.113.7' } });
+    assert.equal(r.body.flags['country-ca'].enabled, false);
+    r = await ask({ distinct_id: 'geo' });
+    assert.equal(r.body.flags['country-ca'].enabled, false);
+    r = await ask({ distinct_id: 'geo' }, { headers: { 'X-Forwarded-For': '198.51.100.3' } });
+    assert.equal(r.body.flags['country-ca'].enabled, false);
+  });
+
+  test('a flag that cannot be computed is left out; the others come back', async () => {
+    const r = await ask({ distinct_id: 'err', person_properties: { s: 'a'.repeat(40) + '!' } });
+    assert.equal(r.body.errorsWhileComputingFlags, true);
+    assert.equal(r.body.flags['bad-regex'], undefined);
+    assert.equal(r.body.flags['always-on'].enabled, true);
+    const ok = await ask({ distinct_id: 'err', person_properties: { s: 'aaaa' } });
+    assert.equal(ok.body.errorsWhileComputingFlags, false);
+    assert.equal(ok.body.flags['bad-regex'].enabled, true);
+  });
+
+  test('bodies: gzip (as posthog-js sends it), base64 form; errors with codes', async () => {
+    const gz = zlib.gzipSync(JSON.stringify({ token: TOKEN, distinct_id: 'gz' }));
+    let r = await ask(gz, { headers: { 'Content-Type': 'text/plain' } });
+    assert.equal(r.status, 200);
+    assert.ok(r.body.flags['always-on']);
+    const b64 = Buffer.from(JSON.stringify({ token: TOKEN, distinct_id: 'b64' })).toString('base64');
+    r = await ask(`data=${encodeURIComponent(b64)}`, { query: 'v=2&compression=base64', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    assert.equal(r.status, 200);
+    const errors = [
+      ['{"token":', {}, 400, 'invalid_json'],
+      ['[1]', {}, 400, 'invalid_payload'],
+      [JSON.stringify({ token: TOKEN }), {}, 400, 'missing_distinct_id'],
+      [JSON.stringify({ token: TOKEN, distinct_id: '' }), {}, 400, 'missing_distinct_id'],
+      [JSON.stringify({ distinct_id: 'x' }), {}, 401, 'missing_token'],
+      [JSON.stringify({ token: 'phc_unknown', distinct_id: 'x' }), {}, 401, 'invalid_token'],
+      [Buffer.from([0x1f, 0x8b, 8, 0, 0]), {}, 400, 'invalid_encoding'],
+    ];
+    for (const [body, headers, status, code] of errors) {
+      const e = await ask(body, { headers });
+      assert.equal(e.status, status, `${body}`);
+      assert.equal(e.body.code, code);
+      assert.equal(typeof e.body.detail, 'string');
+    }
+    const get = await fetch(`${base}/flags?v=2`);
+    assert.equal(get.status, 405);
+    assert.equal((await get.json()).code, 'method_not_allowed');
+  });
+
+  test('definitions feed: secret-token auth, ETag and 304', async () => {
+    const url = `${base}/flags/definitions?token=${TOKEN}`;
+    let r = await fetch(url, { headers: { Authorization: `Bearer ${SECRET}` } });
+    assert.equal(r.status, 200);
+    const etag = r.headers.get('etag');
+    assert.ok(etag);
+    assert.deepEqual(await r.json(), ENVELOPE);
+    r = await fetch(url, { headers: { Authorization: `Bearer ${SECRET}`, 'If-None-Match': etag } });
+    assert.equal(r.status, 304);
+    assert.equal((await fetch(url, { headers: { Authorization: 'Bearer wrong' } })).status, 401);
+    assert.equal((await fetch(url)).status, 401);
+    assert.equal((await fetch(`${base}/flags/definitions?token=phc_unknown`, { headers: { Authorization: `Bearer ${SECRET}` } })).status, 401);
+  });
+
+  test('posthog-node: remote evaluation and local evaluation from the definitions feed', async () => {
+    // The flags service has no /batch/: keep the SDK from sending $feature_flag_called.
+    const quiet = { flushAt: 1000, flushInterval: 600000, sendFeatureFlagEvent: false };
+    const remote = new PostHog(TOKEN, { host: base, ...quiet });
+    assert.equal(await remote.getFeatureFlag('multi', 'node-user'), 'test');
+    assert.equal(await remote.isFeatureEnabled('pro-only', 'node-user', { personProperties: { plan: 'pro' } }), true);
+    assert.equal(await remote.isFeatureEnabled('pro-only', 'node-user', { personProperties: { plan: 'free' } }), false);
+    assert.deepEqual(await remote.getFeatureFlagPayload('multi', 'node-user'), { color: 'blue' });
+    const all = await remote.getAllFlags('node-user', { groups: { company: 'acme' } });
+    assert.equal(all['always-on'], true);
+    assert.equal(all['big-companies'], true);
+    assert.equal(all['client-only'], undefined, 'posthog-node says it is a server');
+    assert.equal(all['server-only'], true);
+    await remote.shutdown();
+
+    const local = new PostHog(TOKEN, { host: base, personalApiKey: SECRET, ...quiet });
+    await local.reloadFeatureFlags();
+    assert.equal(await local.getFeatureFlag('multi', 'node-user', { onlyEvaluateLocally: true }), 'test');
+    assert.equal(await local.isFeatureEnabled('pro-only', 'node-user', { personProperties: { plan: 'pro' }, onlyEvaluateLocally: true }), true);
+    await local.shutdown();
+  });
+
+  test('posthog-js in jsdom: isFeatureEnabled and getFeatureFlag', async () => {
+    const script = path.join(ROOT, 'tests/integration/lib/posthog_js_flags.mjs');
+    const { stdout } = await run(process.execPath, [script, base, TOKEN, 'js-user', 'always-on', 'multi', 'client-only', 'server-only'], { cwd: path.join(ROOT, 'tests'), timeout: 30000 });
+    const got = JSON.parse(stdout.trim().split('\n').pop());
+    assert.equal(got.enabled['always-on'], true);
+    assert.equal(got.variant.multi, 'test');
+    assert.equal(got.enabled['client-only'], true, 'a browser gets client flags');
+    assert.notEqual(got.enabled['server-only'], true, 'and not server-only ones');
+  });
+
+  test('flags:changed reloads one project at once', async () => {
+    const more = { ...ENVELOPE, flags: [...FLAG_LIST, flag('brand-new', rollout())] };
+    await redisCommand(redis.port, 'HSET', 'flags:definitions', PID, JSON.stringify(more));
+    await redisCommand(redis.port, 'PUBLISH', 'flags:changed', PID);
+    let seen = false;
+    for (let i = 0; i < 40 && !seen; i++) {
+      seen = Boolean((await ask({ distinct_id: 'reload' })).body.flags['brand-new']);
+      if (!seen) await sleep(25);
+    }
+    assert.ok(seen, 'new flag served without waiting for the 60 s refresh');
+    await redisCommand(redis.port, 'HSET', 'flags:definitions', PID, JSON.stringify(ENVELOPE));
+    await redisCommand(redis.port, 'PUBLISH', 'flags:changed', PID);
+  });
+
+  test('quota: a limited project gets flags {} and quotaLimited', async () => {
+    const own = await startServer(FLAGS, { FLAGS_PORT: '0', REDIS_URL: redis.url, LOG_LEVEL: 'warn', DEFINITIONS_REFRESH: '200ms' });
+    try {
+      const ownBase = `http://127.0.0.1:${own.port}`;
+      await waitReady(ownBase);
+      await redisCommand(redis.port, 'ZADD', '@posthog/quota-limits/feature_flag_requests', Math.floor(Date.now() / 1000) + 3600, TOKEN);
+      await sleep(600);
+      const res = await fetch(`${ownBase}/flags?v=2`, { method: 'POST', body: JSON.stringify({ token: TOKEN, distinct_id: 'q' }) });
+      const body = await res.json();
+      assert.equal(res.status, 200);
+      assert.deepEqual(body.flags, {});
+      assert.deepEqual(body.quotaLimited, ['feature_flags']);
+      assert.equal(body.errorsWhileComputingFlags, false);
+    } finally {
+      await redisCommand(redis.port, 'DEL', '@posthog/quota-limits/feature_flag_requests');
+      const { code } = await own.stop();
+      assert.equal(code, 0);
+    }
+  });
+
+  test('Redis restarted mid-test: definitions keep serving, persons degrade with errorsWhileComputingFlags', async () => {
+    await redis.stop();
+    const r = await ask({ distinct_id: 'stored-pro', person_properties: { plan: 'pro' } });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.errorsWhileComputingFlags, true);
+    assert.equal(r.body.flags['always-on'].enabled, true, 'the snapshot still serves');
+    assert.equal(r.body.flags['pro-only'].enabled, true, 'request properties still count');
+    const stored = await ask({ distinct_id: 'stored-pro' });
+    assert.equal(stored.body.flags['pro-only'].enabled, false, 'stored properties are unknown while Redis is down');
+    redis = await startRedis(redis.port);
+    await seed();
+    let healthy = false;
+    for (let i = 0; i < 80 && !healthy; i++) {
+      const h = await ask({ distinct_id: 'stored-pro' });
+      healthy = h.body.errorsWhileComputingFlags === false && h.body.flags['pro-only'].enabled === true;
+      if (!healthy) await sleep(100);
+    }
+    assert.ok(healthy, 'back to full answers after Redis returns');
+  });
+});
