@@ -86,14 +86,6 @@ char *cm_buf_reserve(cm_buf_t *b, size_t n)
     return b->p + b->len;
 }
 
-void cm_buf_append(cm_buf_t *b, const void *p, size_t n)
-{
-    if (n == 0)
-        return;
-    memcpy(cm_buf_reserve(b, n), p, n);
-    b->len += n;
-}
-
 void cm_buf_append_cstr(cm_buf_t *b, const char *s)
 {
     cm_buf_append(b, s, strlen(s));
@@ -102,12 +94,6 @@ void cm_buf_append_cstr(cm_buf_t *b, const char *s)
 void cm_buf_append_slice(cm_buf_t *b, cm_slice_t s)
 {
     cm_buf_append(b, s.p, s.len);
-}
-
-void cm_buf_putc(cm_buf_t *b, char c)
-{
-    *cm_buf_reserve(b, 1) = c;
-    b->len++;
 }
 
 void cm_buf_vappendf(cm_buf_t *b, const char *fmt, va_list ap)

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 typedef struct {
     const char *p;
@@ -41,10 +42,25 @@ void cm_buf_init(cm_buf_t *b);
 void cm_buf_free(cm_buf_t *b);
 /* Ensures room for n more bytes; returns where they go (b->p + b->len). */
 char *cm_buf_reserve(cm_buf_t *b, size_t n);
-void cm_buf_append(cm_buf_t *b, const void *p, size_t n);
+/* Appends n bytes (inline fast path when they fit: writers call this for
+ * every comma and quote). */
+static inline void cm_buf_append(cm_buf_t *b, const void *p, size_t n)
+{
+    if (n == 0)
+        return;
+    if (b->len + n + 1 > b->cap)
+        cm_buf_reserve(b, n);
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+}
 void cm_buf_append_cstr(cm_buf_t *b, const char *s);
 void cm_buf_append_slice(cm_buf_t *b, cm_slice_t s);
-void cm_buf_putc(cm_buf_t *b, char c);
+static inline void cm_buf_putc(cm_buf_t *b, char c)
+{
+    if (b->len + 2 > b->cap)
+        cm_buf_reserve(b, 1);
+    b->p[b->len++] = c;
+}
 void cm_buf_appendf(cm_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cm_buf_vappendf(cm_buf_t *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Drops n bytes from the front. */
