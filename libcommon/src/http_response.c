@@ -72,6 +72,22 @@ const char *cm_http_status_text(int status)
     }
 }
 
+#define APPEND_LIT(b, lit) cm_buf_append((b), (lit), sizeof(lit) - 1)
+
+/* Decimal text of v into out (no NUL); returns the length. */
+static size_t fmt_uint(char out[24], uint64_t v)
+{
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    return n;
+}
+
 /* The Date header changes once a second; format it once a second. */
 static const char *date_header(void)
 {
@@ -270,16 +286,28 @@ static void respond(cm_http_req_t *req, int status, const char *ctype, cm_buf_t 
     wr->conn = c;
     cm_buf_t *h = &wr->head;
     cm_buf_reserve(h, 256 + req->res_headers.len);
-    cm_buf_appendf(h, "HTTP/1.1 %d %s\r\nDate: %s\r\n", status, cm_http_status_text(status),
-                   date_header());
-    if (ctype != NULL)
-        cm_buf_appendf(h, "Content-Type: %s\r\n", ctype);
-    cm_buf_appendf(h, "Content-Length: %zu\r\nConnection: %s\r\n", body->len,
-                   close_after ? "close" : "keep-alive");
+    /* Plain appends, no printf: this runs once per response. */
+    char num[24];
+    APPEND_LIT(h, "HTTP/1.1 ");
+    cm_buf_append(h, num, fmt_uint(num, (unsigned)status));
+    cm_buf_putc(h, ' ');
+    cm_buf_append_cstr(h, cm_http_status_text(status));
+    APPEND_LIT(h, "\r\nDate: ");
+    cm_buf_append_cstr(h, date_header());
+    if (ctype != NULL) {
+        APPEND_LIT(h, "\r\nContent-Type: ");
+        cm_buf_append_cstr(h, ctype);
+    }
+    APPEND_LIT(h, "\r\nContent-Length: ");
+    cm_buf_append(h, num, fmt_uint(num, body->len));
+    if (close_after)
+        APPEND_LIT(h, "\r\nConnection: close\r\n");
+    else
+        APPEND_LIT(h, "\r\nConnection: keep-alive\r\n");
     if (req->srv->opts.cors)
         add_cors(req, h);
     cm_buf_append(h, req->res_headers.p, req->res_headers.len);
-    cm_buf_append(h, "\r\n", 2);
+    APPEND_LIT(h, "\r\n");
     if (head_only)
         cm_buf_free(body);
     else
