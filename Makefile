@@ -114,7 +114,7 @@ $(BUILD)/tests/support/%: $(BUILD)/obj/tests/support/%.o $(LIBCOMMON)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # ---- fuzzing (clang + libFuzzer; libcommon rebuilt with coverage) -----------
-FUZZ_FLAGS := -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer
+FUZZ_FLAGS := -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -MMD -MP
 FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=build/fuzz/obj/%.o)
 build/fuzz/obj/%.o: %.c
 	@mkdir -p $(@D)
