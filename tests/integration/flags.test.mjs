@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
 import zlib from 'node:zlib';
+import Ajv from 'ajv';
 import { PostHog } from 'posthog-node';
 import { BUILD, ROOT, startServer } from './lib/proc.mjs';
 import { startRedis, redisCommand } from './lib/redis.mjs';
@@ -42,6 +43,13 @@ const FLAG_LIST = [
 ];
 const ENVELOPE = { flags: FLAG_LIST, group_type_mapping: { 0: 'company' }, cohorts: {} };
 const UNTAGGED_RUNTIME_FREE = ['always-on', 'pro-only', 'country-ca', 'all-runtime', 'multi', 'big-companies'];
+
+test('the test definitions follow proto/flag.schema.json', () => {
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  const validate = ajv.compile(JSON.parse(fs.readFileSync(path.join(ROOT, 'proto/flag.schema.json'))));
+  assert.ok(validate(ENVELOPE), ajv.errorsText(validate.errors));
+  assert.equal(validate({ flags: [{ key: 'x', filters: { groups: 'not an array' } }] }), false);
+});
 
 describe('flags service', () => {
   let redis;

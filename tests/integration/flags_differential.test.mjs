@@ -20,10 +20,12 @@ process.env.TZ = 'UTC';
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { PostHog } from 'posthog-node';
-import { BUILD, startServer } from './lib/proc.mjs';
+import { BUILD, ROOT, startServer } from './lib/proc.mjs';
 import { startRedis, redisCommand } from './lib/redis.mjs';
+import Ajv from 'ajv';
 import { generateScenario, mergedView } from './lib/flaggen.mjs';
 
 const FLAGS_BIN = path.join(BUILD, 'bin/flags');
@@ -69,8 +71,12 @@ function sdkReadingOfPayload(p) {
   return v ? v : undefined;
 }
 
+const schemaAjv = new Ajv({ strict: false, allErrors: true });
+const validateEnvelope = schemaAjv.compile(JSON.parse(fs.readFileSync(path.join(ROOT, 'proto/flag.schema.json'))));
+
 async function storeScenario(port, project, sc) {
   const { projectId, token, secret } = project;
+  assert.ok(validateEnvelope(sc.envelope), `generated definitions follow proto/flag.schema.json: ${schemaAjv.errorsText(validateEnvelope.errors)}`);
   await redisCommand(port, 'HSET', 'projects:tokens', token, String(projectId));
   await redisCommand(port, 'HSET', 'projects:secret_tokens', sha256(secret), String(projectId));
   await redisCommand(port, 'HSET', 'flags:definitions', String(projectId), JSON.stringify(sc.envelope));
