@@ -15,6 +15,7 @@
 #   tests/unit/<svc>/test_*.c  -> $(BUILD)/tests/<svc>_test_*   (+ service lib)
 #   tests/support/*.c          -> $(BUILD)/tests/support/*      (test helpers)
 #   tests/fuzz/fuzz_*.c        -> build/fuzz/fuzz_*             (libFuzzer)
+#   tests/fuzz/<svc>/fuzz_*.c  -> build/fuzz/fuzz_<svc>_*       (+ the service's code)
 
 .DEFAULT_GOAL := all
 .SECONDARY:
@@ -65,6 +66,9 @@ SUPPORT_BINS := $(SUPPORT_SRCS:tests/support/%.c=$(BUILD)/tests/support/%)
 
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
+# tests/fuzz/<svc>/fuzz_<x>.c -> build/fuzz/fuzz_<svc>_<x>, linked with the service's code.
+FUZZ_SVC_SRCS := $(wildcard tests/fuzz/*/fuzz_*.c)
+FUZZ_SVC_BINS := $(foreach f,$(FUZZ_SVC_SRCS),build/fuzz/fuzz_$(word 3,$(subst /, ,$(f)))_$(patsubst fuzz_%.c,%,$(notdir $(f))))
 
 .PHONY: all run test fuzz bench clean setup tests-build fuzz-build
 all: $(SERVICE_BINS) tests-build
@@ -125,8 +129,20 @@ build/fuzz/obj/llhttp/%.o: $(LLHTTP_SRC)/%.c
 build/fuzz/libcommon.a: $(FUZZ_LIB_OBJS) $(LLHTTP_OBJS:$(BUILD)/obj/%=build/fuzz/obj/%)
 	rm -f $@ && ar rcs $@ $^
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libcommon.a
-	$(FUZZ_CC) $(CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $^ $(LDLIBS) -o $@
-fuzz-build: $(FUZZ_BINS)
+	$(FUZZ_CC) $(CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $< $(filter %.a,$^) $(LDLIBS) -o $@
+define FUZZ_SVC_RULES
+build/fuzz/lib$(1).a: $$(patsubst %.c,build/fuzz/obj/%.o,$$(filter-out %/main.c,$$(wildcard services/$(1)/*.c)))
+	rm -f $$@ && ar rcs $$@ $$^
+endef
+$(foreach s,$(SERVICES),$(eval $(call FUZZ_SVC_RULES,$(s))))
+
+define FUZZ_SVC_BIN
+build/fuzz/fuzz_$(word 3,$(subst /, ,$(1)))_$(patsubst fuzz_%.c,%,$(notdir $(1))): $(1) build/fuzz/lib$(word 3,$(subst /, ,$(1))).a build/fuzz/libcommon.a
+	$$(FUZZ_CC) $$(CPPFLAGS) -std=c11 $$(FUZZ_FLAGS) -fsanitize=fuzzer $$(WARN) $$< $$(filter %.a,$$^) $$(LDLIBS) -o $$@
+endef
+$(foreach f,$(FUZZ_SVC_SRCS),$(eval $(call FUZZ_SVC_BIN,$(f))))
+
+fuzz-build: $(FUZZ_BINS) $(FUZZ_SVC_BINS)
 
 # ---- entry points --------------------------------------------------------------
 setup:

@@ -58,6 +58,8 @@ static void put_escape(cm_buf_t *b, unsigned char c)
 static void escape_into(cm_buf_t *b, const unsigned char *s, size_t n)
 {
     size_t run = 0;
+    if (n == 0) /* s may be NULL for an empty slice: no arithmetic on it */
+        return;
     for (size_t i = 0; i < n; i++) {
         if (!esc_char[s[i]])
             continue;
@@ -72,6 +74,8 @@ static void escape_into(cm_buf_t *b, const unsigned char *s, size_t n)
 static void escape_lossy_into(cm_buf_t *b, const unsigned char *s, size_t n)
 {
     size_t run = 0, i = 0;
+    if (n == 0)
+        return;
     while (i < n) {
         if (s[i] < 0x80) {
             if (esc_char[s[i]]) {

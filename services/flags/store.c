@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cm/alloc.h"
+#include "cm/err.h"
 #include "cm/log.h"
 #include "cm/strset.h"
 #include "sha1.h"
@@ -145,6 +146,25 @@ flg_project_t *flg_store_definitions(flg_store_t *s, const char *project_id)
 bool flg_store_quota_limited(const flg_store_t *s, cm_slice_t token)
 {
     return cm_strset_has(s->limited, token);
+}
+
+int flg_store_put_project(flg_store_t *s, const char *token, const char *project_id,
+                          const char *envelope, size_t len)
+{
+    cm_slice_t id = cm_slice_from_cstr(project_id);
+    flg_project_t *p = project_new(s, id, (cm_slice_t){envelope, len});
+    if (p == NULL)
+        return CM_EINVAL;
+    if (s->tokens == NULL)
+        s->tokens = cm_strset_new(4);
+    if (s->projects == NULL)
+        s->projects = cm_strset_new(4);
+    free(cm_strset_put(s->tokens, cm_slice_from_cstr(token), cm_xstrdup(project_id)));
+    flg_project_t *old = cm_strset_put(s->projects, id, p);
+    if (old)
+        project_unref(old);
+    s->loaded = true;
+    return CM_OK;
 }
 
 bool flg_store_ready(const flg_store_t *s, cm_buf_t *why)

@@ -53,6 +53,11 @@ const char *flg_store_project_for_secret(const flg_store_t *s, cm_slice_t secret
 flg_project_t *flg_store_definitions(flg_store_t *s, const char *project_id);
 void flg_project_release(flg_project_t *p);
 bool flg_store_quota_limited(const flg_store_t *s, cm_slice_t token);
+/* Installs a project directly (tests, fuzzing): token -> project id, and
+ * its definitions envelope. Returns 0, or CM_EINVAL if they do not load.
+ * A later full refresh from Redis replaces whatever was put here. */
+int flg_store_put_project(flg_store_t *s, const char *token, const char *project_id,
+                          const char *envelope, size_t len);
 /* True once a full read succeeded; why gets the reason otherwise. */
 bool flg_store_ready(const flg_store_t *s, cm_buf_t *why);
 void flg_store_close(flg_store_t *s, void (*done)(void *ud), void *ud);
