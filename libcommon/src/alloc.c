@@ -1,6 +1,7 @@
 /* alloc.c - abort-on-OOM allocation wrappers (see alloc.h for the policy). */
 #include "cm/alloc.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,4 +48,11 @@ char *cm_xmemdup(const void *p, size_t n)
         memcpy(q, p, n);
     q[n] = '\0';
     return q;
+}
+
+void cm_alloc_tune_for_server(void)
+{
+    mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024);
+    mallopt(M_TOP_PAD, 16 * 1024 * 1024);
+    mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
 }

@@ -503,6 +503,26 @@ static bool parse_filters_object(loader_t *L, cm_json_t fl, flg_flag_t *f)
     return true;
 }
 
+/* See flg_flag_t: byte for byte what the JSON writer would produce. */
+static void prerender(loader_t *L, flg_flag_t *f)
+{
+    cm_buf_t b = CM_BUF_INIT;
+    cm_json_quote(&b, f->key);
+    cm_buf_append_cstr(&b, ":{\"key\":");
+    cm_json_quote(&b, f->key);
+    cm_buf_append_cstr(&b, ",\"enabled\":");
+    f->v2_head = flg_arena_dup(&L->s->arena, cm_buf_slice(&b));
+    cm_buf_reset(&b);
+    cm_buf_appendf(&b, ",\"metadata\":{\"id\":%lld,\"version\":%lld,\"description\":null,"
+                       "\"payload\":",
+                   (long long)f->id, (long long)f->version);
+    f->v2_meta = flg_arena_dup(&L->s->arena, cm_buf_slice(&b));
+    cm_buf_reset(&b);
+    cm_buf_appendf(&b, ",\"has_experiment\":%s}}", f->has_experiment ? "true" : "false");
+    f->v2_tail = flg_arena_dup(&L->s->arena, cm_buf_slice(&b));
+    cm_buf_free(&b);
+}
+
 static bool parse_flag_fields(loader_t *L, cm_json_t j, flg_flag_t *f)
 {
     if (cm_json_type(j) != CM_JSON_OBJECT)
@@ -521,6 +541,7 @@ static bool parse_flag_fields(loader_t *L, cm_json_t j, flg_flag_t *f)
                   &f->experience_continuity) ||
         !opt_bool(cm_json_get(j, "has_experiment"), false, &f->has_experiment))
         return fail(L, "flag active / deleted / ensure_experience_continuity is not a boolean");
+    prerender(L, f);
     if (!absent(bucketing) && cm_json_type(bucketing) != CM_JSON_STRING)
         return fail(L, "bucketing_identifier is not a string");
     f->device_bucketing = cm_json_str_eq(bucketing, CM_SLICE_LIT("device_id"));

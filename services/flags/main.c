@@ -12,6 +12,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "cm/alloc.h"
 #include "cm/common.h"
 #include "cm/err.h"
 #include "cm/http_ops.h"
@@ -116,6 +117,7 @@ int main(int argc, char **argv)
         return 2;
     }
     cm_log_init("flags", level);
+    cm_alloc_tune_for_server();
     ctx.loop = uv_default_loop();
     make_metrics();
     if (start() != 0)

@@ -177,6 +177,12 @@ typedef struct flg_flag {
     cm_slice_t key;
     int64_t id;
     int64_t version;
+    /* The constant parts of this flag's v2 response entry, rendered once at
+     * load (response.c writes thousands of these a second):
+     *   v2_head  "<key>":{"key":"<key>","enabled":
+     *   v2_meta  ,"metadata":{"id":N,"version":N,"description":null,"payload":
+     *   v2_tail  ,"has_experiment":B}}                                        */
+    cm_slice_t v2_head, v2_meta, v2_tail;
     const char *invalid; /* why the definition cannot be used; NULL if fine */
     bool active;
     bool deleted;

@@ -21,58 +21,54 @@ static void write_payload(cm_json_writer_t *w, cm_json_t payload)
     }
 }
 
-static void write_flag_v2(cm_json_writer_t *w, const flg_flag_t *f, const flg_result_t *r)
+/* One entry of the v2 `flags` object, appended raw to obj: the flag's
+ * pre-rendered constant parts around the per-request values. */
+static void append_flag_v2(cm_buf_t *obj, const flg_flag_t *f, const flg_result_t *r)
 {
     char buf[48];
-    cm_json_key_s(w, f->key);
-    cm_json_begin_object(w);
-    cm_json_key(w, "key");
-    cm_json_str_s(w, f->key);
-    cm_json_key(w, "enabled");
-    cm_json_boolean(w, r->enabled);
-    cm_json_key(w, "variant");
+    cm_buf_append_slice(obj, f->v2_head);
+    cm_buf_append_cstr(obj, r->enabled ? "true" : "false");
+    cm_buf_append_cstr(obj, ",\"variant\":");
     if (r->variant.p)
-        cm_json_str_s(w, r->variant);
+        cm_json_quote(obj, r->variant);
     else
-        cm_json_null(w);
-    cm_json_key(w, "reason");
-    cm_json_begin_object(w);
-    cm_json_key(w, "code");
-    cm_json_str_cstr(w, flg_reason_code(r->reason));
-    cm_json_key(w, "condition_index");
+        cm_buf_append_cstr(obj, "null");
+    cm_buf_append_cstr(obj, ",\"reason\":{\"code\":\"");
+    cm_buf_append_cstr(obj, flg_reason_code(r->reason));
+    cm_buf_append_cstr(obj, "\",\"condition_index\":");
     if (r->condition_index >= 0)
-        cm_json_int(w, r->condition_index);
+        cm_buf_appendf(obj, "%d", (int)r->condition_index);
     else
-        cm_json_null(w);
-    cm_json_key(w, "description");
-    cm_json_str_cstr(w, flg_reason_description(r, buf));
-    cm_json_end_object(w);
-    cm_json_key(w, "metadata");
-    cm_json_begin_object(w);
-    cm_json_key(w, "id");
-    cm_json_int(w, f->id);
-    cm_json_key(w, "version");
-    cm_json_int(w, f->version);
-    cm_json_key(w, "description");
-    cm_json_null(w);
-    cm_json_key(w, "payload");
-    write_payload(w, r->payload);
-    cm_json_key(w, "has_experiment");
-    cm_json_boolean(w, f->has_experiment);
-    cm_json_end_object(w);
-    cm_json_end_object(w);
+        cm_buf_append_cstr(obj, "null");
+    cm_buf_append_cstr(obj, ",\"description\":");
+    cm_json_quote(obj, cm_slice_from_cstr(flg_reason_description(r, buf)));
+    cm_buf_putc(obj, '}');
+    cm_buf_append_slice(obj, f->v2_meta);
+    cm_json_writer_t pw; /* the payload is one value of its own */
+    cm_json_writer_init(&pw, obj);
+    write_payload(&pw, r->payload);
+    cm_buf_append_slice(obj, f->v2_tail);
 }
 
 void flg_write_v2(cm_json_writer_t *w, const flg_eval_t *e)
 {
+    cm_buf_t obj = CM_BUF_INIT;
+    bool first = true;
     cm_json_key(w, "errorsWhileComputingFlags");
     cm_json_boolean(w, e->errors);
     cm_json_key(w, "flags");
-    cm_json_begin_object(w);
-    for (uint32_t i = 0; i < e->n; i++)
-        if (e->results[i].state == FLG_RES_OK)
-            write_flag_v2(w, flg_snapshot_flag(e->snap, i), &e->results[i]);
-    cm_json_end_object(w);
+    cm_buf_putc(&obj, '{');
+    for (uint32_t i = 0; i < e->n; i++) {
+        if (e->results[i].state != FLG_RES_OK)
+            continue;
+        if (!first)
+            cm_buf_putc(&obj, ',');
+        first = false;
+        append_flag_v2(&obj, flg_snapshot_flag(e->snap, i), &e->results[i]);
+    }
+    cm_buf_putc(&obj, '}');
+    cm_json_raw_value(w, cm_buf_slice(&obj));
+    cm_buf_free(&obj);
 }
 
 void flg_write_legacy(cm_json_writer_t *w, const flg_eval_t *e)

@@ -162,6 +162,7 @@ int main(int argc, char **argv)
         return 2;
     }
     cm_log_init("ingest", level);
+    cm_alloc_tune_for_server();
     ctx.loop = uv_default_loop();
     make_metrics();
     if (start() != 0)

@@ -160,6 +160,7 @@ int main(int argc, char **argv)
     cm_log_level_t level = CM_LOG_WARN;
     cm_log_level_parse(cfg.log_level, &level);
     cm_log_init("example", level);
+    cm_alloc_tune_for_server();
 
     loop = uv_default_loop();
     cm_metrics_t *metrics = cm_metrics_new();

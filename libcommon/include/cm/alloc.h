@@ -17,4 +17,15 @@ char *cm_xstrdup(const char *s);
 /* Copies n bytes and appends a NUL, so the copy is also a C string. */
 char *cm_xmemdup(const void *p, size_t n);
 
+/*
+ * Tunes glibc malloc for a request server; call once at start-up. By
+ * default glibc gives memory freed at the top of the heap back to the
+ * kernel (above 128 KiB) and serves large blocks with mmap, so a server
+ * whose every request allocates and frees a few hundred KiB pays page
+ * faults and page clearing on every request (measured: 40 % of the flags
+ * service's time). Raising the trim and mmap thresholds keeps that memory
+ * in the process: resident memory stays at its peak instead.
+ */
+void cm_alloc_tune_for_server(void);
+
 #endif
