@@ -70,14 +70,26 @@ static void create_topics(rd_kafka_mock_cluster_t *mc, const char *list, int par
 }
 
 /* The mock cluster hosts itself in a client instance; a producer with no
- * bootstrap servers is the lightest one. */
+ * bootstrap servers is the lightest one.
+ *
+ * The mock broker sets up the sockets it accepts with the HOST instance's
+ * configuration, so socket.nagle.disable here is what gives the broker's
+ * connections TCP_NODELAY, as a real Kafka broker has (its SocketServer
+ * sets it on every accepted socket). Without it the broker's responses are
+ * subject to Nagle: a small response written while the previous one is not
+ * yet acknowledged waits for the client's delayed ACK, 40 ms on Linux,
+ * whenever the client has no request to piggyback the ACK on. Measured
+ * with ingest (idempotent producer, 32 clients): p50 1-43 ms and 1-15k
+ * req/s with Nagle, 0.6 ms and 40-50k req/s without. */
 static rd_kafka_t *host_instance(void)
 {
     char errstr[256];
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
 
     /* The host instance itself never talks to anyone: keep it quiet. */
-    if (rd_kafka_conf_set(conf, "log_level", "3", errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK)
+    if (rd_kafka_conf_set(conf, "log_level", "3", errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK ||
+        rd_kafka_conf_set(conf, "socket.nagle.disable", "true", errstr, sizeof(errstr)) !=
+            RD_KAFKA_CONF_OK)
         die(errstr);
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
     if (rk == NULL)
