@@ -52,9 +52,17 @@ function backendSuite(backend) {
     let base;
     const env = {};
 
+    // Started, then ready: until its queue connection is up, ingest rightly
+    // answers 503, so tests (like a load balancer) wait for /_ready.
     async function startIngest(extra = {}) {
       ingest = await startServer(INGEST, { INGEST_PORT: '0', LOG_LEVEL: 'warn', REGISTRY_REFRESH: '100ms', ...env, ...extra });
       base = `http://127.0.0.1:${ingest.port}`;
+      for (let i = 0; i < 200; i++) {
+        const r = await fetch(`${base}/_ready`).catch(() => null);
+        if (r && r.status === 200) return;
+        await sleep(25);
+      }
+      throw new Error('ingest never became ready');
     }
 
     before(async () => {
@@ -218,9 +226,15 @@ function backendSuite(backend) {
     test('unknown tokens get 401 once the registry is populated; quota-limited tokens are dropped with 200', async () => {
       await redisCommand(redis.port, 'HSET', 'projects:tokens', TOKEN, '1', 'phc_limited', '2');
       await redisCommand(redis.port, 'ZADD', '@posthog/quota-limits/events', Math.floor(Date.now() / 1000) + 3600, 'phc_limited');
-      await sleep(400);
+      // The registry is re-read every REGISTRY_REFRESH (100 ms here): poll
+      // rather than sleep, so a slow (sanitizer) run cannot race it.
+      const unknownReq = () => post('/batch/', JSON.stringify({ api_key: 'phc_nobody', batch: [{ event: 'x', distinct_id: 'u' }] }));
       try {
-        const unknown = await post('/batch/', JSON.stringify({ api_key: 'phc_nobody', batch: [{ event: 'x', distinct_id: 'u' }] }));
+        let unknown = await unknownReq();
+        for (let i = 0; i < 100 && unknown.status !== 401; i++) {
+          await sleep(50);
+          unknown = await unknownReq();
+        }
         assert.equal(unknown.status, 401);
         assert.equal(unknown.json().code, 'unknown_token');
         const known = await post('/batch/', batch('registry-ok'));
@@ -233,7 +247,7 @@ function backendSuite(backend) {
         assert.match(metrics, /ingest_events_dropped_total\{reason="quota_limited"\} 1/);
       } finally {
         await redisCommand(redis.port, 'DEL', 'projects:tokens', '@posthog/quota-limits/events');
-        await sleep(400);
+        for (let i = 0; i < 100 && (await unknownReq()).status === 401; i++) await sleep(50);
       }
     });
 
