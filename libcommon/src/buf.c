@@ -149,3 +149,26 @@ char *cm_buf_detach(cm_buf_t *b, size_t *len_out)
     *b = CM_BUF_INIT;
     return p;
 }
+
+size_t cm_fmt_uint64(char *out, uint64_t v)
+{
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    out[n] = '\0';
+    return n;
+}
+
+size_t cm_fmt_int64(char *out, int64_t v)
+{
+    if (v >= 0)
+        return cm_fmt_uint64(out, (uint64_t)v);
+    out[0] = '-';
+    /* -(v + 1) + 1 avoids overflowing on INT64_MIN. */
+    return 1 + cm_fmt_uint64(out + 1, (uint64_t)(-(v + 1)) + 1);
+}

@@ -74,20 +74,6 @@ const char *cm_http_status_text(int status)
 
 #define APPEND_LIT(b, lit) cm_buf_append((b), (lit), sizeof(lit) - 1)
 
-/* Decimal text of v into out (no NUL); returns the length. */
-static size_t fmt_uint(char out[24], uint64_t v)
-{
-    char tmp[24];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (size_t i = 0; i < n; i++)
-        out[i] = tmp[n - 1 - i];
-    return n;
-}
-
 /* The Date header changes once a second; format it once a second. */
 static const char *date_header(void)
 {
@@ -289,7 +275,7 @@ static void respond(cm_http_req_t *req, int status, const char *ctype, cm_buf_t 
     /* Plain appends, no printf: this runs once per response. */
     char num[24];
     APPEND_LIT(h, "HTTP/1.1 ");
-    cm_buf_append(h, num, fmt_uint(num, (unsigned)status));
+    cm_buf_append(h, num, cm_fmt_uint64(num, (unsigned)status));
     cm_buf_putc(h, ' ');
     cm_buf_append_cstr(h, cm_http_status_text(status));
     APPEND_LIT(h, "\r\nDate: ");
@@ -299,7 +285,7 @@ static void respond(cm_http_req_t *req, int status, const char *ctype, cm_buf_t 
         cm_buf_append_cstr(h, ctype);
     }
     APPEND_LIT(h, "\r\nContent-Length: ");
-    cm_buf_append(h, num, fmt_uint(num, body->len));
+    cm_buf_append(h, num, cm_fmt_uint64(num, body->len));
     if (close_after)
         APPEND_LIT(h, "\r\nConnection: close\r\n");
     else

@@ -41,6 +41,7 @@ typedef struct {
     cm_queue_t base; /* first: the ops receive &base */
     cm_redis_t *client;
     uint64_t maxlen;
+    char maxlen_text[24]; /* formatted once: XADD sends it with every message */
     size_t max_message_bytes;
     size_t max_in_flight;
     uint64_t last_error_log; /* uv_now() of the last logged error reply */
@@ -106,16 +107,14 @@ static int rq_produce(cm_queue_t *q, const cm_queue_msg_t *msg, cm__queue_op_t *
     const char **argv = (const char **)(void *)mem;
     size_t *argvlen = (size_t *)(void *)(mem + nargs * sizeof(char *));
     char *fields = mem + nargs * (sizeof(char *) + sizeof(size_t));
-    char maxlen[24];
     int argc = 0;
 
     arg(argv, argvlen, &argc, "XADD", 4);
     arg(argv, argvlen, &argc, msg->topic, strlen(msg->topic));
     if (rq->maxlen > 0) {
-        int n = snprintf(maxlen, sizeof(maxlen), "%llu", (unsigned long long)rq->maxlen);
         arg(argv, argvlen, &argc, "MAXLEN", 6);
         arg(argv, argvlen, &argc, "~", 1);
-        arg(argv, argvlen, &argc, maxlen, (size_t)n);
+        arg(argv, argvlen, &argc, rq->maxlen_text, strlen(rq->maxlen_text));
     }
     arg(argv, argvlen, &argc, "*", 1);
     arg(argv, argvlen, &argc, "key", 3);
@@ -184,6 +183,7 @@ int cm_queue_redis_new(uv_loop_t *loop, cm_redis_t *client, const cm_queue_redis
     rq_t *rq = cm_xcalloc(1, sizeof(*rq));
     rq->client = client;
     rq->maxlen = opts->maxlen;
+    cm_fmt_uint64(rq->maxlen_text, rq->maxlen);
     rq->max_message_bytes =
         opts->max_message_bytes > 0 ? opts->max_message_bytes : DEFAULT_MAX_MESSAGE_BYTES;
     rq->max_in_flight = opts->max_in_flight > 0 ? opts->max_in_flight : DEFAULT_MAX_IN_FLIGHT;

@@ -656,19 +656,47 @@ int cm_redis_command(cm_redis_t *r, cm_redis_cb cb, void *ud, const char *fmt, .
     return rc;
 }
 
+/* RESP for argv, in one allocation and without printf: hiredis's own
+ * formatter sprintf()s every argument's length, which showed up as a fifth
+ * of ingest's time (an XADD per event has about twenty arguments). */
+static char *format_argv(int argc, const char **argv, const size_t *argvlen, size_t *out_len)
+{
+    size_t total = 1 + 20 + 2;
+    for (int i = 0; i < argc; i++)
+        total += 1 + 20 + 2 + (argvlen ? argvlen[i] : strlen(argv[i])) + 2;
+    char *cmd = cm_xmalloc(total), *p = cmd;
+    *p++ = '*';
+    p += cm_fmt_uint64(p, (uint64_t)argc);
+    *p++ = '\r';
+    *p++ = '\n';
+    for (int i = 0; i < argc; i++) {
+        size_t n = argvlen ? argvlen[i] : strlen(argv[i]);
+        *p++ = '$';
+        p += cm_fmt_uint64(p, n);
+        *p++ = '\r';
+        *p++ = '\n';
+        if (n)
+            memcpy(p, argv[i], n);
+        p += n;
+        *p++ = '\r';
+        *p++ = '\n';
+    }
+    *out_len = (size_t)(p - cmd);
+    return cmd;
+}
+
 int cm_redis_command_argv(cm_redis_t *r, cm_redis_cb cb, void *ud, int argc, const char **argv,
                           const size_t *argvlen)
 {
-    char *cmd = NULL;
-
     int rc = precheck(r, cb, ud);
     if (rc != CM_OK)
         return rc;
-    int len = argc > 0 && argv != NULL ? redisFormatCommandArgv(&cmd, argc, argv, argvlen) : -1;
-    if (len <= 0)
+    if (argc <= 0 || argv == NULL)
         return fail_fast(r, cb, ud, cm_redis_err_invalid, CM_EINVAL);
-    rc = submit(r, cb, ud, cmd, (size_t)len);
-    redisFreeCommand(cmd);
+    size_t len;
+    char *cmd = format_argv(argc, argv, argvlen, &len);
+    rc = submit(r, cb, ud, cmd, len);
+    free(cmd);
     return rc;
 }
 

@@ -97,7 +97,7 @@ static int produce_one(capture_t *c, const ing_event_t *e)
     key[tlen] = ':';
     memcpy(key + tlen + 1, e->distinct_id.p, dlen);
     size_t klen = tlen + 1 + dlen;
-    snprintf(ts_ms, sizeof(ts_ms), "%lld", (long long)(e->timestamp_us / 1000));
+    cm_fmt_int64(ts_ms, e->timestamp_us / 1000);
     cm_queue_header_t headers[] = {
         {CM_SLICE_LIT("token"), cm_slice_from_cstr(c->batch.token)},
         {CM_SLICE_LIT("distinct_id"), cm_buf_slice(&e->distinct_id)},

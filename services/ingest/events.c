@@ -55,6 +55,23 @@ static int fail(ing_error_t *e, int status, const char *code, const char *attr, 
     return -1;
 }
 
+/* fail() for event i: attr is "batch[i]<suffix>", formatted only on error. */
+static int fail_at(ing_error_t *e, int status, const char *code, size_t i, const char *suffix,
+                   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static int fail_at(ing_error_t *e, int status, const char *code, size_t i, const char *suffix,
+                   const char *fmt, ...)
+{
+    va_list ap;
+    e->status = status;
+    e->code = code;
+    snprintf(e->attr, sizeof(e->attr), "batch[%zu]%s", i, suffix);
+    va_start(ap, fmt);
+    vsnprintf(e->detail, sizeof(e->detail), fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
 const char *ing_token_problem(cm_slice_t t)
 {
     if (t.len == 0)
@@ -222,16 +239,14 @@ static int64_t compute_timestamp(const build_t *b, cm_json_t ev, cm_json_t props
 
 static int check_historical(build_t *b, cm_json_t ev, size_t i)
 {
-    char attr[64];
     int64_t t;
-    snprintf(attr, sizeof(attr), "batch[%zu].timestamp", i);
     cm_slice_t raw = cm_json_str_inner(cm_json_get(ev, "timestamp"));
     if (raw.p == NULL || cm_iso8601_parse(raw.p, raw.len, &t) != 0)
-        return fail(b->err, 400, "historical_timestamp_required", attr,
+        return fail_at(b->err, 400, "historical_timestamp_required", i, ".timestamp",
                     "Event at index %zu: a historical migration needs an ISO-8601 timestamp on "
                     "every event.", i);
     if (t > b->req->now_us - ING_HISTORICAL_MIN_AGE_US)
-        return fail(b->err, 400, "historical_timestamp_too_recent", attr,
+        return fail_at(b->err, 400, "historical_timestamp_too_recent", i, ".timestamp",
                     "Event at index %zu: historical events must be dated at least 48 hours "
                     "before the import time.", i);
     return 0;
@@ -313,24 +328,22 @@ static void write_message(build_t *b, ing_event_t *e, cm_slice_t data)
 
 static int event_name(build_t *b, cm_json_t ev, size_t i, ing_event_t *e)
 {
-    char attr[64];
     cm_slice_t name;
     cm_json_t v = cm_json_get(ev, "event");
-    snprintf(attr, sizeof(attr), "batch[%zu].event", i);
     if (!present(v)) {
         if (!b->req->engage)
-            return fail(b->err, 400, "missing_event_name", attr,
-                        "Event at index %zu has no event name.", i);
+            return fail_at(b->err, 400, "missing_event_name", i, ".event",
+                           "Event at index %zu has no event name.", i);
         e->event = cm_xstrdup("$identify");
         return 0;
     }
     cm_buf_reset(&b->scratch);
     if (cm_json_type(v) != CM_JSON_STRING || cm_json_as_str(v, &b->scratch, &name) != 0)
-        return fail(b->err, 400, "invalid_payload", attr,
-                    "Event at index %zu: the event name must be a string.", i);
+        return fail_at(b->err, 400, "invalid_payload", i, ".event",
+                       "Event at index %zu: the event name must be a string.", i);
     if (name.len == 0)
-        return fail(b->err, 400, "missing_event_name", attr,
-                    "Event at index %zu has an empty event name.", i);
+        return fail_at(b->err, 400, "missing_event_name", i, ".event",
+                       "Event at index %zu has an empty event name.", i);
     e->event = cm_xmemdup(name.p, name.len);
     return 0;
 }
@@ -338,13 +351,11 @@ static int event_name(build_t *b, cm_json_t ev, size_t i, ing_event_t *e)
 /* Builds out->events[out->n]; returns 1 when built, 0 when dropped, -1 on error. */
 static int build_one(build_t *b, cm_json_t ev, size_t i, ing_batch_t *out)
 {
-    char attr[64];
     ing_event_t *e = &out->events[out->n];
     memset(e, 0, sizeof(*e));
-    snprintf(attr, sizeof(attr), "batch[%zu]", i);
     if (cm_json_type(ev) != CM_JSON_OBJECT)
-        return fail(b->err, 400, "invalid_payload", attr,
-                    "Event at index %zu is not a JSON object.", i);
+        return fail_at(b->err, 400, "invalid_payload", i, "",
+                       "Event at index %zu is not a JSON object.", i);
     if (event_name(b, ev, i, e) != 0)
         goto fail;
     if (strcmp(e->event, "$performance_event") == 0) {
@@ -354,9 +365,8 @@ static int build_one(build_t *b, cm_json_t ev, size_t i, ing_batch_t *out)
     }
     cm_json_t props = cm_json_get(ev, "properties");
     if (present(props) && cm_json_type(props) != CM_JSON_OBJECT) {
-        snprintf(attr, sizeof(attr), "batch[%zu].properties", i);
-        fail(b->err, 400, "invalid_payload", attr,
-             "Event at index %zu: properties must be a JSON object.", i);
+        fail_at(b->err, 400, "invalid_payload", i, ".properties",
+                "Event at index %zu: properties must be a JSON object.", i);
         goto fail;
     }
     cm_json_t did = cm_json_get(ev, "distinct_id");
@@ -366,9 +376,8 @@ static int build_one(build_t *b, cm_json_t ev, size_t i, ing_batch_t *out)
         did = cm_json_get(props, "distinct_id");
     stringify_id(did, &b->scratch, &e->distinct_id);
     if (e->distinct_id.len == 0) {
-        snprintf(attr, sizeof(attr), "batch[%zu].distinct_id", i);
-        fail(b->err, 400, "missing_distinct_id", attr,
-             "Event at index %zu has no distinct_id (top level or in properties).", i);
+        fail_at(b->err, 400, "missing_distinct_id", i, ".distinct_id",
+                "Event at index %zu has no distinct_id (top level or in properties).", i);
         goto fail;
     }
     if (b->historical && check_historical(b, ev, i) != 0)
@@ -388,9 +397,9 @@ static int build_one(build_t *b, cm_json_t ev, size_t i, ing_batch_t *out)
     write_message(b, e, cm_buf_slice(&data));
     cm_buf_free(&data);
     if (e->message.len > b->req->max_event_bytes) {
-        fail(b->err, 413, "event_too_large", attr,
-             "Event at index %zu is %zu bytes once serialized; the limit is %zu.", i,
-             e->message.len, b->req->max_event_bytes);
+        fail_at(b->err, 413, "event_too_large", i, "",
+                "Event at index %zu is %zu bytes once serialized; the limit is %zu.", i,
+                e->message.len, b->req->max_event_bytes);
         goto fail;
     }
     out->n++;

@@ -64,6 +64,22 @@ static void test_slices(void **state)
     assert_false(cm_slice_starts_with(CM_SLICE_LIT("Co"), "Content"));
 }
 
+static void test_fmt_int(void **state)
+{
+    (void)state;
+    char b[24];
+    assert_int_equal(cm_fmt_uint64(b, 0), 1);
+    assert_string_equal(b, "0");
+    assert_int_equal(cm_fmt_uint64(b, UINT64_MAX), 20);
+    assert_string_equal(b, "18446744073709551615");
+    assert_int_equal(cm_fmt_int64(b, -1795262400123), 14);
+    assert_string_equal(b, "-1795262400123");
+    cm_fmt_int64(b, INT64_MIN);
+    assert_string_equal(b, "-9223372036854775808");
+    cm_fmt_int64(b, INT64_MAX);
+    assert_string_equal(b, "9223372036854775807");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -71,6 +87,7 @@ int main(void)
         cmocka_unit_test(test_appendf_large),
         cmocka_unit_test(test_consume_and_detach),
         cmocka_unit_test(test_slices),
+        cmocka_unit_test(test_fmt_int),
     };
     return cmocka_run_group_tests_name("buf", tests, NULL, NULL);
 }

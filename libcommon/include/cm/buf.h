@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 typedef struct {
@@ -70,6 +71,11 @@ void cm_buf_reset(cm_buf_t *b); /* len = 0, keeps the allocation */
 char *cm_buf_cstr(cm_buf_t *b);
 /* Hands the allocation to the caller (NUL-terminated) and empties b. */
 char *cm_buf_detach(cm_buf_t *b, size_t *len_out);
+/* Decimal text of v, NUL-terminated, without printf (hot paths); out needs
+ * 24 bytes. Returns the length. */
+size_t cm_fmt_uint64(char *out, uint64_t v);
+size_t cm_fmt_int64(char *out, int64_t v);
+
 static inline cm_slice_t cm_buf_slice(const cm_buf_t *b)
 {
     return (cm_slice_t){b->p, b->len};
