@@ -6,32 +6,11 @@
 //   node posthog_js_client.mjs <api_host> <token> <distinct_id> <n_events>
 // Prints {"sent":N} when posthog-js has handed every request to fetch and
 // the responses came back.
-import { JSDOM } from 'jsdom';
+import { installBrowser } from './browser_env.mjs';
 
 const [host, token, distinctId, nStr] = process.argv.slice(2);
 const n = Number(nStr || 3);
-const dom = new JSDOM('<!doctype html><html><head></head><body><p>page</p></body></html>', {
-  url: 'http://app.example.test/pricing',
-  pretendToBeVisual: true,
-});
-const w = dom.window;
-// posthog-js sends with fetch; give the window Node's (real network) fetch.
-const nodeFetch = globalThis.fetch;
-let inflight = 0;
-let completed = 0;
-w.fetch = async (...args) => {
-  inflight++;
-  try {
-    return await nodeFetch(...args);
-  } finally {
-    inflight--;
-    completed++;
-  }
-};
-for (const k of ['window', 'document', 'navigator', 'location', 'localStorage', 'sessionStorage', 'XMLHttpRequest']) {
-  try { globalThis[k] = k === 'window' ? w : w[k]; } catch { /* read-only in this Node */ }
-}
-globalThis.fetch = w.fetch;
+const { stats } = installBrowser('http://app.example.test/pricing');
 
 // The package's ESM entry exports the instance as `posthog` (default is a namespace).
 const { posthog } = await import('posthog-js');
@@ -51,8 +30,8 @@ for (let i = 0; i < n; i++) posthog.capture('js event', { index: i, source: 'pos
 
 // Wait until posthog-js has nothing in flight and at least n+1 sends completed.
 const deadline = Date.now() + 15000;
-while (Date.now() < deadline && (inflight > 0 || completed < n + 1)) {
+while (Date.now() < deadline && (stats.inflight > 0 || stats.completed < n + 1)) {
   await new Promise((r) => setTimeout(r, 50));
 }
-console.log(JSON.stringify({ sent: completed }));
+console.log(JSON.stringify({ sent: stats.completed }));
 process.exit(0);

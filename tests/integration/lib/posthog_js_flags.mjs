@@ -4,19 +4,12 @@
 //
 //   node posthog_js_flags.mjs <api_host> <token> <distinct_id> <flag>...
 // Prints {"enabled": {flag: bool}, "variant": {flag: value}} once flags loaded.
-import { JSDOM } from 'jsdom';
+import { installBrowser } from './browser_env.mjs';
 
 const [host, token, distinctId, ...keys] = process.argv.slice(2);
 // resources: 'usable' lets posthog-js's remote-config <script> load (and fail
 // with a 404 here), after which it falls back and asks /flags.
-const dom = new JSDOM('<!doctype html><html><body></body></html>', { url: 'http://app.example.test/', resources: 'usable', runScripts: 'dangerously', pretendToBeVisual: true });
-const w = dom.window;
-const nodeFetch = globalThis.fetch;
-w.fetch = (...args) => nodeFetch(...args);
-for (const k of ['window', 'document', 'navigator', 'location', 'localStorage', 'sessionStorage', 'XMLHttpRequest']) {
-  try { globalThis[k] = k === 'window' ? w : w[k]; } catch { /* read-only */ }
-}
-globalThis.fetch = w.fetch;
+installBrowser('http://app.example.test/', { resources: 'usable', runScripts: 'dangerously' });
 const { posthog } = await import('posthog-js');
 const timer = setTimeout(() => { console.log(JSON.stringify({ error: 'flags never loaded' })); process.exit(1); }, 15000);
 posthog.init(token, {
