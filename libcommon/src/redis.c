@@ -661,7 +661,7 @@ int cm_redis_command(cm_redis_t *r, cm_redis_cb cb, void *ud, const char *fmt, .
  * of ingest's time (an XADD per event has about twenty arguments). */
 static char *format_argv(int argc, const char **argv, const size_t *argvlen, size_t *out_len)
 {
-    size_t total = 1 + 20 + 2;
+    size_t total = 1 + 20 + 2 + 1; /* + NUL: hiredis strchr()s the command */
     for (int i = 0; i < argc; i++)
         total += 1 + 20 + 2 + (argvlen ? argvlen[i] : strlen(argv[i])) + 2;
     char *cmd = cm_xmalloc(total), *p = cmd;
@@ -681,6 +681,7 @@ static char *format_argv(int argc, const char **argv, const size_t *argvlen, siz
         *p++ = '\r';
         *p++ = '\n';
     }
+    *p = '\0';
     *out_len = (size_t)(p - cmd);
     return cmd;
 }
