@@ -12,11 +12,11 @@
 #include <string.h>
 #include <uv.h>
 
-#include "cm/alloc.h"
 #include "cm/common.h"
 #include "cm/err.h"
 #include "cm/http_ops.h"
 #include "cm/log.h"
+#include "cm/service.h"
 #include "cm/signals.h"
 #include "flags.h"
 
@@ -101,38 +101,18 @@ static int start(void)
 
 int main(int argc, char **argv)
 {
-    char err[256];
-    if (cm_config_load(flg_config_keys, flg_config_nkeys, &ctx.cfg, err, sizeof(err)) != 0) {
-        fprintf(stderr, "flags: configuration: %s\n", err);
-        return 2;
-    }
-    if (argc > 1 && strcmp(argv[1], "--print-config") == 0) {
-        cm_config_print(flg_config_keys, flg_config_nkeys, &ctx.cfg, stdout);
-        cm_config_free(flg_config_keys, flg_config_nkeys, &ctx.cfg);
-        return 0;
-    }
-    cm_log_level_t level = CM_LOG_INFO;
-    if (cm_log_level_parse(ctx.cfg.log_level, &level) != 0) {
-        fprintf(stderr, "flags: configuration: LOG_LEVEL: unknown level\n");
-        return 2;
-    }
-    cm_log_init("flags", level);
-    cm_alloc_tune_for_server();
+    int rc = cm_service_config("flags", argc, argv, flg_config_keys, flg_config_nkeys, &ctx.cfg);
+    if (rc >= 0 || (rc = cm_service_init("flags", ctx.cfg.log_level)) >= 0)
+        return rc;
     ctx.loop = uv_default_loop();
     make_metrics();
     if (start() != 0)
         return 1;
     signals = cm_signals_start(ctx.loop, on_term, NULL);
-    cm_log(CM_LOG_INFO, NULL, "listening on %s:%d", ctx.cfg.host, cm_http_server_port(ctx.http));
-    printf("{\"listening\":%d}\n", cm_http_server_port(ctx.http));
-    fflush(stdout);
-
+    cm_service_announce(ctx.cfg.host, cm_http_server_port(ctx.http));
     uv_run(ctx.loop, UV_RUN_DEFAULT);
-    int rc = uv_loop_close(ctx.loop);
     flg_geoip_close(ctx.geoip);
+    rc = cm_service_finish(ctx.loop, flg_config_keys, flg_config_nkeys, &ctx.cfg);
     cm_metrics_free(ctx.metrics);
-    cm_config_free(flg_config_keys, flg_config_nkeys, &ctx.cfg);
-    if (rc != 0)
-        cm_log(CM_LOG_ERROR, NULL, "loop closed with live handles");
-    return rc == 0 ? 0 : 3;
+    return rc;
 }

@@ -20,6 +20,7 @@
 #include "cm/err.h"
 #include "cm/http_ops.h"
 #include "cm/log.h"
+#include "cm/service.h"
 #include "cm/signals.h"
 #include "ingest.h"
 
@@ -146,38 +147,18 @@ static int start(void)
 
 int main(int argc, char **argv)
 {
-    char err[256];
-    if (cm_config_load(ing_config_keys, ing_config_nkeys, &ctx.cfg, err, sizeof(err)) != 0) {
-        fprintf(stderr, "ingest: configuration: %s\n", err);
-        return 2;
-    }
-    if (argc > 1 && strcmp(argv[1], "--print-config") == 0) {
-        cm_config_print(ing_config_keys, ing_config_nkeys, &ctx.cfg, stdout);
-        cm_config_free(ing_config_keys, ing_config_nkeys, &ctx.cfg);
-        return 0;
-    }
-    cm_log_level_t level = CM_LOG_INFO;
-    if (cm_log_level_parse(ctx.cfg.log_level, &level) != 0) {
-        fprintf(stderr, "ingest: configuration: LOG_LEVEL: unknown level\n");
-        return 2;
-    }
-    cm_log_init("ingest", level);
-    cm_alloc_tune_for_server();
+    int rc = cm_service_config("ingest", argc, argv, ing_config_keys, ing_config_nkeys, &ctx.cfg);
+    if (rc >= 0 || (rc = cm_service_init("ingest", ctx.cfg.log_level)) >= 0)
+        return rc;
     ctx.loop = uv_default_loop();
     make_metrics();
     if (start() != 0)
         return 1;
     signals = cm_signals_start(ctx.loop, on_term, NULL);
-    cm_log(CM_LOG_INFO, NULL, "listening on %s:%d, queue %s", ctx.cfg.host,
-           cm_http_server_port(ctx.http), ctx.cfg.kafka_brokers[0] ? "kafka" : "redis streams");
-    printf("{\"listening\":%d}\n", cm_http_server_port(ctx.http));
-    fflush(stdout);
-
+    cm_log(CM_LOG_INFO, NULL, "queue: %s", cm_queue_backend(ctx.queue));
+    cm_service_announce(ctx.cfg.host, cm_http_server_port(ctx.http));
     uv_run(ctx.loop, UV_RUN_DEFAULT);
-    int rc = uv_loop_close(ctx.loop);
+    rc = cm_service_finish(ctx.loop, ing_config_keys, ing_config_nkeys, &ctx.cfg);
     cm_metrics_free(ctx.metrics);
-    cm_config_free(ing_config_keys, ing_config_nkeys, &ctx.cfg);
-    if (rc != 0)
-        cm_log(CM_LOG_ERROR, NULL, "loop closed with live handles");
-    return rc == 0 ? 0 : 3;
+    return rc;
 }

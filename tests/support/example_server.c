@@ -27,6 +27,7 @@
 #include "cm/http_server.h"
 #include "cm/log.h"
 #include "cm/metrics.h"
+#include "cm/service.h"
 #include "cm/signals.h"
 
 typedef struct {
@@ -147,20 +148,9 @@ static void on_term(void *ud)
 int main(int argc, char **argv)
 {
     config_t cfg = {0};
-    char err[256];
-    if (cm_config_load(CONFIG, CM_ARRAY_LEN(CONFIG), &cfg, err, sizeof(err)) != 0) {
-        fprintf(stderr, "config: %s\n", err);
-        return 2;
-    }
-    if (argc > 1 && strcmp(argv[1], "--print-config") == 0) {
-        cm_config_print(CONFIG, CM_ARRAY_LEN(CONFIG), &cfg, stdout);
-        cm_config_free(CONFIG, CM_ARRAY_LEN(CONFIG), &cfg);
-        return 0;
-    }
-    cm_log_level_t level = CM_LOG_WARN;
-    cm_log_level_parse(cfg.log_level, &level);
-    cm_log_init("example", level);
-    cm_alloc_tune_for_server();
+    int rc = cm_service_config("example", argc, argv, CONFIG, CM_ARRAY_LEN(CONFIG), &cfg);
+    if (rc >= 0 || (rc = cm_service_init("example", cfg.log_level)) >= 0)
+        return rc;
 
     loop = uv_default_loop();
     cm_metrics_t *metrics = cm_metrics_new();
@@ -184,12 +174,9 @@ int main(int argc, char **argv)
     if (cm_http_server_listen(server, cfg.host, (int)cfg.port) != 0)
         return 1;
     signals = cm_signals_start(loop, on_term, NULL);
-    printf("{\"listening\":%d}\n", cm_http_server_port(server));
-    fflush(stdout);
-
+    cm_service_announce(cfg.host, cm_http_server_port(server));
     uv_run(loop, UV_RUN_DEFAULT);
-    int rc = uv_loop_close(loop);
+    rc = cm_service_finish(loop, CONFIG, CM_ARRAY_LEN(CONFIG), &cfg);
     cm_metrics_free(metrics);
-    cm_config_free(CONFIG, CM_ARRAY_LEN(CONFIG), &cfg);
-    return rc == 0 ? 0 : 3;
+    return rc;
 }
