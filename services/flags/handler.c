@@ -190,6 +190,28 @@ static void write_envelope_end(flags_req_t *f, cm_json_writer_t *w, bool quota_l
     cm_json_end_object(w);
 }
 
+/* "In no static cohort": one parsed [] for the life of the process. */
+static cm_json_t empty_list(void)
+{
+    static cm_json_doc_t doc = CM_JSON_DOC_INIT;
+    if (doc.n == 0)
+        cm_json_parse_into(&doc, "[]", 2, NULL, NULL);
+    return cm_json_root(&doc);
+}
+
+/* key = prefix + project id + (":" + part)...; plain appends on this hot path. */
+static void redis_key(cm_buf_t *key, const char *prefix, const char *pid, const cm_slice_t *parts,
+                      size_t nparts)
+{
+    cm_buf_reset(key);
+    cm_buf_append_cstr(key, prefix);
+    cm_buf_append_cstr(key, pid);
+    for (size_t i = 0; i < nparts; i++) {
+        cm_buf_putc(key, ':');
+        cm_buf_append_slice(key, parts[i]);
+    }
+}
+
 static void evaluate_and_respond(flags_req_t *f)
 {
     cm_json_doc_t *person_doc, *props_doc = NULL, *groups_doc = NULL;
@@ -218,12 +240,8 @@ static void evaluate_and_respond(flags_req_t *f)
         .now_us = cm_now_us(),
         .tz = NULL,
     };
-    static const char empty_list[] = "[]";
-    cm_json_doc_t *empty_doc = NULL;
-    if (!f->person_failed && !cm_json_exists(statics)) {
-        cm_json_parse(empty_list, 2, NULL, &empty_doc, NULL);
-        ctx.static_cohorts = cm_json_root(empty_doc);
-    }
+    if (!f->person_failed && !cm_json_exists(statics))
+        ctx.static_cohorts = empty_list();
     flg_eval_t ev = {0};
     if (f->project)
         flg_evaluate(f->project->snap, &ctx, &ev);
@@ -244,7 +262,6 @@ static void evaluate_and_respond(flags_req_t *f)
 
     if (f->project)
         flg_eval_free(&ev);
-    cm_json_doc_free(empty_doc);
     cm_json_doc_free(person_doc);
     cm_json_doc_free(props_doc);
     cm_json_doc_free(groups_doc);
@@ -305,7 +322,8 @@ static void fetch_stored(flags_req_t *f)
     cm_json_t groups = member(f->body, "groups", "$groups");
     cm_buf_t key = CM_BUF_INIT;
     f->pending = 1; /* held until every command is issued */
-    cm_buf_appendf(&key, "persons:%s:%.*s", pid, (int)f->distinct_id.len, f->distinct_id.p);
+    cm_slice_t person_parts[] = {cm_buf_slice(&f->distinct_id)};
+    redis_key(&key, "persons:", pid, person_parts, 1);
     f->pending++;
     cm_redis_command(f->ctx->redis, on_person, f, "GET %b", key.p, key.len);
     cm_json_iter_t it = cm_json_iter(groups);
@@ -323,9 +341,8 @@ static void fetch_stored(flags_req_t *f)
         group_ref_t *g = cm_xcalloc(1, sizeof(*g));
         g->f = f;
         g->i = i;
-        cm_buf_reset(&key);
-        cm_buf_appendf(&key, "groups:%s:%.*s:%.*s", pid, (int)f->group_type[i].len,
-                       f->group_type[i].p, (int)gkey.len, gkey.p);
+        cm_slice_t group_parts[] = {f->group_type[i], gkey};
+        redis_key(&key, "groups:", pid, group_parts, 2);
         f->pending++;
         cm_redis_command(f->ctx->redis, on_group, g, "GET %b", key.p, key.len);
     }
