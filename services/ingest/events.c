@@ -227,8 +227,14 @@ static int64_t compute_timestamp(const build_t *b, cm_json_t ev, cm_json_t props
                       cm_json_raw(cm_json_get(props, "$ignore_sent_at")).p[0] == 't';
         ts = (b->sent_at_us != 0 && !ignore) ? now + (t - b->sent_at_us) : t;
     }
-    if (cm_json_as_int64(cm_json_get(ev, "offset"), &offset) == 0)
-        ts = now - offset * 1000;
+    if (cm_json_as_int64(cm_json_get(ev, "offset"), &offset) == 0) {
+        /* An offset so large the arithmetic overflows gets what the checks
+         * below give its side: far future -> now, far past -> 0. */
+        int64_t off_us;
+        if (__builtin_mul_overflow(offset, (int64_t)1000, &off_us) ||
+            __builtin_sub_overflow(now, off_us, &ts))
+            return offset < 0 ? now : 0;
+    }
     if (ts > now + ING_FUTURE_CLAMP_US)
         ts = now;
     /* Outside years 0000-9999 there is no ISO-8601 text for it. */

@@ -112,6 +112,13 @@ static void test_offset_and_future_clamp(void **state)
     assert_string_equal(msg_str(&b, 1, "timestamp"), "2026-11-21T12:00:00.000Z"); /* 36 h ahead */
     assert_string_equal(msg_str(&b, 2, "timestamp"), "2026-11-22T10:00:00.000Z"); /* 22 h: kept */
     ing_batch_free(&b);
+    /* Offsets whose arithmetic overflows int64 (found by fuzz_capture). */
+    assert_int_equal(build("[{\"token\":\"t\",\"event\":\"a\",\"distinct_id\":\"d\",\"offset\":2444440000007527266},"
+                           "{\"token\":\"t\",\"event\":\"b\",\"distinct_id\":\"d\",\"offset\":-9223372036854775807}]",
+                           req(), &b, &e), 0);
+    assert_string_equal(msg_str(&b, 0, "timestamp"), "1970-01-01T00:00:00.000Z");
+    assert_string_equal(msg_str(&b, 1, "timestamp"), "2026-11-21T12:00:00.000Z");
+    ing_batch_free(&b);
 }
 
 static void test_distinct_id_forms(void **state)
