@@ -3,8 +3,8 @@
  *
  * Design
  * ------
- * One hiredis async context at a time, driven by hiredis's libuv adapter,
- * plus two timers of our own, because hiredis 0.14 has neither a connect
+ * One hiredis async context at a time, driven by our libuv adapter
+ * (redis_uv.c: one write per loop iteration), plus two timers of our own, because hiredis 0.14 has neither a connect
  * timeout nor a command timeout:
  *   conn_timer  IDLE: waits out the backoff; connecting: the deadline of
  *               resolve + connect + handshake (AUTH, SELECT, PING) and, for
@@ -44,7 +44,8 @@
  *   - when we free the context ourselves we first set r->ac = NULL, which is
  *     how its late callbacks (onDisconnect, handshake replies) know they
  *     belong to a context that is gone.
- *   - the libuv adapter drops poll errors: see on_poll().
+ *   - hiredis's own libuv adapter drops poll errors; ours does not
+ *     (redis_uv.c).
  * The client memory is freed only from the close callbacks of our timers,
  * which the loop runs after any deferred context free has completed.
  */
@@ -59,12 +60,12 @@
 #include <strings.h>
 
 #include <async.h>
-#include <adapters/libuv.h>
 
 #include "cm/alloc.h"
 #include "cm/common.h"
 #include "cm/err.h"
 #include "cm/log.h"
+#include "redis_uv.h"
 
 const char cm_redis_err_not_connected[] = "not connected";
 const char cm_redis_err_connection_lost[] = "connection lost";
@@ -353,34 +354,6 @@ static void on_hiredis_disconnect(const redisAsyncContext *c, int status)
     conn_lost(r, c->c.errstr[0] ? c->c.errstr : "connection closed");
 }
 
-/* hiredis 0.14's libuv adapter ignores a poll callback whose status is an
- * error, and that is exactly how libuv reports POLLERR: a refused connect, a
- * reset connection, a failed keepalive. The context would then hang until a
- * timer noticed. So we keep the adapter's state and cleanup but route the
- * polling through on_poll, which turns an error into a read: hiredis then
- * meets the socket error itself (SO_ERROR while connecting, read() after)
- * and tears the context down through its usual callbacks. */
-static void on_poll(uv_poll_t *h, int status, int events)
-{
-    redisLibuvPoll(h, 0, status < 0 ? UV_READABLE : events);
-}
-
-static void poll_set(void *privdata, int add, int del)
-{
-    redisLibuvEvents *p = privdata;
-
-    p->events = (p->events | add) & ~del;
-    if (p->events != 0)
-        uv_poll_start(&p->handle, p->events, on_poll);
-    else
-        uv_poll_stop(&p->handle);
-}
-
-static void poll_add_read(void *p) { poll_set(p, UV_READABLE, 0); }
-static void poll_del_read(void *p) { poll_set(p, 0, UV_READABLE); }
-static void poll_add_write(void *p) { poll_set(p, UV_WRITABLE, 0); }
-static void poll_del_write(void *p) { poll_set(p, 0, UV_WRITABLE); }
-
 static void conn_open(cm_redis_t *r, const char *ip)
 {
     redisAsyncContext *ac = redisAsyncConnect(ip, r->port);
@@ -394,15 +367,11 @@ static void conn_open(cm_redis_t *r, const char *ip)
         return;
     }
     ac->data = r;
-    if (redisLibuvAttach(ac, r->loop) != REDIS_OK) {
+    if (cm__redis_uv_attach(ac, r->loop) != REDIS_OK) {
         redisAsyncFree(ac);
         conn_lost(r, "cannot poll the socket");
         return;
     }
-    ac->ev.addRead = poll_add_read;
-    ac->ev.delRead = poll_del_read;
-    ac->ev.addWrite = poll_add_write;
-    ac->ev.delWrite = poll_del_write;
     r->ac = ac;
     r->state = ST_CONNECTING;
     /* Order matters: setting the connect callback is what asks the (already

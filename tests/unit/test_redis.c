@@ -536,6 +536,66 @@ static void test_set_get(void **state)
     finish_loop();
 }
 
+/* ---- large commands: more than the kernel takes in one write ---- */
+
+typedef struct {
+    cm_redis_t *r;
+    result_t res;
+} timed_cmd_t;
+
+static void on_timer_issue(uv_timer_t *t)
+{
+    /* A command issued from a timer callback, not from I/O: it must still
+     * be written before the loop blocks again. */
+    timed_cmd_t *tc = t->data;
+    cm_redis_command(tc->r, on_result, &tc->res, "STRLEN %s", "cm:test:big0");
+}
+
+static void test_large_commands(void **state)
+{
+    (void)state;
+    cm_redis_opts_t o = base_opts(NULL);
+    cm_redis_t *r = connected_client(&o);
+    enum { N = 3, SIZE = 6 << 20 };
+    char *big = malloc(SIZE);
+    assert_non_null(big);
+    result_t set[N] = {{0}}, len[N] = {{0}};
+    for (int i = 0; i < N; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "cm:test:big%d", i);
+        for (size_t k = 0; k < SIZE; k++)
+            big[k] = (char)('a' + (k * 7 + (size_t)i) % 26);
+        const char *argv[] = {"SET", key, big};
+        const size_t argvlen[] = {3, strlen(key), SIZE};
+        assert_int_equal(cm_redis_command_argv(r, on_result, &set[i], 3, argv, argvlen), CM_OK);
+        const char *largv[] = {"GETRANGE", key, "-4", "-1"};
+        assert_int_equal(cm_redis_command_argv(r, on_result, &len[i], 4, largv, NULL), CM_OK);
+    }
+    RUN_UNTIL(len[N - 1].calls == 1, 10000);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(set[i].calls, 1);
+        assert_string_equal(set[i].str, "OK");
+        assert_int_equal(len[i].calls, 1);
+        assert_int_equal(len[i].len, 4);
+        for (size_t k = 0; k < 4; k++)
+            assert_int_equal(len[i].str[k], 'a' + ((SIZE - 4 + k) * 7 + (size_t)i) % 26);
+    }
+    free(big);
+
+    timed_cmd_t later = {.r = r};
+    uv_timer_t t;
+    uv_timer_init(&loop, &t);
+    t.data = &later;
+    uv_timer_start(&t, on_timer_issue, 20, 0);
+    RUN_UNTIL(later.res.calls == 1, 3000);
+    assert_int_equal(later.res.calls, 1);
+    assert_int_equal(later.res.type, REDIS_REPLY_INTEGER);
+    assert_int_equal(later.res.integer, SIZE);
+    uv_close((uv_handle_t *)&t, NULL);
+    close_client(r);
+    finish_loop();
+}
+
 /* ---- pipelining ---- */
 
 #define NPIPE 1000
@@ -1036,6 +1096,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_url_parse),
         T(test_set_get),
+        T(test_large_commands),
         T(test_pipeline_1000_incr),
         T(test_error_reply),
         T(test_fail_fast_when_disconnected),
