@@ -1,11 +1,12 @@
 /*
  * http_response.c - writing responses, request accessors and metrics.
  *
- * A response is one uv_write of two buffers: the head (status line, Date,
- * Content-Type, Content-Length, Connection, CORS and the handler's headers)
- * and the body. Both live in a write request freed by the write callback,
- * so the request object itself can be released as soon as the response is
- * queued.
+ * A response is two buffers: the head (status line, Date, Content-Type,
+ * Content-Length, Connection, CORS and the handler's headers) and the body.
+ * They are written at once when the socket takes them (write_now); what it
+ * does not take goes to one uv_write, both buffers then living in a write
+ * request freed by the write callback. Either way the request object itself
+ * is released as soon as the response is queued.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,6 +249,38 @@ void cm__req_record(cm_http_req_t *req, const cm__route_t *route, int status)
     }
 }
 
+/*
+ * Writes what the socket takes right now, when nothing is queued before it.
+ * Returns 1 when all of it was written, 0 when bufs/nbufs now describe the
+ * rest (to hand to uv_write), -1 when the socket failed.
+ *
+ * Why: a uv_write() that completes at once still goes through a write
+ * callback on the next loop iteration, and libuv then re-registers the
+ * socket with epoll (one epoll_ctl per response). Most responses fit in the
+ * socket buffer, so the common case is one writev() and nothing else.
+ */
+static int write_now(cm__conn_t *c, uv_buf_t *bufs, int *nbufs)
+{
+    size_t total = bufs[0].len + (*nbufs > 1 ? bufs[1].len : 0);
+    int n = uv_try_write((uv_stream_t *)&c->tcp, bufs, (unsigned)*nbufs);
+    if (n == UV_EAGAIN)
+        return 0;
+    if (n < 0)
+        return -1;
+    if ((size_t)n == total)
+        return 1;
+    size_t done = (size_t)n;
+    if (done >= bufs[0].len) {
+        done -= bufs[0].len;
+        bufs[0] = uv_buf_init(bufs[1].base + done, (unsigned)(bufs[1].len - done));
+        *nbufs = 1;
+    } else {
+        bufs[0].base += done;
+        bufs[0].len -= done;
+    }
+    return 0;
+}
+
 /* Queues the response, then releases the request. Takes over body's bytes. */
 static void respond(cm_http_req_t *req, int status, const char *ctype, cm_buf_t *body)
 {
@@ -304,7 +337,17 @@ static void respond(cm_http_req_t *req, int status, const char *ctype, cm_buf_t 
                         uv_buf_init(wr->body.p, (unsigned)wr->body.len)};
     int nbufs = wr->body.len ? 2 : 1;
     bool was_handling = c->handling == req;
-    if (uv_write(&wr->w, (uv_stream_t *)&c->tcp, bufs, nbufs, write_cb) != 0) {
+    int sent = write_now(c, bufs, &nbufs);
+    if (sent == 1) { /* all of it is in the kernel already */
+        cm_buf_free(&wr->head);
+        cm_buf_free(&wr->body);
+        free(wr);
+        if (was_handling)
+            cm__req_free(req);
+        cm__conn_response_queued(c, close_after);
+        return;
+    }
+    if (sent < 0 || uv_write(&wr->w, (uv_stream_t *)&c->tcp, bufs, nbufs, write_cb) != 0) {
         cm_buf_free(&wr->head);
         cm_buf_free(&wr->body);
         free(wr);
