@@ -30,7 +30,7 @@
 
 #include "cm/timefmt.h"
 
-#define POOL_SIZE 512
+#define POOL_SIZE 4096 /* one getrandom() per few hundred UUIDs */
 #define V7_MAX_MS ((int64_t)0xffffffffffff) /* 48 bits */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
