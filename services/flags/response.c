@@ -36,9 +36,10 @@ static void append_flag_v2(cm_buf_t *obj, const flg_flag_t *f, const flg_result_
     cm_buf_append_cstr(obj, ",\"reason\":{\"code\":\"");
     cm_buf_append_cstr(obj, flg_reason_code(r->reason));
     cm_buf_append_cstr(obj, "\",\"condition_index\":");
-    if (r->condition_index >= 0)
-        cm_buf_appendf(obj, "%d", (int)r->condition_index);
-    else
+    if (r->condition_index >= 0) {
+        char num[24];
+        cm_buf_append(obj, num, cm_fmt_int64(num, r->condition_index));
+    } else
         cm_buf_append_cstr(obj, "null");
     cm_buf_append_cstr(obj, ",\"description\":");
     cm_json_quote(obj, cm_slice_from_cstr(flg_reason_description(r, buf)));

@@ -3,6 +3,7 @@
 
 #include <mbedtls/sha256.h>
 #include <mbedtls/version.h>
+#include <nettle/sha1.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,6 @@
 #include "cm/err.h"
 #include "cm/log.h"
 #include "cm/strset.h"
-#include "sha1.h"
 
 /* The reply of one full read, collected before anything is swapped. */
 typedef struct {
@@ -81,11 +81,14 @@ static flg_project_t *project_new(flg_store_t *s, cm_slice_t id, cm_slice_t raw)
     p->raw_len = raw.len;
     p->snap = snap;
     p->refs = 1;
-    uint8_t h[FLG_SHA1_LEN];
-    flg_sha1(raw.p, raw.len, h);
+    uint8_t h[SHA1_DIGEST_SIZE];
+    struct sha1_ctx c;
+    sha1_init(&c);
+    sha1_update(&c, raw.len, (const uint8_t *)raw.p);
+    sha1_digest(&c, sizeof(h), h);
     char *e = p->etag;
     *e++ = '"';
-    for (size_t i = 0; i < FLG_SHA1_LEN; i++)
+    for (size_t i = 0; i < SHA1_DIGEST_SIZE; i++)
         e += sprintf(e, "%02x", h[i]);
     *e++ = '"';
     *e = '\0';

@@ -54,8 +54,15 @@ static inline void cm_buf_append(cm_buf_t *b, const void *p, size_t n)
     memcpy(b->p + b->len, p, n);
     b->len += n;
 }
-void cm_buf_append_cstr(cm_buf_t *b, const char *s);
-void cm_buf_append_slice(cm_buf_t *b, cm_slice_t s);
+/* Inline so that the length of a literal is known at compile time. */
+static inline void cm_buf_append_cstr(cm_buf_t *b, const char *s)
+{
+    cm_buf_append(b, s, strlen(s));
+}
+static inline void cm_buf_append_slice(cm_buf_t *b, cm_slice_t s)
+{
+    cm_buf_append(b, s.p, s.len);
+}
 static inline void cm_buf_putc(cm_buf_t *b, char c)
 {
     if (b->len + 2 > b->cap)

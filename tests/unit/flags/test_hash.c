@@ -1,7 +1,6 @@
 /*
- * test_hash.c - SHA-1 (FIPS 180-4 vectors, incremental feeding) and the
- * bucketing hash against the golden values PostHog's own test suites use
- * (docs/flags.md, "hashing").
+ * test_hash.c - the bucketing hash against the golden values PostHog's own
+ * test suites use (docs/flags.md, "hashing"). SHA-1 itself is nettle's.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,68 +12,6 @@
 #include <string.h>
 
 #include "../../../services/flags/hash.h"
-#include "../../../services/flags/sha1.h"
-
-static void hex(const uint8_t d[FLG_SHA1_LEN], char out[41])
-{
-    for (int i = 0; i < FLG_SHA1_LEN; i++)
-        snprintf(out + 2 * i, 3, "%02x", d[i]);
-}
-
-static void check_sha1(const char *msg, size_t len, const char *want)
-{
-    uint8_t d[FLG_SHA1_LEN];
-    char got[41];
-    flg_sha1(msg, len, d);
-    hex(d, got);
-    assert_string_equal(got, want);
-
-    /* The same bytes fed in every split position give the same digest. */
-    for (size_t cut = 0; cut <= len && len < 200; cut++) {
-        flg_sha1_t c;
-        flg_sha1_init(&c);
-        flg_sha1_update(&c, msg, cut);
-        flg_sha1_update(&c, msg + cut, len - cut);
-        flg_sha1_final(&c, d);
-        hex(d, got);
-        assert_string_equal(got, want);
-    }
-}
-
-static void test_sha1_vectors(void **state)
-{
-    (void)state;
-    check_sha1("", 0, "da39a3ee5e6b4b0d3255bfef95601890afd80709");
-    check_sha1("abc", 3, "a9993e364706816aba3e25717850c26c9cd0d89d");
-    const char *m448 = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-    check_sha1(m448, strlen(m448), "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
-    const char *m896 = "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmn"
-                       "hijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu";
-    check_sha1(m896, strlen(m896), "a49b2446a02c645bf419f995b67091253a04a259");
-    /* Lengths around the padding boundary (55, 56, 63, 64 bytes). */
-    char buf[130];
-    memset(buf, 'a', sizeof buf);
-    check_sha1(buf, 55, "c1c8bbdc22796e28c0e15163d20899b65621d65a");
-    check_sha1(buf, 56, "c2db330f6083854c99d4b5bfb6e8f29f201be699");
-    check_sha1(buf, 64, "0098ba824b5c16427bd7a1122a5a442a25ec644d");
-}
-
-static void test_sha1_million_a(void **state)
-{
-    (void)state;
-    char *m = malloc(1000000);
-    memset(m, 'a', 1000000);
-    flg_sha1_t c;
-    uint8_t d[FLG_SHA1_LEN];
-    char got[41];
-    flg_sha1_init(&c);
-    for (size_t off = 0; off < 1000000; off += 777) /* odd chunks cross every block edge */
-        flg_sha1_update(&c, m + off, off + 777 > 1000000 ? 1000000 - off : 777);
-    flg_sha1_final(&c, d);
-    hex(d, got);
-    assert_string_equal(got, "34aa973cd4c4daa4f61eeb2bdbad27316534016f");
-    free(m);
-}
 
 #define S(x) cm_slice_from_cstr(x)
 
@@ -152,7 +89,6 @@ static void test_rollout_edges(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sha1_vectors),         cmocka_unit_test(test_sha1_million_a),
         cmocka_unit_test(test_holdout_vectors),      cmocka_unit_test(test_rollout_vectors),
         cmocka_unit_test(test_simple_flag_first_20), cmocka_unit_test(test_rollout_edges),
     };
