@@ -53,23 +53,31 @@ static void append_flag_v2(cm_buf_t *obj, const flg_flag_t *f, const flg_result_
 
 void flg_write_v2(cm_json_writer_t *w, const flg_eval_t *e)
 {
-    cm_buf_t obj = CM_BUF_INIT;
     bool first = true;
     cm_json_key(w, "errorsWhileComputingFlags");
     cm_json_boolean(w, e->errors);
     cm_json_key(w, "flags");
-    cm_buf_putc(&obj, '{');
+    /* The entries go straight into the writer's buffer, between the braces
+     * of an object the writer sees as empty: one pass, no copy. Room for
+     * all of them is made first (the constant parts plus the per-request
+     * values), so the buffer grows once. */
+    cm_json_begin_object(w);
+    size_t need = 0;
+    for (uint32_t i = 0; i < e->n; i++) {
+        const flg_flag_t *f = flg_snapshot_flag(e->snap, i);
+        need += f->v2_head.len + f->v2_meta.len + f->v2_tail.len + 192;
+    }
+    cm_buf_t *obj = w->out;
+    cm_buf_reserve(obj, need);
     for (uint32_t i = 0; i < e->n; i++) {
         if (e->results[i].state != FLG_RES_OK)
             continue;
         if (!first)
-            cm_buf_putc(&obj, ',');
+            cm_buf_putc(obj, ',');
         first = false;
-        append_flag_v2(&obj, flg_snapshot_flag(e->snap, i), &e->results[i]);
+        append_flag_v2(obj, flg_snapshot_flag(e->snap, i), &e->results[i]);
     }
-    cm_buf_putc(&obj, '}');
-    cm_json_raw_value(w, cm_buf_slice(&obj));
-    cm_buf_free(&obj);
+    cm_json_end_object(w);
 }
 
 void flg_write_legacy(cm_json_writer_t *w, const flg_eval_t *e)
