@@ -653,6 +653,43 @@ static void test_kafka_refusals(void **state)
     assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+static bool all_done(void *arg)
+{
+    const batch_t *b = arg;
+    return b->done == b->n;
+}
+
+/* librdkafka's own local queue full: produce still returns 0 (messages are
+ * handed over at the end of the loop iteration) and the refusal reaches
+ * the callback, later, as CM_EAGAIN; the others are delivered. */
+static void test_kafka_local_queue_full(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    cm_queue_kafka_opts_t o = {.brokers = bootstrap, .queue_buffering_max_kbytes = 1};
+    cm_queue_t *q = NULL;
+    assert_int_equal(cm_queue_kafka_new(&loop, &o, &q), 0);
+    assert_true(run_until(&loop, is_ready, q, 10000));
+    static batch_t b;
+    produce_n(q, &b, "full", 200);
+    assert_int_equal(b.done, 0);
+    assert_true(run_until(&loop, all_done, &b, 10000));
+    int full = 0, ok = 0;
+    for (int i = 0; i < b.n; i++) {
+        assert_int_equal(b.recs[i].calls, 1);
+        assert_false(b.recs[i].sync);
+        if (b.recs[i].status == CM_EAGAIN)
+            full++;
+        else if (b.recs[i].status == 0)
+            ok++;
+    }
+    assert_true(full > 0);
+    assert_true(ok > 0);
+    assert_int_equal(full + ok, b.n);
+    close_queue_and_loop(&loop, q, 1000);
+}
+
 static void test_kafka_broker_down(void **state)
 {
     (void)state;
@@ -965,6 +1002,7 @@ int main(void)
         cmocka_unit_test(test_kafka_roundtrip),
         cmocka_unit_test(test_kafka_first_message),
         cmocka_unit_test(test_kafka_refusals),
+        cmocka_unit_test(test_kafka_local_queue_full),
         cmocka_unit_test(test_kafka_broker_down),
         cmocka_unit_test(test_kafka_close_outstanding),
         cmocka_unit_test(test_redis_roundtrip),

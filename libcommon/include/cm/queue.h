@@ -15,15 +15,18 @@
  *     on the loop thread, and NEVER from inside cm_queue_produce() itself
  *     (callers finish their own bookkeeping after producing);
  *   - or it returns a negative code and the callback never runs:
- *       CM_EAGAIN   the queue cannot take it now (closing, local buffer full,
- *                   Redis not connected): answer 503;
+ *       CM_EAGAIN   the queue cannot take it now (closing, Redis not
+ *                   connected, too many Redis commands in flight): answer 503;
  *       CM_ETOOBIG  the message is larger than the configured limit;
  *       CM_EINVAL   bad arguments (no topic, NULL callback...).
  *   - status in the callback is 0 (acknowledged by the broker / server) or:
  *       CM_ETIMEDOUT  no acknowledgement in time (message.timeout.ms, the
  *                     Redis command timeout, or cm_queue_close()'s timeout);
  *                     the message MAY still have been stored;
- *       CM_ETOOBIG    the broker refused it as too large;
+ *       CM_ETOOBIG    the broker (or librdkafka) refused it as too large;
+ *       CM_EAGAIN     Kafka: librdkafka's local buffer was full (messages
+ *                     are handed to it at the end of the loop iteration,
+ *                     so this refusal arrives here, not as a return value);
  *       CM_EIO        anything else (error reply, connection lost...).
  *     err is a short static text (or NULL on success); copy it to keep it.
  * Delivery is at-least-once: consumers deduplicate (by event uuid).
