@@ -32,7 +32,6 @@
 #include "../../services/flags/regex.c"
 #include "../../services/flags/response.c"
 #include "../../services/flags/semver.c"
-#include "../../services/flags/sha1.c"
 #include "../../services/flags/text.c"
 
 #define CHECK(cond)                                                                        \
