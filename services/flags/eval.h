@@ -98,7 +98,9 @@ void flg_eval_free(flg_eval_t *e);
 
 /* "condition_match", ... */
 const char *flg_reason_code(flg_reason_t r);
-/* The server's description, e.g. "Matched condition set 2"; uses buf when needed. */
+/* The server's description, e.g. "Matched condition set 2"; uses buf when
+ * needed. Plain ASCII without quotes or backslashes: the v2 writer puts it
+ * into JSON unescaped. */
 const char *flg_reason_description(const flg_result_t *r, char buf[48]);
 
 #endif

@@ -42,7 +42,10 @@ static void append_flag_v2(cm_buf_t *obj, const flg_flag_t *f, const flg_result_
     } else
         cm_buf_append_cstr(obj, "null");
     cm_buf_append_cstr(obj, ",\"description\":");
-    cm_json_quote(obj, cm_slice_from_cstr(flg_reason_description(r, buf)));
+    /* Our own fixed texts: nothing in them needs escaping. */
+    cm_buf_putc(obj, '"');
+    cm_buf_append_cstr(obj, flg_reason_description(r, buf));
+    cm_buf_putc(obj, '"');
     cm_buf_putc(obj, '}');
     cm_buf_append_slice(obj, f->v2_meta);
     cm_json_writer_t pw; /* the payload is one value of its own */

@@ -259,6 +259,8 @@ static void test_descriptions(void **state)
     char buf[48];
     flg_result_t r = {.reason = FLG_REASON_CONDITION_MATCH, .condition_index = 1};
     assert_string_equal(flg_reason_description(&r, buf), "Matched condition set 2");
+    r.condition_index = INT32_MAX; /* the widest number fits the buffer */
+    assert_string_equal(flg_reason_description(&r, buf), "Matched condition set 2147483648");
     r.reason = FLG_REASON_NO_CONDITION_MATCH;
     assert_string_equal(flg_reason_description(&r, buf), "No matching condition set");
     r.groups_skipped = true;
