@@ -27,6 +27,7 @@
 #include "cm/err.h"
 #include "jsconv.h"
 #include "props.h"
+#include "response.h"
 
 typedef struct {
     cm_slice_t id;
@@ -523,6 +524,30 @@ static void prerender(loader_t *L, flg_flag_t *f)
     cm_buf_free(&b);
 }
 
+/* See flg_flag_t.payload_v2 (after the filters, which hold the payloads). */
+static bool render_payloads(loader_t *L, flg_flag_t *f)
+{
+    if (cm_json_type(f->payloads) != CM_JSON_OBJECT || cm_json_len(f->payloads) == 0)
+        return true;
+    cm_buf_t b = CM_BUF_INIT;
+    f->payload_v2 =
+        flg_arena_alloc(&L->s->arena, cm_json_len(f->payloads) * sizeof(*f->payload_v2));
+    cm_json_iter_t it = cm_json_iter(f->payloads);
+    cm_json_t k, v;
+    while (cm_json_next(&it, &k, &v)) {
+        if (cm_json_is_null(v))
+            continue; /* evaluation treats it as no payload */
+        cm_buf_reset(&b);
+        cm_json_writer_t w;
+        cm_json_writer_init(&w, &b);
+        flg_write_payload(&w, v);
+        f->payload_v2[f->npayload_v2++] =
+            (flg_rendered_t){cm_json_raw(v).p, flg_arena_dup(&L->s->arena, cm_buf_slice(&b))};
+    }
+    cm_buf_free(&b);
+    return true;
+}
+
 static bool parse_flag_fields(loader_t *L, cm_json_t j, flg_flag_t *f)
 {
     if (cm_json_type(j) != CM_JSON_OBJECT)
@@ -546,7 +571,7 @@ static bool parse_flag_fields(loader_t *L, cm_json_t j, flg_flag_t *f)
         return fail(L, "bucketing_identifier is not a string");
     f->device_bucketing = cm_json_str_eq(bucketing, CM_SLICE_LIT("device_id"));
     return parse_runtime_and_contexts(L, j, f) &&
-           parse_filters_object(L, cm_json_get(j, "filters"), f);
+           parse_filters_object(L, cm_json_get(j, "filters"), f) && render_payloads(L, f);
 }
 
 static void parse_flags(loader_t *L, cm_json_t arr)

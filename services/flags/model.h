@@ -173,6 +173,11 @@ typedef struct {
 
 typedef enum { FLG_RT_ALL, FLG_RT_CLIENT, FLG_RT_SERVER } flg_flag_runtime_t;
 
+typedef struct flg_rendered {
+    const char *raw; /* cm_json_raw(value).p of the payload value */
+    cm_slice_t text;
+} flg_rendered_t;
+
 typedef struct flg_flag {
     cm_slice_t key;
     int64_t id;
@@ -183,6 +188,10 @@ typedef struct flg_flag {
      *   v2_meta  ,"metadata":{"id":N,"version":N,"description":null,"payload":
      *   v2_tail  ,"has_experiment":B}}                                        */
     cm_slice_t v2_head, v2_meta, v2_tail;
+    /* Each stored payload as the v2 writer prints it (a JSON string or
+     * null), keyed by where the value sits in the snapshot's document. */
+    struct flg_rendered *payload_v2;
+    uint32_t npayload_v2;
     const char *invalid; /* why the definition cannot be used; NULL if fine */
     bool active;
     bool deleted;

@@ -5,7 +5,7 @@
 
 #include "cm/buf.h"
 
-static void write_payload(cm_json_writer_t *w, cm_json_t payload)
+void flg_write_payload(cm_json_writer_t *w, cm_json_t payload)
 {
     if (!cm_json_exists(payload)) {
         cm_json_null(w);
@@ -19,6 +19,25 @@ static void write_payload(cm_json_writer_t *w, cm_json_t payload)
         cm_json_str_s(w, cm_buf_slice(&text));
         cm_buf_free(&text);
     }
+}
+
+/* The payload as rendered at load; written afresh only if it is missing. */
+static void append_payload(cm_buf_t *obj, const flg_flag_t *f, cm_json_t payload)
+{
+    if (!cm_json_exists(payload)) {
+        cm_buf_append(obj, "null", 4);
+        return;
+    }
+    const char *raw = cm_json_raw(payload).p;
+    for (uint32_t i = 0; i < f->npayload_v2; i++) {
+        if (f->payload_v2[i].raw == raw) {
+            cm_buf_append_slice(obj, f->payload_v2[i].text);
+            return;
+        }
+    }
+    cm_json_writer_t pw; /* the payload is one value of its own */
+    cm_json_writer_init(&pw, obj);
+    flg_write_payload(&pw, payload);
 }
 
 /* One entry of the v2 `flags` object, appended raw to obj: the flag's
@@ -48,9 +67,7 @@ static void append_flag_v2(cm_buf_t *obj, const flg_flag_t *f, const flg_result_
     cm_buf_putc(obj, '"');
     cm_buf_putc(obj, '}');
     cm_buf_append_slice(obj, f->v2_meta);
-    cm_json_writer_t pw; /* the payload is one value of its own */
-    cm_json_writer_init(&pw, obj);
-    write_payload(&pw, r->payload);
+    append_payload(obj, f, r->payload);
     cm_buf_append_slice(obj, f->v2_tail);
 }
 
@@ -107,7 +124,7 @@ void flg_write_legacy(cm_json_writer_t *w, const flg_eval_t *e)
         if (r->state != FLG_RES_OK || !cm_json_exists(r->payload))
             continue;
         cm_json_key_s(w, flg_snapshot_flag(e->snap, i)->key);
-        write_payload(w, r->payload);
+        flg_write_payload(w, r->payload);
     }
     cm_json_end_object(w);
 }

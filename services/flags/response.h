@@ -20,6 +20,9 @@
 #include "eval.h"
 
 void flg_write_v2(cm_json_writer_t *w, const flg_eval_t *e);
+/* One payload as both writers print it: the stored JSON string, or any
+ * other stored value encoded as a string. defs.c renders them once at load. */
+void flg_write_payload(cm_json_writer_t *w, cm_json_t payload);
 void flg_write_legacy(cm_json_writer_t *w, const flg_eval_t *e);
 
 #endif
