@@ -292,6 +292,8 @@ static void conn_pump(cm__conn_t *c)
             conn_dispatch(c);
     }
     c->in_pump = false;
+    if (c->stash.len == 0 && c->stash.cap > READ_BUF_SIZE)
+        cm_buf_free(&c->stash); /* a burst of read-ahead is not kept for the connection's life */
     conn_update(c);
 }
 
@@ -300,11 +302,16 @@ static void conn_pump(cm__conn_t *c)
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     /* Parsing is synchronous in read_cb and leftovers are copied to the
-     * stash, so one buffer serves every connection of the process. */
+     * stash, so one buffer serves every connection of the process. While a
+     * handler holds the request, only what still fits under STASH_MAX is
+     * read (reading stops before the stash is full, so that is never 0). */
     static char shared[READ_BUF_SIZE];
-    CM_UNUSED(h);
+    const cm__conn_t *c = h->data;
+    size_t room = sizeof(shared);
     CM_UNUSED(suggested);
-    *buf = uv_buf_init(shared, sizeof(shared));
+    if (c->handling != NULL && c->stash.len < STASH_MAX)
+        room = CM_MIN(room, STASH_MAX - c->stash.len);
+    *buf = uv_buf_init(shared, (unsigned)room);
 }
 
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
@@ -374,6 +381,8 @@ static void conn_update(cm__conn_t *c)
         if (c->state == CM__CONN_LINGER ? c->shutdown_done
                                          : (c->handling == NULL && unsent == 0 && c->stash.len == 0))
             cm__conn_close(c);
+        else if (c->state == CM__CONN_OPEN && c->handling != NULL)
+            uv_timer_stop(&c->timer); /* the handler's answer is still to come */
         else if (c->state == CM__CONN_OPEN) /* a client that never reads is not waited on forever */
             uv_timer_start(&c->timer, timer_cb, o->write_timeout_ms, 0);
         return;

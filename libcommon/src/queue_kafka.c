@@ -36,9 +36,10 @@
  * the queue stays not ready and the service should be restarted.
  *
  * Batching without linger. A message is not handed to librdkafka at once:
- * cm_queue_produce() copies it into k->pending, and a uv_prepare handle
- * produces everything pending just before the loop next waits, after all
- * the I/O callbacks of the iteration. Each first message into an empty
+ * cm_queue_produce() copies it into k->pending, and a uv_idle handle
+ * produces everything pending early in the next loop iteration, after all
+ * the I/O callbacks of this one (an active idle handle also keeps the loop
+ * from blocking meanwhile). Each first message into an empty
  * partition queue wakes librdkafka's broker thread; produced one by one,
  * spread over an iteration, they woke it several times per iteration and
  * each wake-up sent a small ProduceRequest (about 4 messages at 32
@@ -100,7 +101,7 @@ typedef struct {
     /* Messages waiting for the end of the loop iteration (see the top). */
     struct pending *pending;
     size_t npending, cap;
-    uv_prepare_t flush;
+    uv_idle_t flush;
     int handles_open; /* poll + flush, closed at shutdown */
 } kq_t;
 
@@ -326,8 +327,10 @@ static void produce_pending(kq_t *k, pending_t p)
     vu[n++] = (rd_kafka_vu_t){.vtype = RD_KAFKA_VTYPE_OPAQUE, .u.ptr = p.op};
 
     rd_kafka_error_t *e = rd_kafka_produceva(k->rk, vu, n);
-    if (e == NULL)
+    if (e == NULL) {
+        uv_ref((uv_handle_t *)&k->poll); /* a delivery report will come */
         return;
+    }
     /* Ownership of the block and the headers passes only on success. */
     rd_kafka_resp_err_t code = rd_kafka_error_code(e);
     int rc = sync_status(code);
@@ -339,10 +342,10 @@ static void produce_pending(kq_t *k, pending_t p)
     cm__queue_complete(p.op, rc, rd_kafka_err2str(code));
 }
 
-static void on_flush(uv_prepare_t *h)
+static void on_flush(uv_idle_t *h)
 {
     kq_t *k = h->data;
-    uv_prepare_stop(h);
+    uv_idle_stop(h);
     /* By index and by value: a refusal's callback may produce again, which
      * appends (and may move the array); those are sent in this pass too. */
     for (size_t i = 0; i < k->npending; i++)
@@ -391,8 +394,7 @@ static int kq_produce(cm_queue_t *q, const cm_queue_msg_t *msg, cm__queue_op_t *
     }
     k->pending[k->npending++] = p;
     if (k->npending == 1)
-        uv_prepare_start(&k->flush, on_flush);
-    uv_ref((uv_handle_t *)&k->poll);
+        uv_idle_start(&k->flush, on_flush); /* active: keeps the loop alive */
     return 0;
 }
 
@@ -460,7 +462,7 @@ static void kq_shutdown(cm_queue_t *q)
     uv_poll_stop(&k->poll);
     /* Messages never handed over: their ops were abandoned by the close
      * (and are freed with the others after the destroy); drop the copies. */
-    uv_prepare_stop(&k->flush);
+    uv_idle_stop(&k->flush);
     for (size_t i = 0; i < k->npending; i++) {
         free(k->pending[i].block);
         if (k->pending[i].hdrs != NULL)
@@ -561,7 +563,7 @@ static int attach_loop(kq_t *k, uv_loop_t *loop)
         return CM_EIO;
     }
     k->poll.data = k;
-    uv_prepare_init(loop, &k->flush);
+    uv_idle_init(loop, &k->flush);
     k->flush.data = k;
     k->handles_open = 2;
     uv_poll_start(&k->poll, UV_READABLE, on_poll);

@@ -11,12 +11,16 @@
  *     is nearly always writable.
  *   - it drops poll errors (see on_poll below).
  *
- * Here, once the context is connected, a command only starts a uv_prepare
- * handle. The prepare callback runs before the loop next blocks, after all
- * the I/O callbacks of the iteration, and writes everything hiredis has
- * buffered with one write(). Only when the kernel takes less than all of
- * it (hiredis then asks for a write event from inside that write) do we
- * really poll for writability, until hiredis says the output is gone.
+ * Here, once the context is connected, a command only starts a uv_idle
+ * handle. Its callback runs early in the next loop iteration (or in this
+ * one, for a command issued from a timer), after all the I/O callbacks
+ * that issued commands, and writes everything hiredis has buffered with
+ * one write(). An idle handle rather than a prepare one because an active
+ * idle handle keeps the loop from blocking: a command issued from inside
+ * another prepare callback would otherwise wait for unrelated I/O.
+ * Only when the kernel takes less than all of it (hiredis then asks for a
+ * write event from inside that write) do we really poll for writability,
+ * until hiredis says the output is gone.
  * Reading stays on for the life of the connection.
  *
  * Ownership: hiredis owns the context and calls cleanup when it frees it;
@@ -34,10 +38,10 @@
 typedef struct {
     redisAsyncContext *ac; /* NULL once hiredis cleaned up */
     uv_poll_t poll;
-    uv_prepare_t flush;
+    uv_idle_t flush;
     int want;      /* UV_READABLE / UV_WRITABLE asked for by hiredis */
     int polling;   /* what the poll handle watches now */
-    bool flushing; /* inside redisAsyncHandleWrite() from the prepare callback */
+    bool flushing; /* inside redisAsyncHandleWrite() from the idle callback */
     int handles_open;
 } uvev_t;
 
@@ -45,15 +49,23 @@ typedef struct {
  * a callback with an error status and no events. Treated as a read, it lets
  * hiredis meet the socket error itself (SO_ERROR while connecting, read()
  * after) and tear the context down through its usual callbacks. */
+static void poll_apply(uvev_t *p);
+
 static void on_poll(uv_poll_t *h, int status, int events)
 {
     uvev_t *p = h->data;
-    if (status < 0)
+    if (status < 0) {
+        /* libuv has stopped the handle itself: remember that, so the next
+         * poll_apply() starts it again if the context lives on (a reply
+         * and the reset can arrive in the same wake-up). */
+        p->polling = 0;
         events = UV_READABLE;
+    }
     if (p->ac != NULL && (events & UV_READABLE))
         redisAsyncHandleRead(p->ac);
     if (p->ac != NULL && (events & UV_WRITABLE))
         redisAsyncHandleWrite(p->ac);
+    poll_apply(p);
 }
 
 /* Changes the poll handle only when what it should watch changed. */
@@ -68,10 +80,10 @@ static void poll_apply(uvev_t *p)
         uv_poll_stop(&p->poll);
 }
 
-static void on_flush(uv_prepare_t *h)
+static void on_flush(uv_idle_t *h)
 {
     uvev_t *p = h->data;
-    uv_prepare_stop(h);
+    uv_idle_stop(h);
     if (p->ac == NULL)
         return;
     p->flushing = true;
@@ -99,19 +111,19 @@ static void add_write(void *privdata)
     /* Connecting (the first writable event completes the connect) or a
      * kernel buffer that was full just now: wait for a real write event. */
     if (!(p->ac->c.flags & REDIS_CONNECTED) || p->flushing) {
-        uv_prepare_stop(&p->flush);
+        uv_idle_stop(&p->flush);
         p->want |= UV_WRITABLE;
         poll_apply(p);
         return;
     }
     if (!(p->want & UV_WRITABLE))
-        uv_prepare_start(&p->flush, on_flush);
+        uv_idle_start(&p->flush, on_flush);
 }
 
 static void del_write(void *privdata)
 {
     uvev_t *p = privdata;
-    uv_prepare_stop(&p->flush);
+    uv_idle_stop(&p->flush);
     p->want &= ~UV_WRITABLE;
     poll_apply(p);
 }
@@ -140,7 +152,7 @@ int cm__redis_uv_attach(redisAsyncContext *ac, uv_loop_t *loop)
         free(p);
         return REDIS_ERR;
     }
-    uv_prepare_init(loop, &p->flush);
+    uv_idle_init(loop, &p->flush);
     p->poll.data = p;
     p->flush.data = p;
     p->handles_open = 2;

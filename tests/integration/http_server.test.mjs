@@ -324,6 +324,25 @@ test('/_health, /_ready and /metrics', async () => {
   c.destroy();
 });
 
+test('a client that half-closes after its request still gets a slow answer', async () => {
+  // The write timeout is shorter than the handler: it must not run while
+  // the handler still holds the request.
+  const own = await startServer(BIN, { WRITE_TIMEOUT: '200ms' });
+  try {
+    const c = await connect(own.port);
+    c.write('GET /slow?ms=600 HTTP/1.1\r\nHost: x\r\n\r\n');
+    c.end();
+    const r = await c.response(5000).catch((e) => e);
+    assert.ok(!(r instanceof Error), `no answer: ${r && r.message}`);
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.json(), { slow: true });
+    assert.ok(await c.waitClose(), 'closed once the answer has left');
+  } finally {
+    own.child.kill('SIGTERM');
+    await own.exited;
+  }
+});
+
 test('SIGTERM drains: in-flight requests finish, then the process exits 0', async () => {
   const own = await startServer(BIN, {});
   const busy = await connect(own.port);

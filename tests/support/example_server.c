@@ -38,6 +38,7 @@ typedef struct {
     long long header_timeout;
     long long body_timeout;
     long long idle_timeout;
+    long long write_timeout;
     bool cors;
     char *log_level;
 } config_t;
@@ -55,6 +56,8 @@ static const cm_cfg_key_t CONFIG[] = {
      "longest pause inside a body", 0},
     {"IDLE_TIMEOUT", CM_CFG_DURATION, offsetof(config_t, idle_timeout), "2s", 1, 3600000,
      "keep-alive idle time", 0},
+    {"WRITE_TIMEOUT", CM_CFG_DURATION, offsetof(config_t, write_timeout), "30s", 1, 3600000,
+     "longest wait for a client to take a response", 0},
     {"CORS", CM_CFG_BOOL, offsetof(config_t, cors), "true", 0, 0, "permissive CORS", 0},
     {"LOG_LEVEL", CM_CFG_STR, offsetof(config_t, log_level), "warn", 0, 0, "log level", 0},
 };
@@ -161,6 +164,7 @@ int main(int argc, char **argv)
     opts.header_timeout_ms = (uint64_t)cfg.header_timeout;
     opts.body_timeout_ms = (uint64_t)cfg.body_timeout;
     opts.idle_timeout_ms = (uint64_t)cfg.idle_timeout;
+    opts.write_timeout_ms = (uint64_t)cfg.write_timeout;
     opts.cors = cfg.cors;
     opts.service = "example";
     opts.metrics = metrics;
