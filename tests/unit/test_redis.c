@@ -1022,10 +1022,69 @@ static void test_auth_and_select(void **state)
     finish_loop();
 }
 
+/* A fake server on a free loopback port: the client connects, the server
+ * answers the handshake PING. *lfd is the listener, *fd the accepted socket
+ * (reads time out after 1 s). The client has no command timeout, so only a
+ * noticed reset can fail its commands. */
+static cm_redis_t *fake_server_client(hooks_t *h, int *lfd, int *fd)
+{
+    int port = rsrv_random_free_port();
+    *lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(*lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(*lfd, 4), 0);
+
+    cm_redis_opts_t o = base_opts(h);
+    o.port = port;
+    o.command_timeout_ms = -1;
+    o.connect_timeout_ms = 3000;
+    cm_redis_t *r = new_client(&o);
+    RUN_FOR(50); /* connected in the kernel backlog, PING written */
+    *fd = accept(*lfd, NULL, NULL);
+    assert_true(*fd >= 0);
+    struct timeval tv = {1, 0};
+    setsockopt(*fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    char buf[64];
+    assert_int_equal(read(*fd, buf, sizeof(buf)), 14); /* *1\r\n$4\r\nPING\r\n */
+    assert_int_equal(write(*fd, "+PONG\r\n", 7), 7);
+    RUN_UNTIL(cm_redis_connected(r), 2000);
+    assert_true(cm_redis_connected(r));
+    return r;
+}
+
+/* Closes fd with a reset (SO_LINGER 0) instead of a FIN. */
+static void reset_close(int fd)
+{
+    struct linger lg = {1, 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    close(fd);
+}
+
 /* A reset connection is reported by libuv as a poll error, which hiredis
- * 0.14's adapter ignores: without cm_redis's own poll callback this client
- * (no command timeout) would wait forever. A fake server answers the
- * handshake PING, then resets the connection (SO_LINGER 0). */
+ * 0.14's own adapter ignores: without our adapter's handling this client
+ * (no command timeout) would wait forever. */
+static void test_connection_reset_detected(void **state)
+{
+    (void)state;
+    hooks_t h = {0};
+    int lfd, fd;
+    cm_redis_t *r = fake_server_client(&h, &lfd, &fd);
+
+    result_t res = {0};
+    assert_int_equal(cm_redis_command(r, on_result, &res, "GET k"), CM_OK);
+    RUN_FOR(30);
+    reset_close(fd);
+    RUN_UNTIL(res.calls == 1, 2000);
+    assert_int_equal(res.calls, 1);
+    assert_ptr_equal(res.err, cm_redis_err_connection_lost);
+    assert_int_equal(h.disconnects, 1);
+    assert_false(cm_redis_connected(r));
+    close(lfd);
+    close_client(r);
+    finish_loop();
+}
+
 /* A reply and the reset right behind it, seen in one wake-up: the reply is
  * delivered, and the reset is still noticed (libuv stops a poll handle that
  * reports an error; the adapter must start it again). */
@@ -1033,39 +1092,18 @@ static void test_reply_then_reset(void **state)
 {
     (void)state;
     hooks_t h = {0};
-    int port = rsrv_random_free_port();
-    int lfd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    assert_int_equal(listen(lfd, 4), 0);
-
-    cm_redis_opts_t o = base_opts(&h);
-    o.port = port;
-    o.command_timeout_ms = -1; /* only the reset can end the second command */
-    o.connect_timeout_ms = 3000;
-    cm_redis_t *r = new_client(&o);
-    RUN_FOR(50);
-    int fd = accept(lfd, NULL, NULL);
-    assert_true(fd >= 0);
-    struct timeval tv = {1, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    char buf[256];
-    assert_int_equal(read(fd, buf, sizeof(buf)), 14); /* PING */
-    assert_int_equal(write(fd, "+PONG\r\n", 7), 7);
-    RUN_UNTIL(cm_redis_connected(r), 2000);
-    assert_true(cm_redis_connected(r));
+    int lfd, fd;
+    cm_redis_t *r = fake_server_client(&h, &lfd, &fd);
 
     result_t first = {0}, second = {0};
     assert_int_equal(cm_redis_command(r, on_result, &first, "GET a"), CM_OK);
     assert_int_equal(cm_redis_command(r, on_result, &second, "GET b"), CM_OK);
     RUN_FOR(30);
+    char buf[256];
     assert_true(read(fd, buf, sizeof(buf)) > 0);
     /* Answer the first, then reset, before the client's loop runs again. */
     assert_int_equal(write(fd, "$-1\r\n", 5), 5);
-    struct linger lg = {1, 0};
-    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-    close(fd);
+    reset_close(fd);
     RUN_UNTIL(second.calls == 1, 2000);
     assert_int_equal(first.calls, 1);
     assert_null(first.err);
@@ -1073,49 +1111,6 @@ static void test_reply_then_reset(void **state)
     assert_int_equal(second.calls, 1);
     assert_ptr_equal(second.err, cm_redis_err_connection_lost);
     assert_int_equal(h.disconnects, 1);
-    close(lfd);
-    close_client(r);
-    finish_loop();
-}
-
-static void test_connection_reset_detected(void **state)
-{
-    (void)state;
-    hooks_t h = {0};
-    int port = rsrv_random_free_port();
-    int lfd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    assert_int_equal(listen(lfd, 4), 0);
-
-    cm_redis_opts_t o = base_opts(&h);
-    o.port = port;
-    o.command_timeout_ms = -1;
-    o.connect_timeout_ms = 3000;
-    cm_redis_t *r = new_client(&o);
-    RUN_FOR(50); /* connected in the kernel backlog, PING written */
-    int fd = accept(lfd, NULL, NULL);
-    assert_true(fd >= 0);
-    struct timeval tv = {1, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    char buf[64];
-    assert_int_equal(read(fd, buf, sizeof(buf)), 14); /* *1\r\n$4\r\nPING\r\n */
-    assert_int_equal(write(fd, "+PONG\r\n", 7), 7);
-    RUN_UNTIL(cm_redis_connected(r), 2000);
-    assert_true(cm_redis_connected(r));
-
-    result_t res = {0};
-    assert_int_equal(cm_redis_command(r, on_result, &res, "GET k"), CM_OK);
-    RUN_FOR(30);
-    struct linger lg = {1, 0};
-    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-    close(fd);
-    RUN_UNTIL(res.calls == 1, 2000);
-    assert_int_equal(res.calls, 1);
-    assert_ptr_equal(res.err, cm_redis_err_connection_lost);
-    assert_int_equal(h.disconnects, 1);
-    assert_false(cm_redis_connected(r));
     close(lfd);
     close_client(r);
     finish_loop();
