@@ -16,8 +16,7 @@ static const char std_alphabet[] =
 static const char url_alphabet[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-/* The 6-bit value of c in the alphabets flags allow, or -1. */
-static int sextet(unsigned char c, unsigned flags)
+int cm_base64_sextet(unsigned char c, unsigned flags)
 {
     if (c >= 'A' && c <= 'Z')
         return c - 'A';
@@ -57,7 +56,7 @@ static int scan(const char *in, size_t len, unsigned flags, size_t *ndata)
             pad++;
             continue;
         }
-        if (pad > 0 || sextet(c, flags) < 0)
+        if (pad > 0 || cm_base64_sextet(c, flags) < 0)
             return CM_EINVAL; /* data after padding, or a foreign char */
         n++;
     }
@@ -81,7 +80,7 @@ static int convert(const char *in, size_t len, unsigned flags, unsigned char *ds
         unsigned char c = (unsigned char)in[i];
         if (c == '=')
             break;
-        int v = sextet(c, flags);
+        int v = cm_base64_sextet(c, flags);
         if (v < 0)
             continue; /* whitespace, already vetted by scan() */
         acc = (acc << 6) | (uint32_t)v;
@@ -175,7 +174,7 @@ bool cm_base64_looks_like(const char *p, size_t len)
     size_t n = len < 128 ? len : 128;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)p[i];
-        if (sextet(c, CM_B64_STD) < 0 && c != '=')
+        if (cm_base64_sextet(c, CM_B64_STD) < 0 && c != '=')
             return false;
     }
     return true;

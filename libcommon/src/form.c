@@ -10,17 +10,8 @@
 
 #include <string.h>
 
+#include "cm/common.h"
 #include "cm/err.h"
-
-static int hexval(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    c |= 0x20; /* ASCII lower case */
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
 
 /* Decodes the byte at p[*i], advancing *i past it; -1 for a bad escape. */
 static int decode_byte(const char *p, size_t len, size_t *i, bool plus_is_space)
@@ -29,8 +20,8 @@ static int decode_byte(const char *p, size_t len, size_t *i, bool plus_is_space)
     if (c == '%') {
         if (len - *i < 3)
             return -1;
-        int hi = hexval((unsigned char)p[*i + 1]);
-        int lo = hexval((unsigned char)p[*i + 2]);
+        int hi = cm_hex_value((unsigned char)p[*i + 1]);
+        int lo = cm_hex_value((unsigned char)p[*i + 2]);
         if (hi < 0 || lo < 0)
             return -1;
         *i += 3;

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "cm/alloc.h"
+#include "cm/base64.h"
 #include "cm/common.h"
 #include "cm/err.h"
 
@@ -44,21 +45,6 @@ static const char alphabet[] =
 #define LZ_MAX_UNITS ((size_t)UINT32_MAX - 1)   /* offsets are 32-bit */
 #define LZ_MAX_ENTRIES ((size_t)1 << 31)        /* keeps numBits <= 32 */
 #define LZ_MAX_COMPRESS ((size_t)1 << 30)
-
-static int sextet(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
-}
 
 /* Grows *arr (of elem-sized items) to hold need items, doubling but never
  * past max items; the caller has checked need <= max. */
@@ -105,7 +91,7 @@ static int read_bits(lzd_t *d, unsigned n, uint32_t *v)
         if (d->bit == 0) {
             if (d->pos == d->len)
                 return CM_EINVAL;
-            d->cur = (unsigned)sextet((unsigned char)d->in[d->pos++]);
+            d->cur = (unsigned)cm_base64_sextet((unsigned char)d->in[d->pos++], CM_B64_STD);
             d->bit = 1u << (LZ_BITS - 1);
         }
         if (d->cur & d->bit)
@@ -260,7 +246,7 @@ static int data_length(const char *in, size_t len, size_t *out)
     if (len - n > LZ_MAX_PAD)
         return CM_EINVAL;
     for (size_t i = 0; i < n; i++)
-        if (sextet((unsigned char)in[i]) < 0)
+        if (cm_base64_sextet((unsigned char)in[i], CM_B64_STD) < 0)
             return CM_EINVAL;
     *out = n;
     return CM_OK;

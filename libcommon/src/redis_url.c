@@ -17,22 +17,12 @@
 #include <strings.h>
 
 #include "cm/alloc.h"
+#include "cm/common.h"
 #include "cm/err.h"
 
 #define SCHEME "redis://"
 #define DEFAULT_PORT 6379
 #define MAX_DB 65535 /* far above any "databases" setting in use */
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 /* Copies [p, p+n) with %XX decoded; NULL on a malformed escape or a NUL. */
 static char *pct_decode(const char *p, size_t n)
@@ -43,8 +33,8 @@ static char *pct_decode(const char *p, size_t n)
             *o++ = p[i];
             continue;
         }
-        int hi = i + 2 < n ? hexval(p[i + 1]) : -1;
-        int lo = i + 2 < n ? hexval(p[i + 2]) : -1;
+        int hi = i + 2 < n ? cm_hex_value((unsigned char)p[i + 1]) : -1;
+        int lo = i + 2 < n ? cm_hex_value((unsigned char)p[i + 2]) : -1;
         if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
             free(out);
             return NULL;

@@ -23,6 +23,10 @@ enum {
     CM_B64_SPACE = 1 << 2  /* skip ASCII whitespace anywhere */
 };
 
+/* The 6-bit value of c in the alphabets flags allow (CM_B64_STD and/or
+ * CM_B64_URL), or -1. Also the digits of lz-string's base64 form. */
+int cm_base64_sextet(unsigned char c, unsigned flags);
+
 /* Bytes that cm_base64_encode() produces for n input bytes (with padding). */
 #define CM_BASE64_ENCODED_LEN(n) ((((n) + 2) / 3) * 4)
 

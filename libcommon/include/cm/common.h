@@ -22,4 +22,15 @@
 #define CM_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define CM_MAX(a, b) ((a) > (b) ? (a) : (b))
 
+/* The value of one hex digit (either case), or -1. */
+static inline int cm_hex_value(unsigned char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c |= 0x20; /* ASCII lower case */
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
 #endif
