@@ -55,6 +55,7 @@ struct flg_snapshot {
     flg_regex_t **regexes;
     uint32_t nregexes, capregexes;
     bool explicit_exact;
+    size_t v2_size; /* see flg_snapshot_v2_size() */
 };
 
 typedef struct {
@@ -522,6 +523,8 @@ static void prerender(loader_t *L, flg_flag_t *f)
     cm_buf_appendf(&b, ",\"has_experiment\":%s}}", f->has_experiment ? "true" : "false");
     f->v2_tail = flg_arena_dup(&L->s->arena, cm_buf_slice(&b));
     cm_buf_free(&b);
+    /* The constant parts plus room for the per-request values. */
+    L->s->v2_size += f->v2_head.len + f->v2_meta.len + f->v2_tail.len + 192;
 }
 
 /* See flg_flag_t.payload_v2 (after the filters, which hold the payloads). */
@@ -746,6 +749,11 @@ void flg_snapshot_unref(flg_snapshot_t *s)
 uint32_t flg_snapshot_nflags(const flg_snapshot_t *s)
 {
     return s->nflags;
+}
+
+size_t flg_snapshot_v2_size(const flg_snapshot_t *s)
+{
+    return s->v2_size;
 }
 
 const flg_flag_t *flg_snapshot_flag(const flg_snapshot_t *s, uint32_t i)

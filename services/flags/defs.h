@@ -35,6 +35,9 @@ void flg_snapshot_unref(flg_snapshot_t *s); /* frees at zero; NULL is fine */
 /* Flags in stored order (deleted ones removed). */
 uint32_t flg_snapshot_nflags(const flg_snapshot_t *s);
 const flg_flag_t *flg_snapshot_flag(const flg_snapshot_t *s, uint32_t i);
+/* About the size of a v2 response's flags object with every flag in it:
+ * computed at load, so the writer sizes its buffer once. */
+size_t flg_snapshot_v2_size(const flg_snapshot_t *s);
 /* Index of the flag with this key (the last one if repeated), or -1. */
 int32_t flg_snapshot_find(const flg_snapshot_t *s, cm_slice_t key);
 

@@ -79,16 +79,11 @@ void flg_write_v2(cm_json_writer_t *w, const flg_eval_t *e)
     cm_json_key(w, "flags");
     /* The entries go straight into the writer's buffer, between the braces
      * of an object the writer sees as empty: one pass, no copy. Room for
-     * all of them is made first (the constant parts plus the per-request
-     * values), so the buffer grows once. */
+     * all of them is made first, so the buffer grows once. */
     cm_json_begin_object(w);
-    size_t need = 0;
-    for (uint32_t i = 0; i < e->n; i++) {
-        const flg_flag_t *f = flg_snapshot_flag(e->snap, i);
-        need += f->v2_head.len + f->v2_meta.len + f->v2_tail.len + 192;
-    }
     cm_buf_t *obj = w->out;
-    cm_buf_reserve(obj, need);
+    if (e->snap != NULL) /* NULL: a project with no definitions yet */
+        cm_buf_reserve(obj, flg_snapshot_v2_size(e->snap));
     for (uint32_t i = 0; i < e->n; i++) {
         if (e->results[i].state != FLG_RES_OK)
             continue;
