@@ -1,10 +1,13 @@
 # scripts/lib/common.sh - helpers shared by scripts/run and scripts/bench.
 
-# free_port: prints a TCP port on 127.0.0.1 that nothing listens on now.
+# free_port: prints a TCP port on 127.0.0.1 that nothing listens on now. It
+# picks below Linux's ephemeral range (32768-60999 by default): a port in
+# that range may be the local end of some client connection (wrk opens
+# hundreds), and a server can't bind it then even though nothing listens.
 free_port() {
   local p
   for _ in $(seq 1 200); do
-    p=$((20000 + RANDOM % 40000))
+    p=$((12000 + RANDOM % 20000))
     if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then
       echo "$p"
       return 0
