@@ -48,8 +48,9 @@ static int replace(ing_payload_t *p, cm_buf_t *fresh)
 }
 
 /* soft: the payload only looked like base64, so failing to decode it
- * leaves it as it was (a size overrun is still an error). */
-static int decode_base64(ing_payload_t *p, size_t max, bool soft, ing_error_t *err)
+ * leaves it as it was (a size overrun is still an error). decoded (may be
+ * NULL) tells whether the payload was replaced by its decoding. */
+static int decode_base64(ing_payload_t *p, size_t max, bool soft, bool *decoded, ing_error_t *err)
 {
     cm_buf_t out = CM_BUF_INIT;
     int rc = cm_base64_decode(p->json.p, p->json.len, CM_B64_STD | CM_B64_URL | CM_B64_SPACE, max,
@@ -60,6 +61,8 @@ static int decode_base64(ing_payload_t *p, size_t max, bool soft, ing_error_t *e
             return 0;
         return decode_error(err, rc, "base64");
     }
+    if (decoded)
+        *decoded = true;
     return replace(p, &out);
 }
 
@@ -85,7 +88,7 @@ static int decode_with(ing_payload_t *p, hint_t hint, size_t max, ing_error_t *e
         return replace(p, &out);
     }
     if (hint == HINT_BASE64)
-        return decode_base64(p, max, false, err);
+        return decode_base64(p, max, false, NULL, err);
     return 0;
 }
 
@@ -195,22 +198,29 @@ int ing_payload_extract(cm_http_req_t *req, bool legacy_path, size_t max_decoded
         snprintf(err->detail, sizeof(err->detail), "The request has no payload.");
         return -1;
     }
-    if (!starts_like_form(p->json) && cm_base64_looks_like(p->json.p, p->json.len) &&
-        decode_base64(p, max_decoded, true, err) != 0)
+    cm_slice_t ce = cm_http_req_header(req, "Content-Encoding");
+    hint_t ce_hint = ce.p ? parse_hint(ce) : HINT_NONE;
+    /* A raw body that looks like base64 is decoded first (gzip's bytes never
+     * do, so base64 of gzip works too), unless a hint says lz-string, whose
+     * text is in base64's alphabet. An explicit base64 hint is then
+     * satisfied: decoding twice would refuse the payload. */
+    bool b64_done = false;
+    if (hint != HINT_LZ64 && ce_hint != HINT_LZ64 && !starts_like_form(p->json) &&
+        cm_base64_looks_like(p->json.p, p->json.len) &&
+        decode_base64(p, max_decoded, true, &b64_done, err) != 0)
         return -1;
     /* curl -d labels JSON as a form: a "form" that is plainly JSON is JSON. */
     bool json_body = p->json.len > 0 && (p->json.p[0] == '{' || p->json.p[0] == '[');
     if (is_form(req) && !json_body && read_form(p, &hint, err) != 0)
         return -1;
-    if (hint == HINT_NONE) {
-        cm_slice_t ce = cm_http_req_header(req, "Content-Encoding");
-        if (ce.p)
-            hint = parse_hint(ce);
-    }
+    if (hint == HINT_NONE)
+        hint = ce_hint;
+    if (b64_done && hint == HINT_BASE64)
+        hint = HINT_NONE;
     if (decode_with(p, hint, max_decoded, err) != 0)
         return -1;
     if (legacy_path && cm_base64_looks_like(p->json.p, p->json.len) &&
-        decode_base64(p, max_decoded, true, err) != 0)
+        decode_base64(p, max_decoded, true, NULL, err) != 0)
         return -1;
     if (p->json.len > max_decoded)
         return decode_error(err, CM_ETOOBIG, "");

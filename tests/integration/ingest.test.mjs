@@ -178,6 +178,16 @@ function backendSuite(backend) {
         ['gzip-js-query', () => post('/e/?compression=gzip-js', zlib.gzipSync(one('gzip-js-query')))],
         ['lz64', () => post('/e/?compression=lz64', `data=${encodeURIComponent(LZString.compressToBase64(one('lz64')))}`, { 'Content-Type': 'application/x-www-form-urlencoded' })],
         ['base64-body', () => post('/capture', b64(one('base64-body')))],
+        // A raw base64 body that also names its encoding is decoded once, not twice.
+        ['raw-base64-query-hint', () => post('/batch/?compression=base64', b64(one('raw-base64-query-hint')), { 'Content-Type': 'text/plain' })],
+        ['raw-base64-content-encoding', () => post('/i/v0/e/', b64(one('raw-base64-content-encoding')), { 'Content-Encoding': 'base64', 'Content-Type': 'text/plain' })],
+        ['raw-base64-of-gzip', () => post('/batch/?compression=gzip', zlib.gzipSync(one('raw-base64-of-gzip')).toString('base64'), { 'Content-Type': 'text/plain' })],
+        // lz-string's text is in base64's alphabet (and padded to a multiple
+        // of 4): with an lz hint it must not be taken for base64.
+        ['raw-lz-string-alias', () => post('/e/?compression=lz-string', LZString.compressToBase64(one('raw-lz-string-alias')), { 'Content-Type': 'text/plain' })],
+        ['lz64-content-encoding', () => post('/e/', LZString.compressToBase64(one('lz64-content-encoding')), { 'Content-Encoding': 'lz64', 'Content-Type': 'text/plain' })],
+        ['form-compression-field', () => post('/e/', `compression=lz64&data=${encodeURIComponent(LZString.compressToBase64(one('form-compression-field')))}`, { 'Content-Type': 'application/x-www-form-urlencoded' })],
+        ['gzip-js-content-encoding', () => post('/batch/', zlib.gzipSync(one('gzip-js-content-encoding')), { 'Content-Encoding': 'gzip-js' })],
         ['json-labelled-as-form', () => post('/capture/', one('json-labelled-as-form'), { 'Content-Type': 'application/x-www-form-urlencoded' })],
         ['engage', () => post('/engage/', JSON.stringify({ $token: TOKEN, $distinct_id: 'engage', $set: { a: 1 } }))],
       ];
@@ -192,6 +202,13 @@ function backendSuite(backend) {
         assert.ok(got.some((e) => e.distinct_id === tag), `${tag} arrived`);
       }
       assert.ok(got.some((e) => e.distinct_id === 'engage' && e.data.$set?.a === 1));
+    });
+
+    test('$process_person_profile is kept as sent', async () => {
+      const r = await post('/capture/', JSON.stringify({ api_key: TOKEN, event: 'ppp', distinct_id: 'ppp-off', properties: { $process_person_profile: false } }));
+      assert.equal(r.status, 200, r.text);
+      const [e] = await eventsWhere(MAIN, (m) => m.distinct_id === 'ppp-off');
+      assert.equal(e.data.properties.$process_person_profile, false);
     });
 
     test('CORS preflight is answered like PostHog capture', async () => {
@@ -264,18 +281,21 @@ function backendSuite(backend) {
         ['missing distinct_id', () => post('/batch/', JSON.stringify({ api_key: TOKEN, batch: [{ event: 'e' }] })), 400, 'missing_distinct_id'],
         ['missing event', () => post('/capture/', JSON.stringify({ api_key: TOKEN, distinct_id: 'd' })), 400, 'missing_event_name'],
         ['bad gzip', () => post('/batch/', Buffer.from([0x1f, 0x8b, 0x08, 0, 1, 2, 3]), { 'Content-Encoding': 'gzip' }), 400, 'invalid_encoding'],
-        ['bad lz64', () => post('/e/?compression=lz64', 'data=%%%', { 'Content-Type': 'application/x-www-form-urlencoded' }), 400, 'invalid_encoding'],
+        ['bad form encoding', () => post('/e/?compression=lz64', 'data=%%%', { 'Content-Type': 'application/x-www-form-urlencoded' }), 400, 'invalid_encoding', /URL encoding/],
+        ['bad lz64', () => post('/e/?compression=lz64', 'data=!!!!', { 'Content-Type': 'application/x-www-form-urlencoded' }), 400, 'invalid_encoding', /lz-string/],
+        ['bad base64 with a base64 hint', () => post('/batch/?compression=base64', '{not base64', { 'Content-Type': 'text/plain' }), 400, 'invalid_encoding', /base64/],
         ['body over the wire limit', () => post('/batch/', Buffer.alloc(3 * 1024 * 1024, 'a')), 413, 'payload_too_large'],
         ['decompression bomb', () => post('/batch/', zlib.gzipSync(Buffer.alloc(64 * 1024 * 1024, ' ')), { 'Content-Encoding': 'gzip' }), 413, 'payload_too_large'],
         ['one event over 1 MB', () => post('/batch/', JSON.stringify({ api_key: TOKEN, batch: [{ event: 'e', distinct_id: 'big', properties: { big } }] })), 413, 'event_too_large'],
       ];
-      for (const [name, send, status, code] of cases) {
+      for (const [name, send, status, code, detail] of cases) {
         const r = await send();
         assert.equal(r.status, status, `${name}: ${r.text}`);
         const body = r.json();
         assert.equal(body.code, code, name);
         assert.equal(typeof body.type, 'string', name);
         assert.equal(typeof body.detail, 'string', name);
+        if (detail) assert.match(body.detail, detail, name);
       }
       assert.equal((await eventsWhere(MAIN, (e) => e.distinct_id === 'big')).length, 0);
     });
