@@ -238,7 +238,7 @@ static void evaluate_and_respond(flags_req_t *f)
         .evaluation_contexts = member(f->body, "evaluation_contexts", "evaluation_environments"),
         .runtime = flg_request_runtime(f->req, cm_json_get(f->body, "evaluation_runtime")),
         .now_us = cm_now_us(),
-        .tz = NULL,
+        .tz = f->project ? flg_store_timezone(f->ctx->store, f->project->project_id) : NULL,
     };
     if (!f->person_failed && !cm_json_exists(statics))
         ctx.static_cohorts = empty_list();

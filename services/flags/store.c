@@ -13,14 +13,21 @@
 #include "cm/err.h"
 #include "cm/log.h"
 #include "cm/strset.h"
+#include "tzone.h"
 
-/* The reply of one full read, collected before anything is swapped. */
+/* The replies of one read, collected before anything is swapped. A full
+ * read takes every table; a table read (on flags:changed) all but the
+ * definitions, which that message reloads for its one project. */
 typedef struct {
     flg_store_t *s;
     int pending;
     bool failed;
-    cm_strset_t *tokens, *secrets, *projects, *limited;
+    bool full;
+    cm_strset_t *tokens, *secrets, *projects, *limited, *timezones;
 } refresh_t;
+
+/* Stands in the zone cache for a name ICU does not know (logged once). */
+static char unknown_zone;
 
 struct flg_store {
     uv_loop_t *loop;
@@ -32,8 +39,10 @@ struct flg_store {
     cm_strset_t *secrets;  /* hex sha256 -> project id (char *) */
     cm_strset_t *projects; /* project id -> flg_project_t * */
     cm_strset_t *limited;  /* tokens */
+    cm_strset_t *timezones; /* project id -> flg_tzone_t * (owned by zones) */
+    cm_strset_t *zones;     /* zone name -> flg_tzone_t *, or &unknown_zone */
     refresh_t *inflight;   /* a full read under way */
-    int one_offs;          /* single-project reloads under way */
+    int one_offs;          /* single-project reloads and table reads under way */
     bool loaded;
     bool closing;
     bool timer_closed;
@@ -151,6 +160,12 @@ bool flg_store_quota_limited(const flg_store_t *s, cm_slice_t token)
     return cm_strset_has(s->limited, token);
 }
 
+const flg_tz_t *flg_store_timezone(const flg_store_t *s, const char *project_id)
+{
+    const flg_tzone_t *z = cm_strset_get(s->timezones, cm_slice_from_cstr(project_id));
+    return z ? flg_tzone_tz(z) : NULL;
+}
+
 int flg_store_put_project(flg_store_t *s, const char *token, const char *project_id,
                           const char *envelope, size_t len)
 {
@@ -196,24 +211,33 @@ static cm_strset_t *pairs_to_map(const redisReply *r)
 static void refresh_done(refresh_t *r)
 {
     flg_store_t *s = r->s;
-    s->inflight = NULL;
-    if (r->failed || s->closing) {
+    if (r->full)
+        s->inflight = NULL;
+    else
+        s->one_offs--;
+    /* A table read before the first full one has nothing to complete. */
+    if (r->failed || s->closing || (!r->full && !s->loaded)) {
         cm_strset_free_with(r->tokens, free);
         cm_strset_free_with(r->secrets, free);
         cm_strset_free_with(r->projects, project_unref);
         cm_strset_free(r->limited);
+        cm_strset_free(r->timezones);
     } else {
         cm_strset_free_with(s->tokens, free);
         cm_strset_free_with(s->secrets, free);
-        cm_strset_free_with(s->projects, project_unref);
         cm_strset_free(s->limited);
+        cm_strset_free(s->timezones);
         s->tokens = r->tokens;
         s->secrets = r->secrets;
-        s->projects = r->projects;
         s->limited = r->limited;
-        s->loaded = true;
-        cm_counter_inc(s->reloads);
-        cm_gauge_set(s->nprojects, (double)cm_strset_count(s->projects));
+        s->timezones = r->timezones;
+        if (r->full) {
+            cm_strset_free_with(s->projects, project_unref);
+            s->projects = r->projects;
+            s->loaded = true;
+            cm_counter_inc(s->reloads);
+            cm_gauge_set(s->nprojects, (double)cm_strset_count(s->projects));
+        }
     }
     free(r);
     maybe_finish_close(s);
@@ -285,22 +309,70 @@ static void on_limited(cm_redis_t *c, const redisReply *reply, const char *err, 
         refresh_done(r);
 }
 
-static void refresh_all(flg_store_t *s)
+/* A zone by name, opened once per process: projects share them. */
+static flg_tzone_t *zone_named(flg_store_t *s, cm_slice_t name)
 {
-    if (s->inflight || s->closing)
+    void *z = cm_strset_get(s->zones, name);
+    if (z == NULL) {
+        z = flg_tzone_open(name);
+        if (z == NULL) {
+            cm_log(CM_LOG_WARN, NULL, "unknown time zone %.*s: its projects use UTC",
+                   (int)name.len, name.p);
+            z = &unknown_zone;
+        }
+        cm_strset_put(s->zones, name, z);
+    }
+    return z == &unknown_zone ? NULL : z;
+}
+
+static void on_timezones(cm_redis_t *c, const redisReply *reply, const char *err, void *ud)
+{
+    refresh_t *r = ud;
+    (void)c;
+    if (reply_ok(r, reply, err, FLG_TIMEZONES_KEY) && !r->s->closing) {
+        r->timezones = cm_strset_new(reply->elements / 2);
+        for (size_t i = 0; i + 1 < reply->elements; i += 2) {
+            const redisReply *k = reply->element[i], *v = reply->element[i + 1];
+            if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
+                continue;
+            flg_tzone_t *z = zone_named(r->s, (cm_slice_t){v->str, (size_t)v->len});
+            if (z)
+                cm_strset_put(r->timezones, (cm_slice_t){k->str, (size_t)k->len}, z);
+        }
+    }
+    if (--r->pending == 0)
+        refresh_done(r);
+}
+
+/* full: every table (the timer, a subscriber reconnect); otherwise all but
+ * the definitions (flags:changed, which reloads its project's itself). */
+static void read_tables(flg_store_t *s, bool full)
+{
+    if (s->closing || (full && s->inflight))
         return;
     refresh_t *r = cm_xcalloc(1, sizeof(*r));
     r->s = s;
-    r->pending = 5; /* four commands plus this function's own hold */
-    s->inflight = r;
+    r->full = full;
+    r->pending = full ? 6 : 5; /* the commands plus this function's own hold */
+    if (full)
+        s->inflight = r;
+    else
+        s->one_offs++;
     char now[32];
     snprintf(now, sizeof(now), "%lld", (long long)time(NULL));
     cm_redis_command(s->cmd, on_tokens, r, "HGETALL %s", FLG_TOKENS_KEY);
     cm_redis_command(s->cmd, on_secrets, r, "HGETALL %s", FLG_SECRETS_KEY);
-    cm_redis_command(s->cmd, on_definitions, r, "HGETALL %s", FLG_DEFINITIONS_KEY);
+    if (full)
+        cm_redis_command(s->cmd, on_definitions, r, "HGETALL %s", FLG_DEFINITIONS_KEY);
     cm_redis_command(s->cmd, on_limited, r, "ZRANGEBYSCORE %s %s +inf", FLG_QUOTA_KEY, now);
+    cm_redis_command(s->cmd, on_timezones, r, "HGETALL %s", FLG_TIMEZONES_KEY);
     if (--r->pending == 0)
         refresh_done(r);
+}
+
+static void refresh_all(flg_store_t *s)
+{
+    read_tables(s, true);
 }
 
 static void on_timer(uv_timer_t *t)
@@ -362,6 +434,9 @@ static void on_changed(cm_redis_t *r, cm_slice_t channel, cm_slice_t msg, void *
     o->id = cm_xmemdup(msg.p, msg.len);
     s->one_offs++;
     cm_redis_command(s->cmd, on_one, o, "HGET %s %b", FLG_DEFINITIONS_KEY, msg.p, msg.len);
+    /* The change may be a new project (its token), a new secret, a time
+     * zone or a quota: the small tables are re-read with it. */
+    read_tables(s, false);
 }
 
 /* Subscribed (again): anything published while we were away is unknown. */
@@ -387,6 +462,7 @@ flg_store_t *flg_store_new(uv_loop_t *loop, cm_redis_t *cmd, const cm_redis_opts
     s->load_errors = cm_metrics_counter(metrics, "flags_definitions_rejected_total",
                                         "Project definitions that did not load", NULL);
     s->nprojects = cm_metrics_gauge(metrics, "flags_projects", "Projects with definitions", NULL);
+    s->zones = cm_strset_new(16);
     uv_timer_init(loop, &s->timer);
     s->timer.data = s;
     uv_timer_start(&s->timer, on_timer, 10, refresh_ms);
@@ -402,6 +478,12 @@ flg_store_t *flg_store_new(uv_loop_t *loop, cm_redis_t *cmd, const cm_redis_opts
     return s;
 }
 
+static void free_zone(void *z)
+{
+    if (z != &unknown_zone)
+        flg_tzone_free(z);
+}
+
 static void maybe_finish_close(flg_store_t *s)
 {
     if (!s->closing || !s->timer_closed || !s->sub_closed || s->inflight || s->one_offs > 0)
@@ -410,6 +492,8 @@ static void maybe_finish_close(flg_store_t *s)
     cm_strset_free_with(s->secrets, free);
     cm_strset_free_with(s->projects, project_unref);
     cm_strset_free(s->limited);
+    cm_strset_free(s->timezones);
+    cm_strset_free_with(s->zones, free_zone);
     void (*done)(void *) = s->done;
     void *ud = s->done_ud;
     free(s);

@@ -4,9 +4,10 @@
  * Everything evaluation needs besides the person is read from Redis
  * (proto/redis-keys.md) into tables that are rebuilt whole and swapped:
  * token -> project, hashed secret token -> project, project -> definitions
- * (raw envelope, ETag and an immutable evaluation snapshot), and the
- * quota-limited tokens. A timer re-reads everything every refresh interval;
- * a message on `flags:changed` reloads one project at once; a subscriber
+ * (raw envelope, ETag and an immutable evaluation snapshot), project -> time
+ * zone, and the quota-limited tokens. A timer re-reads everything every
+ * refresh interval; a message on `flags:changed` reloads one project's
+ * definitions and re-reads the other (small) tables at once; a subscriber
  * reconnect triggers a full re-read (messages may have been missed).
  *
  * Requests never wait for definitions: they use whatever snapshot is
@@ -22,6 +23,7 @@
 #include "cm/buf.h"
 #include "cm/metrics.h"
 #include "cm/redis.h"
+#include "dates.h"
 #include "defs.h"
 
 #define FLG_TOKENS_KEY "projects:tokens"
@@ -29,6 +31,7 @@
 #define FLG_DEFINITIONS_KEY "flags:definitions"
 #define FLG_CHANGED_CHANNEL "flags:changed"
 #define FLG_QUOTA_KEY "@posthog/quota-limits/feature_flag_requests"
+#define FLG_TIMEZONES_KEY "projects:timezones"
 
 typedef struct flg_store flg_store_t;
 
@@ -53,6 +56,9 @@ const char *flg_store_project_for_secret(const flg_store_t *s, cm_slice_t secret
 flg_project_t *flg_store_definitions(flg_store_t *s, const char *project_id);
 void flg_project_release(flg_project_t *p);
 bool flg_store_quota_limited(const flg_store_t *s, cm_slice_t token);
+/* The project's time zone, or NULL for UTC. Valid until control returns to
+ * the loop (a refresh may replace the table). */
+const flg_tz_t *flg_store_timezone(const flg_store_t *s, const char *project_id);
 /* Installs a project directly (tests, fuzzing): token -> project id, and
  * its definitions envelope. Returns 0, or CM_EINVAL if they do not load.
  * A later full refresh from Redis replaces whatever was put here. */

@@ -306,6 +306,59 @@ describe('flags service', () => {
     await redisCommand(redis.port, 'PUBLISH', 'flags:changed', PID);
   });
 
+  test('flags:changed also brings a new token, the project time zone and quota at once', async () => {
+    const NEW_TOKEN = 'phc_flags_new_project';
+    const NEW_PID = '77';
+    // 10:00 wall clock: 10:00Z in UTC, 09:00Z in Berlin in January.
+    const dated = { flags: [flag('before-ten', rollout({}, [{ properties: [{ key: 't', type: 'person', operator: 'is_date_before', value: '2024-01-15 10:00:00' }], rollout_percentage: 100 }]))], group_type_mapping: {}, cohorts: {} };
+    const askNew = async () => {
+      const res = await fetch(`${base}/flags?v=2`, { method: 'POST', body: JSON.stringify({ token: NEW_TOKEN, distinct_id: 'tz', person_properties: { t: '2024-01-15T09:30:00Z' } }) });
+      return { status: res.status, body: await res.json() };
+    };
+    const until = async (pred, what) => {
+      let r;
+      for (let i = 0; i < 80; i++) {
+        r = await askNew();
+        if (pred(r)) return r;
+        await sleep(25);
+      }
+      assert.fail(`${what} not seen without waiting for the 60 s refresh: ${JSON.stringify(r)}`);
+    };
+    try {
+      // Let the table reads of the earlier tests' messages finish first, so
+      // only this test's message can bring the token.
+      await sleep(300);
+      await redisCommand(redis.port, 'HSET', 'projects:tokens', NEW_TOKEN, NEW_PID);
+      await redisCommand(redis.port, 'HSET', 'flags:definitions', NEW_PID, JSON.stringify(dated));
+      assert.equal((await askNew()).status, 401, 'unknown before the message');
+      await redisCommand(redis.port, 'PUBLISH', 'flags:changed', NEW_PID);
+      let r = await until((x) => x.status === 200, 'the new token');
+      assert.equal(r.body.flags['before-ten'].enabled, true, 'no time zone: UTC');
+
+      await redisCommand(redis.port, 'HSET', 'projects:timezones', NEW_PID, 'Europe/Berlin');
+      await redisCommand(redis.port, 'PUBLISH', 'flags:changed', NEW_PID);
+      r = await until((x) => x.body.flags?.['before-ten']?.enabled === false, 'the Berlin time zone');
+      assert.equal(r.body.flags['before-ten'].reason.code, 'no_condition_match');
+
+      // A name ICU does not know: UTC, and the service keeps serving.
+      await redisCommand(redis.port, 'HSET', 'projects:timezones', NEW_PID, 'Mars/Olympus_Mons');
+      await redisCommand(redis.port, 'PUBLISH', 'flags:changed', NEW_PID);
+      await until((x) => x.body.flags?.['before-ten']?.enabled === true, 'UTC again for an unknown zone');
+
+      await redisCommand(redis.port, 'ZADD', '@posthog/quota-limits/feature_flag_requests', Math.floor(Date.now() / 1000) + 3600, NEW_TOKEN);
+      await redisCommand(redis.port, 'PUBLISH', 'flags:changed', NEW_PID);
+      r = await until((x) => Array.isArray(x.body.quotaLimited), 'the quota');
+      assert.deepEqual(r.body.flags, {});
+      assert.equal((await ask({ distinct_id: 'other-project' })).body.quotaLimited, undefined, 'only that token is limited');
+    } finally {
+      await redisCommand(redis.port, 'ZREM', '@posthog/quota-limits/feature_flag_requests', NEW_TOKEN);
+      await redisCommand(redis.port, 'HDEL', 'projects:tokens', NEW_TOKEN);
+      await redisCommand(redis.port, 'HDEL', 'projects:timezones', NEW_PID);
+      await redisCommand(redis.port, 'HDEL', 'flags:definitions', NEW_PID);
+      await redisCommand(redis.port, 'PUBLISH', 'flags:changed', NEW_PID);
+    }
+  });
+
   test('quota: a limited project gets flags {} and quotaLimited', async () => {
     const own = await startServer(FLAGS, { FLAGS_PORT: '0', REDIS_URL: redis.url, LOG_LEVEL: 'warn', DEFINITIONS_REFRESH: '200ms' });
     try {
