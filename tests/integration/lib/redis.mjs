@@ -1,7 +1,9 @@
 // redis.mjs - a real redis-server per test file, and a minimal RESP client.
 //
-// The server binds 127.0.0.1 on a random high port (retried if taken), keeps
-// no data on disk, and is killed by PID when the test process exits.
+// The server binds 127.0.0.1 on a random high port (retried if taken) and is
+// killed by PID when the test process exits. It keeps no data on disk unless
+// asked to persist: then every write is in its append-only file before the
+// reply (appendfsync always), and a restart on the same dir reloads it.
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import fs from 'node:fs';
@@ -11,10 +13,11 @@ import path from 'node:path';
 const children = new Set();
 process.on('exit', () => { for (const c of children) { try { process.kill(c.pid, 'SIGKILL'); } catch { /* gone */ } } });
 
-function tryStart(port, dir) {
+function tryStart(port, dir, persist) {
   return new Promise((resolve) => {
+    const aof = persist ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
     const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '',
-      '--appendonly', 'no', '--daemonize', 'no', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+      ...aof, '--daemonize', 'no', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(child);
     let out = '';
     const done = (ok) => { clearTimeout(t); resolve(ok ? child : null); };
@@ -24,16 +27,27 @@ function tryStart(port, dir) {
   });
 }
 
-export async function startRedis(port) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-redis-'));
+// startRedis([port], {persist, dir}): dir reuses an earlier server's data
+// (a restart); the caller removes a dir it passed, stop() one made here
+// unless it persists (a restart may follow).
+export async function startRedis(port, { persist = false, dir } = {}) {
+  const own = !dir;
+  dir ||= fs.mkdtempSync(path.join(os.tmpdir(), 'cm-redis-'));
   for (let attempt = 0; attempt < 20; attempt++) {
-    const p = port || 20000 + Math.floor(Math.random() * 40000);
-    const child = await tryStart(p, dir);
+    // Below the usual ephemeral range (32768-60999): a client's port there
+    // could make the bind fail.
+    const p = port || 12000 + Math.floor(Math.random() * 20000);
+    const child = await tryStart(p, dir, persist);
     if (child) {
       const exited = new Promise((r) => child.on('exit', r));
       return {
-        port: p, child, url: `redis://127.0.0.1:${p}/0`,
-        async stop() { child.kill('SIGKILL'); await exited; },
+        port: p, child, dir, url: `redis://127.0.0.1:${p}/0`,
+        async stop() {
+          child.kill('SIGKILL');
+          await exited;
+          if (own && !persist) fs.rmSync(dir, { recursive: true, force: true });
+        },
+        remove() { fs.rmSync(dir, { recursive: true, force: true }); },
       };
     }
     if (port) break;
