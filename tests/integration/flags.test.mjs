@@ -63,6 +63,7 @@ describe('flags service', () => {
     await redisCommand(redis.port, 'HSET', 'projects:secret_tokens', secretHash, PID);
     await redisCommand(redis.port, 'HSET', 'flags:definitions', PID, JSON.stringify(ENVELOPE));
     await redisCommand(redis.port, 'SET', `persons:${PID}:stored-pro`, JSON.stringify({ properties: { plan: 'pro' } }));
+    await redisCommand(redis.port, 'SET', `persons:${PID}:stored-us`, JSON.stringify({ properties: { $geoip_country_code: 'US' } }));
     await redisCommand(redis.port, 'SET', `groups:${PID}:company:acme`, JSON.stringify({ size: 50 }));
   }
 
@@ -206,6 +207,27 @@ describe('flags service', () => {
     assert.equal(r.body.flags['country-ca'].enabled, false);
     r = await ask({ distinct_id: 'geo' }, { headers: { 'X-Forwarded-For': '198.51.100.3' } });
     assert.equal(r.body.flags['country-ca'].enabled, false);
+  });
+
+  test('GeoIP overrides stored person properties (and the request overrides GeoIP)', async () => {
+    let r = await ask({ distinct_id: 'stored-us' });
+    assert.equal(r.body.flags['country-ca'].enabled, false, 'stored US, no lookup');
+    r = await ask({ distinct_id: 'stored-us' }, { headers: { 'X-Forwarded-For': '203.0.113.7' } });
+    assert.equal(r.body.flags['country-ca'].enabled, true, 'GeoIP says CA over the stored US');
+    r = await ask({ distinct_id: 'stored-us', person_properties: { $geoip_country_code: 'US' } }, { headers: { 'X-Forwarded-For': '203.0.113.7' } });
+    assert.equal(r.body.flags['country-ca'].enabled, false, 'the request says US over GeoIP');
+  });
+
+  test('api_key names the project like token; flag_keys_to_evaluate narrows the answer', async () => {
+    const res = await fetch(`${base}/flags?v=2`, { method: 'POST', body: JSON.stringify({ api_key: TOKEN, distinct_id: 'alias' }) });
+    assert.equal(res.status, 200);
+    const body = await res.json();
+    assert.equal(body.flags['always-on'].enabled, true);
+    const r = await ask({ distinct_id: 'narrow', flag_keys_to_evaluate: ['always-on', 'multi', 'no-such-flag'] });
+    assert.deepEqual(enabledKeys(r), ['always-on', 'multi']);
+    assert.equal(r.body.flags.multi.variant, 'test');
+    const none = await ask({ distinct_id: 'narrow', flag_keys_to_evaluate: [] });
+    assert.deepEqual(none.body.flags, {});
   });
 
   test('a flag that cannot be computed is left out; the others come back', async () => {
@@ -356,6 +378,42 @@ describe('flags service', () => {
       await redisCommand(redis.port, 'HDEL', 'projects:timezones', NEW_PID);
       await redisCommand(redis.port, 'HDEL', 'flags:definitions', NEW_PID);
       await redisCommand(redis.port, 'PUBLISH', 'flags:changed', NEW_PID);
+    }
+  });
+
+  test('flag dependencies in a live project: a cycle is left out with errorsWhileComputingFlags; met ones are served', async () => {
+    const DEP_TOKEN = 'phc_flags_dependencies';
+    const DEP_PID = '78';
+    const dep = (on, value = true, chain = [on]) => ({ key: on, type: 'flag', operator: 'flag_evaluates_to', value, dependency_chain: chain });
+    const envelope = { flags: [
+      flag('base', rollout()),
+      flag('needs-base', rollout({}, [{ properties: [dep('base')], rollout_percentage: 100 }])),
+      flag('needs-not-base', rollout({}, [{ properties: [dep('base', false)], rollout_percentage: 100 }])),
+      flag('cycle-a', rollout({}, [{ properties: [dep('cycle-b', true, [])], rollout_percentage: 100 }])),
+      flag('cycle-b', rollout({}, [{ properties: [dep('cycle-a', true, [])], rollout_percentage: 100 }])),
+    ], group_type_mapping: {}, cohorts: {} };
+    try {
+      await redisCommand(redis.port, 'HSET', 'projects:tokens', DEP_TOKEN, DEP_PID);
+      await redisCommand(redis.port, 'HSET', 'flags:definitions', DEP_PID, JSON.stringify(envelope));
+      await redisCommand(redis.port, 'PUBLISH', 'flags:changed', DEP_PID);
+      let res;
+      for (let i = 0; i < 80; i++) {
+        res = await fetch(`${base}/flags?v=2`, { method: 'POST', body: JSON.stringify({ token: DEP_TOKEN, distinct_id: 'dep' }) });
+        if (res.status === 200) break;
+        await sleep(25);
+      }
+      assert.equal(res.status, 200);
+      const body = await res.json();
+      assert.equal(body.errorsWhileComputingFlags, true, 'the cycle is an error');
+      assert.equal(body.flags['cycle-a'], undefined);
+      assert.equal(body.flags['cycle-b'], undefined);
+      assert.equal(body.flags.base.enabled, true);
+      assert.equal(body.flags['needs-base'].enabled, true);
+      assert.equal(body.flags['needs-not-base'].enabled, false);
+    } finally {
+      await redisCommand(redis.port, 'HDEL', 'projects:tokens', DEP_TOKEN);
+      await redisCommand(redis.port, 'HDEL', 'flags:definitions', DEP_PID);
+      await redisCommand(redis.port, 'PUBLISH', 'flags:changed', DEP_PID);
     }
   });
 
