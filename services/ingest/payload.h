@@ -5,7 +5,9 @@
  * encodings (notes: capture.md 1.2-1.3). ing_payload_extract() undoes all of
  * them, in PostHog capture's order, into plain JSON bytes:
  *   1. the query's data= (old GET clients), else the body;
- *   2. a body that as a whole looks like base64 is decoded;
+ *   2. a body that as a whole looks like base64 is decoded, unless a hint
+ *      says lz-string (whose text is in base64's alphabet); a base64 hint
+ *      is then already satisfied;
  *   3. a form body (application/x-www-form-urlencoded) yields its data= field;
  *   4. the compression hint (query compression=, form compression=,
  *      Content-Encoding) or gzip's magic bytes pick gzip, lz64 or base64;
