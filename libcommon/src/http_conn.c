@@ -117,19 +117,48 @@ static int on_header_field(llhttp_t *p, const char *at, size_t len)
     return check_head_size(c);
 }
 
+/* RFC 9110 5.6.2: a field name is a token. llhttp 8 lets whitespace
+ * between the name and the colon through into the name; RFC 9112 5.1
+ * requires a 400 for it, since a proxy that trims it would read a header
+ * we ignore (or the reverse): the seed of request smuggling. */
+static bool is_tchar(unsigned char ch)
+{
+    static const char extra[] = "!#$%&'*+-.^_`|~";
+    return (ch >= '0' && ch <= '9') || ((ch | 32) >= 'a' && (ch | 32) <= 'z') ||
+           (ch != '\0' && memchr(extra, ch, sizeof(extra) - 1) != NULL);
+}
+
 static int on_header_field_complete(llhttp_t *p)
 {
-    cm_http_req_t *req = conn_of(p)->req;
+    cm__conn_t *c = conn_of(p);
+    cm_http_req_t *req = c->req;
     cm__hdr_t *h = &req->hdrs[req->nhdrs - 1];
     h->name_len = (uint32_t)req->head.len - h->name_off;
     h->val_off = (uint32_t)req->head.len;
     req->in_field = false;
+    c->value_started = false;
+    for (uint32_t i = 0; i < h->name_len; i++)
+        if (!is_tchar((unsigned char)req->head.p[h->name_off + i]))
+            return fail(c, 400, "malformed_request", "invalid character in a header name");
     return 0;
 }
 
+/*
+ * llhttp 8 accepts obs-fold (a value continued on a line that starts with
+ * whitespace): it drops the line break and calls on_header_value again for
+ * the continuation. RFC 9112 5.2 lets a server refuse it with 400, which we
+ * do for the same reason as whitespace before the colon. A value is only
+ * legitimately delivered in pieces when the input buffer ended inside it,
+ * so a second piece is a fold unless the first ended where its buffer did
+ * and this one starts where the next buffer begins.
+ */
 static int on_header_value(llhttp_t *p, const char *at, size_t len)
 {
     cm__conn_t *c = conn_of(p);
+    if (c->value_started && !(c->value_at_end && at == c->exec_begin))
+        return fail(c, 400, "malformed_request", "obsolete line folding in a header value");
+    c->value_started = true;
+    c->value_at_end = at + len == c->exec_end;
     cm_buf_append(&c->req->head, at, len);
     return check_head_size(c);
 }
@@ -157,6 +186,11 @@ static int on_headers_complete(llhttp_t *p)
 
     req->method = (uint8_t)llhttp_get_method(p);
     req->in_body = true;
+    /* llhttp 8 reads "GET /x" (HTTP/0.9) and "HTTP/2.0" alike as requests. */
+    if (p->http_major == 0)
+        return fail(c, 400, "malformed_request", "HTTP/0.9 requests are not supported");
+    if (p->http_major != 1 || p->http_minor > 1)
+        return fail(c, 505, "http_version_not_supported", "only HTTP/1.0 and HTTP/1.1 are served");
     c->deadline_ms = req->start_ms + o->request_timeout_ms;
     if (!(p->flags & F_CHUNKED) && p->content_length > o->max_body_bytes)
         return fail(c, 413, "payload_too_large", "request body is larger than the limit");
@@ -190,6 +224,14 @@ static int on_message_complete(llhttp_t *p)
 {
     cm__conn_t *c = conn_of(p);
     c->req->keep_alive = llhttp_should_keep_alive(p) != 0;
+    /* An Upgrade (WebSocket, h2c) or a CONNECT hands the rest of the stream
+     * to another protocol, which no service here speaks. The request is
+     * answered as an ordinary one and is the connection's last: nothing
+     * after it is ever parsed (llhttp's state would no longer be HTTP). */
+    if (p->upgrade || p->method == HTTP_CONNECT) {
+        c->req->keep_alive = false;
+        c->last_request = true;
+    }
     return HPE_PAUSED;
 }
 
@@ -214,26 +256,37 @@ typedef enum { PARSE_MORE, PARSE_READY, PARSE_FAILED } parse_out_t;
 
 static bool can_parse(const cm__conn_t *c)
 {
-    return c->state == CM__CONN_OPEN && c->handling == NULL && !c->write_blocked;
+    return c->state == CM__CONN_OPEN && c->handling == NULL && !c->write_blocked &&
+           !c->last_request;
 }
 
 /* Feeds bytes to llhttp; returns how many were consumed. */
 static size_t conn_parse(cm__conn_t *c, const char *p, size_t n, parse_out_t *out)
 {
+    c->exec_begin = p;
+    c->exec_end = p + n;
     llhttp_errno_t e = llhttp_execute(&c->parser, p, n);
     if (e == HPE_OK) {
         *out = PARSE_MORE;
         return n;
     }
-    if (e == HPE_PAUSED || e == HPE_PAUSED_UPGRADE) {
+    if (e == HPE_PAUSED && c->req != NULL) { /* on_message_complete: a request is ready */
         const char *stop = llhttp_get_error_pos(&c->parser);
         llhttp_resume(&c->parser);
-        if (e == HPE_PAUSED_UPGRADE) /* we speak no other protocol: answer, then close */
-            c->req->keep_alive = false;
         *out = PARSE_READY;
         return stop ? (size_t)(stop - p) : n;
     }
+    if (e == HPE_PAUSED_UPGRADE || e == HPE_PAUSED) {
+        /* Defensive: on_message_complete marks an upgrade as the last
+         * request, so llhttp is not run again after one. Should it stop
+         * here anyway, nothing more is parsed: the bytes are dropped. */
+        c->last_request = true;
+        *out = PARSE_MORE;
+        return n;
+    }
     *out = PARSE_FAILED;
+    if (e == HPE_PAUSED_H2_UPGRADE) /* the HTTP/2 connection preface ("PRI * HTTP/2.0") */
+        fail(c, 505, "http_version_not_supported", "HTTP/2 is not served; use HTTP/1.1");
     if (c->err_status)
         cm__respond_early_error(c, c->err_status, c->err_code, c->err_detail);
     else
@@ -252,7 +305,10 @@ static void conn_dispatch(cm__conn_t *c)
     int rc = cm__route_find(c->srv, req, &allowed);
 
     c->in_dispatch = true;
-    if (cm__method_bit(req->method) == CM_HTTP_OPTIONS && c->srv->opts.cors &&
+    if (req->method == HTTP_CONNECT) {
+        cm_http_respond_error(req, 405, "invalid_request", "method_not_allowed",
+                              "CONNECT is not supported.", NULL);
+    } else if (cm__method_bit(req->method) == CM_HTTP_OPTIONS && c->srv->opts.cors &&
         (req->route == NULL || !(req->route->methods & CM_HTTP_OPTIONS)) && rc != 404) {
         /* CORS preflight, answered as PostHog capture does. */
         cm_http_respond(req, 200, "application/json", "{\"status\":\"Ok\"}", 15);

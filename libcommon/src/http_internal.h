@@ -99,6 +99,10 @@ struct cm__conn {
     bool write_blocked;  /* unsent output above max_write_queue */
     bool peer_eof;       /* the client shut its side: answer what we have, then close */
     bool shutdown_done;  /* lingering: our FIN went out after the last write */
+    bool last_request;   /* an Upgrade or CONNECT was read: parse nothing after it */
+    bool value_started;  /* the current header value has had a piece */
+    bool value_at_end;   /* ... and that piece ended where its input buffer did */
+    const char *exec_begin, *exec_end; /* the buffer llhttp is parsing */
     char peer[48];
 };
 

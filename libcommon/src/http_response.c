@@ -69,6 +69,7 @@ const char *cm_http_status_text(int status)
     case 502: return "Bad Gateway";
     case 503: return "Service Unavailable";
     case 504: return "Gateway Timeout";
+    case 505: return "HTTP Version Not Supported";
     default: return "Unknown";
     }
 }
@@ -298,7 +299,8 @@ static void respond(cm_http_req_t *req, int status, const char *ctype, cm_buf_t 
         return;
     }
     bool close_after = !req->keep_alive || req->srv->draining || status == 400 || status == 408 ||
-                       status == 413 || status == 414 || status == 431 || status == 417;
+                       status == 413 || status == 414 || status == 431 || status == 417 ||
+                       status == 505;
     bool head_only = cm__method_bit(req->method) == CM_HTTP_HEAD;
 
     write_req_t *wr = cm_xcalloc(1, sizeof(*wr));
