@@ -239,3 +239,16 @@ void cm__log_write(cm_log_level_t level, const char *request_id, const cm_log_fi
     memcpy(l.p + l.len, tail, tlen);
     write_all(l.p, l.len + tlen);
 }
+
+bool cm_log_limit(cm_log_limit_t *l, uint64_t now_ms, uint64_t interval_ms, uint64_t *skipped)
+{
+    if (l->logged && now_ms - l->last_ms < interval_ms) {
+        l->skipped++;
+        return false;
+    }
+    *skipped = l->skipped;
+    l->skipped = 0;
+    l->last_ms = now_ms;
+    l->logged = true;
+    return true;
+}

@@ -46,11 +46,12 @@ void cm__queue_init(cm_queue_t *q, const cm__queue_ops_t *ops, uv_loop_t *loop,
     q->loop = loop;
     uv_timer_init(loop, &q->close_timer);
     q->close_timer.data = q;
-    if (metrics == NULL)
-        return;
     /* One series per backend; several queues of a backend add up. */
     char labels[64];
     snprintf(labels, sizeof(labels), "backend=\"%s\"", ops->name);
+    cm__queue_batch_init(q, metrics, labels);
+    if (metrics == NULL)
+        return;
     q->m_produced = cm_metrics_counter(metrics, "queue_messages_produced_total",
                                        "Messages accepted by the queue", labels);
     q->m_acked = cm_metrics_counter(metrics, "queue_messages_acked_total",
@@ -76,11 +77,16 @@ int cm_queue_produce(cm_queue_t *q, const cm_queue_msg_t *msg, cm_queue_done_cb 
         return CM_EAGAIN;
     }
 
+    size_t bytes = msg->key.len + msg->value.len;
+    for (size_t i = 0; i < msg->nheaders; i++)
+        bytes += msg->headers[i].name.len + msg->headers[i].value.len;
     cm__queue_op_t *op = cm_xcalloc(1, sizeof(*op));
-    *op = (cm__queue_op_t){.prev = q->tail, .q = q, .cb = cb, .ud = ud, .submitting = true};
+    *op = (cm__queue_op_t){
+        .prev = q->tail, .q = q, .cb = cb, .ud = ud, .bytes = bytes, .submitting = true};
     *(q->tail ? &q->tail->next : &q->head) = op;
     q->tail = op;
     in_flight_add(q, 1);
+    q->in_flight_bytes += bytes;
 
     int rc = q->ops->produce(q, msg, op);
     op->submitting = false;
@@ -91,6 +97,7 @@ int cm_queue_produce(cm_queue_t *q, const cm_queue_msg_t *msg, cm_queue_done_cb 
     if (rc < 0) {
         op_unlink(q, op);
         in_flight_add(q, -1);
+        q->in_flight_bytes -= bytes;
         free(op);
         counter_add(q->m_rejected);
         return rc;
@@ -116,6 +123,7 @@ void cm__queue_complete(cm__queue_op_t *op, int status, const char *err)
     }
     op_unlink(q, op);
     in_flight_add(q, -1);
+    q->in_flight_bytes -= op->bytes;
     counter_add(status == 0 ? q->m_acked : q->m_failed);
     cm_queue_done_cb cb = op->cb;
     void *ud = op->ud;
@@ -123,6 +131,7 @@ void cm__queue_complete(cm__queue_op_t *op, int status, const char *err)
     /* Before the callback, which may produce again (refused) or close. */
     if (q->closing && !q->finished && q->in_flight == 0)
         uv_timer_start(&q->close_timer, on_close_timer, 0, 0);
+    cm__queue_batch_note(q, status);
     cb(status, status == 0 ? NULL : err, ud);
 }
 
@@ -135,6 +144,7 @@ static void on_close_timer(uv_timer_t *t)
     if (q->finished)
         return;
     q->finished = true;
+    cm__queue_batch_close(q); /* batches still waiting end here, unsent */
     if (q->in_flight > 0)
         cm_log(CM_LOG_WARN, NULL, "queue %s: closing with %zu message(s) unacknowledged",
                q->ops->name, q->in_flight);
@@ -142,6 +152,7 @@ static void on_close_timer(uv_timer_t *t)
         cm__queue_op_t *op = q->head;
         op_unlink(q, op);
         in_flight_add(q, -1);
+        q->in_flight_bytes -= op->bytes;
         counter_add(q->m_failed);
         op->q = NULL;
         op->next = q->abandoned;
@@ -160,9 +171,11 @@ void cm__queue_free_abandoned(cm_queue_t *q)
     }
 }
 
-static void on_close_timer_closed(uv_handle_t *h)
+static void on_handle_closed(uv_handle_t *h)
 {
     cm_queue_t *q = h->data;
+    if (--q->handles_open > 0)
+        return;
     cm_queue_closed_cb done = q->done;
     void *ud = q->done_ud;
 
@@ -173,7 +186,8 @@ static void on_close_timer_closed(uv_handle_t *h)
 
 void cm__queue_shutdown_done(cm_queue_t *q)
 {
-    uv_close((uv_handle_t *)&q->close_timer, on_close_timer_closed);
+    uv_close((uv_handle_t *)&q->pump, on_handle_closed);
+    uv_close((uv_handle_t *)&q->close_timer, on_handle_closed);
 }
 
 void cm_queue_close(cm_queue_t *q, uint64_t timeout_ms, cm_queue_closed_cb done, void *ud)
@@ -183,6 +197,7 @@ void cm_queue_close(cm_queue_t *q, uint64_t timeout_ms, cm_queue_closed_cb done,
     q->closing = true;
     q->done = done;
     q->done_ud = ud;
+    cm__queue_batch_close(q);
     uv_timer_start(&q->close_timer, on_close_timer, q->in_flight > 0 ? timeout_ms : 0, 0);
 }
 
@@ -204,4 +219,9 @@ const char *cm_queue_backend(const cm_queue_t *q)
 size_t cm_queue_in_flight(const cm_queue_t *q)
 {
     return q->in_flight;
+}
+
+size_t cm_queue_waiting(const cm_queue_t *q)
+{
+    return q->waiting;
 }

@@ -38,6 +38,7 @@ struct cm__queue_op {
     cm_queue_t *q; /* NULL once abandoned */
     cm_queue_done_cb cb;
     void *ud;
+    size_t bytes;    /* key + value + headers, for the byte window */
     bool submitting; /* inside ops->produce() */
     bool early;      /* the backend completed it from inside ops->produce() */
     int early_status;
@@ -50,6 +51,9 @@ typedef struct {
      * negative: refused, op untouched. */
     int (*produce)(cm_queue_t *q, const cm_queue_msg_t *msg, cm__queue_op_t *op);
     bool (*ready)(cm_queue_t *q, cm_buf_t *why);
+    /* Known to be down (not merely "not ready yet"): batches are refused
+     * at once. */
+    bool (*down)(cm_queue_t *q);
     /* Once, after the last completion or abandonment: release the backend
      * (asynchronously if needed), deal with q->abandoned, then call
      * cm__queue_shutdown_done(q). */
@@ -70,6 +74,24 @@ struct cm_queue {
     void *done_ud;
     cm_counter_t *m_produced, *m_acked, *m_failed, *m_rejected;
     cm_gauge_t *m_in_flight;
+
+    /* Batches (queue_batch.c). The backend sets the window after init. */
+    size_t in_flight_bytes;
+    size_t window;       /* batches keep in_flight below this */
+    size_t window_bytes; /* ... and in_flight_bytes below this (0: no bound) */
+    size_t max_waiting;  /* backlog limit for admission (default: window) */
+    size_t waiting;      /* messages of admitted batches not yet produced */
+    cm_queue_batch_t *wait_head, *wait_tail;
+    uv_idle_t pump;
+    int handles_open;    /* close_timer + pump */
+    /* Circuit breaker (queue_batch.c). */
+    int brk_state;
+    unsigned brk_fails;     /* consecutive failures */
+    uint64_t brk_until;     /* uv_now() when an open breaker lets a probe through */
+    uint64_t brk_cooldown;  /* the next open period, ms */
+    bool brk_probe_out;     /* half-open: the probe batch is under way */
+    cm_counter_t *m_batches_refused, *m_breaker_opened;
+    cm_gauge_t *m_waiting;
 };
 
 /* Initialises the common part; metrics may be NULL. */
@@ -81,5 +103,12 @@ void cm__queue_complete(cm__queue_op_t *op, int status, const char *err);
 void cm__queue_free_abandoned(cm_queue_t *q);
 /* The backend finished ops->shutdown(). */
 void cm__queue_shutdown_done(cm_queue_t *q);
+
+/* queue_batch.c, called by queue.c. */
+void cm__queue_batch_init(cm_queue_t *q, cm_metrics_t *metrics, const char *labels);
+/* Every completion: feeds the breaker, resumes waiting batches. */
+void cm__queue_batch_note(cm_queue_t *q, int status);
+/* close(): waiting batches stop producing. */
+void cm__queue_batch_close(cm_queue_t *q);
 
 #endif

@@ -92,6 +92,7 @@ typedef struct {
     bool destroying; /* set before the destroy work is queued */
     uint64_t destroy_start; /* uv_hrtime(), for the log */
     bool up;         /* usable at the last news: see on_stats() */
+    bool brokers_down; /* the last news: no broker connection is up */
     const char *down_why; /* static text: why not, for cm_queue_ready() */
     bool idempotent; /* enable.idempotence as finally configured */
     bool fatal;
@@ -158,8 +159,10 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
     (void)rk;
     if (k->destroying)
         return;
-    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR)
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        k->brokers_down = false;
         set_up(k, true, NULL);
+    }
     /* rd_kafka_err2str() is static text for every code librdkafka knows. */
     cm__queue_complete(m->_private, status_of(m->err),
                        m->err ? rd_kafka_err2str(m->err) : NULL);
@@ -180,8 +183,10 @@ static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
         cm_log(CM_LOG_ERROR, NULL, "queue kafka: fatal producer error: %s", k->fatal_reason);
         return;
     }
-    if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN)
+    if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN) {
+        k->brokers_down = true;
         set_up(k, false, "all brokers are down");
+    }
     cm_log(CM_LOG_WARN, NULL, "queue kafka: %s: %s", rd_kafka_err2name(err), reason);
 }
 
@@ -207,6 +212,7 @@ static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
     bool pid = !k->idempotent || cm_json_type(eos) != CM_JSON_OBJECT ||
                cm_json_str_eq(cm_json_get(eos, "idemp_state"), CM_SLICE_LIT("Assigned"));
     cm_json_doc_free(doc);
+    k->brokers_down = !any_up;
     if (!any_up)
         set_up(k, false, "no broker connection is up");
     else if (!pid)
@@ -398,6 +404,14 @@ static int kq_produce(cm_queue_t *q, const cm_queue_msg_t *msg, cm__queue_op_t *
     return 0;
 }
 
+/* Known down: a fatal error, or the last news said no broker is reachable
+ * (before any news, librdkafka is still connecting: not down). */
+static bool kq_down(cm_queue_t *q)
+{
+    kq_t *k = (kq_t *)q;
+    return k->fatal || k->brokers_down;
+}
+
 static bool kq_ready(cm_queue_t *q, cm_buf_t *why)
 {
     kq_t *k = (kq_t *)q;
@@ -488,6 +502,7 @@ static const cm__queue_ops_t kafka_ops = {
     .name = "kafka",
     .produce = kq_produce,
     .ready = kq_ready,
+    .down = kq_down,
     .shutdown = kq_shutdown,
     .free = kq_free,
 };
@@ -578,6 +593,28 @@ static int attach_loop(kq_t *k, uv_loop_t *loop)
     return 0;
 }
 
+static size_t conf_size(kq_t *k, const char *name, size_t dflt)
+{
+    char v[32];
+    size_t len = sizeof(v);
+    if (rd_kafka_conf_get(rd_kafka_conf(k->rk), name, v, &len) != RD_KAFKA_CONF_OK)
+        return dflt;
+    size_t n = (size_t)strtoull(v, NULL, 10);
+    return n > 0 ? n : dflt;
+}
+
+/* Batches stay within librdkafka's local queue, so it never refuses one of
+ * their messages as "queue full" halfway: its message count, and its size
+ * less one largest message (the window is checked before a message of
+ * unknown size is produced). */
+static void set_window(kq_t *k)
+{
+    size_t kbytes = conf_size(k, "queue.buffering.max.kbytes", 1048576);
+    size_t bytes = kbytes * 1024;
+    k->base.window = conf_size(k, "queue.buffering.max.messages", 100000);
+    k->base.window_bytes = bytes > 2 * k->max_bytes ? bytes - k->max_bytes : bytes / 2;
+}
+
 int cm_queue_kafka_new(uv_loop_t *loop, const cm_queue_kafka_opts_t *opts, cm_queue_t **out)
 {
     char errstr[512];
@@ -624,6 +661,7 @@ int cm_queue_kafka_new(uv_loop_t *loop, const cm_queue_kafka_opts_t *opts, cm_qu
     }
     k->topics = cm_strset_new(8);
     cm__queue_init(&k->base, &kafka_ops, loop, opts->metrics);
+    set_window(k);
     *out = &k->base;
     return 0;
 }

@@ -151,6 +151,11 @@ static bool rq_ready(cm_queue_t *q, cm_buf_t *why)
     return false;
 }
 
+static bool rq_down(cm_queue_t *q)
+{
+    return !cm_redis_connected(((rq_t *)q)->client);
+}
+
 /* The client owns the abandoned ops from now on (see the top comment). */
 static void rq_shutdown(cm_queue_t *q)
 {
@@ -167,6 +172,7 @@ static const cm__queue_ops_t redis_ops = {
     .name = "redis",
     .produce = rq_produce,
     .ready = rq_ready,
+    .down = rq_down,
     .shutdown = rq_shutdown,
     .free = rq_free,
 };
@@ -188,6 +194,7 @@ int cm_queue_redis_new(uv_loop_t *loop, cm_redis_t *client, const cm_queue_redis
         opts->max_message_bytes > 0 ? opts->max_message_bytes : DEFAULT_MAX_MESSAGE_BYTES;
     rq->max_in_flight = opts->max_in_flight > 0 ? opts->max_in_flight : DEFAULT_MAX_IN_FLIGHT;
     cm__queue_init(&rq->base, &redis_ops, loop, opts->metrics);
+    rq->base.window = rq->max_in_flight;
     *out = &rq->base;
     return 0;
 }

@@ -3,10 +3,18 @@
  * /batch, /track and /engage (with and without the trailing slash).
  *
  * A request is answered 200 {"status":"Ok"} only after the queue has
- * acknowledged every one of its events; if any event is refused or times
- * out the answer is 503 (413 when the queue calls a message too large), so
- * the client retries. Events acknowledged before a failure stay queued:
- * delivery is at-least-once and consumers deduplicate on the event uuid.
+ * acknowledged every one of its events. Its events go to the queue as one
+ * batch (queue.h): admitted whole or refused whole, so a saturated or
+ * failing queue gets a 503 with Retry-After before anything is written,
+ * and a request larger than the queue's in-flight window is produced in
+ * steps. The only partial write left is a queue that fails in the middle
+ * of a batch: the client retries, the events it already wrote are queued
+ * twice, and since they keep the uuids the client sent, the writer drops
+ * the copies (docs/ingest.md).
+ *
+ * A large body is decoded and its events built on the thread pool
+ * (payload extraction and event building are pure), so one big batch does
+ * not stop the loop; the rest of the request runs on the loop.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,23 +30,58 @@
 #include "ingest.h"
 #include "payload.h"
 
+/* Bodies above this are decoded and built off the loop: about 1 ms of
+ * work on the loop; below it the thread pool's round trip costs more. */
+#define OFFLOAD_MIN_BYTES (16 * 1024)
+#define LOG_INTERVAL_MS 1000
+
 typedef struct {
     ing_ctx_t *ctx;
     cm_http_req_t *req;
+    uv_work_t work;
+    bool legacy;
+    int rc; /* of build() */
+    ing_request_t info;
+    char ip[64];
+    ing_error_t err;
     ing_batch_t batch;
-    size_t pending;
     bool beacon;
-    bool failed;
-    bool too_big;
 } capture_t;
+
+static void capture_free(capture_t *c)
+{
+    ing_batch_free(&c->batch);
+    free(c);
+}
 
 static void reject(ing_ctx_t *ctx, cm_http_req_t *req, const ing_error_t *e)
 {
+    uint64_t skipped;
     cm_counter_inc(ctx->requests_rejected);
-    cm_log(CM_LOG_INFO, cm_http_req_id(req), "capture rejected: %d %s: %s", e->status, e->code,
-           e->detail);
+    if (cm_log_limit(&ctx->reject_log, uv_now(ctx->loop), LOG_INTERVAL_MS, &skipped))
+        cm_log(CM_LOG_INFO, cm_http_req_id(req),
+               "capture rejected: %d %s: %s (%llu more rejected since the last line)", e->status,
+               e->code, e->detail, (unsigned long long)skipped);
     cm_http_respond_error(req, e->status, cm_api_error_type_for_status(e->status), e->code,
                           e->detail, e->attr[0] ? e->attr : NULL);
+}
+
+/* 503 before anything was written: the queue is down or saturated. */
+static void refuse(capture_t *c, const char *why)
+{
+    ing_ctx_t *ctx = c->ctx;
+    uint64_t skipped;
+    char secs[24];
+    cm_counter_inc(ctx->requests_refused);
+    if (cm_log_limit(&ctx->refusal_log, uv_now(ctx->loop), LOG_INTERVAL_MS, &skipped))
+        cm_log(CM_LOG_WARN, cm_http_req_id(c->req),
+               "capture refused, nothing written: %s (%llu more refused since the last line)",
+               why, (unsigned long long)skipped);
+    cm_fmt_uint64(secs, (cm_queue_retry_after_ms(ctx->queue) + 999) / 1000);
+    cm_http_res_header(c->req, "Retry-After", secs);
+    cm_http_respond_error(c->req, 503, CM_ERR_SERVER, "queue_unavailable",
+                          "The event queue cannot take this request now; nothing of it was "
+                          "written. Retry later.", NULL);
 }
 
 static void respond_ok(cm_http_req_t *req, bool beacon)
@@ -49,45 +92,39 @@ static void respond_ok(cm_http_req_t *req, bool beacon)
         cm_http_respond(req, 200, "application/json", "{\"status\":\"Ok\"}", 15);
 }
 
-static void finish(capture_t *c)
+static void on_batch_done(const cm_queue_batch_result_t *r, void *ud)
 {
-    if (c->too_big) {
+    capture_t *c = ud;
+    ing_ctx_t *ctx = c->ctx;
+    uint64_t skipped;
+
+    cm_counter_add(ctx->events_queued, r->acked);
+    cm_counter_add(ctx->events_failed, r->failed + r->unsent);
+    if (r->status == CM_ETOOBIG) {
         cm_http_respond_error(c->req, 413, CM_ERR_VALIDATION, "event_too_large",
                               "The queue refused an event as too large.", NULL);
-    } else if (c->failed) {
+    } else if (r->status != 0) {
+        if (cm_log_limit(&ctx->failure_log, uv_now(ctx->loop), LOG_INTERVAL_MS, &skipped))
+            cm_log(CM_LOG_WARN, cm_http_req_id(c->req),
+                   "queue failed mid-request: %s: %zu acked, %zu failed, %zu unsent "
+                   "(%llu more such requests since the last line)",
+                   r->err ? r->err : "error", r->acked, r->failed, r->unsent,
+                   (unsigned long long)skipped);
         cm_http_respond_error(c->req, 503, CM_ERR_SERVER, "queue_unavailable",
                               "The event queue did not acknowledge every event; retry the "
                               "request.", NULL);
     } else {
         respond_ok(c->req, c->beacon);
     }
-    ing_batch_free(&c->batch);
-    free(c);
-}
-
-static void on_ack(int status, const char *err, void *ud)
-{
-    capture_t *c = ud;
-    if (status != 0) {
-        cm_counter_inc(c->ctx->events_failed);
-        if (!c->failed && !c->too_big)
-            cm_log(CM_LOG_WARN, cm_http_req_id(c->req), "queue refused an event: %s",
-                   err ? err : "error");
-        if (status == CM_ETOOBIG)
-            c->too_big = true;
-        else
-            c->failed = true;
-    } else {
-        cm_counter_inc(c->ctx->events_queued);
-    }
-    if (--c->pending == 0)
-        finish(c);
+    capture_free(c);
 }
 
 /* Message key and headers as PostHog capture writes them (proto/). */
-static int produce_one(capture_t *c, const ing_event_t *e)
+static int emit_event(cm_queue_batch_t *qb, size_t i, void *ud)
 {
+    capture_t *c = ud;
     ing_ctx_t *ctx = c->ctx;
+    const ing_event_t *e = &c->batch.events[i];
     /* token:distinct_id; distinct_id is at most 200 characters (800 bytes). */
     char key[ING_MAX_TOKEN + 1 + 4 * ING_MAX_DISTINCT_ID_CHARS];
     char ts_ms[32];
@@ -115,7 +152,7 @@ static int produce_one(capture_t *c, const ing_event_t *e)
         .headers = headers,
         .nheaders = CM_ARRAY_LEN(headers),
     };
-    return cm_queue_produce(ctx->queue, &msg, on_ack, c);
+    return cm_queue_batch_send(qb, &msg);
 }
 
 /* The client's address: the TCP peer, or the first X-Forwarded-For entry
@@ -138,47 +175,40 @@ static bool is_legacy(cm_slice_t path)
            cm_slice_starts_with(path, "/track") || cm_slice_starts_with(path, "/engage");
 }
 
-static void on_capture(cm_http_req_t *req, void *ud)
+/* Decoding and building: pure, so it may run on the thread pool. It reads
+ * only the request's head and body, which nothing changes while the
+ * handler holds the request. */
+static void build(capture_t *c)
 {
-    ing_ctx_t *ctx = ud;
-    ing_error_t err = {0};
     ing_payload_t payload;
-    char ip[64];
-    cm_slice_t path = cm_http_req_path(req);
-
-    if (ing_payload_extract(req, is_legacy(path), ctx->cfg.max_decoded, &payload, &err) != 0) {
-        ing_payload_free(&payload);
-        reject(ctx, req, &err);
-        return;
+    c->rc = ing_payload_extract(c->req, c->legacy, c->ctx->cfg.max_decoded, &payload, &c->err);
+    if (c->rc == 0) {
+        c->beacon = payload.beacon;
+        c->info.query_sent_at_us = payload.sent_at_us;
+        c->rc = ing_events_build(payload.json.p, payload.json.len, &c->info, &c->batch, &c->err);
     }
-    client_ip(ctx, req, ip, sizeof(ip));
-    ing_request_t info = {
-        .now_us = cm_now_us(),
-        .ip = ip,
-        .query_sent_at_us = payload.sent_at_us,
-        .engage = cm_slice_starts_with(path, "/engage"),
-        .max_event_bytes = ctx->cfg.max_event,
-    };
-    capture_t *c = cm_xcalloc(1, sizeof(*c));
-    c->ctx = ctx;
-    c->req = req;
-    c->beacon = payload.beacon;
-    int rc = ing_events_build(payload.json.p, payload.json.len, &info, &c->batch, &err);
     ing_payload_free(&payload);
-    if (rc != 0) {
-        free(c);
-        reject(ctx, req, &err);
+}
+
+static void built(capture_t *c)
+{
+    ing_ctx_t *ctx = c->ctx;
+    cm_http_req_t *req = c->req;
+    const char *why = NULL;
+
+    if (c->rc != 0) {
+        reject(ctx, req, &c->err);
+        capture_free(c);
         return;
     }
     cm_slice_t token = cm_slice_from_cstr(c->batch.token);
     if (ing_registry_token(ctx->registry, token) == ING_TOKEN_UNKNOWN) {
-        err = (ing_error_t){401, "unknown_token",
-                            "Project API key invalid. You can find your project API key in your "
-                            "project settings.",
-                            "api_key"};
-        ing_batch_free(&c->batch);
-        free(c);
+        ing_error_t err = {401, "unknown_token",
+                           "Project API key invalid. You can find your project API key in your "
+                           "project settings.",
+                           "api_key"};
         reject(ctx, req, &err);
+        capture_free(c);
         return;
     }
     cm_counter_add(ctx->events_filtered, c->batch.dropped);
@@ -186,23 +216,54 @@ static void on_capture(cm_http_req_t *req, void *ud)
         /* As PostHog does: drop, count, and answer 200 so clients do not retry. */
         cm_counter_add(ctx->events_quota_dropped, c->batch.n);
         respond_ok(req, c->beacon);
-        ing_batch_free(&c->batch);
-        free(c);
+        capture_free(c);
         return;
     }
-    /* pending counts one extra while producing, so an early ack cannot finish the request. */
-    c->pending = 1;
-    for (size_t i = 0; i < c->batch.n; i++) {
-        c->pending++;
-        if (produce_one(c, &c->batch.events[i]) != 0) {
-            c->pending--;
-            c->failed = true;
-            cm_counter_inc(ctx->events_failed);
-            break; /* the request fails anyway; queue no more of it */
-        }
+    if (c->batch.n == 0) { /* every event was filtered out */
+        respond_ok(req, c->beacon);
+        capture_free(c);
+        return;
     }
-    if (--c->pending == 0)
-        finish(c);
+    if (cm_queue_batch(ctx->queue, c->batch.n, emit_event, on_batch_done, c, &why) != 0) {
+        refuse(c, why ? why : "refused");
+        capture_free(c);
+    }
+}
+
+static void build_work(uv_work_t *w)
+{
+    build(w->data);
+}
+
+static void build_after(uv_work_t *w, int status)
+{
+    (void)status; /* never cancelled: nothing calls uv_cancel */
+    built(w->data);
+}
+
+static void on_capture(cm_http_req_t *req, void *ud)
+{
+    ing_ctx_t *ctx = ud;
+    cm_slice_t path = cm_http_req_path(req);
+    capture_t *c = cm_xcalloc(1, sizeof(*c));
+
+    c->ctx = ctx;
+    c->req = req;
+    c->legacy = is_legacy(path);
+    client_ip(ctx, req, c->ip, sizeof(c->ip));
+    c->info = (ing_request_t){
+        .now_us = cm_now_us(),
+        .ip = c->ip,
+        .engage = cm_slice_starts_with(path, "/engage"),
+        .max_event_bytes = ctx->cfg.max_event,
+    };
+    if (cm_http_req_body(req).len >= OFFLOAD_MIN_BYTES) {
+        c->work.data = c;
+        uv_queue_work(ctx->loop, &c->work, build_work, build_after);
+        return;
+    }
+    build(c);
+    built(c);
 }
 
 void ing_capture_routes(ing_ctx_t *ctx)

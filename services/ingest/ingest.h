@@ -12,6 +12,7 @@
 
 #include "cm/config.h"
 #include "cm/http_server.h"
+#include "cm/log.h"
 #include "cm/metrics.h"
 #include "cm/queue.h"
 #include "cm/redis.h"
@@ -52,6 +53,9 @@ typedef struct {
     cm_counter_t *events_quota_dropped;
     cm_counter_t *events_filtered;
     cm_counter_t *requests_rejected;
+    cm_counter_t *requests_refused;
+    /* One line per second for each kind of recurring failure. */
+    cm_log_limit_t reject_log, refusal_log, failure_log;
 } ing_ctx_t;
 
 /* capture.c: registers the capture routes on ctx->http. */

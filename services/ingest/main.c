@@ -114,6 +114,9 @@ static void make_metrics(void)
                                              "Events dropped on purpose", "reason=\"filtered\"");
     ctx.requests_rejected = cm_metrics_counter(ctx.metrics, "ingest_requests_rejected_total",
                                                "Requests answered with a 4xx error", NULL);
+    ctx.requests_refused =
+        cm_metrics_counter(ctx.metrics, "ingest_requests_refused_total",
+                           "Requests refused with 503 before any event was written", NULL);
 }
 
 static int start(void)

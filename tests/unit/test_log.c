@@ -297,6 +297,28 @@ static void test_restore_stderr(void **state)
     assert_non_null(strstr(one_line(), "\"msg\":\"to stderr\""));
 }
 
+/* At most one line per interval; the line after a quiet spell carries the
+ * count of those held back. */
+static void test_limit(void **state)
+{
+    (void)state;
+    cm_log_limit_t l = {0};
+    uint64_t skipped = 99;
+    assert_true(cm_log_limit(&l, 5000, 1000, &skipped));
+    assert_int_equal(skipped, 0);
+    for (int i = 0; i < 500; i++)
+        assert_false(cm_log_limit(&l, 5000 + (uint64_t)i, 1000, &skipped));
+    assert_false(cm_log_limit(&l, 5999, 1000, &skipped));
+    assert_true(cm_log_limit(&l, 6000, 1000, &skipped));
+    assert_int_equal(skipped, 501);
+    assert_true(cm_log_limit(&l, 9000, 1000, &skipped));
+    assert_int_equal(skipped, 0);
+    /* A clock at 0 is a valid first time, not "never logged". */
+    cm_log_limit_t z = {0};
+    assert_true(cm_log_limit(&z, 0, 1000, &skipped));
+    assert_false(cm_log_limit(&z, 0, 1000, &skipped));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -311,6 +333,7 @@ int main(void)
         cmocka_unit_test(test_truncate_boundaries),
         cmocka_unit_test(test_truncate_drops_whole_fields),
         cmocka_unit_test(test_restore_stderr),
+        cmocka_unit_test(test_limit),
     };
     return cmocka_run_group_tests_name("log", tests, setup, teardown);
 }

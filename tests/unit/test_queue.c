@@ -94,6 +94,7 @@ static void reap(pid_t *pid, int sig)
     if (*pid <= 0)
         return;
     kill(*pid, sig);
+    kill(*pid, SIGCONT); /* a test that failed may have left it stopped */
     waitpid(*pid, NULL, 0);
     *pid = 0;
 }
@@ -121,7 +122,7 @@ static int start_broker(void)
     char path[PATH_MAX + 32], line[256];
     snprintf(path, sizeof(path), "%s/kafka_broker", support_dir);
     char *argv[] = {path, NULL};
-    const char *env[] = {"TOPICS", "events,down,closing,big,first", "PARTITIONS", "4", NULL};
+    const char *env[] = {"TOPICS", "events,down,closing,big,first,bwin", "PARTITIONS", "4", NULL};
     int fd;
     broker_pid = spawn(argv, env, &fd);
     bool ok = broker_pid > 0 && read_line(fd, line, sizeof(line), 10000);
@@ -996,6 +997,282 @@ static void test_redis_killed(void **state)
     assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* ---- Batches (both backends) ------------------------------------------------------- */
+
+typedef struct {
+    cm_queue_t *q;
+    const char *topic;
+    int calls;
+    bool in_call; /* inside cm_queue_batch() */
+    bool sync;    /* done ran from inside it */
+    size_t emitted, max_in_flight;
+    cm_queue_batch_result_t r;
+} qbatch_t;
+
+static int emit_test(cm_queue_batch_t *b, size_t i, void *ud)
+{
+    qbatch_t *t = ud;
+    assert_int_equal(i, t->emitted); /* in order, each once */
+    t->emitted++;
+    if (cm_queue_in_flight(t->q) > t->max_in_flight)
+        t->max_in_flight = cm_queue_in_flight(t->q);
+    test_msg_t m;
+    make_msg(&m, t->topic, (int)(i % N_MSGS));
+    return cm_queue_batch_send(b, &m.msg);
+}
+
+static void on_qbatch_done(const cm_queue_batch_result_t *r, void *ud)
+{
+    qbatch_t *t = ud;
+    t->calls++;
+    t->sync = t->in_call;
+    t->r = *r;
+}
+
+static int start_batch(cm_queue_t *q, qbatch_t *t, const char *topic, size_t n, const char **why)
+{
+    memset(t, 0, sizeof(*t));
+    t->q = q;
+    t->topic = topic;
+    t->in_call = true;
+    int rc = cm_queue_batch(q, n, emit_test, on_qbatch_done, t, why);
+    t->in_call = false;
+    return rc;
+}
+
+static bool qbatch_done(void *arg)
+{
+    return ((qbatch_t *)arg)->calls > 0;
+}
+
+static bool never(void *arg)
+{
+    (void)arg;
+    return false;
+}
+
+static cm_queue_t *redis_queue_window(uv_loop_t *loop, cm_redis_t *r, size_t window)
+{
+    cm_queue_redis_opts_t o = {.max_in_flight = window};
+    cm_queue_t *q = NULL;
+    assert_true(run_until(loop, redis_up, r, 5000));
+    assert_int_equal(cm_queue_redis_new(loop, r, &o, &q), 0);
+    return q;
+}
+
+static long long redis_integer(uv_loop_t *loop, cm_redis_t *r, const char *cmd)
+{
+    xrange_t x = {0};
+    cm_redis_command(r, on_integer, &x, cmd);
+    assert_true(run_until(loop, flag_set, &x.done, 5000));
+    return x.integer;
+}
+
+/* A batch larger than the window goes through in steps, in order, never
+ * above the window, and is read back byte for byte. */
+static void test_redis_batch_steps(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    cm_redis_t *r = redis_client(&loop, 0);
+    cm_queue_t *q = redis_queue_window(&loop, r, 300);
+    static qbatch_t t;
+
+    assert_int_equal(start_batch(q, &t, "bsteps", N_MSGS, NULL), 0);
+    assert_int_equal(t.emitted, 0); /* nothing from inside the call */
+    assert_int_equal(cm_queue_waiting(q), N_MSGS);
+    assert_true(run_until(&loop, qbatch_done, &t, 10000));
+    assert_int_equal(t.calls, 1);
+    assert_false(t.sync);
+    assert_int_equal(t.r.acked, N_MSGS);
+    assert_int_equal(t.r.failed + t.r.unsent, 0);
+    assert_int_equal(t.r.status, 0);
+    assert_true(t.max_in_flight < 300);
+    assert_int_equal(cm_queue_waiting(q), 0);
+    xrange_t x = {0};
+    cm_redis_command(r, on_xrange, &x, "XRANGE bsteps - +");
+    assert_true(run_until(&loop, flag_set, &x.done, 5000));
+    assert_int_equal(x.entries, N_MSGS);
+    close_queue(&loop, q);
+    close_redis(&loop, r);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+/* Admission is for the whole batch: with the server stopped, the window
+ * fills, the backlog fills, and the next batch is refused before any of
+ * it is written; once the server runs again the admitted ones complete. */
+static void test_redis_batch_admission(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    cm_redis_t *r = redis_client(&loop, 20000);
+    cm_queue_t *q = redis_queue_window(&loop, r, 100);
+    static qbatch_t a, b, c;
+    const char *why = NULL;
+
+    kill(redis_pid, SIGSTOP);
+    assert_int_equal(start_batch(q, &a, "badm", 150, NULL), 0);
+    run_until(&loop, never, NULL, 100);
+    assert_int_equal(cm_queue_in_flight(q), 100);
+    assert_int_equal(cm_queue_waiting(q), 50);
+    assert_int_equal(start_batch(q, &b, "badm", 60, NULL), 0);
+    assert_int_equal(cm_queue_waiting(q), 110);
+    assert_int_equal(start_batch(q, &c, "badm-refused", 1, &why), CM_EAGAIN);
+    assert_non_null(why);
+    assert_true(cm_queue_retry_after_ms(q) >= 1000);
+    kill(redis_pid, SIGCONT);
+    assert_true(run_until(&loop, qbatch_done, &b, 10000));
+    assert_true(qbatch_done(&a));
+    assert_int_equal(a.r.acked, 150);
+    assert_int_equal(b.r.acked, 60);
+    assert_int_equal(c.calls, 0);
+    assert_int_equal(c.emitted, 0);
+    assert_int_equal(redis_integer(&loop, r, "XLEN badm"), 210);
+    assert_int_equal(redis_integer(&loop, r, "EXISTS badm-refused"), 0);
+    close_queue(&loop, q);
+    close_redis(&loop, r);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+/* Consecutive failures open the breaker: batches are refused at once;
+ * after the cool-down one probe goes through; a failed probe opens it
+ * again, a good one closes it. The failure here is an error reply (the
+ * key is not a stream), which the test can switch off. */
+static void test_redis_breaker(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    cm_metrics_t *metrics = cm_metrics_new();
+    cm_redis_t *r = redis_client(&loop, 0);
+    cm_queue_redis_opts_t o = {.metrics = metrics};
+    cm_queue_t *q = NULL;
+    assert_true(run_until(&loop, redis_up, r, 5000));
+    assert_int_equal(cm_queue_redis_new(&loop, r, &o, &q), 0);
+    static qbatch_t t, u;
+    const char *why = NULL;
+
+    assert_int_equal(redis_integer(&loop, r, "SET bbrk x") == -1, 1); /* +OK, not an integer */
+    assert_int_equal(start_batch(q, &t, "bbrk", 10, NULL), 0);
+    assert_true(run_until(&loop, qbatch_done, &t, 5000));
+    assert_int_equal(t.r.status, CM_EIO);
+    assert_int_equal(t.r.acked, 0);
+    assert_int_equal(t.r.failed + t.r.unsent, 10);
+    assert_int_equal(metric(metrics, "queue_breaker_opened_total", "redis"), 1);
+    /* Open: refused at once, whatever the batch. */
+    assert_int_equal(start_batch(q, &u, "bbrk-other", 1, &why), CM_EAGAIN);
+    assert_non_null(why);
+    assert_true(cm_queue_retry_after_ms(q) >= 1000);
+    /* After the cool-down, one probe; it fails: open again (longer). */
+    run_until(&loop, never, NULL, 1100);
+    assert_int_equal(start_batch(q, &t, "bbrk", 3, NULL), 0);
+    assert_int_equal(start_batch(q, &u, "bbrk-other", 1, &why), CM_EAGAIN); /* probe out */
+    assert_true(run_until(&loop, qbatch_done, &t, 5000));
+    assert_int_equal(t.r.status, CM_EIO);
+    assert_int_equal(start_batch(q, &u, "bbrk-other", 1, NULL), CM_EAGAIN);
+    assert_int_equal(metric(metrics, "queue_breaker_opened_total", "redis"), 2);
+    /* The fault is repaired; the next probe succeeds and closes it. */
+    assert_int_equal(redis_integer(&loop, r, "DEL bbrk"), 1);
+    run_until(&loop, never, NULL, 2100);
+    assert_int_equal(start_batch(q, &t, "bbrk", 5, NULL), 0);
+    assert_true(run_until(&loop, qbatch_done, &t, 5000));
+    assert_int_equal(t.r.acked, 5);
+    assert_int_equal(start_batch(q, &u, "bbrk", 7, NULL), 0);
+    assert_true(run_until(&loop, qbatch_done, &u, 5000));
+    assert_int_equal(u.r.acked, 7);
+    assert_int_equal(redis_integer(&loop, r, "XLEN bbrk"), 12);
+    assert_true(metric(metrics, "queue_batches_refused_total", "redis") >= 3);
+    close_queue(&loop, q);
+    close_redis(&loop, r);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    cm_metrics_free(metrics);
+}
+
+/* Close with a batch half in flight, half waiting: done runs once with
+ * the abandoned as failed and the rest unsent; the loop ends clean. */
+static void test_redis_batch_close(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    cm_redis_t *r = redis_client(&loop, 20000);
+    cm_queue_t *q = redis_queue_window(&loop, r, 100);
+    static qbatch_t t;
+    bool closed = false;
+
+    kill(redis_pid, SIGSTOP);
+    assert_int_equal(start_batch(q, &t, "bclose", 300, NULL), 0);
+    run_until(&loop, never, NULL, 50);
+    assert_int_equal(cm_queue_in_flight(q), 100);
+    cm_queue_close(q, 200, set_flag, &closed);
+    assert_true(run_until(&loop, flag_set, &closed, 5000));
+    assert_int_equal(t.calls, 1);
+    assert_int_equal(t.r.acked, 0);
+    assert_int_equal(t.r.failed, 100);
+    assert_int_equal(t.r.unsent, 200);
+    assert_true(t.r.status == CM_EAGAIN || t.r.status == CM_ETIMEDOUT);
+    kill(redis_pid, SIGCONT);
+    assert_true(run_until(&loop, redis_up, r, 5000)); /* late replies free the abandoned */
+    assert_true(redis_integer(&loop, r, "XLEN bclose") <= 100);
+    close_redis(&loop, r);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+/* Kafka: the window is librdkafka's own local queue, so a batch three
+ * times its size never meets "queue full" (test_kafka_local_queue_full
+ * shows what single messages meet instead). */
+static void test_kafka_batch_window(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    static const char *const extra[] = {"queue.buffering.max.messages=300"};
+    cm_queue_kafka_opts_t o = {.brokers = bootstrap, .extra = extra, .nextra = 1};
+    cm_queue_t *q = NULL;
+    assert_int_equal(cm_queue_kafka_new(&loop, &o, &q), 0);
+    assert_true(run_until(&loop, is_ready, q, 10000));
+    static qbatch_t t;
+
+    assert_int_equal(start_batch(q, &t, "bwin", N_MSGS, NULL), 0);
+    assert_true(run_until(&loop, qbatch_done, &t, 20000));
+    assert_false(t.sync);
+    assert_int_equal(t.r.acked, N_MSGS);
+    assert_int_equal(t.r.status, 0);
+    assert_true(t.max_in_flight < 300);
+    close_queue_and_loop(&loop, q, 1000);
+    kafka_dump_check("bwin", N_MSGS);
+}
+
+/* Every Kafka broker down: a batch is refused at once, not held for the
+ * message timeout. */
+static void test_kafka_batch_down(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    cm_queue_t *q = kafka_queue(&loop, 10000, NULL);
+    static qbatch_t t;
+    const char *why = NULL;
+
+    assert_true(run_until(&loop, is_ready, q, 10000));
+    kill(broker_pid, SIGUSR1);
+    assert_true(run_until(&loop, not_ready, q, 5000));
+    assert_int_equal(start_batch(q, &t, "down", 5, &why), CM_EAGAIN);
+    assert_non_null(why);
+    kill(broker_pid, SIGUSR2);
+    assert_true(run_until(&loop, is_ready, q, 10000));
+    assert_int_equal(start_batch(q, &t, "down", 5, NULL), 0);
+    assert_true(run_until(&loop, qbatch_done, &t, 10000));
+    assert_int_equal(t.r.acked, 5);
+    close_queue_and_loop(&loop, q, 1000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1005,8 +1282,14 @@ int main(void)
         cmocka_unit_test(test_kafka_local_queue_full),
         cmocka_unit_test(test_kafka_broker_down),
         cmocka_unit_test(test_kafka_close_outstanding),
+        cmocka_unit_test(test_kafka_batch_window),
+        cmocka_unit_test(test_kafka_batch_down),
         cmocka_unit_test(test_redis_roundtrip),
         cmocka_unit_test(test_redis_errors),
+        cmocka_unit_test(test_redis_batch_steps),
+        cmocka_unit_test(test_redis_batch_admission),
+        cmocka_unit_test(test_redis_breaker),
+        cmocka_unit_test(test_redis_batch_close),
         cmocka_unit_test(test_redis_stopped),
         cmocka_unit_test(test_redis_killed),
     };

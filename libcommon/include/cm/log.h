@@ -15,6 +15,7 @@
 #define CM_LOG_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #define CM_LOG_LINE_MAX 8192
 
@@ -52,6 +53,22 @@ void cm_log_set_fd(int fd);
         if ((level) >= cm_log_min_level)                                \
             cm__log_write((level), (request_id), (fields), (nfields), __VA_ARGS__); \
     } while (0)
+
+/*
+ * A recurring line (every refused request of an outage, say) is written at
+ * most once per interval, with the count of those held back since:
+ *
+ *     uint64_t skipped;
+ *     if (cm_log_limit(&ctx->refusals, uv_now(loop), 1000, &skipped))
+ *         cm_log(CM_LOG_WARN, id, "refused (%llu more since the last line)", skipped);
+ */
+typedef struct {
+    uint64_t last_ms;
+    uint64_t skipped;
+    bool logged; /* a line was written: last_ms means something */
+} cm_log_limit_t;
+
+bool cm_log_limit(cm_log_limit_t *l, uint64_t now_ms, uint64_t interval_ms, uint64_t *skipped);
 
 void cm__log_write(cm_log_level_t level, const char *request_id, const cm_log_field_t *fields,
                    int nfields, const char *fmt, ...) __attribute__((format(printf, 5, 6)));

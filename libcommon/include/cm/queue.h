@@ -86,7 +86,7 @@ typedef struct {
 typedef struct {
     uint64_t maxlen;          /* XADD MAXLEN ~ maxlen; 0: no trimming */
     size_t max_message_bytes; /* key + value + headers; default 1000000 */
-    size_t max_in_flight;     /* unanswered XADDs; default 100000 */
+    size_t max_in_flight;     /* unanswered XADDs, the batch window; default 100000 */
     cm_metrics_t *metrics;    /* optional */
 } cm_queue_redis_opts_t;
 
@@ -109,11 +109,74 @@ const char *cm_queue_backend(const cm_queue_t *q);
 
 /* Messages produced and not yet completed. */
 size_t cm_queue_in_flight(const cm_queue_t *q);
+/* Messages of admitted batches not yet produced (waiting for room). */
+size_t cm_queue_waiting(const cm_queue_t *q);
+
+/* ---- Batches: admission for a whole request, production in steps ------------
+ *
+ * cm_queue_produce() is the low-level call: one message, refused when the
+ * backend cannot take it now. A service that answers for many messages at
+ * once (ingest's /batch/) wants more: either every message of the request
+ * is produced, or none, and a request larger than what the backend holds in
+ * flight must still go through. A batch gives that:
+ *
+ *   - Admission is decided once, for the whole batch, before any message is
+ *     produced. It is refused (CM_EAGAIN, nothing produced, done never runs)
+ *     when the queue is closing, when the backend is known to be down, while
+ *     the circuit breaker is open (see below), or when the messages of
+ *     admitted batches still waiting for room reach the backlog limit
+ *     (by default the window: 100,000 messages).
+ *   - An admitted batch joins a FIFO and is produced in order, message by
+ *     message, through emit(), as long as the in-flight window has room (the
+ *     Redis backend's max_in_flight; for Kafka librdkafka's own
+ *     queue.buffering.max.messages and .kbytes, so its local queue never
+ *     overflows). Production runs from a uv_idle handle, a few milliseconds
+ *     per loop iteration, so a batch of 100,000 never holds the loop; when
+ *     the window is full it resumes as acknowledgements free room.
+ *   - done() runs exactly once, never from inside cm_queue_batch(), when
+ *     every produced message has completed. If a message fails (refused or
+ *     completed with an error), the rest of the batch is not produced: the
+ *     queue is failing, and this is the only case in which part of an
+ *     admitted batch is written.
+ *
+ * Circuit breaker. After BREAKER_FAILURES consecutive messages fail with a
+ * timeout or an I/O error, the queue counts as down: waiting batches stop,
+ * and new ones are refused at once instead of waiting for their own
+ * timeouts. After a cool-down (1 s, doubling to 8 s while it keeps failing)
+ * one batch is let through as a probe; its first outcome closes the
+ * breaker or opens it again. A backend that knows it is down (Redis not
+ * connected, every Kafka broker down) is refused at once as well.
+ */
+typedef struct cm_queue_batch cm_queue_batch_t;
+
+typedef struct {
+    size_t acked;   /* acknowledged */
+    size_t failed;  /* produced, then completed with an error */
+    size_t unsent;  /* never produced: the batch stopped at a failure or a close */
+    int status;     /* 0, or the first failure (CM_ETOOBIG if any was too large) */
+    const char *err; /* static text for status, NULL when 0 */
+} cm_queue_batch_result_t;
+
+/* Produces message i (0..n-1, in order): builds it and returns
+ * cm_queue_batch_send(b, &msg). */
+typedef int (*cm_queue_emit_cb)(cm_queue_batch_t *b, size_t i, void *ud);
+typedef void (*cm_queue_batch_done_cb)(const cm_queue_batch_result_t *r, void *ud);
+
+/* 0: admitted; CM_EAGAIN: refused (why, if not NULL, gets a static reason);
+ * CM_EINVAL: bad arguments (n == 0, NULL callbacks). */
+int cm_queue_batch(cm_queue_t *q, size_t n, cm_queue_emit_cb emit, cm_queue_batch_done_cb done,
+                   void *ud, const char **why);
+/* From inside emit only. The message is copied, as by cm_queue_produce(). */
+int cm_queue_batch_send(cm_queue_batch_t *b, const cm_queue_msg_t *msg);
+/* How long a refused client should wait before retrying, in ms (>= 1000). */
+uint64_t cm_queue_retry_after_ms(cm_queue_t *q);
 
 /*
  * Graceful and asynchronous: produce is refused (CM_EAGAIN) from now on;
  * outstanding messages get up to timeout_ms to be acknowledged; whatever is
- * still outstanding then completes with CM_ETIMEDOUT. Then everything is
+ * still outstanding then completes with CM_ETIMEDOUT. Batches stop: what
+ * they have not produced yet counts as unsent, and their done() runs once
+ * their produced messages have completed. Then everything is
  * released, the queue's handles are closed and done(ud) runs (never from
  * inside this call). q must not be used after this call (a second close is
  * ignored); once done ran, the queue holds no handle on the loop.
