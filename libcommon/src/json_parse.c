@@ -431,7 +431,7 @@ value:
     case '{':
     case '[':
         if (depth >= lim.max_depth)
-            FAIL(CM_ETOOBIG, pos, "nesting too deep");
+            FAIL(CM_ERANGE, pos, "nesting too deep");
         depth++;
         in_obj = s[pos] == '{';
         nodes[n].meta = in_obj ? CM_JSON_OBJECT : CM_JSON_ARRAY;

@@ -358,6 +358,38 @@ void cm_json_raw_value(cm_json_writer_t *w, cm_slice_t json)
         cm_buf_append(w->out, json.p, json.len);
 }
 
+static bool is_ws(char c)
+{
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* Copies runs of token bytes, skipping whitespace outside strings; json is
+ * valid, so a string always ends with an unescaped quote. */
+void cm_json_raw_value_compact(cm_json_writer_t *w, cm_slice_t json)
+{
+    if (!pre_value(w))
+        return;
+    const char *p = json.p, *end = json.p + json.len, *run = p;
+    while (p < end) {
+        char c = *p;
+        if (c == '"') {
+            for (p++; p < end && *p != '"'; p++)
+                if (*p == '\\')
+                    p++;
+            p++;
+        } else if (is_ws(c)) {
+            cm_buf_append(w->out, run, (size_t)(p - run));
+            while (p < end && is_ws(*p))
+                p++;
+            run = p;
+        } else {
+            p++;
+        }
+    }
+    if (end > run)
+        cm_buf_append(w->out, run, (size_t)(end - run));
+}
+
 /* ---- re-serialising a parsed value -------------------------------------------- */
 
 static bool key_due(const cm_json_writer_t *w)

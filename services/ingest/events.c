@@ -283,16 +283,19 @@ static void write_data(build_t *b, cm_json_t ev, ing_event_t *e, cm_json_t props
     cm_json_str_cstr(&w, e->uuid);
     cm_json_key(&w, "event");
     cm_json_str_cstr(&w, e->event);
+    /* Stored compact: the client's whitespace is not the event's content,
+     * and an event is measured (MAX_EVENT_BYTES) as stored. Strings and
+     * numbers stay byte for byte as sent. */
     cm_json_key(&w, "properties");
     if (present(props))
-        cm_json_raw_value(&w, cm_json_raw(props));
+        cm_json_raw_value_compact(&w, cm_json_raw(props));
     else
         cm_json_raw_value(&w, CM_SLICE_LIT("{}"));
     for (size_t k = 0; k < CM_ARRAY_LEN(tail); k++) {
         cm_json_t v = cm_json_get(ev, tail[k]);
         if (present(v)) {
             cm_json_key(&w, tail[k]);
-            cm_json_raw_value(&w, cm_json_raw(v));
+            cm_json_raw_value_compact(&w, cm_json_raw(v));
         }
     }
     cm_json_end_object(&w);
@@ -484,6 +487,8 @@ int ing_events_build(const char *json, size_t len, const ing_request_t *req, ing
 
     memset(out, 0, sizeof(*out));
     if (cm_json_parse(json, len, NULL, &doc, &jerr) != 0) {
+        /* Only a size limit is a 413: it tells an SDK to split the batch,
+         * which cannot help with nesting too deep (CM_ERANGE) or syntax. */
         fail(err, jerr.code == CM_ETOOBIG ? 413 : 400,
              jerr.code == CM_ETOOBIG ? "payload_too_large" : "invalid_json", NULL,
              "Malformed JSON at byte %zu: %s.", jerr.offset, jerr.msg);

@@ -41,7 +41,7 @@ function checkMessage(m) {
   const data = JSON.parse(value.data);
   assert.equal(data.uuid, value.uuid);
   assert.equal(data.event, value.event);
-  return { ...value, data };
+  return { ...value, data, rawData: value.data };
 }
 
 function backendSuite(backend) {
@@ -278,6 +278,8 @@ function backendSuite(backend) {
       const cases = [
         ['empty body', () => post('/batch/', ''), 400, 'empty_payload'],
         ['malformed JSON', () => post('/batch/', '{"api_key": '), 400, 'invalid_json'],
+        // A 413 would tell the SDK to split the batch, which cannot help.
+        ['nesting too deep', () => post('/batch/', `{"api_key":"${TOKEN}","batch":[{"event":"e","distinct_id":"d","properties":{"p":${'['.repeat(200)}${']'.repeat(200)}}}]}`), 400, 'invalid_json', /nesting too deep/],
         ['not an object', () => post('/batch/', '42'), 400, 'invalid_payload'],
         ['empty batch', () => post('/batch/', JSON.stringify({ api_key: TOKEN, batch: [] })), 400, 'no_events'],
         ['missing token', () => post('/batch/', JSON.stringify({ batch: [{ event: 'e', distinct_id: 'd' }] })), 401, 'missing_token'],
@@ -303,6 +305,16 @@ function backendSuite(backend) {
         if (detail) assert.match(body.detail, detail, name);
       }
       assert.equal((await eventsWhere(MAIN, (e) => e.distinct_id === 'big')).length, 0);
+    });
+
+    test('an event is stored compact: 6 MiB of whitespace in its properties is neither stored nor counted', async () => {
+      const ws = ' \n\t'.repeat(170000); // 12 of them: 6 MiB
+      const body = `{"api_key":"${TOKEN}","batch":[{"event":"spacey","distinct_id":"ws-1",${ws}"properties":${ws}{${ws}"a"${ws}:${ws}[${ws}1${ws},${ws}"x  y"${ws}]${ws}}${ws}}]}`;
+      const r = await post('/batch/', zlib.gzipSync(body), { 'Content-Encoding': 'gzip' });
+      assert.equal(r.status, 200, r.text);
+      const [e] = await eventsWhere(MAIN, (m) => m.distinct_id === 'ws-1');
+      assert.deepEqual(e.data.properties, { a: [1, 'x  y'] });
+      assert.match(e.rawData, /"properties":\{"a":\[1,"x  y"\]\}/);
     });
 
     test('client IP: the peer, or X-Forwarded-For only when TRUST_PROXY is set', async () => {

@@ -90,7 +90,10 @@ typedef struct {
 #define CM_JSON_DEFAULT_MAX_NODES (16u << 20)
 
 typedef struct {
-    int code;        /* CM_EINVAL (syntax) or CM_ETOOBIG (a limit) */
+    /* CM_EINVAL: syntax. CM_ETOOBIG: a size limit (bytes, values), which a
+     * smaller input would pass. CM_ERANGE: nesting deeper than max_depth, a
+     * shape no split of the input fixes (a service answers 400, not 413). */
+    int code;
     size_t offset;   /* byte offset where the problem was found */
     const char *msg; /* short static text, e.g. "invalid UTF-8" */
 } cm_json_error_t;
@@ -107,7 +110,7 @@ typedef struct {
 
 /*
  * Parses p[0..len) into a new document. On success returns 0 and sets *out;
- * free it with cm_json_doc_free(). On failure returns CM_EINVAL/CM_ETOOBIG,
+ * free it with cm_json_doc_free(). On failure returns CM_EINVAL, CM_ETOOBIG or CM_ERANGE,
  * sets *out = NULL and fills *err when err is not NULL. limits may be NULL.
  */
 int cm_json_parse(const char *p, size_t len, const cm_json_limits_t *limits,
@@ -286,6 +289,10 @@ void cm_json_boolean(cm_json_writer_t *w, bool v);
 void cm_json_null(cm_json_writer_t *w);
 /* Inserts an already-valid JSON value verbatim, e.g. cm_json_raw(v). */
 void cm_json_raw_value(cm_json_writer_t *w, cm_slice_t json);
+/* The same with the whitespace between tokens dropped: strings and numbers
+ * are copied byte for byte, so it costs one pass and no parse (unlike
+ * cm_json_value, which decodes and re-escapes every string). */
+void cm_json_raw_value_compact(cm_json_writer_t *w, cm_slice_t json);
 /*
  * Re-serialises a parsed value compactly: strings decoded and re-escaped,
  * numbers copied as written, insignificant whitespace dropped. A none
