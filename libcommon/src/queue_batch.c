@@ -29,7 +29,8 @@
 #define BREAKER_FAILURES 5         /* consecutive failed messages that open it */
 #define BREAKER_COOLDOWN_MS 1000
 #define BREAKER_COOLDOWN_MAX_MS 8000
-#define DEFAULT_WINDOW 100000
+#define DEFAULT_WINDOW 10000
+#define DEFAULT_BACKLOG 250000
 
 enum { BRK_CLOSED, BRK_OPEN, BRK_HALF_OPEN };
 
@@ -64,6 +65,7 @@ void cm__queue_batch_init(cm_queue_t *q, cm_metrics_t *metrics, const char *labe
     q->pump.data = q;
     q->handles_open = 2; /* close_timer + pump */
     q->window = DEFAULT_WINDOW;
+    q->max_waiting = DEFAULT_BACKLOG;
     q->brk_cooldown = BREAKER_COOLDOWN_MS;
     if (metrics == NULL)
         return;
@@ -75,6 +77,14 @@ void cm__queue_batch_init(cm_queue_t *q, cm_metrics_t *metrics, const char *labe
                                              labels);
     q->m_waiting = cm_metrics_gauge(metrics, "queue_messages_waiting",
                                     "Messages of admitted batches waiting for room", labels);
+}
+
+void cm__queue_set_window(cm_queue_t *q, size_t capacity, size_t batch_window,
+                          size_t batch_backlog)
+{
+    size_t w = batch_window > 0 ? batch_window : DEFAULT_WINDOW;
+    q->window = capacity > 0 && capacity < w ? capacity : w;
+    q->max_waiting = batch_backlog > 0 ? batch_backlog : DEFAULT_BACKLOG;
 }
 
 static void waiting_add(cm_queue_t *q, ptrdiff_t d)
@@ -226,10 +236,9 @@ int cm_queue_batch(cm_queue_t *q, size_t n, cm_queue_emit_cb emit, cm_queue_batc
 
     if (q == NULL || n == 0 || emit == NULL || done == NULL)
         return CM_EINVAL;
-    size_t backlog = q->max_waiting > 0 ? q->max_waiting : q->window;
     if (q->closing)
         no = why_closing;
-    else if (q->waiting >= backlog)
+    else if (q->waiting >= q->max_waiting)
         no = why_full;
     else
         no = breaker_refusal(q, &probe);

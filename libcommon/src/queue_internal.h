@@ -79,7 +79,7 @@ struct cm_queue {
     size_t in_flight_bytes;
     size_t window;       /* batches keep in_flight below this */
     size_t window_bytes; /* ... and in_flight_bytes below this (0: no bound) */
-    size_t max_waiting;  /* backlog limit for admission (default: window) */
+    size_t max_waiting;  /* backlog limit for admission */
     size_t waiting;      /* messages of admitted batches not yet produced */
     cm_queue_batch_t *wait_head, *wait_tail;
     uv_idle_t pump;
@@ -104,7 +104,10 @@ void cm__queue_free_abandoned(cm_queue_t *q);
 /* The backend finished ops->shutdown(). */
 void cm__queue_shutdown_done(cm_queue_t *q);
 
-/* queue_batch.c, called by queue.c. */
+/* queue_batch.c. The backend sets the window: the smaller of what it can
+ * hold and the batch_window option (0: the default). */
+void cm__queue_set_window(cm_queue_t *q, size_t capacity, size_t batch_window,
+                          size_t batch_backlog);
 void cm__queue_batch_init(cm_queue_t *q, cm_metrics_t *metrics, const char *labels);
 /* Every completion: feeds the breaker, resumes waiting batches. */
 void cm__queue_batch_note(cm_queue_t *q, int status);

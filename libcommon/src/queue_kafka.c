@@ -607,11 +607,12 @@ static size_t conf_size(kq_t *k, const char *name, size_t dflt)
  * their messages as "queue full" halfway: its message count, and its size
  * less one largest message (the window is checked before a message of
  * unknown size is produced). */
-static void set_window(kq_t *k)
+static void set_window(kq_t *k, size_t batch_window, size_t batch_backlog)
 {
     size_t kbytes = conf_size(k, "queue.buffering.max.kbytes", 1048576);
     size_t bytes = kbytes * 1024;
-    k->base.window = conf_size(k, "queue.buffering.max.messages", 100000);
+    cm__queue_set_window(&k->base, conf_size(k, "queue.buffering.max.messages", 100000),
+                         batch_window, batch_backlog);
     k->base.window_bytes = bytes > 2 * k->max_bytes ? bytes - k->max_bytes : bytes / 2;
 }
 
@@ -661,7 +662,7 @@ int cm_queue_kafka_new(uv_loop_t *loop, const cm_queue_kafka_opts_t *opts, cm_qu
     }
     k->topics = cm_strset_new(8);
     cm__queue_init(&k->base, &kafka_ops, loop, opts->metrics);
-    set_window(k);
+    set_window(k, opts->batch_window, opts->batch_backlog);
     *out = &k->base;
     return 0;
 }

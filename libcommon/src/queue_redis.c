@@ -194,7 +194,7 @@ int cm_queue_redis_new(uv_loop_t *loop, cm_redis_t *client, const cm_queue_redis
         opts->max_message_bytes > 0 ? opts->max_message_bytes : DEFAULT_MAX_MESSAGE_BYTES;
     rq->max_in_flight = opts->max_in_flight > 0 ? opts->max_in_flight : DEFAULT_MAX_IN_FLIGHT;
     cm__queue_init(&rq->base, &redis_ops, loop, opts->metrics);
-    rq->base.window = rq->max_in_flight;
+    cm__queue_set_window(&rq->base, rq->max_in_flight, opts->batch_window, opts->batch_backlog);
     *out = &rq->base;
     return 0;
 }

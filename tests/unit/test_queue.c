@@ -766,6 +766,7 @@ static cm_redis_t *redis_client(uv_loop_t *loop, int command_timeout_ms)
 {
     cm_redis_opts_t o = {.port = redis_port, .command_timeout_ms = command_timeout_ms};
     cm_redis_t *r = NULL;
+    kill(redis_pid, SIGCONT); /* a test that failed may have left it stopped */
     assert_int_equal(cm_redis_new(loop, &o, &r), 0);
     return r;
 }
@@ -1053,7 +1054,7 @@ static bool never(void *arg)
 
 static cm_queue_t *redis_queue_window(uv_loop_t *loop, cm_redis_t *r, size_t window)
 {
-    cm_queue_redis_opts_t o = {.max_in_flight = window};
+    cm_queue_redis_opts_t o = {.max_in_flight = window, .batch_backlog = window};
     cm_queue_t *q = NULL;
     assert_true(run_until(loop, redis_up, r, 5000));
     assert_int_equal(cm_queue_redis_new(loop, r, &o, &q), 0);

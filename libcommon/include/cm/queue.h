@@ -76,6 +76,8 @@ typedef struct {
     int message_timeout_ms;         /* default 10000: then the callback gets an error */
     int message_max_bytes;          /* default 1000000 */
     int queue_buffering_max_kbytes; /* local buffer; default librdkafka's */
+    size_t batch_window;            /* see below; default 10000 */
+    size_t batch_backlog;           /* see below; default 250000 */
     /* "name=value" librdkafka properties applied last (they override the
      * above): for tests and operators. */
     const char *const *extra;
@@ -86,7 +88,9 @@ typedef struct {
 typedef struct {
     uint64_t maxlen;          /* XADD MAXLEN ~ maxlen; 0: no trimming */
     size_t max_message_bytes; /* key + value + headers; default 1000000 */
-    size_t max_in_flight;     /* unanswered XADDs, the batch window; default 100000 */
+    size_t max_in_flight;     /* unanswered XADDs; default 100000 */
+    size_t batch_window;      /* see below; default 10000 */
+    size_t batch_backlog;     /* see below; default 250000 */
     cm_metrics_t *metrics;    /* optional */
 } cm_queue_redis_opts_t;
 
@@ -124,13 +128,16 @@ size_t cm_queue_waiting(const cm_queue_t *q);
  *     produced. It is refused (CM_EAGAIN, nothing produced, done never runs)
  *     when the queue is closing, when the backend is known to be down, while
  *     the circuit breaker is open (see below), or when the messages of
- *     admitted batches still waiting for room reach the backlog limit
- *     (by default the window: 100,000 messages).
+ *     admitted batches still waiting for room reach batch_backlog
+ *     (default 250,000 messages: a few seconds of a healthy backend's work).
  *   - An admitted batch joins a FIFO and is produced in order, message by
- *     message, through emit(), as long as the in-flight window has room (the
- *     Redis backend's max_in_flight; for Kafka librdkafka's own
+ *     message, through emit(), as long as the in-flight window has room:
+ *     batch_window messages (default 10,000), and never more than the
+ *     backend holds (Redis: max_in_flight; Kafka: librdkafka's own
  *     queue.buffering.max.messages and .kbytes, so its local queue never
- *     overflows). Production runs from a uv_idle handle, a few milliseconds
+ *     overflows). The window also bounds the loop's work per burst of
+ *     acknowledgements: each costs about a microsecond, and a window's
+ *     worth can arrive in one read (Redis) or one poll (Kafka). Production runs from a uv_idle handle, a few milliseconds
  *     per loop iteration, so a batch of 100,000 never holds the loop; when
  *     the window is full it resumes as acknowledgements free room.
  *   - done() runs exactly once, never from inside cm_queue_batch(), when
