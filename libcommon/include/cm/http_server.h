@@ -19,13 +19,21 @@
  *
  * Statuses produced by the server itself, each with the JSON error body of
  * cm/api_error.h and "Connection: close":
- *   400 malformed request (llhttp's reason in `detail`)
+ *   400 malformed request (llhttp's reason in `detail`), whitespace before a
+ *       header's colon, obs-fold, an HTTP/0.9 request line
+ *   405 CONNECT (then the connection closes)
  *   404 no route; 405 route without that method (with Allow)
  *   408 request not received within header_timeout / body stall timeout
  *   413 body larger than max_body_bytes (checked on Content-Length first)
  *   414 request target longer than max_url_bytes
  *   417 an Expect other than 100-continue
  *   431 header section larger than max_header_bytes or max_headers
+ *   505 a version other than HTTP/1.0 and 1.1, or the HTTP/2 preface
+ * A request with Upgrade (WebSocket, h2c) is answered as an ordinary one and
+ * is its connection's last: nothing after it is parsed. A handler may read
+ * the request's head and body (headers, query, body accessors) from a
+ * worker thread while it holds the request: nothing on the loop changes
+ * them. Everything else is loop-thread only.
  */
 #ifndef CM_HTTP_SERVER_H
 #define CM_HTTP_SERVER_H
