@@ -22,13 +22,11 @@
 #include <unistd.h>
 #include <uv.h>
 
-/* Returns the server's bytes (malloc'd; *n their count) once it closed the
- * connection, or NULL when the harness could not connect or the server
- * never closed (neither is a finding about the server's input handling). */
-static char *fuzz_exchange(uv_loop_t *loop, int port, const uint8_t *data, size_t size, size_t *n)
+/* A non-blocking client socket connected to the server on port, or -1.
+ * Spreading the client side over 127.0.0.2-251 keeps TIME_WAIT from
+ * exhausting the port space over hundreds of thousands of runs. */
+static inline int fuzz_connect(uv_loop_t *loop, int port)
 {
-    /* Spreading the client side over 127.0.0.2-251 keeps TIME_WAIT from
-     * exhausting the port space over hundreds of thousands of runs. */
     static unsigned n_conn;
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in src = {.sin_family = AF_INET};
@@ -40,12 +38,24 @@ static char *fuzz_exchange(uv_loop_t *loop, int port, const uint8_t *data, size_
     while (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
         if (++tries == 50) {
             close(fd);
-            return NULL;
+            return -1;
         }
         uv_run(loop, UV_RUN_NOWAIT);
         usleep(1000);
     }
     fcntl(fd, F_SETFL, O_NONBLOCK);
+    return fd;
+}
+
+/* Returns the server's bytes (malloc'd; *n their count) once it closed the
+ * connection, or NULL when the harness could not connect or the server
+ * never closed (neither is a finding about the server's input handling). */
+static inline char *fuzz_exchange(uv_loop_t *loop, int port, const uint8_t *data, size_t size,
+                                  size_t *n)
+{
+    int fd = fuzz_connect(loop, port);
+    if (fd < 0)
+        return NULL;
     size_t sent = 0, got = 0, cap = 1 << 16;
     char *out = malloc(cap);
     bool shut = false, eof = false;
@@ -87,7 +97,7 @@ static char *fuzz_exchange(uv_loop_t *loop, int port, const uint8_t *data, size_
 }
 
 /* True when a response starts at i, or i is the end. */
-static bool fuzz_starts_response(const char *out, size_t n, size_t i)
+static inline bool fuzz_starts_response(const char *out, size_t n, size_t i)
 {
     return i == n || (i < n && n - i >= 9 && memcmp(out + i, "HTTP/1.1 ", 9) == 0);
 }
@@ -95,7 +105,7 @@ static bool fuzz_starts_response(const char *out, size_t n, size_t i)
 /* Aborts unless out[0..n) is complete HTTP/1.1 responses (100 Continue
  * included). A HEAD response announces a length but carries no body:
  * accepted when the next response (or the end) follows the head directly. */
-static void fuzz_check_responses(const char *out, size_t n)
+static inline void fuzz_check_responses(const char *out, size_t n)
 {
     size_t i = 0;
     while (i < n) {
