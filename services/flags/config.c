@@ -19,6 +19,9 @@ const cm_cfg_key_t flg_config_keys[] = {
      "MaxMind DB (City) for $geoip_* properties; empty = no GeoIP", 0},
     {"FLAGS_MAX_BODY", CM_CFG_SIZE, F(max_body), "1MiB", 1024, 1LL << 30,
      "largest /flags request body (413 beyond)", 0},
+    {"FLAGS_REGEX_BUDGET", CM_CFG_DURATION, F(regex_budget_ms), "20ms", 0, 10000,
+     "regex matching time one /flags request may spend; then its remaining regex conditions "
+     "are errors (0 = no budget)", 0},
     {"DRAIN_TIMEOUT", CM_CFG_DURATION, F(drain_timeout_ms), "30s", 0, 600000,
      "on SIGTERM, longest wait for requests in progress", 0},
     {"LOG_LEVEL", CM_CFG_STR, F(log_level), "info", 0, 0, "debug, info, warn or error", 0},

@@ -123,13 +123,44 @@ bool ev_dep_holds(cm_json_t expected, const flg_result_t *dep)
 flg_bag_t ev_person_bag(const ev_t *ev)
 {
     return (flg_bag_t){ev->ctx->person_properties, CM_SLICE_LIT("distinct_id"),
-                       ev->distinct_json, true};
+                       ev->distinct_json, true, ev->person_ix};
 }
 
 flg_bag_t ev_group_bag(const ev_t *ev, cm_slice_t name, cm_json_t key)
 {
-    return (flg_bag_t){cm_json_get_s(ev->ctx->group_properties, name), CM_SLICE_LIT("$group_key"),
-                       key, false};
+    cm_json_t obj = cm_json_get_s(ev->ctx->group_properties, name);
+    const cm_json_index_t *ix = NULL;
+    for (uint32_t i = 0; i < ev->ngroup_ix && obj.doc != NULL; i++)
+        if (ev->group_obj[i] == obj.i)
+            ix = ev->group_ix[i];
+    return (flg_bag_t){obj, CM_SLICE_LIT("$group_key"), key, false, ix};
+}
+
+static cm_json_index_t *index_if_large(cm_json_t obj)
+{
+    return cm_json_type(obj) == CM_JSON_OBJECT && cm_json_len(obj) >= EV_INDEX_MIN
+               ? cm_json_index_new(obj)
+               : NULL;
+}
+
+/* One index per large property object (see ev_t). A group type's object is
+ * the last of its duplicates, as cm_json_get_s finds it. */
+static void make_indexes(ev_t *ev)
+{
+    ev->person_ix = index_if_large(ev->ctx->person_properties);
+    cm_json_iter_t it = cm_json_iter(ev->ctx->group_properties);
+    cm_json_t k, v;
+    while (cm_json_next(&it, &k, &v) && ev->ngroup_ix < EV_MAX_GROUP_IX) {
+        cm_slice_t name = cm_json_str_inner(k);
+        cm_json_t last = cm_json_get_s(ev->ctx->group_properties, name);
+        if (last.i != v.i)
+            continue;
+        cm_json_index_t *ix = index_if_large(v);
+        if (ix == NULL)
+            continue;
+        ev->group_ix[ev->ngroup_ix] = ix;
+        ev->group_obj[ev->ngroup_ix++] = v.i;
+    }
 }
 
 cm_slice_t ev_group_name(const ev_t *ev, int32_t agg)
@@ -270,7 +301,9 @@ void flg_evaluate(const flg_snapshot_t *s, const flg_context_t *ctx, flg_eval_t 
     ev_t ev = {.s = s, .ctx = ctx, .budget = EV_BUDGET, .arena = FLG_ARENA_INIT};
     ev.pc = (flg_pctx_t){.now_ms = ctx->now_us / 1000 - (ctx->now_us % 1000 < 0),
                          .tz = ctx->tz, .explicit_exact = flg_snapshot_explicit_exact(s),
-                         .a = CM_BUF_INIT, .b = CM_BUF_INIT};
+                         .a = CM_BUF_INIT, .b = CM_BUF_INIT,
+                         .rx = {.limit_ns = ctx->regex_budget_ns}};
+    make_indexes(&ev);
     ev.slots = cm_xcalloc(n ? n : 1, sizeof *ev.slots);
     ev.filtered = cm_xcalloc(n ? n : 1, sizeof *ev.filtered);
     make_aux(&ev);
@@ -296,8 +329,12 @@ void flg_evaluate(const flg_snapshot_t *s, const flg_context_t *ctx, flg_eval_t 
         if (r->state == FLG_RES_ERROR)
             out->errors = true;
     }
+    out->regex_budget_spent = ev.pc.rx.exhausted;
     cm_buf_free(&ev.pc.a);
     cm_buf_free(&ev.pc.b);
+    cm_json_index_free(ev.person_ix);
+    for (uint32_t i = 0; i < ev.ngroup_ix; i++)
+        cm_json_index_free(ev.group_ix[i]);
     cm_json_doc_free(ev.aux);
     free(ev.slots);
     free(ev.filtered);

@@ -55,6 +55,7 @@ typedef struct {
     flg_runtime_t runtime;
     int64_t now_us;              /* for relative dates */
     const flg_tz_t *tz;          /* project time zone; NULL = UTC */
+    uint64_t regex_budget_ns;    /* regex time for the whole evaluation; 0 = unbounded */
 } flg_context_t;
 
 typedef enum {
@@ -90,6 +91,7 @@ typedef struct {
     flg_result_t *results; /* one per snapshot flag, stored order */
     uint32_t n;
     bool errors;           /* errorsWhileComputingFlags */
+    bool regex_budget_spent; /* some regex condition was not run for want of budget */
 } flg_eval_t;
 
 /* Fills *out (free with flg_eval_free). The snapshot must outlive *out. */

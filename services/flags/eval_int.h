@@ -17,6 +17,8 @@
 
 #define EV_MAX_DEPTH 64         /* nested flag dependencies */
 #define EV_BUDGET 200000u       /* cohort leaves matched per evaluation */
+#define EV_INDEX_MIN 16         /* members from which a property object is indexed */
+#define EV_MAX_GROUP_IX 8       /* group types indexed (PostHog allows 5) */
 
 typedef enum { EV_NONE, EV_BUSY, EV_DONE } ev_state_t;
 
@@ -37,6 +39,14 @@ typedef struct {
     cm_json_doc_t *aux;      /* holds distinct_id as a JSON string */
     cm_json_t distinct_json;
     flg_arena_t arena;       /* strings made during this evaluation */
+    /* Indexes of the property objects that filters read, built once per
+     * evaluation (10,000 flags over 50,000 properties would otherwise scan
+     * the object once per filter); NULL for small objects, which a scan
+     * reads faster. */
+    cm_json_index_t *person_ix;
+    cm_json_index_t *group_ix[EV_MAX_GROUP_IX];
+    uint32_t group_obj[EV_MAX_GROUP_IX]; /* the node each group_ix indexes */
+    uint32_t ngroup_ix;
     uint64_t budget;
     uint32_t depth;
 } ev_t;

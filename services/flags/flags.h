@@ -24,6 +24,7 @@ typedef struct {
     long long person_timeout_ms;
     char *geoip_db;
     size_t max_body;
+    long long regex_budget_ms;
     long long drain_timeout_ms;
     char *log_level;
 } flg_config_t;
@@ -43,6 +44,7 @@ typedef struct {
     cm_counter_t *quota_limited;
     cm_counter_t *person_errors;
     cm_counter_t *flag_errors;
+    cm_counter_t *regex_budget_spent;
 } flg_ctx_t;
 
 /* handler.c: POST /flags; definitions.c: GET /flags/definitions. */

@@ -239,6 +239,7 @@ static void evaluate_and_respond(flags_req_t *f)
         .runtime = flg_request_runtime(f->req, cm_json_get(f->body, "evaluation_runtime")),
         .now_us = cm_now_us(),
         .tz = f->project ? flg_store_timezone(f->ctx->store, f->project->project_id) : NULL,
+        .regex_budget_ns = (uint64_t)f->ctx->cfg.regex_budget_ms * 1000000u,
     };
     if (!f->person_failed && !cm_json_exists(statics))
         ctx.static_cohorts = empty_list();
@@ -249,6 +250,8 @@ static void evaluate_and_respond(flags_req_t *f)
     cm_counter_inc(f->ctx->evaluations);
     if (ev.errors)
         cm_counter_inc(f->ctx->flag_errors);
+    if (ev.regex_budget_spent)
+        cm_counter_inc(f->ctx->regex_budget_spent);
 
     cm_json_writer_t w;
     cm_json_writer_init(&w, &out);

@@ -67,6 +67,9 @@ static void make_metrics(void)
                                            "Person or group reads from Redis that failed", NULL);
     ctx.flag_errors = cm_metrics_counter(ctx.metrics, "flags_responses_with_errors_total",
                                          "Responses with errorsWhileComputingFlags", NULL);
+    ctx.regex_budget_spent =
+        cm_metrics_counter(ctx.metrics, "flags_regex_budget_exhausted_total",
+                           "Requests whose regex conditions outran FLAGS_REGEX_BUDGET", NULL);
 }
 
 static int start(void)

@@ -36,7 +36,12 @@ static const char *const INITIAL_FROM_PLAIN[] = {
     "rdt_cid",    "irclid",     "_kx",
 };
 
-static cm_json_t backfill(cm_json_t obj, cm_slice_t key)
+static cm_json_t lookup(const flg_bag_t *bag, cm_slice_t key)
+{
+    return bag->ix ? cm_json_index_get(bag->ix, key) : cm_json_get_s(bag->obj, key);
+}
+
+static cm_json_t backfill(const flg_bag_t *bag, cm_slice_t key)
 {
     cm_slice_t prefix = CM_SLICE_LIT("$initial_");
     if (!cm_slice_starts_with(key, "$initial_"))
@@ -44,13 +49,13 @@ static cm_json_t backfill(cm_json_t obj, cm_slice_t key)
     cm_slice_t rest = {key.p + prefix.len, key.len - prefix.len};
     for (size_t i = 0; i < CM_ARRAY_LEN(INITIAL_FROM_PLAIN); i++)
         if (cm_slice_eq_cstr(rest, INITIAL_FROM_PLAIN[i]))
-            return cm_json_get_s(obj, rest);
+            return lookup(bag, rest);
     for (size_t i = 0; i < CM_ARRAY_LEN(INITIAL_FROM_DOLLAR); i++) {
         if (cm_slice_eq_cstr(rest, INITIAL_FROM_DOLLAR[i])) {
             char buf[32];
             buf[0] = '$';
             memcpy(buf + 1, rest.p, rest.len);
-            return cm_json_get_s(obj, (cm_slice_t){buf, rest.len + 1});
+            return lookup(bag, (cm_slice_t){buf, rest.len + 1});
         }
     }
     return CM_JSON_NONE_VALUE;
@@ -58,13 +63,13 @@ static cm_json_t backfill(cm_json_t obj, cm_slice_t key)
 
 cm_json_t flg_bag_get(const flg_bag_t *bag, cm_slice_t key, bool server)
 {
-    cm_json_t v = cm_json_get_s(bag->obj, key);
+    cm_json_t v = lookup(bag, key);
     if (cm_json_exists(v))
         return v;
     if (bag->synth_key.p && cm_slice_eq(key, bag->synth_key))
         return bag->synth_val;
     if (server && bag->backfill_initial)
-        return backfill(bag->obj, key);
+        return backfill(bag, key);
     return CM_JSON_NONE_VALUE;
 }
 
@@ -243,7 +248,7 @@ static flg_match_t node_regex(const flg_filter_t *f, cm_json_t v, flg_pctx_t *pc
 {
     cm_buf_reset(&pc->a);
     flg_js_string(v, &pc->a);
-    switch (flg_regex_test_node(f->prep.re, cm_buf_slice(&pc->a))) {
+    switch (flg_regex_test_node(f->prep.re, cm_buf_slice(&pc->a), &pc->rx)) {
     case FLG_RX_MATCH:
         return tf(f->op == FLG_OP_REGEX);
     case FLG_RX_NOMATCH:
@@ -396,7 +401,7 @@ static flg_match_t server_regex(const flg_filter_t *f, cm_json_t v, flg_pctx_t *
 {
     cm_buf_reset(&pc->a);
     flg_exact_string(v, FLG_STR_SERVER, &pc->a);
-    switch (flg_regex_test_server(f->prep.re, cm_buf_slice(&pc->a))) {
+    switch (flg_regex_test_server(f->prep.re, cm_buf_slice(&pc->a), &pc->rx)) {
     case FLG_RX_MATCH:
         return tf(f->op == FLG_OP_REGEX);
     case FLG_RX_NOMATCH:

@@ -52,7 +52,9 @@ typedef struct {
     cm_slice_t synth_key;
     cm_json_t synth_val;
     bool backfill_initial;
+    const cm_json_index_t *ix; /* obj's index, or NULL: lookups scan obj */
 } flg_bag_t;
+
 
 /* Per-evaluation settings and scratch space. */
 typedef struct {
@@ -60,6 +62,7 @@ typedef struct {
     const flg_tz_t *tz;  /* NULL: UTC */
     bool explicit_exact; /* property_matching_version 2 */
     cm_buf_t a, b;       /* scratch, reused */
+    flg_rx_budget_t rx;  /* regex time left for this evaluation */
 } flg_pctx_t;
 
 /* Prepares f->prep from f->op and f->value (called once, at load). */

@@ -15,6 +15,7 @@
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -343,13 +344,28 @@ void flg_regex_free(flg_regex_t *re)
     free(re);
 }
 
-static flg_rx_result_t run(const flg_regex_t *re, cm_slice_t subject)
+static uint64_t now_ns(void)
 {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static flg_rx_result_t run(const flg_regex_t *re, cm_slice_t subject, flg_rx_budget_t *budget)
+{
+    bool timed = budget != NULL && budget->limit_ns > 0;
+    if (timed && budget->spent_ns >= budget->limit_ns) {
+        budget->exhausted = true;
+        return FLG_RX_LIMIT;
+    }
     pcre2_match_data *md = pcre2_match_data_create(1, NULL);
     if (!md)
         abort();
+    uint64_t t0 = timed ? now_ns() : 0;
     int rc = pcre2_match(re->code, (PCRE2_SPTR)(subject.p ? subject.p : ""), subject.len, 0, 0,
                          md, re->mctx);
+    if (timed)
+        budget->spent_ns += now_ns() - t0;
     pcre2_match_data_free(md);
     if (rc >= 0)
         return FLG_RX_MATCH;
@@ -358,7 +374,8 @@ static flg_rx_result_t run(const flg_regex_t *re, cm_slice_t subject)
     return FLG_RX_LIMIT; /* match, depth or heap limit, or an engine error */
 }
 
-flg_rx_result_t flg_regex_test_node(const flg_regex_t *re, cm_slice_t subject)
+flg_rx_result_t flg_regex_test_node(const flg_regex_t *re, cm_slice_t subject,
+                                    flg_rx_budget_t *budget)
 {
     if (re->empty)
         return FLG_RX_MATCH;
@@ -370,12 +387,13 @@ flg_rx_result_t flg_regex_test_node(const flg_regex_t *re, cm_slice_t subject)
         return FLG_RX_DEFER;
     if (!re->code)
         return FLG_RX_LIMIT; /* valid JavaScript that PCRE2 cannot compile */
-    return run(re, subject);
+    return run(re, subject, budget);
 }
 
-flg_rx_result_t flg_regex_test_server(const flg_regex_t *re, cm_slice_t subject)
+flg_rx_result_t flg_regex_test_server(const flg_regex_t *re, cm_slice_t subject,
+                                      flg_rx_budget_t *budget)
 {
     if (!re->code)
         return FLG_RX_INVALID;
-    return run(re, subject);
+    return run(re, subject, budget);
 }

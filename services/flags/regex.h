@@ -21,6 +21,8 @@
 
 #include <stdbool.h>
 
+#include <stdint.h>
+
 #include "cm/buf.h"
 
 #define FLG_REGEX_MATCH_LIMIT 500000u /* PCRE2 backtracking steps per match */
@@ -28,6 +30,18 @@
 #define FLG_REGEX_MAX_PATTERN 16384u
 
 typedef struct flg_regex flg_regex_t;
+
+/* The regex time one evaluation may spend, shared by all its matches: a
+ * client who holds only the public token chooses the subjects, and a
+ * pattern with catastrophic backtracking costs milliseconds per match even
+ * under the per-match limit. Once spent, the remaining regex conditions
+ * are not run and count as errors (the flag is left out and
+ * errorsWhileComputingFlags is set, as for a match over its limit). */
+typedef struct {
+    uint64_t limit_ns; /* 0: no budget */
+    uint64_t spent_ns;
+    bool exhausted;    /* a regex condition was refused for want of budget */
+} flg_rx_budget_t;
 
 typedef enum {
     FLG_RX_NOMATCH = 0,
@@ -40,9 +54,13 @@ typedef enum {
 flg_regex_t *flg_regex_new(cm_slice_t pattern);
 void flg_regex_free(flg_regex_t *re);
 
-/* posthog-node's decision for this pattern and String(value). */
-flg_rx_result_t flg_regex_test_node(const flg_regex_t *re, cm_slice_t subject);
+/* posthog-node's decision for this pattern and String(value). budget (may
+ * be NULL) is charged for the time the match takes; once it is spent, no
+ * match runs and the answer is FLG_RX_LIMIT (budget->exhausted is set). */
+flg_rx_result_t flg_regex_test_node(const flg_regex_t *re, cm_slice_t subject,
+                                    flg_rx_budget_t *budget);
 /* The server's: an unanchored search, invalid pattern => FLG_RX_INVALID. */
-flg_rx_result_t flg_regex_test_server(const flg_regex_t *re, cm_slice_t subject);
+flg_rx_result_t flg_regex_test_server(const flg_regex_t *re, cm_slice_t subject,
+                                      flg_rx_budget_t *budget);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -637,6 +638,41 @@ static void test_raw_value_compact(void **state)
     done(&r);
 }
 
+/* The index answers exactly what cm_json_get_s answers, for every key of
+ * an object with duplicates and escaped keys, and for absent keys. */
+static void test_index(void **state)
+{
+    (void)state;
+    cm_buf_t src = CM_BUF_INIT;
+    cm_buf_append_cstr(&src, "{\"x\":0,\"\\u0078y\":1,\"\":2");
+    for (int i = 0; i < 3000; i++)
+        cm_buf_appendf(&src, ",\"key%d\":%d", i % 2000, i); /* 1000 duplicates */
+    cm_buf_append_cstr(&src, "}");
+    parsed_t r = parse(cm_buf_cstr(&src));
+    assert_int_equal(r.rc, 0);
+    cm_json_t obj = cm_json_root(r.doc);
+    cm_json_index_t *ix = cm_json_index_new(obj);
+    char k[16];
+    for (int i = 0; i < 2100; i++) {
+        snprintf(k, sizeof(k), "key%d", i);
+        cm_json_t a = cm_json_get(obj, k), b = cm_json_index_get(ix, cm_slice_from_cstr(k));
+        assert_true(a.doc == b.doc && a.i == b.i);
+    }
+    int64_t v = 0;
+    assert_int_equal(cm_json_as_int64(cm_json_index_get(ix, CM_SLICE_LIT("key5")), &v), 0);
+    assert_int_equal(v, 2005);
+    assert_int_equal(cm_json_as_int64(cm_json_index_get(ix, CM_SLICE_LIT("xy")), &v), 0);
+    assert_int_equal(v, 1);
+    assert_int_equal(cm_json_as_int64(cm_json_index_get(ix, CM_SLICE_LIT("")), &v), 0);
+    assert_int_equal(v, 2);
+    assert_false(cm_json_exists(cm_json_index_get(ix, CM_SLICE_LIT("key2000"))));
+    assert_false(cm_json_exists(cm_json_index_get(NULL, CM_SLICE_LIT("x"))));
+    cm_json_index_free(ix);
+    cm_json_index_free(NULL);
+    done(&r);
+    cm_buf_free(&src);
+}
+
 static int misuse(int which)
 {
     cm_buf_t b = CM_BUF_INIT;
@@ -833,7 +869,7 @@ int main(void)
         cmocka_unit_test(test_writer_structure), cmocka_unit_test(test_writer_misuse),
         cmocka_unit_test(test_writer_escaping),  cmocka_unit_test(test_writer_lossy),
         cmocka_unit_test(test_writer_double),    cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_raw_value_compact),
+        cmocka_unit_test(test_raw_value_compact), cmocka_unit_test(test_index),
     };
     return cmocka_run_group_tests_name("json", tests, NULL, NULL);
 }

@@ -209,6 +209,19 @@ int cm_json_str_append(cm_json_t v, cm_buf_t *out);
  * scratch (valid until scratch is next changed). CM_EINVAL if not a string.
  */
 int cm_json_as_str(cm_json_t v, cm_buf_t *scratch, cm_slice_t *out);
+
+/*
+ * An index of one object's members by key, for an object that is looked up
+ * many times (a request's 50,000 person properties read by 10,000 flags):
+ * built in one pass, then each lookup is a hash probe instead of the scan
+ * cm_json_get_s does. Same answers as cm_json_get_s: keys compare decoded,
+ * and the last duplicate wins. The index borrows the document: free it
+ * first. NULL when obj is not an object.
+ */
+typedef struct cm_json_index cm_json_index_t;
+cm_json_index_t *cm_json_index_new(cm_json_t obj);
+cm_json_t cm_json_index_get(const cm_json_index_t *ix, cm_slice_t key);
+void cm_json_index_free(cm_json_index_t *ix); /* NULL is fine */
 /* Whether v is a string whose decoded value equals s. */
 bool cm_json_str_eq(cm_json_t v, cm_slice_t s);
 
