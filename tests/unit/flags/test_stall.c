@@ -123,7 +123,7 @@ static void test_regex_budget(void **state)
     assert_false(r.ev.errors);
     assert_false(r.ev.regex_budget_spent);
     for (int i = 0; i < 50; i++) {
-        char k[8];
+        char k[16];
         snprintf(k, sizeof(k), "r%d", i);
         assert_int_equal(result(&r, k)->state, FLG_RES_OK);
         assert_true(result(&r, k)->enabled);
@@ -137,7 +137,7 @@ static void test_regex_budget(void **state)
     assert_true(r.ev.regex_budget_spent);
     int ok = 0, failed = 0;
     for (int i = 0; i < 50; i++) {
-        char k[8];
+        char k[16];
         snprintf(k, sizeof(k), "r%d", i);
         const flg_result_t *res = result(&r, k);
         ok += res->state == FLG_RES_OK && res->enabled;
