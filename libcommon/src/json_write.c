@@ -18,6 +18,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "cm/err.h"
@@ -373,10 +374,24 @@ void cm_json_raw_value_compact(cm_json_writer_t *w, cm_slice_t json)
     while (p < end) {
         char c = *p;
         if (c == '"') {
-            for (p++; p < end && *p != '"'; p++)
-                if (*p == '\\')
-                    p++;
-            p++;
+            /* The closing quote is the next one not escaped: found with
+             * memchr (most of a property's bytes are in strings), then
+             * checked by counting the backslashes before it. */
+            const char *q = p + 1;
+            for (;;) {
+                q = memchr(q, '"', (size_t)(end - q));
+                if (q == NULL) {
+                    q = end - 1;
+                    break;
+                }
+                size_t bs = 0;
+                while (q - bs > p + 1 && q[-1 - (ptrdiff_t)bs] == '\\')
+                    bs++;
+                if (bs % 2 == 0)
+                    break;
+                q++;
+            }
+            p = q + 1;
         } else if (is_ws(c)) {
             cm_buf_append(w->out, run, (size_t)(p - run));
             while (p < end && is_ws(*p))

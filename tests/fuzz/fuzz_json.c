@@ -154,6 +154,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     write_doc(again, &out2);
     CHECK(cm_slice_eq(cm_buf_slice(&out1), cm_buf_slice(&out2)));
 
+    /* Compacting the raw text keeps the same values, and re-serialised it
+     * gives what the original gives. */
+    cm_buf_t compact = CM_BUF_INIT, out3 = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &compact);
+    cm_json_raw_value_compact(&w, cm_json_raw(cm_json_root(doc)));
+    CHECK(cm_json_writer_finish(&w) == 0);
+    CHECK(compact.len <= size);
+    cm_json_doc_t *small = NULL;
+    CHECK(cm_json_parse(compact.p, compact.len, NULL, &small, &err) == 0);
+    CHECK(same_values(doc, small));
+    write_doc(small, &out3);
+    CHECK(cm_slice_eq(cm_buf_slice(&out1), cm_buf_slice(&out3)));
+    cm_json_doc_free(small);
+    cm_buf_free(&compact);
+    cm_buf_free(&out3);
+
     cm_json_doc_free(again);
     cm_json_doc_free(doc);
     cm_buf_free(&out1);
