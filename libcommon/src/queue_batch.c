@@ -304,14 +304,27 @@ static void emit_one(cm_queue_batch_t *b)
         cm__queue_batch_note(b->q, CM_EIO);
 }
 
+/* True once this iteration's slice is used up. The clock is read every
+ * SLICE_CHECK_EVERY messages only, from the first such check on (a small
+ * slice, the common case, never reads it). */
+static bool slice_over(unsigned count, uint64_t *t0)
+{
+    if (count == 0 || count % SLICE_CHECK_EVERY != 0)
+        return false;
+    uint64_t now = uv_hrtime();
+    if (*t0 == 0)
+        *t0 = now;
+    return now - *t0 > SLICE_NS;
+}
+
 /* The idle handle: production in slices, oldest batch first. */
 static void pump(uv_idle_t *h)
 {
     cm_queue_t *q = h->data;
-    uint64_t t0 = uv_hrtime();
+    uint64_t t0 = 0;
     unsigned count = 0;
 
-    while (q->wait_head != NULL) {
+    while (q->wait_head != NULL && !slice_over(count, &t0)) {
         cm_queue_batch_t *b = q->wait_head;
         if (q->closing)
             stop(b, CM_EAGAIN, err_closed);
@@ -323,11 +336,14 @@ static void pump(uv_idle_t *h)
         if (!room(q))
             break;
         emit_one(b);
-        if (++count % SLICE_CHECK_EVERY == 0 && uv_hrtime() - t0 > SLICE_NS)
-            return; /* the rest in the next iteration; stay active */
+        count++;
     }
-    /* Empty, or the window is full: completions restart the pump. */
-    uv_idle_stop(h);
+    if (count > 0 && q->ops->flush != NULL)
+        q->ops->flush(q);
+    /* Empty, or the window is full: completions restart the pump. Over
+     * its slice with more to do, it stays active for the next iteration. */
+    if (q->wait_head == NULL || !room(q))
+        uv_idle_stop(h);
 }
 
 void cm__queue_batch_close(cm_queue_t *q)

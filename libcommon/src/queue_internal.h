@@ -54,6 +54,10 @@ typedef struct {
     /* Known to be down (not merely "not ready yet"): batches are refused
      * at once. */
     bool (*down)(cm_queue_t *q);
+    /* Optional: the pump produced a slice of batch messages; hand over
+     * what the backend holds back for the end of the iteration now
+     * (Kafka), instead of one loop iteration later. */
+    void (*flush)(cm_queue_t *q);
     /* Once, after the last completion or abandonment: release the backend
      * (asynchronously if needed), deal with q->abandoned, then call
      * cm__queue_shutdown_done(q). */

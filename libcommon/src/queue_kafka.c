@@ -412,6 +412,14 @@ static bool kq_down(cm_queue_t *q)
     return k->fatal || k->brokers_down;
 }
 
+/* The batch pump's slice is complete: hand it to librdkafka now. */
+static void kq_flush(cm_queue_t *q)
+{
+    kq_t *k = (kq_t *)q;
+    if (k->npending > 0)
+        on_flush(&k->flush);
+}
+
 static bool kq_ready(cm_queue_t *q, cm_buf_t *why)
 {
     kq_t *k = (kq_t *)q;
@@ -503,6 +511,7 @@ static const cm__queue_ops_t kafka_ops = {
     .produce = kq_produce,
     .ready = kq_ready,
     .down = kq_down,
+    .flush = kq_flush,
     .shutdown = kq_shutdown,
     .free = kq_free,
 };
