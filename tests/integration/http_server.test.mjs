@@ -367,3 +367,21 @@ test('--print-config lists the configuration with defaults', async () => {
   assert.match(out, /^PORT=0/m);
   assert.match(out, /default: 64KiB/);
 });
+
+test('a response header value with CR or LF is refused, never written (no response splitting)', async () => {
+  const base = `http://127.0.0.1:${srv.port}`;
+  const ok = await fetch(`${base}/redirect`, { method: 'POST', body: 'https://app.example/cb?x=1', redirect: 'manual' });
+  assert.equal(ok.status, 302);
+  assert.equal(ok.headers.get('location'), 'https://app.example/cb?x=1');
+  for (const evil of ['https://app.example/\r\nSet-Cookie: s=1', 'https://app.example/\nX-Injected: 1', 'a\rb']) {
+    // Raw socket: read the exact bytes the server sends.
+    const c = await connect(srv.port);
+    c.write(`POST /redirect HTTP/1.1\r\nHost: x\r\nContent-Length: ${Buffer.byteLength(evil)}\r\nConnection: close\r\n\r\n${evil}`);
+    await c.waitClose();
+    const raw = c.buf.toString('latin1');
+    assert.match(raw, /^HTTP\/1\.1 302 /);
+    const head = raw.split('\r\n\r\n')[0];
+    assert.doesNotMatch(head, /Location|Set-Cookie|X-Injected/i, JSON.stringify(head));
+  }
+  assert.match(srv.stderr(), /response header Location refused/);
+});

@@ -81,6 +81,18 @@ static void on_echo(cm_http_req_t *req, void *ud)
     cm_http_respond(req, 200, "application/octet-stream", body.p, body.len);
 }
 
+/* POST /redirect: the body becomes the Location header, as an OAuth server
+ * writes a client's redirect URI; a value with CR or LF must be refused. */
+static void on_redirect(cm_http_req_t *req, void *ud)
+{
+    (void)ud;
+    cm_slice_t body = cm_http_req_body(req);
+    char *loc = cm_xmemdup(body.p ? body.p : "", body.len);
+    cm_http_res_header(req, "Location", loc);
+    free(loc);
+    cm_http_respond(req, 302, NULL, "", 0);
+}
+
 static void on_hello(cm_http_req_t *req, void *ud)
 {
     (void)ud;
@@ -171,6 +183,7 @@ int main(int argc, char **argv)
     server = cm_http_server_new(loop, &opts);
     cm_http_server_route(server, CM_HTTP_POST, "/echo", on_echo, NULL);
     cm_http_server_route(server, CM_HTTP_GET, "/hello", on_hello, NULL);
+    cm_http_server_route(server, CM_HTTP_POST, "/redirect", on_redirect, NULL);
     cm_http_server_route(server, CM_HTTP_GET, "/slow", on_slow, NULL);
     cm_http_server_route(server, CM_HTTP_GET, "/items/{id}", on_item, NULL);
     cm_http_server_route(server, CM_HTTP_GET, "/items/special", on_special, NULL);

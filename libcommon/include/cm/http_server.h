@@ -141,6 +141,9 @@ cm_http_server_t *cm_http_req_server(const cm_http_req_t *req);
 /* ---- responses -------------------------------------------------------------- */
 
 /* Adds a response header (copied). Call before responding. */
+/* Adds a response header. A name or value holding CR or LF (or a name with
+ * a colon or blank) is refused: logged and not written, since it would
+ * split the response. */
 void cm_http_res_header(cm_http_req_t *req, const char *name, const char *value);
 /* Responds with a copy of body. content_type may be NULL when len == 0. */
 void cm_http_respond(cm_http_req_t *req, int status, const char *content_type, const void *body,
