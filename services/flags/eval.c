@@ -128,39 +128,12 @@ flg_bag_t ev_person_bag(const ev_t *ev)
 
 flg_bag_t ev_group_bag(const ev_t *ev, cm_slice_t name, cm_json_t key)
 {
-    cm_json_t obj = cm_json_get_s(ev->ctx->group_properties, name);
+    cm_json_t obj = ev_lookup(ev->ctx->group_properties, ev->group_props_ix, name);
     const cm_json_index_t *ix = NULL;
     for (uint32_t i = 0; i < ev->ngroup_ix && obj.doc != NULL; i++)
         if (ev->group_obj[i] == obj.i)
             ix = ev->group_ix[i];
     return (flg_bag_t){obj, CM_SLICE_LIT("$group_key"), key, false, ix};
-}
-
-static cm_json_index_t *index_if_large(cm_json_t obj)
-{
-    return cm_json_type(obj) == CM_JSON_OBJECT && cm_json_len(obj) >= EV_INDEX_MIN
-               ? cm_json_index_new(obj)
-               : NULL;
-}
-
-/* One index per large property object (see ev_t). A group type's object is
- * the last of its duplicates, as cm_json_get_s finds it. */
-static void make_indexes(ev_t *ev)
-{
-    ev->person_ix = index_if_large(ev->ctx->person_properties);
-    cm_json_iter_t it = cm_json_iter(ev->ctx->group_properties);
-    cm_json_t k, v;
-    while (cm_json_next(&it, &k, &v) && ev->ngroup_ix < EV_MAX_GROUP_IX) {
-        cm_slice_t name = cm_json_str_inner(k);
-        cm_json_t last = cm_json_get_s(ev->ctx->group_properties, name);
-        if (last.i != v.i)
-            continue;
-        cm_json_index_t *ix = index_if_large(v);
-        if (ix == NULL)
-            continue;
-        ev->group_ix[ev->ngroup_ix] = ix;
-        ev->group_obj[ev->ngroup_ix++] = v.i;
-    }
 }
 
 cm_slice_t ev_group_name(const ev_t *ev, int32_t agg)
@@ -171,7 +144,7 @@ cm_slice_t ev_group_name(const ev_t *ev, int32_t agg)
 
 cm_json_t ev_group_key(const ev_t *ev, cm_slice_t name)
 {
-    return name.p ? cm_json_get_s(ev->ctx->groups, name) : CM_JSON_NONE_VALUE;
+    return name.p ? ev_lookup(ev->ctx->groups, ev->groups_ix, name) : CM_JSON_NONE_VALUE;
 }
 
 cm_slice_t ev_js_string(ev_t *ev, cm_json_t v)
@@ -246,9 +219,11 @@ static bool runtime_keeps(flg_runtime_t want, flg_flag_runtime_t has)
     }
 }
 
-static bool contexts_keep(cm_json_t requested, cm_json_t tags)
+/* A flag tagged with evaluation contexts is kept when one of its tags is
+ * among the request's (exact, case-sensitive). */
+static bool contexts_keep(const ev_t *ev, cm_json_t tags)
 {
-    if (cm_json_len(requested) == 0 || cm_json_len(tags) == 0)
+    if (cm_json_len(ev->ctx->evaluation_contexts) == 0 || cm_json_len(tags) == 0)
         return true;
     cm_json_iter_t it = cm_json_iter(tags);
     cm_json_t k, t;
@@ -256,27 +231,19 @@ static bool contexts_keep(cm_json_t requested, cm_json_t tags)
     bool keep = false;
     while (!keep && cm_json_next(&it, &k, &t)) {
         cm_buf_reset(&tag);
-        if (cm_json_str_append(t, &tag) != 0)
-            continue;
-        cm_json_iter_t r = cm_json_iter(requested);
-        cm_json_t k2, want;
-        while (!keep && cm_json_next(&r, &k2, &want))
-            keep = cm_json_str_eq(want, cm_buf_slice(&tag)); /* exact, case-sensitive */
+        if (cm_json_str_append(t, &tag) == 0)
+            keep = ev_set_has(&ev->contexts_set, cm_buf_slice(&tag));
     }
     cm_buf_free(&tag);
     return keep;
 }
 
-static bool requested(const flg_context_t *ctx, const flg_flag_t *f)
+static bool requested(const ev_t *ev, const flg_flag_t *f)
 {
-    if (!cm_json_exists(ctx->flag_keys) || cm_json_is_null(ctx->flag_keys))
+    cm_json_t keys = ev->ctx->flag_keys;
+    if (!cm_json_exists(keys) || cm_json_is_null(keys))
         return true;
-    cm_json_iter_t it = cm_json_iter(ctx->flag_keys);
-    cm_json_t k, key;
-    while (cm_json_next(&it, &k, &key))
-        if (f->key.p && cm_json_str_eq(key, f->key))
-            return true;
-    return false;
+    return f->key.p && ev_set_has(&ev->keys_set, f->key);
 }
 
 /* distinct_id as a JSON string value, for the SDK's injected person property. */
@@ -303,14 +270,14 @@ void flg_evaluate(const flg_snapshot_t *s, const flg_context_t *ctx, flg_eval_t 
                          .tz = ctx->tz, .explicit_exact = flg_snapshot_explicit_exact(s),
                          .a = CM_BUF_INIT, .b = CM_BUF_INIT,
                          .rx = {.limit_ns = ctx->regex_budget_ns}};
-    make_indexes(&ev);
+    ev_make_indexes(&ev);
     ev.slots = cm_xcalloc(n ? n : 1, sizeof *ev.slots);
     ev.filtered = cm_xcalloc(n ? n : 1, sizeof *ev.filtered);
     make_aux(&ev);
     for (uint32_t i = 0; i < n; i++) {
         const flg_flag_t *f = flg_snapshot_flag(s, i);
         ev.filtered[i] = !f->invalid && (!runtime_keeps(ctx->runtime, f->runtime) ||
-                                         !contexts_keep(ctx->evaluation_contexts, f->contexts));
+                                         !contexts_keep(&ev, f->contexts));
     }
     *out = (flg_eval_t){.snap = s, .n = n};
     out->results = cm_xcalloc(n ? n : 1, sizeof *out->results);
@@ -319,7 +286,7 @@ void flg_evaluate(const flg_snapshot_t *s, const flg_context_t *ctx, flg_eval_t 
         flg_result_t *r = &out->results[i];
         r->state = FLG_RES_SKIPPED;
         r->condition_index = -1;
-        if (f->shadowed || ev.filtered[i] || !requested(ctx, f))
+        if (f->shadowed || ev.filtered[i] || !requested(&ev, f))
             continue;
         *r = *ev_final(&ev, (int32_t)i);
         if (!f->key.p && r->state == FLG_RES_ERROR) {
@@ -332,9 +299,7 @@ void flg_evaluate(const flg_snapshot_t *s, const flg_context_t *ctx, flg_eval_t 
     out->regex_budget_spent = ev.pc.rx.exhausted;
     cm_buf_free(&ev.pc.a);
     cm_buf_free(&ev.pc.b);
-    cm_json_index_free(ev.person_ix);
-    for (uint32_t i = 0; i < ev.ngroup_ix; i++)
-        cm_json_index_free(ev.group_ix[i]);
+    ev_free_indexes(&ev);
     cm_json_doc_free(ev.aux);
     free(ev.slots);
     free(ev.filtered);

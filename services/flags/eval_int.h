@@ -11,6 +11,7 @@
 #define FLG_EVAL_INT_H
 
 #include "arena.h"
+#include "cm/strset.h"
 #include "cohorts.h"
 #include "eval.h"
 #include "props.h"
@@ -21,6 +22,15 @@
 #define EV_MAX_GROUP_IX 8       /* group types indexed (PostHog allows 5) */
 
 typedef enum { EV_NONE, EV_BUSY, EV_DONE } ev_state_t;
+
+/* Membership in one of the request's lists (flag_keys_to_evaluate,
+ * evaluation_contexts, static_cohorts): the list is scanned when short,
+ * and hashed once per evaluation when long, so that 10,000 flags against
+ * a 50,000-entry list are not 10,000 scans of it. */
+typedef struct {
+    cm_json_t list;   /* the JSON array; strings compared decoded */
+    cm_strset_t *set; /* NULL: scan list */
+} ev_set_t;
 
 typedef struct {
     ev_state_t node_state;
@@ -47,6 +57,14 @@ typedef struct {
     cm_json_index_t *group_ix[EV_MAX_GROUP_IX];
     uint32_t group_obj[EV_MAX_GROUP_IX]; /* the node each group_ix indexes */
     uint32_t ngroup_ix;
+    cm_json_index_t *group_props_ix; /* group_properties itself, by group type */
+    cm_json_index_t *groups_ix;      /* groups: type -> key */
+    cm_json_index_t *overrides_ix;   /* hash_key_overrides */
+    /* The request's lists, as sets when long (see ev_set_t). */
+    ev_set_t keys_set;     /* flag_keys */
+    ev_set_t contexts_set; /* evaluation_contexts */
+    ev_set_t cohort_strs;  /* static_cohorts: string ids */
+    ev_set_t cohort_nums;  /* ... and integer ids, in decimal */
     uint64_t budget;
     uint32_t depth;
 } ev_t;
@@ -63,6 +81,23 @@ void ev_track(ev_track_t *t, flg_reason_t r, int32_t index);
 
 /* The final result of flag i (memoized); FLG_RES_ERROR on a cycle. */
 const flg_result_t *ev_final(ev_t *ev, int32_t i);
+
+/* eval_index.c: the indexes and sets above, built once per evaluation. */
+void ev_make_indexes(ev_t *ev);
+void ev_free_indexes(ev_t *ev);
+bool ev_set_has(const ev_set_t *s, cm_slice_t key);
+/* The static cohort list holds this cohort (by string id, or by number). */
+bool ev_static_member(const ev_t *ev, const flg_filter_t *f);
+/* A member of obj, through ix when obj has one (NULL: a scan). */
+static inline cm_json_t ev_lookup(cm_json_t obj, const cm_json_index_t *ix, cm_slice_t key)
+{
+    return ix ? cm_json_index_get(ix, key) : cm_json_get_s(obj, key);
+}
+/* A person property, through the person index. */
+static inline cm_json_t ev_person_get(const ev_t *ev, cm_slice_t key)
+{
+    return ev_lookup(ev->ctx->person_properties, ev->person_ix, key);
+}
 
 /* Property bags and bucketing. */
 flg_bag_t ev_person_bag(const ev_t *ev);

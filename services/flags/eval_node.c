@@ -278,7 +278,7 @@ static flg_match_t node_flag_body(ev_t *ev, const flg_flag_t *f, flg_result_t *r
         t.bag = ev_person_bag(ev);
         t.bucket = ev->ctx->distinct_id.p ? ev->ctx->distinct_id : CM_SLICE_LIT("");
         if (f->device_bucketing) {
-            cm_json_t dev = cm_json_get(ev->ctx->person_properties, "$device_id");
+            cm_json_t dev = ev_person_get(ev, CM_SLICE_LIT("$device_id"));
             if (!cm_json_exists(dev) || cm_json_is_null(dev) ||
                 cm_json_str_eq(dev, CM_SLICE_LIT("")))
                 return FLG_M_INC;

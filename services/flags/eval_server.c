@@ -38,7 +38,7 @@ static cm_slice_t distinct_id(const ev_t *ev)
 /* A person property holding a non-empty string, else a NULL slice. */
 static cm_slice_t person_string(ev_t *ev, const char *key)
 {
-    cm_json_t v = cm_json_get(ev->ctx->person_properties, key);
+    cm_json_t v = ev_person_get(ev, cm_slice_from_cstr(key));
     if (cm_json_type(v) != CM_JSON_STRING || cm_json_str_eq(v, CM_SLICE_LIT("")))
         return CM_SLICE_NULL;
     return ev_js_string(ev, v);
@@ -65,7 +65,7 @@ static cm_slice_t person_bucket(ev_t *ev, const flg_flag_t *f)
     if (f->device_bucketing)
         return device_id(ev);
     if (f->experience_continuity) {
-        cm_json_t o = cm_json_get_s(ev->ctx->hash_key_overrides, f->key);
+        cm_json_t o = ev_lookup(ev->ctx->hash_key_overrides, ev->overrides_ix, f->key);
         if (cm_json_type(o) == CM_JSON_STRING)
             return ev_js_string(ev, o);
         return anon_id(ev);
@@ -129,19 +129,9 @@ static flg_match_t hybrid_leaf(void *ud, const flg_filter_t *f, bool server)
 static int static_member(void *ud, const flg_filter_t *f)
 {
     srv_env_t *se = ud;
-    cm_json_t list = se->ev->ctx->static_cohorts;
-    if (cm_json_type(list) != CM_JSON_ARRAY)
+    if (cm_json_type(se->ev->ctx->static_cohorts) != CM_JSON_ARRAY)
         return -1;
-    cm_json_iter_t it = cm_json_iter(list);
-    cm_json_t k, id;
-    while (cm_json_next(&it, &k, &id)) {
-        int64_t n;
-        if (f->cohort_id_numeric && cm_json_as_int64(id, &n) == 0 && n == f->cohort_num)
-            return 1;
-        if (cm_json_str_eq(id, f->cohort_id))
-            return 1;
-    }
-    return 0;
+    return ev_static_member(se->ev, f) ? 1 : 0;
 }
 
 static flg_match_t hybrid_cohort(ev_t *ev, const flg_filter_t *f, const flg_bag_t *node_bag)
@@ -200,7 +190,7 @@ static bool super_keys_present(ev_t *ev, const flg_condition_t *c)
     for (uint32_t i = 0; i < c->nfilters; i++) {
         const flg_filter_t *f = &c->filters[i];
         if (f->type != FLG_PT_COHORT && f->type != FLG_PT_FLAG &&
-            cm_json_exists(cm_json_get_s(ev->ctx->person_properties, f->key)))
+            cm_json_exists(ev_person_get(ev, f->key)))
             return true;
     }
     return false;
@@ -212,7 +202,7 @@ bool ev_early_access(ev_t *ev, const flg_flag_t *f, flg_result_t *out)
         cm_buf_t key = CM_BUF_INIT;
         cm_buf_append_cstr(&key, "$feature_enrollment/");
         cm_buf_append_slice(&key, f->key);
-        cm_json_t v = cm_json_get_s(ev->ctx->person_properties, cm_buf_slice(&key));
+        cm_json_t v = ev_person_get(ev, cm_buf_slice(&key));
         cm_buf_free(&key);
         if (cm_json_exists(v)) {
             bool b = false, on = cm_json_str_eq(v, CM_SLICE_LIT("true"));

@@ -91,6 +91,28 @@ describe('flags under heavy requests', () => {
     }
   });
 
+  test('10,000 flags, a 50,000-entry flag_keys_to_evaluate and device bucketing over 50,000 properties: lists and lookups read once', async () => {
+    const list = Array.from({ length: 10000 }, (_, i) => ({ ...flag(i, `k${i}`, { key: `p${i}`, type: 'person', value: `v${i}`, operator: 'exact' }), bucketing_identifier: i % 2 ? 'device_id' : undefined }));
+    const props = Object.fromEntries(Array.from({ length: 50000 }, (_, i) => [`p${i}`, `v${i}`]));
+    props.$device_id = 'dev-1';
+    // Every third flag asked for, among 40,000 keys of no flag.
+    const keys = [...Array.from({ length: 10000 }, (_, i) => i).filter((i) => i % 3 === 0).map((i) => `k${i}`), ...Array.from({ length: 40000 }, (_, i) => `nope${i}`)];
+    const { srv, base } = await flagsWith(list);
+    try {
+      const r = await withProbes(base, { token: TOKEN, distinct_id: 'u1', person_properties: props, flag_keys_to_evaluate: keys });
+      assert.equal(r.status, 200);
+      const got = Object.keys(r.json.flags);
+      assert.equal(got.length, 3334);
+      for (const k of got) assert.equal(Number(k.slice(1)) % 3, 0, k);
+      assert.equal(r.json.flags.k0.enabled, true);
+      assert.equal(r.json.flags.k3.enabled, true, 'device bucketing reads $device_id from the properties');
+      assert.equal(r.json.errorsWhileComputingFlags, false);
+    } finally {
+      const { code } = await srv.stop();
+      assert.equal(code, 0);
+    }
+  });
+
   test('1,000 catastrophic regex flags: the budget cuts the request short, the other flags still answer', async () => {
     const list = Array.from({ length: 1000 }, (_, i) => flag(i, `r${i}`, { key: 's', type: 'person', value: '^(a+)+$', operator: 'regex' }));
     list.push(flag(1000, 'plain', { key: 'plan', type: 'person', value: 'pro', operator: 'exact' }));
