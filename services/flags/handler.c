@@ -199,6 +199,19 @@ static cm_json_t empty_list(void)
     return cm_json_root(&doc);
 }
 
+/* The first MAX_DISTINCT_ID_CHARS characters (UTF-8) of the id. */
+static cm_slice_t stored_person_id(const flags_req_t *f)
+{
+    cm_slice_t s = cm_buf_slice(&f->distinct_id);
+    size_t chars = 0, i = 0;
+    while (i < s.len && chars < MAX_DISTINCT_ID_CHARS) {
+        unsigned char c = (unsigned char)s.p[i];
+        i += c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+        chars++;
+    }
+    return (cm_slice_t){s.p, CM_MIN(i, s.len)};
+}
+
 /* key = prefix + project id + (":" + part)...; plain appends on this hot path. */
 static void redis_key(cm_buf_t *key, const char *prefix, const char *pid, const cm_slice_t *parts,
                       size_t nparts)
@@ -325,7 +338,7 @@ static void fetch_stored(flags_req_t *f)
     cm_json_t groups = member(f->body, "groups", "$groups");
     cm_buf_t key = CM_BUF_INIT;
     f->pending = 1; /* held until every command is issued */
-    cm_slice_t person_parts[] = {cm_buf_slice(&f->distinct_id)};
+    cm_slice_t person_parts[] = {stored_person_id(f)};
     redis_key(&key, "persons:", pid, person_parts, 1);
     f->pending++;
     cm_redis_command(f->ctx->redis, on_person, f, "GET %b", key.p, key.len);
@@ -356,7 +369,10 @@ static void fetch_stored(flags_req_t *f)
 
 /* ---- the request ------------------------------------------------------------------ */
 
-/* distinct_id | $distinct_id: a string, or a number as written; capped. */
+/* distinct_id | $distinct_id: a string, or a number as written, whole.
+ * Decision (docs/flags.md, rule 1): conditions hash exactly the id
+ * posthog-node hashes, the whole of it; only the stored person is looked up
+ * by the first 200 characters, the key ingest stores it under. */
 static bool read_distinct_id(flags_req_t *f)
 {
     cm_json_t v = member(f->body, "distinct_id", "$distinct_id");
@@ -366,13 +382,7 @@ static bool read_distinct_id(flags_req_t *f)
         cm_json_as_str(v, &scratch, &s);
     else if (cm_json_type(v) == CM_JSON_NUMBER)
         s = cm_json_raw(v);
-    size_t chars = 0, i = 0;
-    while (i < s.len && chars < MAX_DISTINCT_ID_CHARS) {
-        unsigned char c = (unsigned char)s.p[i];
-        i += c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
-        chars++;
-    }
-    cm_buf_append(&f->distinct_id, s.p, CM_MIN(i, s.len));
+    cm_buf_append(&f->distinct_id, s.p, s.len);
     cm_buf_free(&scratch);
     return f->distinct_id.len > 0;
 }
