@@ -158,9 +158,17 @@ function backendSuite(backend) {
       try {
         // Known down: the Kafka producer's news of its brokers, the Redis
         // client's lost connection.
+        // Until it knows, a request is admitted and waits for the queue's
+        // own timeout: wait for /_ready to say so first.
+        for (let i = 0; i < 200; i++) {
+          const r = await fetch(`${base}/_ready`);
+          await r.text();
+          if (r.status === 503) break;
+          await sleep(50);
+        }
         let first;
         for (let i = 0; i < 100; i++) {
-          first = await post(batchBody('d0000000', 2), AbortSignal.timeout(5000));
+          first = await post(batchBody('d0000000', 2), AbortSignal.timeout(15000)).catch((e) => ({ status: 0, text: String(e) }));
           if (first.status === 503) break;
           await sleep(100);
         }
