@@ -10,7 +10,10 @@
 #
 # Sources are discovered by wildcard, so adding a file needs no edit here:
 #   libcommon/src/*.c          -> $(BUILD)/lib/libcommon.a
-#   services/<svc>/*.c         -> $(BUILD)/bin/<svc>   (main.c holds main())
+#   services/<svc>/*.c and services/<svc>/<wing>/*.c
+#                              -> $(BUILD)/bin/<svc>   (the top main.c holds main())
+#     a service's files, its tests and its fuzz targets include its headers by
+#     their path under services/<svc>/ ("core/eval.h"), never another service's
 #   tests/unit/test_*.c        -> $(BUILD)/tests/test_*         (cmocka)
 #   tests/unit/<svc>/test_*.c  -> $(BUILD)/tests/<svc>_test_*   (+ service lib)
 #   tests/support/*.c          -> $(BUILD)/tests/support/*      (test helpers)
@@ -54,7 +57,8 @@ LLHTTP_OBJS := $(BUILD)/obj/llhttp/api.o $(BUILD)/obj/llhttp/http.o $(BUILD)/obj
 LIBCOMMON := $(BUILD)/lib/libcommon.a
 
 # A service's library exists as soon as it has sources; its binary once it has main.c.
-SERVICES := $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard services/*/*.c)))))
+SERVICES := $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard services/*/main.c)))))
+svc_srcs = $(wildcard services/$(1)/*.c services/$(1)/*/*.c)
 SERVICE_BINS := $(patsubst services/%/main.c,$(BUILD)/bin/%,$(wildcard services/*/main.c))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -90,8 +94,9 @@ $(LIBCOMMON): $(LIB_OBJS) $(LLHTTP_OBJS)
 
 # ---- services: every .c but main.c also goes into a library for unit tests -
 define SERVICE_RULES
-$(1)_OBJS := $$(patsubst %.c,$(BUILD)/obj/%.o,$$(wildcard services/$(1)/*.c))
-$(1)_LIBOBJS := $$(filter-out %/main.o,$$($(1)_OBJS))
+$(1)_OBJS := $$(patsubst %.c,$(BUILD)/obj/%.o,$$(call svc_srcs,$(1)))
+$(1)_LIBOBJS := $$(filter-out $(BUILD)/obj/services/$(1)/main.o,$$($(1)_OBJS))
+$(BUILD)/obj/services/$(1)/%.o $(BUILD)/obj/tests/unit/$(1)/%.o: private CPPFLAGS += -Iservices/$(1)
 $(BUILD)/lib/lib$(1).a: $$($(1)_LIBOBJS)
 	@mkdir -p $$(@D)
 	rm -f $$@ && ar rcs $$@ $$^
@@ -131,8 +136,9 @@ build/fuzz/libcommon.a: $(FUZZ_LIB_OBJS) $(LLHTTP_OBJS:$(BUILD)/obj/%=build/fuzz
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libcommon.a
 	$(FUZZ_CC) $(CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $< $(filter %.a,$^) $(LDLIBS) -o $@
 define FUZZ_SVC_RULES
-build/fuzz/lib$(1).a: $$(patsubst %.c,build/fuzz/obj/%.o,$$(filter-out %/main.c,$$(wildcard services/$(1)/*.c)))
+build/fuzz/lib$(1).a: $$(patsubst %.c,build/fuzz/obj/%.o,$$(filter-out services/$(1)/main.c,$$(call svc_srcs,$(1))))
 	rm -f $$@ && ar rcs $$@ $$^
+build/fuzz/obj/services/$(1)/%.o build/fuzz/fuzz_$(1)_%: private CPPFLAGS += -Iservices/$(1)
 endef
 $(foreach s,$(SERVICES),$(eval $(call FUZZ_SVC_RULES,$(s))))
 

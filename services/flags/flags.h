@@ -13,8 +13,8 @@
 #include "cm/http_server.h"
 #include "cm/metrics.h"
 #include "cm/redis.h"
-#include "geoip.h"
-#include "store.h"
+#include "serve/geoip.h"
+#include "serve/store.h"
 
 typedef struct {
     char *host;
@@ -47,7 +47,7 @@ typedef struct {
     cm_counter_t *regex_budget_spent;
 } flg_ctx_t;
 
-/* handler.c: POST /flags; definitions.c: GET /flags/definitions. */
+/* serve/route_flags.c: POST /flags; serve/route_definitions.c: GET /flags/definitions. */
 void flg_flags_routes(flg_ctx_t *ctx);
 void flg_definitions_routes(flg_ctx_t *ctx);
 

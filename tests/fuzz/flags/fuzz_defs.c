@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../../services/flags/eval.h"
-#include "../../../services/flags/response.h"
+#include "core/eval.h"
+#include "serve/response.h"
 
 #define CHECK(cond)                                                                        \
     do {                                                                                   \
@@ -53,7 +53,7 @@ static void write_and_check(const flg_eval_t *e, bool legacy)
     if (legacy)
         flg_write_legacy(&w, e);
     else
-        flg_write_v2(&w, e);
+        flg_write_v2(&w, e, NULL);
     cm_json_end_object(&w);
     CHECK(cm_json_writer_finish(&w) == 0);
     cm_json_doc_t *doc = NULL;

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../../services/flags/flags.h"
+#include "flags.h"
 #include "cm/json.h"
 #include "cm/log.h"
 #include "../fuzz_net.h"

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../../services/flags/defs.h"
-#include "../../../services/flags/eval.h"
+#include "core/snapshot.h"
+#include "core/eval.h"
 #include "cm/err.h"
 
 static char *q(const char *s)

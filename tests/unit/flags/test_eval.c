@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../../services/flags/eval.h"
-#include "../../../services/flags/hash.h"
-#include "../../../services/flags/response.h"
+#include "core/eval.h"
+#include "core/hash.h"
+#include "serve/response.h"
 #include "cm/timefmt.h"
 
 static char *q(const char *s)
@@ -624,11 +624,13 @@ static char *write_body(const char *defs_q, bool legacy)
     cm_json_writer_t w;
     cm_json_writer_init(&w, &out);
     cm_json_begin_object(&w);
+    flg_v2_cache_t *cache = flg_v2_cache_new(s); /* as serve/store.c keeps it */
     if (legacy)
         flg_write_legacy(&w, &e);
     else
-        flg_write_v2(&w, &e);
+        flg_write_v2(&w, &e, cache);
     cm_json_end_object(&w);
+    flg_v2_cache_free(cache);
     assert_int_equal(cm_json_writer_finish(&w), 0);
     char *text = strdup(cm_buf_cstr(&out));
     cm_buf_free(&out);

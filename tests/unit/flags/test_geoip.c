@@ -24,7 +24,7 @@
 #include "cm/err.h"
 #include "cm/json.h"
 
-#include "../../../services/flags/geoip.h"
+#include "serve/geoip.h"
 
 #define SCRIPT "tests/support/make_geoip_db.pl"
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../../services/flags/hash.h"
+#include "core/hash.h"
 
 #define S(x) cm_slice_from_cstr(x)
 

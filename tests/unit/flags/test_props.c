@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../../services/flags/defs.h"
-#include "../../../services/flags/props.h"
+#include "core/snapshot.h"
+#include "core/props.h"
 
 #define NOW_MS INT64_C(1718452800000)
 

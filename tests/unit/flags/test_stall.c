@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../../services/flags/eval.h"
-#include "../../../services/flags/props.h"
+#include "core/eval.h"
+#include "core/props.h"
 #include "cm/buf.h"
 
 /* ---- the index ------------------------------------------------------------------ */

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../../services/flags/dates.h"
-#include "../../../services/flags/tzone.h"
+#include "core/dates.h"
+#include "core/tzone.h"
 
 #define S(x) cm_slice_from_cstr(x)
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../../services/ingest/events.h"
+#include "events.h"
 #include "cm/json.h"
 #include "cm/timefmt.h"
 

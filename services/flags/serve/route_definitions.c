@@ -1,0 +1,72 @@
+/*
+ * route_definitions.c - GET /flags/definitions: the feed the SDKs poll for local
+ * evaluation (notes: flags.md 1.1-1.2).
+ *
+ *   GET /flags/definitions?token=<project token>
+ *   Authorization: Bearer <the project's secret API token>
+ *
+ * Answers the project's stored envelope byte for byte with an ETag (quoted
+ * SHA-1 of the bytes); If-None-Match with that ETag gets 304. A project
+ * without definitions gets an empty envelope. 401 when the token is unknown
+ * or the bearer is not that project's secret token.
+ */
+#include <string.h>
+
+#include "cm/api_error.h"
+#include "cm/form.h"
+#include "flags.h"
+
+static const char empty_envelope[] = "{\"flags\":[],\"group_type_mapping\":{},\"cohorts\":{}}";
+
+static void unauthorized(cm_http_req_t *req, const char *code, const char *detail)
+{
+    cm_http_res_header(req, "WWW-Authenticate", "Bearer");
+    cm_http_respond_error(req, 401, CM_ERR_AUTHENTICATION, code, detail, NULL);
+}
+
+static void on_definitions(cm_http_req_t *req, void *ud)
+{
+    flg_ctx_t *ctx = ud;
+    cm_slice_t q = cm_http_req_query(req);
+    cm_buf_t token = CM_BUF_INIT;
+    if (cm_form_get(q.p, q.len, "token", &token) != 0 || token.len == 0) {
+        cm_buf_free(&token);
+        unauthorized(req, "missing_token", "The token query parameter is required.");
+        return;
+    }
+    const char *pid = flg_store_project_for_token(ctx->store, cm_buf_slice(&token));
+    cm_buf_free(&token);
+    cm_slice_t auth = cm_http_req_header(req, "Authorization");
+    cm_slice_t secret = CM_SLICE_NULL;
+    if (auth.len > 7 && cm_slice_eq_nocase((cm_slice_t){auth.p, 7}, "bearer "))
+        secret = cm_slice_trim((cm_slice_t){auth.p + 7, auth.len - 7});
+    const char *owner = flg_store_project_for_secret(ctx->store, secret);
+    if (pid == NULL) {
+        unauthorized(req, "invalid_token", "Project API key invalid.");
+        return;
+    }
+    if (owner == NULL || strcmp(owner, pid) != 0) {
+        unauthorized(req, "authentication_failed",
+                     "Authenticate with the project's secret API key as a Bearer token.");
+        return;
+    }
+    flg_project_t *p = flg_store_definitions(ctx->store, pid);
+    if (p == NULL) {
+        cm_http_respond(req, 200, "application/json", empty_envelope, sizeof(empty_envelope) - 1);
+        return;
+    }
+    cm_http_res_header(req, "ETag", p->etag);
+    cm_http_res_header(req, "Cache-Control", "no-cache");
+    if (cm_slice_eq_cstr(cm_http_req_header(req, "If-None-Match"), p->etag))
+        cm_http_respond(req, 304, NULL, "", 0);
+    else
+        cm_http_respond(req, 200, "application/json", p->raw, p->raw_len);
+    flg_project_release(p);
+}
+
+void flg_definitions_routes(flg_ctx_t *ctx)
+{
+    cm_http_server_route(ctx->http, CM_HTTP_GET, "/flags/definitions", on_definitions, ctx);
+    cm_http_server_route(ctx->http, CM_HTTP_GET, "/api/feature_flag/local_evaluation",
+                         on_definitions, ctx);
+}

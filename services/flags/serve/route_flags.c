@@ -1,0 +1,493 @@
+/*
+ * route_flags.c - POST /flags: evaluate every flag of a project for one person.
+ *
+ * Steps: decode and parse the body; token -> project (401 when unknown);
+ * quota check (200 with quotaLimited); then one pipelined read of the
+ * person and the request's groups from Redis; merge properties (stored <
+ * GeoIP < request, later wins); evaluate against the project's current
+ * snapshot; answer v=2 (`flags`) or legacy (`featureFlags`) JSON.
+ *
+ * If the person read fails or times out, evaluation goes on with the
+ * request's properties only and errorsWhileComputingFlags is true, so the
+ * SDKs know the answer may be partial. Merging relies on the JSON module's
+ * rule that the last duplicate member wins.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm/alloc.h"
+#include "cm/api_error.h"
+#include "cm/common.h"
+#include "cm/form.h"
+#include "cm/json.h"
+#include "cm/log.h"
+#include "cm/timefmt.h"
+#include "cm/uuid.h"
+#include "flags.h"
+#include "serve/request.h"
+#include "serve/response.h"
+
+#define MAX_DISTINCT_ID_CHARS 200
+#define MAX_GROUPS 16
+
+typedef struct {
+    flg_ctx_t *ctx;
+    cm_http_req_t *req;
+    cm_buf_t decoded;    /* decoded body bytes (when it was encoded) */
+    cm_json_doc_t *doc;  /* the request body */
+    cm_json_t body;
+    flg_project_t *project;
+    cm_buf_t distinct_id;
+    bool v2, config;
+    int pending;
+    bool person_failed;
+    cm_buf_t person;                  /* stored person record, JSON (empty: none) */
+    cm_buf_t group_raw[MAX_GROUPS];   /* stored group properties per request group */
+    cm_slice_t group_type[MAX_GROUPS];
+    size_t ngroups;
+} flags_req_t;
+
+static cm_json_t member(cm_json_t obj, const char *a, const char *b)
+{
+    cm_json_t v = cm_json_get(obj, a);
+    return cm_json_exists(v) || b == NULL ? v : cm_json_get(obj, b);
+}
+
+static void reject(cm_http_req_t *req, int status, const char *code, const char *detail,
+                   const char *attr)
+{
+    cm_http_respond_error(req, status, cm_api_error_type_for_status(status), code, detail, attr);
+}
+
+static void free_flags_req(flags_req_t *f)
+{
+    cm_buf_free(&f->decoded);
+    cm_json_doc_free(f->doc);
+    flg_project_release(f->project);
+    cm_buf_free(&f->distinct_id);
+    cm_buf_free(&f->person);
+    for (size_t i = 0; i < f->ngroups; i++)
+        cm_buf_free(&f->group_raw[i]);
+    free(f);
+}
+
+/* ---- building the evaluation context ---------------------------------------- */
+
+static void copy_members(cm_json_writer_t *w, cm_json_t obj)
+{
+    cm_json_iter_t it = cm_json_iter(obj);
+    cm_json_t k, v;
+    cm_buf_t scratch = CM_BUF_INIT;
+    while (cm_json_next(&it, &k, &v)) {
+        cm_slice_t name;
+        cm_buf_reset(&scratch);
+        if (cm_json_as_str(k, &scratch, &name) != 0)
+            continue;
+        cm_json_key_s(w, name);
+        cm_json_raw_value(w, cm_json_raw(v));
+    }
+    cm_buf_free(&scratch);
+}
+
+/* Parses a stored JSON text; a none handle when absent or malformed. */
+static cm_json_t parse_stored(cm_buf_t *raw, cm_json_doc_t **doc)
+{
+    *doc = NULL;
+    if (raw->len == 0 || cm_json_parse(raw->p, raw->len, NULL, doc, NULL) != 0)
+        return CM_JSON_NONE_VALUE;
+    return cm_json_root(*doc);
+}
+
+/* person properties: stored < GeoIP < request. */
+static void merged_person(flags_req_t *f, cm_json_t stored, cm_buf_t *out)
+{
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, out);
+    cm_json_begin_object(&w);
+    copy_members(&w, cm_json_get(stored, "properties"));
+    cm_json_t geo_off = cm_json_get(f->body, "geoip_disable");
+    bool geoip_disable = cm_json_type(geo_off) == CM_JSON_BOOL && cm_json_raw(geo_off).p[0] == 't';
+    if (f->ctx->geoip && !geoip_disable) {
+        char ip[64];
+        const char *addr = flg_client_ip(cm_http_req_header(f->req, "X-Forwarded-For"),
+                                         cm_http_req_peer(f->req), ip, sizeof(ip));
+        flg_geoip_lookup(f->ctx->geoip, addr, &w);
+    }
+    copy_members(&w, member(f->body, "person_properties", "$properties"));
+    cm_json_end_object(&w);
+}
+
+/* group properties: {type: {stored < request}} for every group of the request. */
+static void merged_groups(flags_req_t *f, cm_buf_t *out)
+{
+    cm_json_t req_props = member(f->body, "group_properties", "$group_properties");
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, out);
+    cm_json_begin_object(&w);
+    for (size_t i = 0; i < f->ngroups; i++) {
+        cm_json_doc_t *doc;
+        cm_json_t stored = parse_stored(&f->group_raw[i], &doc);
+        cm_json_key_s(&w, f->group_type[i]);
+        cm_json_begin_object(&w);
+        copy_members(&w, stored);
+        copy_members(&w, cm_json_get_s(req_props, f->group_type[i]));
+        cm_json_end_object(&w);
+        cm_json_doc_free(doc);
+    }
+    /* group_properties for a type without a group key still count. */
+    cm_json_iter_t it = cm_json_iter(req_props);
+    cm_json_t k, v;
+    while (cm_json_next(&it, &k, &v)) {
+        cm_slice_t t = cm_json_str_inner(k);
+        bool seen = false;
+        for (size_t i = 0; i < f->ngroups && !seen; i++)
+            seen = cm_slice_eq(t, f->group_type[i]);
+        if (!seen) {
+            cm_json_key_s(&w, t);
+            cm_json_raw_value(&w, cm_json_raw(v));
+        }
+    }
+    cm_json_end_object(&w);
+}
+
+static void write_config(cm_json_writer_t *w)
+{
+    cm_json_key(w, "config");
+    cm_json_begin_object(w);
+    cm_json_key(w, "enable_collect_everything");
+    cm_json_boolean(w, true);
+    cm_json_end_object(w);
+    cm_json_key(w, "toolbarParams");
+    cm_json_begin_object(w);
+    cm_json_end_object(w);
+    cm_json_key(w, "isAuthenticated");
+    cm_json_boolean(w, false);
+    cm_json_key(w, "supportedCompression");
+    cm_json_begin_array(w);
+    cm_json_str_cstr(w, "gzip");
+    cm_json_str_cstr(w, "gzip-js");
+    cm_json_str_cstr(w, "lz64");
+    cm_json_end_array(w);
+}
+
+static void write_envelope_end(flags_req_t *f, cm_json_writer_t *w, bool quota_limited)
+{
+    char id[CM_UUID_STR_LEN + 1];
+    cm_uuid_v4(id);
+    if (quota_limited) {
+        cm_json_key(w, "quotaLimited");
+        cm_json_begin_array(w);
+        cm_json_str_cstr(w, "feature_flags");
+        cm_json_end_array(w);
+    }
+    cm_json_key(w, "requestId");
+    cm_json_str_cstr(w, id);
+    cm_json_key(w, "evaluatedAt");
+    cm_json_int(w, cm_now_us() / 1000);
+    if (f->config)
+        write_config(w);
+    cm_json_end_object(w);
+}
+
+/* "In no static cohort": one parsed [] for the life of the process. */
+static cm_json_t empty_list(void)
+{
+    static cm_json_doc_t doc = CM_JSON_DOC_INIT;
+    if (doc.n == 0)
+        cm_json_parse_into(&doc, "[]", 2, NULL, NULL);
+    return cm_json_root(&doc);
+}
+
+/* The first MAX_DISTINCT_ID_CHARS characters (UTF-8) of the id. */
+static cm_slice_t stored_person_id(const flags_req_t *f)
+{
+    cm_slice_t s = cm_buf_slice(&f->distinct_id);
+    size_t chars = 0, i = 0;
+    while (i < s.len && chars < MAX_DISTINCT_ID_CHARS) {
+        unsigned char c = (unsigned char)s.p[i];
+        i += c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+        chars++;
+    }
+    return (cm_slice_t){s.p, CM_MIN(i, s.len)};
+}
+
+/* key = prefix + project id + (":" + part)...; plain appends on this hot path. */
+static void redis_key(cm_buf_t *key, const char *prefix, const char *pid, const cm_slice_t *parts,
+                      size_t nparts)
+{
+    cm_buf_reset(key);
+    cm_buf_append_cstr(key, prefix);
+    cm_buf_append_cstr(key, pid);
+    for (size_t i = 0; i < nparts; i++) {
+        cm_buf_putc(key, ':');
+        cm_buf_append_slice(key, parts[i]);
+    }
+}
+
+static void evaluate_and_respond(flags_req_t *f)
+{
+    cm_json_doc_t *person_doc, *props_doc = NULL, *groups_doc = NULL;
+    cm_buf_t props = CM_BUF_INIT, groups = CM_BUF_INIT, out = CM_BUF_INIT;
+    cm_json_t stored = parse_stored(&f->person, &person_doc);
+    merged_person(f, stored, &props);
+    merged_groups(f, &groups);
+    cm_json_parse(props.p, props.len, NULL, &props_doc, NULL);
+    cm_json_parse(groups.p, groups.len, NULL, &groups_doc, NULL);
+
+    cm_json_t statics = cm_json_get(stored, "static_cohorts");
+    flg_context_t ctx = {
+        .distinct_id = cm_buf_slice(&f->distinct_id),
+        .device_id = cm_json_str_inner(member(f->body, "$device_id", "device_id")),
+        .anon_distinct_id = cm_json_str_inner(member(f->body, "$anon_distinct_id", "anon_distinct_id")),
+        .groups = member(f->body, "groups", "$groups"),
+        .person_properties = cm_json_root(props_doc),
+        .group_properties = cm_json_root(groups_doc),
+        .hash_key_overrides = cm_json_get(stored, "hash_key_overrides"),
+        /* Redis answered: the person is in the listed static cohorts, or none.
+         * Redis failed: membership is unknown and such flags are errors. */
+        .static_cohorts = f->person_failed ? CM_JSON_NONE_VALUE : statics,
+        .flag_keys = member(f->body, "flag_keys_to_evaluate", "flag_keys"),
+        .evaluation_contexts = member(f->body, "evaluation_contexts", "evaluation_environments"),
+        .runtime = flg_request_runtime(f->req, cm_json_get(f->body, "evaluation_runtime")),
+        .now_us = cm_now_us(),
+        .tz = f->project ? flg_store_timezone(f->ctx->store, f->project->project_id) : NULL,
+        .regex_budget_ns = (uint64_t)f->ctx->cfg.regex_budget_ms * 1000000u,
+    };
+    if (!f->person_failed && !cm_json_exists(statics))
+        ctx.static_cohorts = empty_list();
+    flg_eval_t ev = {0};
+    if (f->project)
+        flg_evaluate(f->project->snap, &ctx, &ev);
+    ev.errors = ev.errors || f->person_failed;
+    cm_counter_inc(f->ctx->evaluations);
+    if (ev.errors)
+        cm_counter_inc(f->ctx->flag_errors);
+    if (ev.regex_budget_spent)
+        cm_counter_inc(f->ctx->regex_budget_spent);
+
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &out);
+    cm_json_begin_object(&w);
+    if (f->v2)
+        flg_write_v2(&w, &ev, f->project ? f->project->v2 : NULL);
+    else
+        flg_write_legacy(&w, &ev);
+    write_envelope_end(f, &w, false);
+    cm_http_respond_json(f->req, 200, &out);
+
+    if (f->project)
+        flg_eval_free(&ev);
+    cm_json_doc_free(person_doc);
+    cm_json_doc_free(props_doc);
+    cm_json_doc_free(groups_doc);
+    cm_buf_free(&props);
+    cm_buf_free(&groups);
+    cm_buf_free(&out);
+    free_flags_req(f);
+}
+
+/* ---- stored person and groups ---------------------------------------------- */
+
+static void one_done(flags_req_t *f)
+{
+    if (--f->pending == 0)
+        evaluate_and_respond(f);
+}
+
+static void store_reply(flags_req_t *f, cm_buf_t *dst, const redisReply *reply, const char *err)
+{
+    if (err != NULL || reply == NULL ||
+        (reply->type != REDIS_REPLY_STRING && reply->type != REDIS_REPLY_NIL)) {
+        if (!f->person_failed)
+            cm_log(CM_LOG_WARN, cm_http_req_id(f->req), "person read failed: %s",
+                   err ? err : "unexpected reply");
+        f->person_failed = true;
+        cm_counter_inc(f->ctx->person_errors);
+    } else if (reply->type == REDIS_REPLY_STRING) {
+        cm_buf_append(dst, reply->str, (size_t)reply->len);
+    }
+}
+
+static void on_person(cm_redis_t *r, const redisReply *reply, const char *err, void *ud)
+{
+    flags_req_t *f = ud;
+    (void)r;
+    store_reply(f, &f->person, reply, err);
+    one_done(f);
+}
+
+typedef struct {
+    flags_req_t *f;
+    size_t i;
+} group_ref_t;
+
+static void on_group(cm_redis_t *r, const redisReply *reply, const char *err, void *ud)
+{
+    group_ref_t *g = ud;
+    (void)r;
+    store_reply(g->f, &g->f->group_raw[g->i], reply, err);
+    flags_req_t *f = g->f;
+    free(g);
+    one_done(f);
+}
+
+static void fetch_stored(flags_req_t *f)
+{
+    const char *pid = f->project ? f->project->project_id : "";
+    cm_json_t groups = member(f->body, "groups", "$groups");
+    cm_buf_t key = CM_BUF_INIT;
+    f->pending = 1; /* held until every command is issued */
+    cm_slice_t person_parts[] = {stored_person_id(f)};
+    redis_key(&key, "persons:", pid, person_parts, 1);
+    f->pending++;
+    cm_redis_command(f->ctx->redis, on_person, f, "GET %b", key.p, key.len);
+    cm_json_iter_t it = cm_json_iter(groups);
+    cm_json_t k, v;
+    cm_buf_t scratch = CM_BUF_INIT;
+    while (f->ngroups < MAX_GROUPS && cm_json_next(&it, &k, &v)) {
+        cm_slice_t gkey;
+        cm_buf_reset(&scratch);
+        if (cm_json_type(v) == CM_JSON_STRING)
+            cm_json_as_str(v, &scratch, &gkey);
+        else
+            gkey = cm_json_raw(v); /* numbers as written */
+        size_t i = f->ngroups++;
+        f->group_type[i] = cm_json_str_inner(k);
+        group_ref_t *g = cm_xcalloc(1, sizeof(*g));
+        g->f = f;
+        g->i = i;
+        cm_slice_t group_parts[] = {f->group_type[i], gkey};
+        redis_key(&key, "groups:", pid, group_parts, 2);
+        f->pending++;
+        cm_redis_command(f->ctx->redis, on_group, g, "GET %b", key.p, key.len);
+    }
+    cm_buf_free(&scratch);
+    cm_buf_free(&key);
+    one_done(f);
+}
+
+/* ---- the request ------------------------------------------------------------------ */
+
+/* distinct_id | $distinct_id: a string, or a number as written, whole.
+ * Decision (docs/flags.md, rule 1): conditions hash exactly the id
+ * posthog-node hashes, the whole of it; only the stored person is looked up
+ * by the first 200 characters, the key ingest stores it under. */
+static bool read_distinct_id(flags_req_t *f)
+{
+    cm_json_t v = member(f->body, "distinct_id", "$distinct_id");
+    cm_buf_t scratch = CM_BUF_INIT;
+    cm_slice_t s = CM_SLICE_NULL;
+    if (cm_json_type(v) == CM_JSON_STRING)
+        cm_json_as_str(v, &scratch, &s);
+    else if (cm_json_type(v) == CM_JSON_NUMBER)
+        s = cm_json_raw(v);
+    cm_buf_append(&f->distinct_id, s.p, s.len);
+    cm_buf_free(&scratch);
+    return f->distinct_id.len > 0;
+}
+
+static void respond_quota_limited(flags_req_t *f)
+{
+    cm_buf_t out = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &out);
+    cm_json_begin_object(&w);
+    cm_json_key(&w, "errorsWhileComputingFlags");
+    cm_json_boolean(&w, false);
+    cm_json_key(&w, f->v2 ? "flags" : "featureFlags");
+    cm_json_begin_object(&w);
+    cm_json_end_object(&w);
+    if (!f->v2) {
+        cm_json_key(&w, "featureFlagPayloads");
+        cm_json_begin_object(&w);
+        cm_json_end_object(&w);
+    }
+    write_envelope_end(f, &w, true);
+    cm_counter_inc(f->ctx->quota_limited);
+    cm_http_respond_json(f->req, 200, &out);
+    cm_buf_free(&out);
+    free_flags_req(f);
+}
+
+/* Parses what every request needs; answers the error itself on failure. */
+static flags_req_t *parse_request(flg_ctx_t *ctx, cm_http_req_t *req)
+{
+    flags_req_t *f = cm_xcalloc(1, sizeof(*f));
+    f->ctx = ctx;
+    f->req = req;
+    cm_slice_t q = cm_http_req_query(req), json;
+    cm_buf_t v = CM_BUF_INIT;
+    if (cm_form_get(q.p, q.len, "v", &v) == 0)
+        f->v2 = v.len > 0 && cm_buf_cstr(&v)[0] >= '2';
+    cm_buf_reset(&v);
+    f->config = cm_form_get(q.p, q.len, "config", &v) == 0 &&
+                (cm_slice_eq_cstr(cm_buf_slice(&v), "true") || cm_slice_eq_cstr(cm_buf_slice(&v), "1"));
+    cm_buf_free(&v);
+
+    const char *code, *detail;
+    int status = flg_request_body(req, ctx->cfg.max_body * 10, &f->decoded, &json, &code, &detail);
+    if (status != 0) {
+        reject(req, status, code, detail, NULL);
+        goto fail;
+    }
+    cm_json_error_t jerr;
+    if (cm_json_parse(json.p, json.len, NULL, &f->doc, &jerr) != 0) {
+        char msg[128];
+        snprintf(msg, sizeof(msg), "Malformed JSON at byte %zu: %s.", jerr.offset, jerr.msg);
+        reject(req, 400, "invalid_json", msg, NULL);
+        goto fail;
+    }
+    f->body = cm_json_root(f->doc);
+    if (cm_json_type(f->body) != CM_JSON_OBJECT) {
+        reject(req, 400, "invalid_payload", "The body must be a JSON object.", NULL);
+        goto fail;
+    }
+    return f;
+fail:
+    free_flags_req(f);
+    return NULL;
+}
+
+static void on_flags(cm_http_req_t *req, void *ud)
+{
+    flg_ctx_t *ctx = ud;
+    flags_req_t *f = parse_request(ctx, req);
+    if (f == NULL)
+        return;
+    cm_slice_t token = cm_json_str_inner(cm_json_get(f->body, "token"));
+    if (token.p == NULL)
+        token = cm_json_str_inner(member(f->body, "api_key", "$token"));
+    if (token.len == 0) {
+        reject(req, 401, "missing_token", "No project token: set token (or api_key) in the body.",
+               "token");
+        free_flags_req(f);
+        return;
+    }
+    const char *pid = flg_store_project_for_token(ctx->store, token);
+    if (pid == NULL) {
+        reject(req, 401, "invalid_token",
+               "Project API key invalid. You can find your project API key in your project "
+               "settings.", "token");
+        free_flags_req(f);
+        return;
+    }
+    if (!read_distinct_id(f)) {
+        reject(req, 400, "missing_distinct_id", "distinct_id is required and must not be empty.",
+               "distinct_id");
+        free_flags_req(f);
+        return;
+    }
+    if (flg_store_quota_limited(ctx->store, token)) {
+        respond_quota_limited(f);
+        return;
+    }
+    f->project = flg_store_definitions(ctx->store, pid);
+    fetch_stored(f);
+}
+
+void flg_flags_routes(flg_ctx_t *ctx)
+{
+    cm_http_server_route(ctx->http, CM_HTTP_POST, "/flags", on_flags, ctx);
+    cm_http_server_route(ctx->http, CM_HTTP_POST, "/flags/", on_flags, ctx);
+}
