@@ -122,8 +122,22 @@ bool ev_dep_holds(cm_json_t expected, const flg_result_t *dep)
 
 flg_bag_t ev_person_bag(const ev_t *ev)
 {
-    return (flg_bag_t){ev->ctx->person_properties, CM_SLICE_LIT("distinct_id"),
-                       ev->distinct_json, true, ev->person_ix};
+    const flg_context_t *c = ev->ctx;
+    return (flg_bag_t){
+        .obj = c->person_properties,
+        .synth_key = CM_SLICE_LIT("distinct_id"),
+        .synth_val = ev->distinct_json,
+        .backfill_initial = true,
+        .ix = ev->person_ix[0],
+        .under = {c->geoip_properties, c->stored_person_properties},
+        .under_ix = {ev->person_ix[1], ev->person_ix[2]},
+    };
+}
+
+cm_json_t ev_person_get(const ev_t *ev, cm_slice_t key)
+{
+    flg_bag_t bag = ev_person_bag(ev);
+    return flg_bag_find(&bag, key);
 }
 
 flg_bag_t ev_group_bag(const ev_t *ev, cm_slice_t name, cm_json_t key)
@@ -133,7 +147,15 @@ flg_bag_t ev_group_bag(const ev_t *ev, cm_slice_t name, cm_json_t key)
     for (uint32_t i = 0; i < ev->ngroup_ix && obj.doc != NULL; i++)
         if (ev->group_obj[i] == obj.i)
             ix = ev->group_ix[i];
-    return (flg_bag_t){obj, CM_SLICE_LIT("$group_key"), key, false, ix};
+    flg_bag_t bag = {obj, CM_SLICE_LIT("$group_key"), key, false, ix};
+    for (uint32_t i = ev->ctx->nstored_groups; i-- > 0;) { /* the last of a repeated type */
+        if (cm_slice_eq(ev->ctx->stored_groups[i].type, name)) {
+            bag.under[0] = ev->ctx->stored_groups[i].properties;
+            bag.under_ix[0] = ev->stored_group_ix[i];
+            break;
+        }
+    }
+    return bag;
 }
 
 cm_slice_t ev_group_name(const ev_t *ev, int32_t agg)

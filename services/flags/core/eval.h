@@ -37,6 +37,12 @@ typedef enum {
     FLG_RUNTIME_UNKNOWN  /* keep only flags without a runtime requirement */
 } flg_runtime_t;
 
+/* One group's stored properties: its type ("company") and the object. */
+typedef struct {
+    cm_slice_t type;
+    cm_json_t properties;
+} flg_group_props_t;
+
 /*
  * One request. JSON handles may be none (CM_JSON_NONE_VALUE) when the
  * request did not carry the field; slices with p == NULL likewise.
@@ -46,8 +52,14 @@ typedef struct {
     cm_slice_t device_id;        /* top-level $device_id / device_id */
     cm_slice_t anon_distinct_id; /* $anon_distinct_id */
     cm_json_t groups;            /* {"company": "acme"} */
-    cm_json_t person_properties; /* merged: stored < GeoIP < request */
-    cm_json_t group_properties;  /* {"company": {...}}, merged likewise */
+    /* Properties come in layers, read top down: a key is taken from the
+     * first layer that has it, so nothing is merged or copied. */
+    cm_json_t person_properties; /* the request's: the top layer */
+    cm_json_t geoip_properties;  /* $geoip_* from the client address: below the request's */
+    cm_json_t stored_person_properties; /* the stored person's: the bottom layer */
+    cm_json_t group_properties;  /* the request's {"company": {...}}: over the stored ones */
+    const flg_group_props_t *stored_groups; /* a type's properties from the store */
+    uint32_t nstored_groups;     /* (the last of a repeated type is read) */
     cm_json_t hash_key_overrides;/* {"<flag key>": "<hash key>"} for experience continuity */
     cm_json_t static_cohorts;    /* [ids] of static cohorts the person is in; none = unknown */
     cm_json_t flag_keys;         /* ["key", ...] to return; none = all */

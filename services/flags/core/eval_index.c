@@ -12,7 +12,10 @@
  * faster than building anything.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "cm/alloc.h"
+#include "cm/common.h"
 #include "cm/json.h"
 #include "cm/strset.h"
 #include "core/eval_int.h"
@@ -56,7 +59,14 @@ static void make_set(ev_set_t *s, cm_json_t list, ev_set_t *nums)
 void ev_make_indexes(ev_t *ev)
 {
     const flg_context_t *ctx = ev->ctx;
-    ev->person_ix = index_if_large(ctx->person_properties);
+    ev->person_ix[0] = index_if_large(ctx->person_properties);
+    ev->person_ix[1] = index_if_large(ctx->geoip_properties);
+    ev->person_ix[2] = index_if_large(ctx->stored_person_properties);
+    if (ctx->nstored_groups > 0) {
+        ev->stored_group_ix = cm_xcalloc(ctx->nstored_groups, sizeof(*ev->stored_group_ix));
+        for (uint32_t i = 0; i < ctx->nstored_groups; i++)
+            ev->stored_group_ix[i] = index_if_large(ctx->stored_groups[i].properties);
+    }
     ev->group_props_ix = index_if_large(ctx->group_properties);
     ev->groups_ix = index_if_large(ctx->groups);
     ev->overrides_ix = index_if_large(ctx->hash_key_overrides);
@@ -78,7 +88,11 @@ void ev_make_indexes(ev_t *ev)
 
 void ev_free_indexes(ev_t *ev)
 {
-    cm_json_index_free(ev->person_ix);
+    for (size_t i = 0; i < CM_ARRAY_LEN(ev->person_ix); i++)
+        cm_json_index_free(ev->person_ix[i]);
+    for (uint32_t i = 0; ev->stored_group_ix && i < ev->ctx->nstored_groups; i++)
+        cm_json_index_free(ev->stored_group_ix[i]);
+    free(ev->stored_group_ix);
     cm_json_index_free(ev->group_props_ix);
     cm_json_index_free(ev->groups_ix);
     cm_json_index_free(ev->overrides_ix);

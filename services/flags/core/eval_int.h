@@ -53,7 +53,8 @@ typedef struct {
      * evaluation (10,000 flags over 50,000 properties would otherwise scan
      * the object once per filter); NULL for small objects, which a scan
      * reads faster. */
-    cm_json_index_t *person_ix;
+    cm_json_index_t *person_ix[1 + FLG_BAG_UNDER]; /* request, GeoIP, stored */
+    cm_json_index_t **stored_group_ix;             /* one per ctx->stored_groups */
     cm_json_index_t *group_ix[EV_MAX_GROUP_IX];
     uint32_t group_obj[EV_MAX_GROUP_IX]; /* the node each group_ix indexes */
     uint32_t ngroup_ix;
@@ -93,14 +94,10 @@ static inline cm_json_t ev_lookup(cm_json_t obj, const cm_json_index_t *ix, cm_s
 {
     return ix ? cm_json_index_get(ix, key) : cm_json_get_s(obj, key);
 }
-/* A person property, through the person index. */
-static inline cm_json_t ev_person_get(const ev_t *ev, cm_slice_t key)
-{
-    return ev_lookup(ev->ctx->person_properties, ev->person_ix, key);
-}
-
 /* Property bags and bucketing. */
 flg_bag_t ev_person_bag(const ev_t *ev);
+/* A person property from the first layer that has it, through the indexes. */
+cm_json_t ev_person_get(const ev_t *ev, cm_slice_t key);
 flg_bag_t ev_group_bag(const ev_t *ev, cm_slice_t name, cm_json_t key);
 cm_slice_t ev_group_name(const ev_t *ev, int32_t agg);
 cm_json_t ev_group_key(const ev_t *ev, cm_slice_t name); /* none if not passed */

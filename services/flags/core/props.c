@@ -36,9 +36,23 @@ static const char *const INITIAL_FROM_PLAIN[] = {
     "rdt_cid",    "irclid",     "_kx",
 };
 
+static cm_json_t layer_get(cm_json_t obj, const cm_json_index_t *ix, cm_slice_t key)
+{
+    return ix ? cm_json_index_get(ix, key) : cm_json_get_s(obj, key);
+}
+
+cm_json_t flg_bag_find(const flg_bag_t *bag, cm_slice_t key)
+{
+    cm_json_t v = layer_get(bag->obj, bag->ix, key);
+    for (int i = 0; i < FLG_BAG_UNDER && !cm_json_exists(v); i++)
+        if (bag->under[i].doc != NULL)
+            v = layer_get(bag->under[i], bag->under_ix[i], key);
+    return v;
+}
+
 static cm_json_t lookup(const flg_bag_t *bag, cm_slice_t key)
 {
-    return bag->ix ? cm_json_index_get(bag->ix, key) : cm_json_get_s(bag->obj, key);
+    return flg_bag_find(bag, key);
 }
 
 static cm_json_t backfill(const flg_bag_t *bag, cm_slice_t key)

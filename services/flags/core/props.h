@@ -43,16 +43,21 @@ static inline bool flg_m_decided(flg_match_t m)
 }
 
 /*
- * The properties one filter reads. synth_key/synth_val answer one key the
- * object lacks (the SDK's injected distinct_id / $group_key);
- * backfill_initial lets the server read $initial_<x> from <x>.
+ * The properties one filter reads: obj, then the layers under it for keys
+ * obj lacks (the request's properties over GeoIP's over the stored ones).
+ * synth_key/synth_val answer one key no layer has (the SDK's injected
+ * distinct_id / $group_key); backfill_initial lets the server read
+ * $initial_<x> from <x>.
  */
+#define FLG_BAG_UNDER 2
 typedef struct {
     cm_json_t obj;
     cm_slice_t synth_key;
     cm_json_t synth_val;
     bool backfill_initial;
     const cm_json_index_t *ix; /* obj's index, or NULL: lookups scan obj */
+    cm_json_t under[FLG_BAG_UNDER]; /* none where there is no such layer */
+    const cm_json_index_t *under_ix[FLG_BAG_UNDER];
 } flg_bag_t;
 
 
@@ -72,6 +77,8 @@ flg_match_t flg_prop_match_node(const flg_filter_t *f, const flg_bag_t *bag, flg
 flg_match_t flg_prop_match_server(const flg_filter_t *f, const flg_bag_t *bag, flg_pctx_t *pc);
 flg_match_t flg_prop_match(const flg_filter_t *f, const flg_bag_t *bag, flg_pctx_t *pc);
 
+/* The value of key in the first layer that has it, or none. */
+cm_json_t flg_bag_find(const flg_bag_t *bag, cm_slice_t key);
 /* The value the filter's key reads, the server's $initial_ back-fill included or not. */
 cm_json_t flg_bag_get(const flg_bag_t *bag, cm_slice_t key, bool server);
 

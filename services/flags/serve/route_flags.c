@@ -3,14 +3,14 @@
  *
  * Steps: decode and parse the body; token -> project (401 when unknown);
  * quota check (200 with quotaLimited); then one pipelined read of the
- * person and the request's groups from Redis; merge properties (stored <
- * GeoIP < request, later wins); evaluate against the project's current
- * snapshot; answer v=2 (`flags`) or legacy (`featureFlags`) JSON.
+ * person and the request's groups from Redis; hand evaluation the property
+ * sources as layers (request over GeoIP over stored: each parsed once, none
+ * merged); evaluate against the project's current snapshot; answer v=2
+ * (`flags`) or legacy (`featureFlags`) JSON.
  *
  * If the person read fails or times out, evaluation goes on with the
  * request's properties only and errorsWhileComputingFlags is true, so the
- * SDKs know the answer may be partial. Merging relies on the JSON module's
- * rule that the last duplicate member wins.
+ * SDKs know the answer may be partial.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,22 +74,6 @@ static void free_flags_req(flags_req_t *f)
 
 /* ---- building the evaluation context ---------------------------------------- */
 
-static void copy_members(cm_json_writer_t *w, cm_json_t obj)
-{
-    cm_json_iter_t it = cm_json_iter(obj);
-    cm_json_t k, v;
-    cm_buf_t scratch = CM_BUF_INIT;
-    while (cm_json_next(&it, &k, &v)) {
-        cm_slice_t name;
-        cm_buf_reset(&scratch);
-        if (cm_json_as_str(k, &scratch, &name) != 0)
-            continue;
-        cm_json_key_s(w, name);
-        cm_json_raw_value(w, cm_json_raw(v));
-    }
-    cm_buf_free(&scratch);
-}
-
 /* Parses a stored JSON text; a none handle when absent or malformed. */
 static cm_json_t parse_stored(cm_buf_t *raw, cm_json_doc_t **doc)
 {
@@ -99,56 +83,30 @@ static cm_json_t parse_stored(cm_buf_t *raw, cm_json_doc_t **doc)
     return cm_json_root(*doc);
 }
 
-/* person properties: stored < GeoIP < request. */
-static void merged_person(flags_req_t *f, cm_json_t stored, cm_buf_t *out)
+/* The $geoip_* properties of the client address, parsed into *doc; none
+ * when GeoIP is off (no GEOIP_DB, or the request's geoip_disable: true) or
+ * the address gives nothing. */
+static cm_json_t geoip_layer(flags_req_t *f, cm_json_doc_t **doc)
 {
+    *doc = NULL;
+    bool geoip_disable = false;
+    cm_json_as_bool(cm_json_get(f->body, "geoip_disable"), &geoip_disable);
+    if (f->ctx->geoip == NULL || geoip_disable)
+        return CM_JSON_NONE_VALUE;
+    char ip[64];
+    const char *addr = flg_client_ip(cm_http_req_header(f->req, "X-Forwarded-For"),
+                                     cm_http_req_peer(f->req), ip, sizeof(ip));
+    cm_buf_t text = CM_BUF_INIT;
     cm_json_writer_t w;
-    cm_json_writer_init(&w, out);
+    cm_json_writer_init(&w, &text);
     cm_json_begin_object(&w);
-    copy_members(&w, cm_json_get(stored, "properties"));
-    cm_json_t geo_off = cm_json_get(f->body, "geoip_disable");
-    bool geoip_disable = cm_json_type(geo_off) == CM_JSON_BOOL && cm_json_raw(geo_off).p[0] == 't';
-    if (f->ctx->geoip && !geoip_disable) {
-        char ip[64];
-        const char *addr = flg_client_ip(cm_http_req_header(f->req, "X-Forwarded-For"),
-                                         cm_http_req_peer(f->req), ip, sizeof(ip));
-        flg_geoip_lookup(f->ctx->geoip, addr, &w);
-    }
-    copy_members(&w, member(f->body, "person_properties", "$properties"));
+    int n = flg_geoip_lookup(f->ctx->geoip, addr, &w);
     cm_json_end_object(&w);
-}
-
-/* group properties: {type: {stored < request}} for every group of the request. */
-static void merged_groups(flags_req_t *f, cm_buf_t *out)
-{
-    cm_json_t req_props = member(f->body, "group_properties", "$group_properties");
-    cm_json_writer_t w;
-    cm_json_writer_init(&w, out);
-    cm_json_begin_object(&w);
-    for (size_t i = 0; i < f->ngroups; i++) {
-        cm_json_doc_t *doc;
-        cm_json_t stored = parse_stored(&f->group_raw[i], &doc);
-        cm_json_key_s(&w, f->group_type[i]);
-        cm_json_begin_object(&w);
-        copy_members(&w, stored);
-        copy_members(&w, cm_json_get_s(req_props, f->group_type[i]));
-        cm_json_end_object(&w);
-        cm_json_doc_free(doc);
-    }
-    /* group_properties for a type without a group key still count. */
-    cm_json_iter_t it = cm_json_iter(req_props);
-    cm_json_t k, v;
-    while (cm_json_next(&it, &k, &v)) {
-        cm_slice_t t = cm_json_str_inner(k);
-        bool seen = false;
-        for (size_t i = 0; i < f->ngroups && !seen; i++)
-            seen = cm_slice_eq(t, f->group_type[i]);
-        if (!seen) {
-            cm_json_key_s(&w, t);
-            cm_json_raw_value(&w, cm_json_raw(v));
-        }
-    }
-    cm_json_end_object(&w);
+    cm_json_t v = CM_JSON_NONE_VALUE;
+    if (n > 0 && cm_json_parse(text.p, text.len, NULL, doc, NULL) == 0)
+        v = cm_json_root(*doc);
+    cm_buf_free(&text);
+    return v;
 }
 
 static void write_config(cm_json_writer_t *w)
@@ -227,13 +185,15 @@ static void redis_key(cm_buf_t *key, const char *prefix, const char *pid, const 
 
 static void evaluate_and_respond(flags_req_t *f)
 {
-    cm_json_doc_t *person_doc, *props_doc = NULL, *groups_doc = NULL;
-    cm_buf_t props = CM_BUF_INIT, groups = CM_BUF_INIT, out = CM_BUF_INIT;
+    cm_json_doc_t *person_doc, *geo_doc, *group_docs[MAX_GROUPS];
+    flg_group_props_t stored_groups[MAX_GROUPS];
+    cm_buf_t out = CM_BUF_INIT;
     cm_json_t stored = parse_stored(&f->person, &person_doc);
-    merged_person(f, stored, &props);
-    merged_groups(f, &groups);
-    cm_json_parse(props.p, props.len, NULL, &props_doc, NULL);
-    cm_json_parse(groups.p, groups.len, NULL, &groups_doc, NULL);
+    cm_json_t geo = geoip_layer(f, &geo_doc);
+    for (size_t i = 0; i < f->ngroups; i++) {
+        stored_groups[i].type = f->group_type[i];
+        stored_groups[i].properties = parse_stored(&f->group_raw[i], &group_docs[i]);
+    }
 
     cm_json_t statics = cm_json_get(stored, "static_cohorts");
     flg_context_t ctx = {
@@ -241,8 +201,12 @@ static void evaluate_and_respond(flags_req_t *f)
         .device_id = cm_json_str_inner(member(f->body, "$device_id", "device_id")),
         .anon_distinct_id = cm_json_str_inner(member(f->body, "$anon_distinct_id", "anon_distinct_id")),
         .groups = member(f->body, "groups", "$groups"),
-        .person_properties = cm_json_root(props_doc),
-        .group_properties = cm_json_root(groups_doc),
+        .person_properties = member(f->body, "person_properties", "$properties"),
+        .geoip_properties = geo,
+        .stored_person_properties = cm_json_get(stored, "properties"),
+        .group_properties = member(f->body, "group_properties", "$group_properties"),
+        .stored_groups = stored_groups,
+        .nstored_groups = (uint32_t)f->ngroups,
         .hash_key_overrides = cm_json_get(stored, "hash_key_overrides"),
         /* Redis answered: the person is in the listed static cohorts, or none.
          * Redis failed: membership is unknown and such flags are errors. */
@@ -279,10 +243,9 @@ static void evaluate_and_respond(flags_req_t *f)
     if (f->project)
         flg_eval_free(&ev);
     cm_json_doc_free(person_doc);
-    cm_json_doc_free(props_doc);
-    cm_json_doc_free(groups_doc);
-    cm_buf_free(&props);
-    cm_buf_free(&groups);
+    cm_json_doc_free(geo_doc);
+    for (size_t i = 0; i < f->ngroups; i++)
+        cm_json_doc_free(group_docs[i]);
     cm_buf_free(&out);
     free_flags_req(f);
 }

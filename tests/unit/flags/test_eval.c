@@ -55,6 +55,17 @@ static char *run(const char *defs_q, const char *ctx_q)
     ctx.device_id = cm_json_str_inner(cm_json_get(c, "device_id"));
     ctx.anon_distinct_id = cm_json_str_inner(cm_json_get(c, "anon_distinct_id"));
     ctx.person_properties = cm_json_get(c, "person_properties");
+    ctx.geoip_properties = cm_json_get(c, "geoip_properties");
+    ctx.stored_person_properties = cm_json_get(c, "stored_person_properties");
+    /* "stored_groups": [[type, {properties}], ...], as the route reads them from Redis. */
+    flg_group_props_t stored_groups[8];
+    cm_json_t sg = cm_json_get(c, "stored_groups");
+    for (size_t i = 0; i < cm_json_len(sg) && i < 8; i++) {
+        stored_groups[i].type = cm_json_str_inner(cm_json_at(cm_json_at(sg, i), 0));
+        stored_groups[i].properties = cm_json_at(cm_json_at(sg, i), 1);
+        ctx.stored_groups = stored_groups;
+        ctx.nstored_groups = (uint32_t)i + 1;
+    }
     ctx.groups = cm_json_get(c, "groups");
     ctx.group_properties = cm_json_get(c, "group_properties");
     ctx.hash_key_overrides = cm_json_get(c, "hash_key_overrides");
@@ -610,6 +621,77 @@ static void test_time_zone(void **state)
            "r:F:no_condition_match:0");
 }
 
+/* ---- property layers: request over GeoIP over stored ------------------------------------------ */
+
+static const char *LAYERS =
+    "{'flags':[{'key':'plan','active':true,'filters':{'groups':[{'properties':["
+    "{'key':'plan','type':'person','value':['pro'],'operator':'exact'}],'rollout_percentage':100}]}},"
+    "{'key':'geo','active':true,'filters':{'groups':[{'properties':["
+    "{'key':'$geoip_country_code','type':'person','value':['DE'],'operator':'exact'}],"
+    "'rollout_percentage':100}]}},"
+    "{'key':'co','active':true,'filters':{'aggregation_group_type_index':0,'groups':[{'properties':["
+    "{'key':'tier','type':'group','group_type_index':0,'value':['gold'],'operator':'exact'}],"
+    "'rollout_percentage':100}]}}],"
+    "'group_type_mapping':{'0':'company'}}";
+
+/* A layer with n filler keys (indexed from EV_INDEX_MIN members on) plus one member. */
+static char *layer_of(int n, const char *member)
+{
+    cm_buf_t b = CM_BUF_INIT;
+    cm_buf_putc(&b, '{');
+    for (int i = 0; i < n; i++)
+        cm_buf_appendf(&b, "'k%d':%d,", i, i);
+    cm_buf_appendf(&b, "%s}", member);
+    char *s = strdup(cm_buf_cstr(&b));
+    cm_buf_free(&b);
+    return s;
+}
+
+static void test_layers(void **state)
+{
+    (void)state;
+    /* Each key from the highest layer that has it; every size of layer. */
+    for (int n = 0; n <= 40; n += 40) {
+        char *req = layer_of(n, "'plan':'pro'"), *geo = layer_of(n, "'$geoip_country_code':'DE'"),
+             *stored = layer_of(n, "'plan':'free','$geoip_country_code':'US'");
+        char ctx[4096];
+        /* request > stored for plan; GeoIP > stored for the country */
+        snprintf(ctx, sizeof ctx,
+                 "{'distinct_id':'u','person_properties':%s,'geoip_properties':%s,"
+                 "'stored_person_properties':%s}",
+                 req, geo, stored);
+        EXPECT(LAYERS, ctx, "plan:T:condition_match:0 geo:T:condition_match:0 co:F:no_group_type:0");
+        /* stored only: read from the bottom layer */
+        snprintf(ctx, sizeof ctx, "{'distinct_id':'u','stored_person_properties':%s}", stored);
+        EXPECT(LAYERS, ctx,
+               "plan:F:no_condition_match:0 geo:F:no_condition_match:0 co:F:no_group_type:0");
+        snprintf(ctx, sizeof ctx,
+                 "{'distinct_id':'u','stored_person_properties':{'plan':'pro',"
+                 "'$geoip_country_code':'DE'},'geoip_properties':%s}",
+                 n ? "{'$geoip_country_code':'FR'}" : "{'$geoip_country_code':'FR','x':1}");
+        EXPECT(LAYERS, ctx,
+               "plan:T:condition_match:0 geo:F:no_condition_match:0 co:F:no_group_type:0");
+        free(req);
+        free(geo);
+        free(stored);
+        /* groups: the request's properties over the stored group's; the last stored wins */
+        char *g = layer_of(n, "'tier':'gold'");
+        snprintf(ctx, sizeof ctx,
+                 "{'distinct_id':'u','groups':{'company':'acme'},"
+                 "'stored_groups':[['company',{'tier':'tin'}],['company',%s]]}",
+                 g);
+        EXPECT(LAYERS, ctx,
+               "plan:F:no_condition_match:0 geo:F:no_condition_match:0 co:T:condition_match:0");
+        snprintf(ctx, sizeof ctx,
+                 "{'distinct_id':'u','groups':{'company':'acme'},"
+                 "'group_properties':{'company':{'tier':'tin'}},'stored_groups':[['company',%s]]}",
+                 g);
+        EXPECT(LAYERS, ctx,
+               "plan:F:no_condition_match:0 geo:F:no_condition_match:0 co:F:no_condition_match:0");
+        free(g);
+    }
+}
+
 /* ---- response bodies ------------------------------------------------------------------------- */
 
 static char *write_body(const char *defs_q, bool legacy)
@@ -692,6 +774,7 @@ int main(void)
         cmocka_unit_test(test_descriptions),
         cmocka_unit_test(test_holdout),
         cmocka_unit_test(test_group_flags),
+        cmocka_unit_test(test_layers),
         cmocka_unit_test(test_mixed_targeting),
         cmocka_unit_test(test_dependencies),
         cmocka_unit_test(test_dependency_cycle),
