@@ -2,6 +2,7 @@
 #include <stddef.h>
 
 #include "cm/common.h"
+#include "cm/rediskeys.h"
 #include "ingest.h"
 
 #define F(field) offsetof(ing_config_t, field)
@@ -13,10 +14,10 @@ const cm_cfg_key_t ing_config_keys[] = {
      "Redis: token registry, quota list, and the queue when KAFKA_BROKERS is empty", CM_CFG_SECRET},
     {"KAFKA_BROKERS", CM_CFG_STR, F(kafka_brokers), "", 0, 0,
      "Kafka bootstrap servers; empty = queue on Redis Streams", 0},
-    {"KAFKA_TOPIC", CM_CFG_STR, F(topic_main), "events_plugin_ingestion", 0, 0,
+    {"KAFKA_TOPIC", CM_CFG_STR, F(topic_main), CM_REDISKEY_EVENTS_STREAM, 0, 0,
      "topic (or stream) for events", 0},
     {"KAFKA_HISTORICAL_TOPIC", CM_CFG_STR, F(topic_historical),
-     "events_plugin_ingestion_historical", 0, 0, "topic (or stream) for historical migrations", 0},
+     CM_REDISKEY_EVENTS_HISTORICAL_STREAM, 0, 0, "topic (or stream) for historical migrations", 0},
     {"KAFKA_PRODUCER_PROPERTIES", CM_CFG_STR, F(kafka_properties), "", 0, 0,
      "extra librdkafka properties, name=value separated by commas", 0},
     {"QUEUE_TIMEOUT", CM_CFG_DURATION, F(queue_timeout_ms), "10s", 100, 300000,

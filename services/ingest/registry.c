@@ -6,6 +6,7 @@
 
 #include "cm/alloc.h"
 #include "cm/log.h"
+#include "cm/rediskeys.h"
 #include "cm/strset.h"
 
 struct ing_registry {
@@ -90,8 +91,8 @@ static void refresh(uv_timer_t *t)
     char now[32];
     snprintf(now, sizeof(now), "%lld", (long long)time(NULL));
     r->pending += 2;
-    cm_redis_command(r->redis, on_tokens, r, "HGETALL %s", ING_TOKENS_KEY);
-    cm_redis_command(r->redis, on_limited, r, "ZRANGEBYSCORE %s %s +inf", ING_QUOTA_EVENTS_KEY,
+    cm_redis_command(r->redis, on_tokens, r, "HGETALL %s", CM_REDISKEY_PROJECT_TOKENS);
+    cm_redis_command(r->redis, on_limited, r, "ZRANGEBYSCORE %s %s +inf", CM_REDISKEY_QUOTA_EVENTS,
                      now);
 }
 

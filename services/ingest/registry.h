@@ -21,8 +21,6 @@
 #include "cm/metrics.h"
 #include "cm/redis.h"
 
-#define ING_TOKENS_KEY "projects:tokens"
-#define ING_QUOTA_EVENTS_KEY "@posthog/quota-limits/events"
 
 typedef struct ing_registry ing_registry_t;
 

@@ -22,6 +22,7 @@
 #include "cm/form.h"
 #include "cm/json.h"
 #include "cm/log.h"
+#include "cm/rediskeys.h"
 #include "cm/timefmt.h"
 #include "cm/uuid.h"
 #include "flags.h"
@@ -170,19 +171,6 @@ static cm_slice_t stored_person_id(const flags_req_t *f)
     return (cm_slice_t){s.p, CM_MIN(i, s.len)};
 }
 
-/* key = prefix + project id + (":" + part)...; plain appends on this hot path. */
-static void redis_key(cm_buf_t *key, const char *prefix, const char *pid, const cm_slice_t *parts,
-                      size_t nparts)
-{
-    cm_buf_reset(key);
-    cm_buf_append_cstr(key, prefix);
-    cm_buf_append_cstr(key, pid);
-    for (size_t i = 0; i < nparts; i++) {
-        cm_buf_putc(key, ':');
-        cm_buf_append_slice(key, parts[i]);
-    }
-}
-
 static void evaluate_and_respond(flags_req_t *f)
 {
     cm_json_doc_t *person_doc, *geo_doc, *group_docs[MAX_GROUPS];
@@ -301,8 +289,7 @@ static void fetch_stored(flags_req_t *f)
     cm_json_t groups = member(f->body, "groups", "$groups");
     cm_buf_t key = CM_BUF_INIT;
     f->pending = 1; /* held until every command is issued */
-    cm_slice_t person_parts[] = {stored_person_id(f)};
-    redis_key(&key, "persons:", pid, person_parts, 1);
+    cm_rediskeys_person(&key, cm_slice_from_cstr(pid), stored_person_id(f));
     f->pending++;
     cm_redis_command(f->ctx->redis, on_person, f, "GET %b", key.p, key.len);
     cm_json_iter_t it = cm_json_iter(groups);
@@ -320,8 +307,7 @@ static void fetch_stored(flags_req_t *f)
         group_ref_t *g = cm_xcalloc(1, sizeof(*g));
         g->f = f;
         g->i = i;
-        cm_slice_t group_parts[] = {f->group_type[i], gkey};
-        redis_key(&key, "groups:", pid, group_parts, 2);
+        cm_rediskeys_group(&key, cm_slice_from_cstr(pid), f->group_type[i], gkey);
         f->pending++;
         cm_redis_command(f->ctx->redis, on_group, g, "GET %b", key.p, key.len);
     }

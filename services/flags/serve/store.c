@@ -260,7 +260,7 @@ static void on_tokens(cm_redis_t *c, const redisReply *reply, const char *err, v
 {
     refresh_t *r = ud;
     (void)c;
-    if (reply_ok(r, reply, err, FLG_TOKENS_KEY))
+    if (reply_ok(r, reply, err, CM_REDISKEY_PROJECT_TOKENS))
         r->tokens = pairs_to_map(reply);
     if (--r->pending == 0)
         refresh_done(r);
@@ -270,7 +270,7 @@ static void on_secrets(cm_redis_t *c, const redisReply *reply, const char *err, 
 {
     refresh_t *r = ud;
     (void)c;
-    if (reply_ok(r, reply, err, FLG_SECRETS_KEY))
+    if (reply_ok(r, reply, err, CM_REDISKEY_PROJECT_SECRET_TOKENS))
         r->secrets = pairs_to_map(reply);
     if (--r->pending == 0)
         refresh_done(r);
@@ -280,7 +280,7 @@ static void on_definitions(cm_redis_t *c, const redisReply *reply, const char *e
 {
     refresh_t *r = ud;
     (void)c;
-    if (reply_ok(r, reply, err, FLG_DEFINITIONS_KEY) && !r->s->closing) {
+    if (reply_ok(r, reply, err, CM_REDISKEY_FLAG_DEFINITIONS) && !r->s->closing) {
         r->projects = cm_strset_new(reply->elements / 2);
         for (size_t i = 0; i + 1 < reply->elements; i += 2) {
             const redisReply *k = reply->element[i], *v = reply->element[i + 1];
@@ -300,7 +300,7 @@ static void on_limited(cm_redis_t *c, const redisReply *reply, const char *err, 
 {
     refresh_t *r = ud;
     (void)c;
-    if (reply_ok(r, reply, err, FLG_QUOTA_KEY)) {
+    if (reply_ok(r, reply, err, CM_REDISKEY_QUOTA_FLAGS)) {
         r->limited = cm_strset_new(reply->elements);
         for (size_t i = 0; i < reply->elements; i++)
             if (reply->element[i]->type == REDIS_REPLY_STRING)
@@ -331,7 +331,7 @@ static void on_timezones(cm_redis_t *c, const redisReply *reply, const char *err
 {
     refresh_t *r = ud;
     (void)c;
-    if (reply_ok(r, reply, err, FLG_TIMEZONES_KEY) && !r->s->closing) {
+    if (reply_ok(r, reply, err, CM_REDISKEY_PROJECT_TIMEZONES) && !r->s->closing) {
         r->timezones = cm_strset_new(reply->elements / 2);
         for (size_t i = 0; i + 1 < reply->elements; i += 2) {
             const redisReply *k = reply->element[i], *v = reply->element[i + 1];
@@ -362,12 +362,12 @@ static void read_tables(flg_store_t *s, bool full)
         s->one_offs++;
     char now[32];
     snprintf(now, sizeof(now), "%lld", (long long)time(NULL));
-    cm_redis_command(s->cmd, on_tokens, r, "HGETALL %s", FLG_TOKENS_KEY);
-    cm_redis_command(s->cmd, on_secrets, r, "HGETALL %s", FLG_SECRETS_KEY);
+    cm_redis_command(s->cmd, on_tokens, r, "HGETALL %s", CM_REDISKEY_PROJECT_TOKENS);
+    cm_redis_command(s->cmd, on_secrets, r, "HGETALL %s", CM_REDISKEY_PROJECT_SECRET_TOKENS);
     if (full)
-        cm_redis_command(s->cmd, on_definitions, r, "HGETALL %s", FLG_DEFINITIONS_KEY);
-    cm_redis_command(s->cmd, on_limited, r, "ZRANGEBYSCORE %s %s +inf", FLG_QUOTA_KEY, now);
-    cm_redis_command(s->cmd, on_timezones, r, "HGETALL %s", FLG_TIMEZONES_KEY);
+        cm_redis_command(s->cmd, on_definitions, r, "HGETALL %s", CM_REDISKEY_FLAG_DEFINITIONS);
+    cm_redis_command(s->cmd, on_limited, r, "ZRANGEBYSCORE %s %s +inf", CM_REDISKEY_QUOTA_FLAGS, now);
+    cm_redis_command(s->cmd, on_timezones, r, "HGETALL %s", CM_REDISKEY_PROJECT_TIMEZONES);
     if (--r->pending == 0)
         refresh_done(r);
 }
@@ -435,7 +435,7 @@ static void on_changed(cm_redis_t *r, cm_slice_t channel, cm_slice_t msg, void *
     o->s = s;
     o->id = cm_xmemdup(msg.p, msg.len);
     s->one_offs++;
-    cm_redis_command(s->cmd, on_one, o, "HGET %s %b", FLG_DEFINITIONS_KEY, msg.p, msg.len);
+    cm_redis_command(s->cmd, on_one, o, "HGET %s %b", CM_REDISKEY_FLAG_DEFINITIONS, msg.p, msg.len);
     /* The change may be a new project (its token), a new secret, a time
      * zone or a quota: the small tables are re-read with it. */
     read_tables(s, false);
@@ -474,7 +474,7 @@ flg_store_t *flg_store_new(uv_loop_t *loop, cm_redis_t *cmd, const cm_redis_opts
     so.on_connect = on_sub_connect;
     so.ud = s;
     if (cm_redis_new(loop, &so, &s->sub) == 0)
-        cm_redis_subscribe(s->sub, FLG_CHANGED_CHANNEL, on_changed, s);
+        cm_redis_subscribe(s->sub, CM_REDISKEY_FLAGS_CHANGED, on_changed, s);
     else
         s->sub_closed = true;
     return s;

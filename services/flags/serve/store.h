@@ -23,16 +23,10 @@
 #include "cm/buf.h"
 #include "cm/metrics.h"
 #include "cm/redis.h"
+#include "cm/rediskeys.h"
 #include "core/dates.h"
 #include "core/snapshot.h"
 #include "serve/response.h"
-
-#define FLG_TOKENS_KEY "projects:tokens"
-#define FLG_SECRETS_KEY "projects:secret_tokens"
-#define FLG_DEFINITIONS_KEY "flags:definitions"
-#define FLG_CHANGED_CHANNEL "flags:changed"
-#define FLG_QUOTA_KEY "@posthog/quota-limits/feature_flag_requests"
-#define FLG_TIMEZONES_KEY "projects:timezones"
 
 typedef struct flg_store flg_store_t;
 
