@@ -1,7 +1,30 @@
 /* api_error.c - the JSON error envelope (see api_error.h). */
 #include "cm/api_error.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "cm/json.h"
+
+int cm_api_error_set(cm_api_error_t *e, int status, const char *code, const char *attr,
+                     const char *fmt, ...)
+{
+    va_list ap;
+    e->status = status;
+    e->type = NULL;
+    e->code = code;
+    snprintf(e->attr, sizeof(e->attr), "%s", attr ? attr : "");
+    va_start(ap, fmt);
+    vsnprintf(e->detail, sizeof(e->detail), fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+void cm_api_error_write(cm_buf_t *out, const cm_api_error_t *e)
+{
+    cm_api_error_json(out, e->type ? e->type : cm_api_error_type_for_status(e->status), e->code,
+                      e->detail, e->attr[0] ? e->attr : NULL);
+}
 
 void cm_api_error_json(cm_buf_t *out, const char *type, const char *code, const char *detail,
                        const char *attr)

@@ -304,6 +304,13 @@ void cm_http_respond_error(cm_http_req_t *req, int status, const char *type, con
     respond(req, status, "application/json", &b);
 }
 
+void cm_http_respond_api_error(cm_http_req_t *req, const cm_api_error_t *e)
+{
+    cm_buf_t b = CM_BUF_INIT;
+    cm_api_error_write(&b, e);
+    respond(req, e->status, "application/json", &b);
+}
+
 /*
  * An error found before the request reached a handler (parse error, limit,
  * timeout). The partly read request, if any, carries the answer; otherwise a

@@ -44,7 +44,7 @@ typedef struct {
     int rc; /* of build() */
     ing_request_t info;
     char ip[64];
-    ing_error_t err;
+    cm_api_error_t err;
     ing_batch_t batch;
     bool beacon;
 } capture_t;
@@ -73,7 +73,7 @@ static void capture_free(capture_t *c)
     free(c);
 }
 
-static void reject(ing_ctx_t *ctx, cm_http_req_t *req, const ing_error_t *e)
+static void reject(ing_ctx_t *ctx, cm_http_req_t *req, const cm_api_error_t *e)
 {
     uint64_t skipped;
     cm_counter_inc(ctx->requests_rejected);
@@ -81,8 +81,7 @@ static void reject(ing_ctx_t *ctx, cm_http_req_t *req, const ing_error_t *e)
         cm_log(CM_LOG_INFO, cm_http_req_id(req),
                "capture rejected: %d %s: %s (%llu more rejected since the last line)", e->status,
                e->code, e->detail, (unsigned long long)skipped);
-    cm_http_respond_error(req, e->status, cm_api_error_type_for_status(e->status), e->code,
-                          e->detail, e->attr[0] ? e->attr : NULL);
+    cm_http_respond_api_error(req, e);
 }
 
 /* 503 before anything was written: the queue is down or saturated. */
@@ -98,9 +97,11 @@ static void refuse(capture_t *c, const char *why)
                why, (unsigned long long)skipped);
     cm_fmt_uint64(secs, (cm_queue_retry_after_ms(ctx->queue) + 999) / 1000);
     cm_http_res_header(c->req, "Retry-After", secs);
-    cm_http_respond_error(c->req, 503, CM_ERR_SERVER, "queue_unavailable",
-                          "The event queue cannot take this request now; nothing of it was "
-                          "written. Retry later.", NULL);
+    cm_api_error_t e;
+    cm_api_error_set(&e, 503, "queue_unavailable", NULL,
+                     "The event queue cannot take this request now; nothing of it was written. "
+                     "Retry later.");
+    cm_http_respond_api_error(c->req, &e);
 }
 
 static void respond_ok(cm_http_req_t *req, bool beacon)
@@ -119,9 +120,11 @@ static void on_batch_done(const cm_queue_batch_result_t *r, void *ud)
 
     cm_counter_add(ctx->events_queued, r->acked);
     cm_counter_add(ctx->events_failed, r->failed + r->unsent);
+    cm_api_error_t e;
     if (r->status == CM_ETOOBIG) {
-        cm_http_respond_error(c->req, 413, CM_ERR_VALIDATION, "event_too_large",
-                              "The queue refused an event as too large.", NULL);
+        cm_api_error_set(&e, 413, "event_too_large", NULL,
+                         "The queue refused an event as too large.");
+        cm_http_respond_api_error(c->req, &e);
     } else if (r->status != 0) {
         if (cm_log_limit(&ctx->failure_log, uv_now(ctx->loop), LOG_INTERVAL_MS, &skipped))
             cm_log(CM_LOG_WARN, cm_http_req_id(c->req),
@@ -129,9 +132,9 @@ static void on_batch_done(const cm_queue_batch_result_t *r, void *ud)
                    "(%llu more such requests since the last line)",
                    r->err ? r->err : "error", r->acked, r->failed, r->unsent,
                    (unsigned long long)skipped);
-        cm_http_respond_error(c->req, 503, CM_ERR_SERVER, "queue_unavailable",
-                              "The event queue did not acknowledge every event; retry the "
-                              "request.", NULL);
+        cm_api_error_set(&e, 503, "queue_unavailable", NULL,
+                         "The event queue did not acknowledge every event; retry the request.");
+        cm_http_respond_api_error(c->req, &e);
     } else {
         respond_ok(c->req, c->beacon);
     }
@@ -222,10 +225,10 @@ static void built(capture_t *c)
     }
     cm_slice_t token = cm_slice_from_cstr(c->batch.token);
     if (ing_registry_token(ctx->registry, token) == ING_TOKEN_UNKNOWN) {
-        ing_error_t err = {401, "unknown_token",
-                           "Project API key invalid. You can find your project API key in your "
-                           "project settings.",
-                           "api_key"};
+        cm_api_error_t err;
+        cm_api_error_set(&err, 401, "unknown_token", "api_key",
+                         "Project API key invalid. You can find your project API key in your "
+                         "project settings.");
         reject(ctx, req, &err);
         capture_free(c);
         return;

@@ -29,7 +29,7 @@
 
 typedef struct {
     const ing_request_t *req;
-    ing_error_t *err;
+    cm_api_error_t *err;
     cm_buf_t scratch;
     char now_text[CM_ISO8601_MAX];
     char sent_at_text[CM_ISO8601_MAX];
@@ -39,31 +39,18 @@ typedef struct {
     const char *token;
 } build_t;
 
-static int fail(ing_error_t *e, int status, const char *code, const char *attr, const char *fmt,
-                ...) __attribute__((format(printf, 5, 6)));
-
-static int fail(ing_error_t *e, int status, const char *code, const char *attr, const char *fmt,
-                ...)
-{
-    va_list ap;
-    e->status = status;
-    e->code = code;
-    snprintf(e->attr, sizeof(e->attr), "%s", attr ? attr : "");
-    va_start(ap, fmt);
-    vsnprintf(e->detail, sizeof(e->detail), fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#define fail cm_api_error_set
 
 /* fail() for event i: attr is "batch[i]<suffix>", formatted only on error. */
-static int fail_at(ing_error_t *e, int status, const char *code, size_t i, const char *suffix,
+static int fail_at(cm_api_error_t *e, int status, const char *code, size_t i, const char *suffix,
                    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
-static int fail_at(ing_error_t *e, int status, const char *code, size_t i, const char *suffix,
+static int fail_at(cm_api_error_t *e, int status, const char *code, size_t i, const char *suffix,
                    const char *fmt, ...)
 {
     va_list ap;
     e->status = status;
+    e->type = NULL;
     e->code = code;
     snprintf(e->attr, sizeof(e->attr), "batch[%zu]%s", i, suffix);
     va_start(ap, fmt);
@@ -475,7 +462,7 @@ static void read_envelope(build_t *b, cm_json_t envelope)
 }
 
 int ing_events_build(const char *json, size_t len, const ing_request_t *req, ing_batch_t *out,
-                     ing_error_t *err)
+                     cm_api_error_t *err)
 {
     build_t b = {.req = req, .err = err};
     cm_json_doc_t *doc = NULL;

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cm/api_error.h"
 #include "cm/buf.h"
 #include "cm/timefmt.h"
 #include "cm/uuid.h"
@@ -25,13 +26,6 @@
 #define ING_MAX_DISTINCT_ID_CHARS 200
 #define ING_HISTORICAL_MIN_AGE_US (48LL * 3600 * 1000000)
 #define ING_FUTURE_CLAMP_US (23LL * 3600 * 1000000)
-
-typedef struct {
-    int status;       /* 400, 401 or 413 */
-    const char *code; /* static, e.g. "missing_distinct_id" */
-    char detail[256];
-    char attr[64];    /* empty when no single attribute is to blame */
-} ing_error_t;
 
 typedef struct {
     int64_t now_us;          /* receive time */
@@ -60,7 +54,7 @@ typedef struct {
 
 /* Returns 0 and fills out (free with ing_batch_free), or -1 and fills err. */
 int ing_events_build(const char *json, size_t len, const ing_request_t *req, ing_batch_t *out,
-                     ing_error_t *err);
+                     cm_api_error_t *err);
 void ing_batch_free(ing_batch_t *b);
 
 /* PostHog's token shape check; returns NULL when fine, else the reason. */

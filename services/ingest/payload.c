@@ -25,16 +25,12 @@ static hint_t parse_hint(cm_slice_t v)
     return HINT_NONE;
 }
 
-static int decode_error(ing_error_t *e, int rc, const char *what)
+static int decode_error(cm_api_error_t *e, int rc, const char *what)
 {
-    e->status = rc == CM_ETOOBIG ? 413 : 400;
-    e->code = rc == CM_ETOOBIG ? "payload_too_large" : "invalid_encoding";
-    e->attr[0] = '\0';
     if (rc == CM_ETOOBIG)
-        snprintf(e->detail, sizeof(e->detail), "The decoded payload is larger than the limit.");
-    else
-        snprintf(e->detail, sizeof(e->detail), "The payload is not valid %s.", what);
-    return -1;
+        return cm_api_error_set(e, 413, "payload_too_large", NULL,
+                                "The decoded payload is larger than the limit.");
+    return cm_api_error_set(e, 400, "invalid_encoding", NULL, "The payload is not valid %s.", what);
 }
 
 /* Decodes src into a fresh buffer and makes it the current payload. */
@@ -50,7 +46,7 @@ static int replace(ing_payload_t *p, cm_buf_t *fresh)
 /* soft: the payload only looked like base64, so failing to decode it
  * leaves it as it was (a size overrun is still an error). decoded (may be
  * NULL) tells whether the payload was replaced by its decoding. */
-static int decode_base64(ing_payload_t *p, size_t max, bool soft, bool *decoded, ing_error_t *err)
+static int decode_base64(ing_payload_t *p, size_t max, bool soft, bool *decoded, cm_api_error_t *err)
 {
     cm_buf_t out = CM_BUF_INIT;
     int rc = cm_base64_decode(p->json.p, p->json.len, CM_B64_STD | CM_B64_URL | CM_B64_SPACE, max,
@@ -66,7 +62,7 @@ static int decode_base64(ing_payload_t *p, size_t max, bool soft, bool *decoded,
     return replace(p, &out);
 }
 
-static int decode_with(ing_payload_t *p, hint_t hint, size_t max, ing_error_t *err)
+static int decode_with(ing_payload_t *p, hint_t hint, size_t max, cm_api_error_t *err)
 {
     cm_buf_t out = CM_BUF_INIT;
     int rc;
@@ -153,7 +149,7 @@ static bool looks_like_loose_base64(const cm_buf_t *d)
 }
 
 /* A form body: its data= field becomes the payload, compression= a hint. */
-static int read_form(ing_payload_t *p, hint_t *hint, ing_error_t *err)
+static int read_form(ing_payload_t *p, hint_t *hint, cm_api_error_t *err)
 {
     cm_buf_t v = CM_BUF_INIT, data = CM_BUF_INIT;
     if (*hint == HINT_NONE && cm_form_get(p->json.p, p->json.len, "compression", &v) == 0)
@@ -162,13 +158,10 @@ static int read_form(ing_payload_t *p, hint_t *hint, ing_error_t *err)
     int rc = cm_form_get(p->json.p, p->json.len, "data", &data);
     if (rc != 0) {
         cm_buf_free(&data);
-        err->status = 400;
-        err->code = rc == CM_ENOTFOUND ? "empty_payload" : "invalid_encoding";
-        snprintf(err->attr, sizeof(err->attr), "data");
-        snprintf(err->detail, sizeof(err->detail), "%s",
-                 rc == CM_ENOTFOUND ? "The form body has no data field."
-                                    : "The form body is not valid URL encoding.");
-        return -1;
+        return cm_api_error_set(err, 400, rc == CM_ENOTFOUND ? "empty_payload" : "invalid_encoding",
+                                "data", "%s",
+                                rc == CM_ENOTFOUND ? "The form body has no data field."
+                                                   : "The form body is not valid URL encoding.");
     }
     /* '+' in unencoded base64 arrives as a space: put it back. */
     if (*hint == HINT_BASE64 || *hint == HINT_LZ64 || looks_like_loose_base64(&data))
@@ -179,7 +172,7 @@ static int read_form(ing_payload_t *p, hint_t *hint, ing_error_t *err)
 }
 
 int ing_payload_extract(cm_http_req_t *req, bool legacy_path, size_t max_decoded,
-                        ing_payload_t *p, ing_error_t *err)
+                        ing_payload_t *p, cm_api_error_t *err)
 {
     hint_t hint = HINT_NONE;
     cm_buf_t qdata = CM_BUF_INIT;
@@ -192,11 +185,7 @@ int ing_payload_extract(cm_http_req_t *req, bool legacy_path, size_t max_decoded
         p->json = cm_http_req_body(req);
     }
     if (p->json.len == 0) {
-        err->status = 400;
-        err->code = "empty_payload";
-        err->attr[0] = '\0';
-        snprintf(err->detail, sizeof(err->detail), "The request has no payload.");
-        return -1;
+        return cm_api_error_set(err, 400, "empty_payload", NULL, "The request has no payload.");
     }
     cm_slice_t ce = cm_http_req_header(req, "Content-Encoding");
     hint_t ce_hint = ce.p ? parse_hint(ce) : HINT_NONE;

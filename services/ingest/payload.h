@@ -34,7 +34,7 @@ typedef struct {
 } ing_payload_t;
 
 int ing_payload_extract(cm_http_req_t *req, bool legacy_path, size_t max_decoded,
-                        ing_payload_t *out, ing_error_t *err);
+                        ing_payload_t *out, cm_api_error_t *err);
 void ing_payload_free(ing_payload_t *p);
 
 #endif

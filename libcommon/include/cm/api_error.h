@@ -21,6 +21,26 @@
 #define CM_ERR_THROTTLED "throttled_error"         /* 429 */
 #define CM_ERR_SERVER "server_error"               /* 5xx */
 
+/*
+ * One rejected request, as every handler of every service reports it: built
+ * by a validator (cm_api_error_set), answered by the route
+ * (cm_http_respond_api_error in http_server.h).
+ */
+typedef struct {
+    int status;       /* HTTP status */
+    const char *type; /* NULL: cm_api_error_type_for_status(status) */
+    const char *code; /* static text, e.g. "missing_distinct_id" */
+    char detail[256];
+    char attr[64];    /* empty: null, no single field is to blame */
+} cm_api_error_t;
+
+/* Fills e (type from the status, attr may be NULL) and returns -1, so that a
+ * validator can `return cm_api_error_set(...)`. */
+int cm_api_error_set(cm_api_error_t *e, int status, const char *code, const char *attr,
+                     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Appends e's envelope. */
+void cm_api_error_write(cm_buf_t *out, const cm_api_error_t *e);
+
 /* Appends the envelope; detail and attr may be NULL (attr becomes null). */
 void cm_api_error_json(cm_buf_t *out, const char *type, const char *code, const char *detail,
                        const char *attr);

@@ -42,6 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cm/api_error.h"
 #include "cm/buf.h"
 
 struct uv_loop_s;
@@ -156,6 +157,8 @@ void cm_http_respond_json(cm_http_req_t *req, int status, cm_buf_t *body);
 /* The API error envelope of cm/api_error.h; attr may be NULL. */
 void cm_http_respond_error(cm_http_req_t *req, int status, const char *type, const char *code,
                            const char *detail, const char *attr);
+/* The same for a validator's error (cm/api_error.h). */
+void cm_http_respond_api_error(cm_http_req_t *req, const cm_api_error_t *e);
 
 const char *cm_http_status_text(int status);
 

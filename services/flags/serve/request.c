@@ -8,20 +8,21 @@
 #include "cm/form.h"
 #include "cm/gzip.h"
 
-static int decode_fail(int rc, const char *what, const char **code, const char **detail)
+static int decode_fail(int rc, const char *what, cm_api_error_t *err)
 {
-    *code = rc == CM_ETOOBIG ? "payload_too_large" : "invalid_encoding";
-    *detail = rc == CM_ETOOBIG ? "The decoded request body is larger than the limit." : what;
-    return rc == CM_ETOOBIG ? 413 : 400;
+    if (rc == CM_ETOOBIG)
+        return cm_api_error_set(err, 413, "payload_too_large", NULL,
+                                "The decoded request body is larger than the limit.");
+    return cm_api_error_set(err, 400, "invalid_encoding", NULL, "%s", what);
 }
 
 int flg_request_body(cm_http_req_t *req, size_t max, cm_buf_t *out, cm_slice_t *json,
-                     const char **code, const char **detail)
+                     cm_api_error_t *err)
 {
     cm_slice_t body = cm_http_req_body(req);
     cm_slice_t q = cm_http_req_query(req);
     cm_buf_t hint = CM_BUF_INIT, data = CM_BUF_INIT;
-    int status = 0, rc;
+    int status = 0, rc;  /* 0, or -1 with *err filled */
     cm_form_get(q.p, q.len, "compression", &hint);
     cm_slice_t ct = cm_http_req_header(req, "Content-Type");
     cm_slice_t ce = cm_http_req_header(req, "Content-Encoding");
@@ -32,7 +33,7 @@ int flg_request_body(cm_http_req_t *req, size_t max, cm_buf_t *out, cm_slice_t *
         body.p[0] != '{') {
         /* posthog-js's base64 transport: data=<base64 JSON>. */
         if (cm_form_get(body.p, body.len, "data", &data) != 0) {
-            status = decode_fail(CM_EINVAL, "The form body has no valid data field.", code, detail);
+            status = decode_fail(CM_EINVAL, "The form body has no valid data field.", err);
             goto done;
         }
         for (size_t i = 0; i < data.len; i++)
@@ -44,7 +45,7 @@ int flg_request_body(cm_http_req_t *req, size_t max, cm_buf_t *out, cm_slice_t *
     if (b64) {
         rc = cm_base64_decode(json->p, json->len, CM_B64_STD | CM_B64_URL | CM_B64_SPACE, max, out);
         if (rc != 0) {
-            status = decode_fail(rc, "The body is not valid base64.", code, detail);
+            status = decode_fail(rc, "The body is not valid base64.", err);
             goto done;
         }
         *json = cm_buf_slice(out);
@@ -52,12 +53,12 @@ int flg_request_body(cm_http_req_t *req, size_t max, cm_buf_t *out, cm_slice_t *
                cm_slice_starts_with(cm_buf_slice(&hint), "gzip")) {
         rc = cm_gunzip(json->p, json->len, max, out);
         if (rc != 0) {
-            status = decode_fail(rc, "The body is not valid gzip.", code, detail);
+            status = decode_fail(rc, "The body is not valid gzip.", err);
             goto done;
         }
         *json = cm_buf_slice(out);
     } else if (hint.len > 0 && !cm_slice_eq_nocase(cm_buf_slice(&hint), "none")) {
-        status = decode_fail(CM_EINVAL, "Unknown compression.", code, detail);
+        status = decode_fail(CM_EINVAL, "Unknown compression.", err);
     }
 done:
     cm_buf_free(&hint);

@@ -10,14 +10,15 @@
 #ifndef FLG_REQUEST_H
 #define FLG_REQUEST_H
 
+#include "cm/api_error.h"
 #include "cm/buf.h"
 #include "cm/http_server.h"
 #include "core/eval.h"
 
 /* Decodes the body into out (or points json at the body itself). Returns 0,
- * or an HTTP status (400/413) with *code and *detail set to static text. */
+ * or -1 with *err filled (400 or 413). */
 int flg_request_body(cm_http_req_t *req, size_t max_decoded, cm_buf_t *out, cm_slice_t *json,
-                     const char **code, const char **detail);
+                     cm_api_error_t *err);
 
 /* evaluation_runtime value (may be a none handle) + headers -> runtime. */
 flg_runtime_t flg_request_runtime(cm_http_req_t *req, cm_json_t evaluation_runtime);

@@ -20,8 +20,10 @@ static const char empty_envelope[] = "{\"flags\":[],\"group_type_mapping\":{},\"
 
 static void unauthorized(cm_http_req_t *req, const char *code, const char *detail)
 {
+    cm_api_error_t e;
+    cm_api_error_set(&e, 401, code, NULL, "%s", detail);
     cm_http_res_header(req, "WWW-Authenticate", "Bearer");
-    cm_http_respond_error(req, 401, CM_ERR_AUTHENTICATION, code, detail, NULL);
+    cm_http_respond_api_error(req, &e);
 }
 
 static void on_definitions(cm_http_req_t *req, void *ud)

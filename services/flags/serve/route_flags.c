@@ -58,7 +58,9 @@ static cm_json_t member(cm_json_t obj, const char *a, const char *b)
 static void reject(cm_http_req_t *req, int status, const char *code, const char *detail,
                    const char *attr)
 {
-    cm_http_respond_error(req, status, cm_api_error_type_for_status(status), code, detail, attr);
+    cm_api_error_t e;
+    cm_api_error_set(&e, status, code, attr, "%s", detail);
+    cm_http_respond_api_error(req, &e);
 }
 
 static void free_flags_req(flags_req_t *f)
@@ -84,10 +86,11 @@ static cm_json_t parse_stored(cm_buf_t *raw, cm_json_doc_t **doc)
     return cm_json_root(*doc);
 }
 
-/* The $geoip_* properties of the client address, parsed into *doc; none
- * when GeoIP is off (no GEOIP_DB, or the request's geoip_disable: true) or
- * the address gives nothing. */
-static cm_json_t geoip_layer(flags_req_t *f, cm_json_doc_t **doc)
+/* The $geoip_* properties of the client address, written into text and
+ * parsed into *doc (which points into text: both live until evaluation is
+ * over); none when GeoIP is off (no GEOIP_DB, or the request's
+ * geoip_disable: true) or the address gives nothing. */
+static cm_json_t geoip_layer(flags_req_t *f, cm_buf_t *text, cm_json_doc_t **doc)
 {
     *doc = NULL;
     bool geoip_disable = false;
@@ -97,17 +100,14 @@ static cm_json_t geoip_layer(flags_req_t *f, cm_json_doc_t **doc)
     char ip[64];
     const char *addr = flg_client_ip(cm_http_req_header(f->req, "X-Forwarded-For"),
                                      cm_http_req_peer(f->req), ip, sizeof(ip));
-    cm_buf_t text = CM_BUF_INIT;
     cm_json_writer_t w;
-    cm_json_writer_init(&w, &text);
+    cm_json_writer_init(&w, text);
     cm_json_begin_object(&w);
     int n = flg_geoip_lookup(f->ctx->geoip, addr, &w);
     cm_json_end_object(&w);
-    cm_json_t v = CM_JSON_NONE_VALUE;
-    if (n > 0 && cm_json_parse(text.p, text.len, NULL, doc, NULL) == 0)
-        v = cm_json_root(*doc);
-    cm_buf_free(&text);
-    return v;
+    if (n > 0 && cm_json_parse(text->p, text->len, NULL, doc, NULL) == 0)
+        return cm_json_root(*doc);
+    return CM_JSON_NONE_VALUE;
 }
 
 static void write_config(cm_json_writer_t *w)
@@ -175,9 +175,9 @@ static void evaluate_and_respond(flags_req_t *f)
 {
     cm_json_doc_t *person_doc, *geo_doc, *group_docs[MAX_GROUPS];
     flg_group_props_t stored_groups[MAX_GROUPS];
-    cm_buf_t out = CM_BUF_INIT;
+    cm_buf_t out = CM_BUF_INIT, geo_text = CM_BUF_INIT;
     cm_json_t stored = parse_stored(&f->person, &person_doc);
-    cm_json_t geo = geoip_layer(f, &geo_doc);
+    cm_json_t geo = geoip_layer(f, &geo_text, &geo_doc);
     for (size_t i = 0; i < f->ngroups; i++) {
         stored_groups[i].type = f->group_type[i];
         stored_groups[i].properties = parse_stored(&f->group_raw[i], &group_docs[i]);
@@ -232,6 +232,7 @@ static void evaluate_and_respond(flags_req_t *f)
         flg_eval_free(&ev);
     cm_json_doc_free(person_doc);
     cm_json_doc_free(geo_doc);
+    cm_buf_free(&geo_text);
     for (size_t i = 0; i < f->ngroups; i++)
         cm_json_doc_free(group_docs[i]);
     cm_buf_free(&out);
@@ -374,10 +375,9 @@ static flags_req_t *parse_request(flg_ctx_t *ctx, cm_http_req_t *req)
                 (cm_slice_eq_cstr(cm_buf_slice(&v), "true") || cm_slice_eq_cstr(cm_buf_slice(&v), "1"));
     cm_buf_free(&v);
 
-    const char *code, *detail;
-    int status = flg_request_body(req, ctx->cfg.max_body * 10, &f->decoded, &json, &code, &detail);
-    if (status != 0) {
-        reject(req, status, code, detail, NULL);
+    cm_api_error_t err;
+    if (flg_request_body(req, ctx->cfg.max_body * 10, &f->decoded, &json, &err) != 0) {
+        cm_http_respond_api_error(req, &err);
         goto fail;
     }
     cm_json_error_t jerr;

@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         .max_event_bytes = 1 << 20,
     };
     ing_batch_t b;
-    ing_error_t e;
+    cm_api_error_t e;
     if (ing_events_build((const char *)data, size, &req, &b, &e) != 0) {
         if (e.status != 400 && e.status != 401 && e.status != 413)
             abort();

@@ -68,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* A small bound, so the size checks are reached too. */
     size_t max_decoded = data[0] & 1 ? 4096 : 1 << 20;
     ing_payload_t out;
-    ing_error_t err = {0};
+    cm_api_error_t err = {0};
     if (ing_payload_extract(&req, data[0] & 2, max_decoded, &out, &err) == 0) {
         if (out.json.len > max_decoded || (out.json.len > 0 && out.json.p == NULL))
             abort();

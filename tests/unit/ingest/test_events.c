@@ -20,7 +20,7 @@ static ing_request_t req(void)
     return (ing_request_t){.now_us = NOW_US, .ip = "10.1.2.3", .max_event_bytes = 1000000};
 }
 
-static int build(const char *json, ing_request_t r, ing_batch_t *b, ing_error_t *e)
+static int build(const char *json, ing_request_t r, ing_batch_t *b, cm_api_error_t *e)
 {
     memset(e, 0, sizeof(*e));
     return ing_events_build(json, strlen(json), &r, b, e);
@@ -50,7 +50,7 @@ static void test_single_event(void **state)
 {
     (void)state;
     ing_batch_t b;
-    ing_error_t e;
+    cm_api_error_t e;
     assert_int_equal(build("{\"api_key\":\"phc_x\",\"event\":\"$pageview\",\"properties\":"
                            "{\"distinct_id\":\"u1\",\"a\":1},\"timestamp\":\"2026-11-21T11:00:00Z\"}",
                            req(), &b, &e), 0);
@@ -79,7 +79,7 @@ static void test_batch_envelope_skew_and_uuid(void **state)
 {
     (void)state;
     ing_batch_t b;
-    ing_error_t e;
+    cm_api_error_t e;
     /* Client clock 1 h ahead: timestamp - sent_at = -10 s, so ts = now - 10 s. */
     const char *json = "{\"api_key\":\"phc_b\",\"sent_at\":\"2026-11-21T13:00:00.000Z\",\"batch\":["
                        "{\"event\":\"a\",\"distinct_id\":\"d\",\"timestamp\":\"2026-11-21T12:59:50Z\","
@@ -103,7 +103,7 @@ static void test_offset_and_future_clamp(void **state)
 {
     (void)state;
     ing_batch_t b;
-    ing_error_t e;
+    cm_api_error_t e;
     assert_int_equal(build("[{\"token\":\"t\",\"event\":\"a\",\"distinct_id\":\"d\",\"offset\":1500},"
                            "{\"token\":\"t\",\"event\":\"b\",\"distinct_id\":\"d\",\"timestamp\":\"2026-11-23T00:00:00Z\"},"
                            "{\"token\":\"t\",\"event\":\"c\",\"distinct_id\":\"d\",\"timestamp\":\"2026-11-22T10:00:00Z\"}]",
@@ -125,7 +125,7 @@ static void test_distinct_id_forms(void **state)
 {
     (void)state;
     ing_batch_t b;
-    ing_error_t e;
+    cm_api_error_t e;
     char long_id[400];
     memset(long_id, 'x', 300);
     long_id[300] = 0;
@@ -147,7 +147,7 @@ static void test_engage_becomes_identify(void **state)
 {
     (void)state;
     ing_batch_t b;
-    ing_error_t e;
+    cm_api_error_t e;
     ing_request_t r = req();
     const char *json = "{\"$token\":\"t\",\"$distinct_id\":\"d\",\"$set\":{\"name\":\"n\"}}";
     assert_int_equal(build(json, r, &b, &e), -1);
@@ -189,7 +189,7 @@ static void test_errors(void **state)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         ing_batch_t b;
-        ing_error_t e;
+        cm_api_error_t e;
         assert_int_equal(build(cases[i].json, req(), &b, &e), -1);
         if (e.status != cases[i].status || strcmp(e.code, cases[i].code) != 0 ||
             strcmp(e.attr, cases[i].attr) != 0)
@@ -203,7 +203,7 @@ static void test_token_sources(void **state)
 {
     (void)state;
     ing_batch_t b;
-    ing_error_t e;
+    cm_api_error_t e;
     /* properties.token (posthog-js), trimmed; same token twice is fine. */
     assert_int_equal(build("[{\"event\":\"a\",\"properties\":{\"token\":\" phc_js \",\"distinct_id\":\"d\"}},"
                            "{\"event\":\"b\",\"api_key\":\"phc_js\",\"distinct_id\":\"d\"}]",
@@ -221,7 +221,7 @@ static void test_historical(void **state)
 {
     (void)state;
     ing_batch_t b;
-    ing_error_t e;
+    cm_api_error_t e;
     assert_int_equal(build("{\"api_key\":\"t\",\"historical_migration\":true,\"batch\":["
                            "{\"event\":\"a\",\"distinct_id\":\"d\",\"timestamp\":\"2026-11-19T11:59:59Z\"}]}",
                            req(), &b, &e), 0);
@@ -250,7 +250,7 @@ static void test_size_limit_and_filter(void **state)
 {
     (void)state;
     ing_batch_t b;
-    ing_error_t e;
+    cm_api_error_t e;
     ing_request_t r = req();
     r.max_event_bytes = 400;
     char json[2048];
