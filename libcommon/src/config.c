@@ -215,6 +215,8 @@ int cm_config_load_with(const cm_cfg_key_t *keys, size_t nkeys, void *target,
     for (size_t i = 0; i < nkeys; i++) {
         const cm_cfg_key_t *k = &keys[i];
         const char *text = lookup(k->env, ud);
+        if ((text == NULL || text[0] == '\0') && k->old_env)
+            text = lookup(k->old_env, ud);
         if (text == NULL || text[0] == '\0')
             text = k->def;
         if (k->type == CM_CFG_STR) {
@@ -308,8 +310,11 @@ void cm_config_print(const cm_cfg_key_t *keys, size_t nkeys, const void *target,
         print_value(out, k, target);
         const char *def = k->def == NULL ? "unset" : secret && *k->def ? "***" : k->def;
         if (k->help && *k->help)
-            fprintf(out, "  # %s (default: %s)\n", k->help, def);
+            fprintf(out, "  # %s (default: %s", k->help, def);
         else
-            fprintf(out, "  # (default: %s)\n", def);
+            fprintf(out, "  # (default: %s", def);
+        if (k->old_env)
+            fprintf(out, "; formerly %s", k->old_env);
+        fputs(")\n", out);
     }
 }

@@ -2,26 +2,58 @@
 #include "cm/service.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <uv.h>
 
 #include "cm/alloc.h"
+#include "cm/client_ip.h"
+#include "cm/err.h"
 #include "cm/log.h"
 
+int cm_service_parse_trusted_proxies(const char *text, int *out)
+{
+    bool b;
+    if (text == NULL || strcasecmp(text, "all") == 0) {
+        *out = CM_TRUST_ALL_PROXIES;
+        return CM_OK;
+    }
+    char *end;
+    long n = strtol(text, &end, 10);
+    if (end != text && *end == '\0' && n >= 0 && n <= 64) {
+        *out = (int)n;
+        return CM_OK;
+    }
+    if (cm_parse_bool(text, &b) == CM_OK) {
+        *out = b ? CM_TRUST_ALL_PROXIES : 0;
+        return CM_OK;
+    }
+    return CM_EINVAL;
+}
+
 int cm_service_config(const char *name, int argc, char **argv, const cm_cfg_key_t *keys,
-                      size_t nkeys, void *cfg)
+                      size_t nkeys, void *cfg, cm_service_cfg_t *common, bool *printed)
 {
     char err[256];
+    *printed = false;
     if (cm_config_load(keys, nkeys, cfg, err, sizeof(err)) != 0) {
         fprintf(stderr, "%s: configuration: %s\n", name, err);
-        return 2;
+        return CM_EINVAL;
+    }
+    if (common && cm_service_parse_trusted_proxies(common->trusted_proxies_text,
+                                                   &common->trusted_proxies) != CM_OK) {
+        fprintf(stderr, "%s: configuration: trusted proxies: \"%s\" is not all, a count "
+                        "(0-64) or a boolean\n", name, common->trusted_proxies_text);
+        cm_config_free(keys, nkeys, cfg);
+        return CM_EINVAL;
     }
     if (argc > 1 && strcmp(argv[1], "--print-config") == 0) {
         cm_config_print(keys, nkeys, cfg, stdout);
         cm_config_free(keys, nkeys, cfg);
-        return 0;
+        *printed = true;
     }
-    return -1;
+    return CM_OK;
 }
 
 int cm_service_init(const char *name, const char *log_level)
@@ -29,11 +61,11 @@ int cm_service_init(const char *name, const char *log_level)
     cm_log_level_t level = CM_LOG_INFO;
     if (cm_log_level_parse(log_level, &level) != 0) {
         fprintf(stderr, "%s: configuration: LOG_LEVEL: unknown level \"%s\"\n", name, log_level);
-        return 2;
+        return CM_EINVAL;
     }
     cm_log_init(name, level);
     cm_alloc_tune_for_server();
-    return -1;
+    return CM_OK;
 }
 
 void cm_service_announce(const char *host, int port)

@@ -13,20 +13,16 @@
 #include "cm/http_server.h"
 #include "cm/metrics.h"
 #include "cm/redis.h"
+#include "cm/service.h"
 #include "serve/geoip.h"
 #include "serve/store.h"
 
 typedef struct {
-    char *host;
-    long long port;
-    char *redis_url;
+    cm_service_cfg_t svc; /* host, port, max body, proxies, Redis, drain, log level */
     long long refresh_ms;
     long long person_timeout_ms;
     char *geoip_db;
-    size_t max_body;
     long long regex_budget_ms;
-    long long drain_timeout_ms;
-    char *log_level;
 } flg_config_t;
 
 extern const cm_cfg_key_t flg_config_keys[];

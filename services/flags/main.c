@@ -53,7 +53,7 @@ static void http_drained(void *ud)
 static void on_term(void *ud)
 {
     (void)ud;
-    cm_http_server_drain(ctx.http, (uint64_t)ctx.cfg.drain_timeout_ms, http_drained, NULL);
+    cm_http_server_drain(ctx.http, (uint64_t)ctx.cfg.svc.drain_timeout_ms, http_drained, NULL);
 }
 
 static void make_metrics(void)
@@ -74,9 +74,9 @@ static void make_metrics(void)
 
 static int start(void)
 {
-    cm_redis_opts_t tables = {.url = ctx.cfg.redis_url, .name = "redis-tables",
+    cm_redis_opts_t tables = {.url = ctx.cfg.svc.redis_url, .name = "redis-tables",
                               .command_timeout_ms = 10000};
-    cm_redis_opts_t persons = {.url = ctx.cfg.redis_url, .name = "redis-persons",
+    cm_redis_opts_t persons = {.url = ctx.cfg.svc.redis_url, .name = "redis-persons",
                                .command_timeout_ms = (int)ctx.cfg.person_timeout_ms};
     if (cm_redis_new(ctx.loop, &tables, &tables_redis) != 0 ||
         cm_redis_new(ctx.loop, &persons, &ctx.redis) != 0) {
@@ -89,7 +89,7 @@ static int start(void)
                               ctx.metrics);
     cm_http_server_opts_t ho;
     cm_http_server_opts_init(&ho);
-    ho.max_body_bytes = ctx.cfg.max_body;
+    ho.max_body_bytes = ctx.cfg.svc.max_body;
     ho.cors = true;
     ho.service = "flags";
     ho.metrics = ctx.metrics;
@@ -97,22 +97,27 @@ static int start(void)
     flg_flags_routes(&ctx);
     flg_definitions_routes(&ctx);
     cm_http_ops_routes(ctx.http, ctx.metrics, ready, &ctx);
-    if (cm_http_server_listen(ctx.http, ctx.cfg.host, (int)ctx.cfg.port) != 0)
+    if (cm_http_server_listen(ctx.http, ctx.cfg.svc.host, (int)ctx.cfg.svc.port) != 0)
         return CM_EIO;
     return CM_OK;
 }
 
 int main(int argc, char **argv)
 {
-    int rc = cm_service_config("flags", argc, argv, flg_config_keys, flg_config_nkeys, &ctx.cfg);
-    if (rc >= 0 || (rc = cm_service_init("flags", ctx.cfg.log_level)) >= 0)
-        return rc;
+    bool printed;
+    if (cm_service_config("flags", argc, argv, flg_config_keys, flg_config_nkeys, &ctx.cfg, &ctx.cfg.svc,
+                          &printed) != CM_OK ||
+        (!printed && cm_service_init("flags", ctx.cfg.svc.log_level) != CM_OK))
+        return 2; /* bad configuration, reported */
+    if (printed)
+        return 0;
+    int rc;
     ctx.loop = uv_default_loop();
     make_metrics();
     if (start() != 0)
         return 1;
     signals = cm_signals_start(ctx.loop, on_term, NULL);
-    cm_service_announce(ctx.cfg.host, cm_http_server_port(ctx.http));
+    cm_service_announce(ctx.cfg.svc.host, cm_http_server_port(ctx.http));
     uv_run(ctx.loop, UV_RUN_DEFAULT);
     flg_geoip_close(ctx.geoip);
     rc = cm_service_finish(ctx.loop, flg_config_keys, flg_config_nkeys, &ctx.cfg);

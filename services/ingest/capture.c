@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cm/alloc.h"
+#include "cm/client_ip.h"
 #include "cm/api_error.h"
 #include "cm/common.h"
 #include "cm/err.h"
@@ -177,18 +178,13 @@ static int emit_event(cm_queue_batch_t *qb, size_t i, void *ud)
     return cm_queue_batch_send(qb, &msg);
 }
 
-/* The client's address: the TCP peer, or the first X-Forwarded-For entry
- * when a trusted proxy sits in front (TRUST_PROXY). */
+/* The client's address under INGEST_TRUSTED_PROXIES (cm/client_ip.h). */
 static void client_ip(const ing_ctx_t *ctx, cm_http_req_t *req, char *out, size_t outlen)
 {
-    cm_slice_t xff = cm_http_req_header(req, "X-Forwarded-For");
-    if (ctx->cfg.trust_proxy && xff.len > 0) {
-        const char *comma = memchr(xff.p, ',', xff.len);
-        cm_slice_t first = cm_slice_trim((cm_slice_t){xff.p, comma ? (size_t)(comma - xff.p) : xff.len});
-        snprintf(out, outlen, "%.*s", (int)first.len, first.p);
-        return;
-    }
-    snprintf(out, outlen, "%s", cm_http_req_peer(req));
+    char buf[CM_IP_BUFLEN];
+    const char *ip = cm_client_ip(cm_http_req_header(req, "X-Forwarded-For"), cm_http_req_peer(req),
+                                  ctx->cfg.svc.trusted_proxies, buf, sizeof(buf));
+    snprintf(out, outlen, "%s", ip ? ip : "");
 }
 
 static bool is_legacy(cm_slice_t path)

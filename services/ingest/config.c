@@ -3,15 +3,16 @@
 
 #include "cm/common.h"
 #include "cm/rediskeys.h"
+#include "cm/service.h"
 #include "ingest.h"
 
 #define F(field) offsetof(ing_config_t, field)
 
 const cm_cfg_key_t ing_config_keys[] = {
-    {"INGEST_HOST", CM_CFG_STR, F(host), "127.0.0.1", 0, 0, "address to listen on", 0},
-    {"INGEST_PORT", CM_CFG_INT, F(port), "8002", 0, 65535, "port to listen on (0 = any free port)", 0},
-    {"REDIS_URL", CM_CFG_STR, F(redis_url), "redis://127.0.0.1:6379/0", 0, 0,
-     "Redis: token registry, quota list, and the queue when KAFKA_BROKERS is empty", CM_CFG_SECRET},
+    /* Behind no proxy by default: the TCP peer is the client ("0"). */
+    CM_SERVICE_ROWS(ing_config_t, svc, "INGEST", "8002", "20MiB", 1LL << 31, "0",
+                    "Redis: token registry, quota list, and the queue when KAFKA_BROKERS is empty",
+                    "MAX_BODY", "TRUST_PROXY"),
     {"KAFKA_BROKERS", CM_CFG_STR, F(kafka_brokers), "", 0, 0,
      "Kafka bootstrap servers; empty = queue on Redis Streams", 0},
     {"KAFKA_TOPIC", CM_CFG_STR, F(topic_main), CM_REDISKEY_EVENTS_STREAM, 0, 0,
@@ -24,19 +25,12 @@ const cm_cfg_key_t ing_config_keys[] = {
      "longest wait for the queue to acknowledge an event before answering 503", 0},
     {"STREAM_MAXLEN", CM_CFG_INT, F(stream_maxlen), "0", 0, 1LL << 40,
      "Redis Streams: approximate MAXLEN per stream (0 = unbounded)", 0},
-    {"MAX_BODY", CM_CFG_SIZE, F(max_body), "20MiB", 1024, 1LL << 31,
-     "largest request body on the wire (413 beyond)", 0},
     {"MAX_DECODED", CM_CFG_SIZE, F(max_decoded), "100MiB", 1024, 1LL << 32,
      "largest payload after decompression (413 beyond)", 0},
     {"MAX_EVENT_BYTES", CM_CFG_SIZE, F(max_event), "1000000", 1024, 1LL << 30,
      "largest serialized event message (413 beyond)", 0},
-    {"TRUST_PROXY", CM_CFG_BOOL, F(trust_proxy), "false", 0, 0,
-     "take the client IP from X-Forwarded-For (behind a trusted proxy)", 0},
     {"REGISTRY_REFRESH", CM_CFG_DURATION, F(registry_refresh_ms), "5s", 50, 3600000,
      "how often the token registry and quota list are re-read from Redis", 0},
-    {"DRAIN_TIMEOUT", CM_CFG_DURATION, F(drain_timeout_ms), "30s", 0, 600000,
-     "on SIGTERM, longest wait for requests in progress", 0},
-    {"LOG_LEVEL", CM_CFG_STR, F(log_level), "info", 0, 0, "debug, info, warn or error", 0},
 };
 
 const size_t ing_config_nkeys = CM_ARRAY_LEN(ing_config_keys);

@@ -15,26 +15,21 @@
 #include "cm/log.h"
 #include "cm/metrics.h"
 #include "cm/queue.h"
+#include "cm/service.h"
 #include "cm/redis.h"
 #include "registry.h"
 
 typedef struct {
-    char *host;
-    long long port;
-    char *redis_url;
+    cm_service_cfg_t svc; /* host, port, max body, proxies, Redis, drain, log level */
     char *kafka_brokers;
     char *topic_main;
     char *topic_historical;
     char *kafka_properties;
     long long queue_timeout_ms;
     long long stream_maxlen;
-    size_t max_body;
     size_t max_decoded;
     size_t max_event;
-    bool trust_proxy;
     long long registry_refresh_ms;
-    long long drain_timeout_ms;
-    char *log_level;
 } ing_config_t;
 
 extern const cm_cfg_key_t ing_config_keys[];

@@ -57,7 +57,7 @@ static void http_drained(void *ud)
 static void on_term(void *ud)
 {
     (void)ud;
-    cm_http_server_drain(ctx.http, (uint64_t)ctx.cfg.drain_timeout_ms, http_drained, NULL);
+    cm_http_server_drain(ctx.http, (uint64_t)ctx.cfg.svc.drain_timeout_ms, http_drained, NULL);
 }
 
 /* KAFKA_PRODUCER_PROPERTIES "a=1,b=2" -> {"a=1", "b=2"}; strings point into copy. */
@@ -121,8 +121,8 @@ static void make_metrics(void)
 
 static int start(void)
 {
-    if (ctx.cfg.redis_url[0] != '\0') {
-        cm_redis_opts_t ro = {.url = ctx.cfg.redis_url,
+    if (ctx.cfg.svc.redis_url[0] != '\0') {
+        cm_redis_opts_t ro = {.url = ctx.cfg.svc.redis_url,
                               .name = "redis",
                               .command_timeout_ms = (int)ctx.cfg.queue_timeout_ms};
         if (cm_redis_new(ctx.loop, &ro, &ctx.redis) != 0) {
@@ -136,30 +136,35 @@ static int start(void)
                                     ctx.metrics);
     cm_http_server_opts_t ho;
     cm_http_server_opts_init(&ho);
-    ho.max_body_bytes = ctx.cfg.max_body;
+    ho.max_body_bytes = ctx.cfg.svc.max_body;
     ho.cors = true;
     ho.service = "ingest";
     ho.metrics = ctx.metrics;
     ctx.http = cm_http_server_new(ctx.loop, &ho);
     ing_capture_routes(&ctx);
     cm_http_ops_routes(ctx.http, ctx.metrics, ready, &ctx);
-    if (cm_http_server_listen(ctx.http, ctx.cfg.host, (int)ctx.cfg.port) != 0)
+    if (cm_http_server_listen(ctx.http, ctx.cfg.svc.host, (int)ctx.cfg.svc.port) != 0)
         return CM_EIO;
     return CM_OK;
 }
 
 int main(int argc, char **argv)
 {
-    int rc = cm_service_config("ingest", argc, argv, ing_config_keys, ing_config_nkeys, &ctx.cfg);
-    if (rc >= 0 || (rc = cm_service_init("ingest", ctx.cfg.log_level)) >= 0)
-        return rc;
+    bool printed;
+    if (cm_service_config("ingest", argc, argv, ing_config_keys, ing_config_nkeys, &ctx.cfg, &ctx.cfg.svc,
+                          &printed) != CM_OK ||
+        (!printed && cm_service_init("ingest", ctx.cfg.svc.log_level) != CM_OK))
+        return 2; /* bad configuration, reported */
+    if (printed)
+        return 0;
+    int rc;
     ctx.loop = uv_default_loop();
     make_metrics();
     if (start() != 0)
         return 1;
     signals = cm_signals_start(ctx.loop, on_term, NULL);
     cm_log(CM_LOG_INFO, NULL, "queue: %s", cm_queue_backend(ctx.queue));
-    cm_service_announce(ctx.cfg.host, cm_http_server_port(ctx.http));
+    cm_service_announce(ctx.cfg.svc.host, cm_http_server_port(ctx.http));
     uv_run(ctx.loop, UV_RUN_DEFAULT);
     rc = cm_service_finish(ctx.loop, ing_config_keys, ing_config_nkeys, &ctx.cfg);
     cm_metrics_free(ctx.metrics);

@@ -163,9 +163,14 @@ static void on_term(void *ud)
 int main(int argc, char **argv)
 {
     config_t cfg = {0};
-    int rc = cm_service_config("example", argc, argv, CONFIG, CM_ARRAY_LEN(CONFIG), &cfg);
-    if (rc >= 0 || (rc = cm_service_init("example", cfg.log_level)) >= 0)
-        return rc;
+    bool printed;
+    if (cm_service_config("example", argc, argv, CONFIG, CM_ARRAY_LEN(CONFIG), &cfg, NULL,
+                          &printed) != 0 ||
+        (!printed && cm_service_init("example", cfg.log_level) != 0))
+        return 2;
+    if (printed)
+        return 0;
+    int rc;
 
     loop = uv_default_loop();
     cm_metrics_t *metrics = cm_metrics_new();

@@ -166,6 +166,31 @@ static void test_bad_default(void **state)
     assert_null(c.host);
 }
 
+static void test_old_spelling(void **state)
+{
+    (void)state;
+    static const cm_cfg_key_t k[] = {
+        {"T_NEW_BODY", CM_CFG_SIZE, offsetof(cfg_t, max_body), "1KiB", 0, 0, "", 0, "T_OLD_BODY"},
+    };
+    cfg_t c = {0};
+    const char *old_only[] = {"T_OLD_BODY=2KiB", NULL};
+    assert_int_equal(cm_config_load_with(k, 1, &c, table_lookup, (void *)old_only, NULL, 0), CM_OK);
+    assert_int_equal(c.max_body, 2048);
+    const char *both[] = {"T_OLD_BODY=2KiB", "T_NEW_BODY=3KiB", NULL};
+    assert_int_equal(cm_config_load_with(k, 1, &c, table_lookup, (void *)both, NULL, 0), CM_OK);
+    assert_int_equal(c.max_body, 3072); /* the current name wins */
+    const char *neither[] = {"T_NEW_BODY=", NULL};
+    assert_int_equal(cm_config_load_with(k, 1, &c, table_lookup, (void *)neither, NULL, 0), CM_OK);
+    assert_int_equal(c.max_body, 1024);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cm_config_print(k, 1, &c, f);
+    fclose(f);
+    assert_non_null(strstr(text, "formerly T_OLD_BODY"));
+    free(text);
+}
+
 static void test_secret_not_echoed(void **state)
 {
     (void)state;
@@ -352,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_defaults),          cmocka_unit_test(test_overrides),
         cmocka_unit_test(test_empty_means_unset), cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_error_buffer_small), cmocka_unit_test(test_bad_default),
+        cmocka_unit_test(test_old_spelling),
         cmocka_unit_test(test_secret_not_echoed), cmocka_unit_test(test_setenv),
         cmocka_unit_test(test_parse_bool),        cmocka_unit_test(test_parse_size),
         cmocka_unit_test(test_parse_duration),    cmocka_unit_test(test_print),

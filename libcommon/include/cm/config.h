@@ -6,7 +6,9 @@
  * environment against the table; the same table prints the effective config
  * (--print-config) and the documentation check in scripts/ reads the names.
  * Unknown variables are ignored; a malformed value is an error naming the key.
- * An empty variable counts as unset and takes the default.
+ * An empty variable counts as unset and takes the default. A row may name an
+ * earlier spelling (old_env), read only when the current name is unset: the
+ * current name wins when both are set.
  *
  * Types and their C fields:
  *   CM_CFG_STR       char *           (owned by the target; freed by cm_config_free)
@@ -38,6 +40,7 @@ typedef struct {
     long long min, max;  /* bounds for INT/SIZE/DURATION; min == max == 0 means unbounded */
     const char *help;    /* one line, shown by --print-config and in the docs */
     unsigned flags;      /* CM_CFG_SECRET: value masked when printed */
+    const char *old_env; /* an earlier spelling, still read when env is unset; NULL: none */
 } cm_cfg_key_t;
 
 #define CM_CFG_SECRET 1u

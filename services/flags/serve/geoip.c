@@ -25,6 +25,7 @@
 #include <maxminddb.h>
 
 #include "cm/alloc.h"
+#include "cm/client_ip.h"
 #include "cm/common.h"
 #include "cm/err.h"
 #include "cm/log.h"
@@ -49,13 +50,6 @@ static const geo_field_t FIELDS[] = {
     {"$geoip_postal_code", {"postal", "code", NULL}},
     {"$geoip_time_zone", {"location", "time_zone", NULL}},
 };
-
-/* An address parsed from text; the sockaddr MMDB wants. */
-typedef union {
-    struct sockaddr sa;
-    struct sockaddr_in v4;
-    struct sockaddr_in6 v6;
-} geo_addr_t;
 
 /* ---- opening -------------------------------------------------------------- */
 
@@ -88,46 +82,12 @@ void flg_geoip_close(flg_geoip_t *g)
     free(g);
 }
 
-/* ---- address literals ----------------------------------------------------- */
-
-/*
- * Parses p[0..len) as a strict IPv4 or IPv6 literal (no port, no zone, no
- * surrounding spaces). False for anything else, including embedded NULs.
- */
-static bool parse_literal(const char *p, size_t len, geo_addr_t *a)
-{
-    char tmp[FLG_IP_BUFLEN];
-    if (!p || len == 0 || len >= sizeof(tmp) || memchr(p, '\0', len))
-        return false;
-    memcpy(tmp, p, len);
-    tmp[len] = '\0';
-    memset(a, 0, sizeof(*a));
-    if (inet_pton(AF_INET, tmp, &a->v4.sin_addr) == 1) {
-        a->v4.sin_family = AF_INET;
-        return true;
-    }
-    if (inet_pton(AF_INET6, tmp, &a->v6.sin6_addr) == 1) {
-        a->v6.sin6_family = AF_INET6;
-        return true;
-    }
-    return false;
-}
-
 /* PostHog skips exactly these two (compared as canonical text there). */
-static bool is_skipped_loopback(const geo_addr_t *a)
+static bool is_skipped_loopback(const cm_ip_addr_t *a)
 {
     if (a->sa.sa_family == AF_INET)
         return ntohl(a->v4.sin_addr.s_addr) == INADDR_LOOPBACK;
     return IN6_IS_ADDR_LOOPBACK(&a->v6.sin6_addr);
-}
-
-/* Canonical text of a into buf; false if it does not fit. */
-static bool format_addr(const geo_addr_t *a, char *buf, size_t n)
-{
-    const void *bytes = a->sa.sa_family == AF_INET ? (const void *)&a->v4.sin_addr
-                                                   : (const void *)&a->v6.sin6_addr;
-    socklen_t len = (socklen_t)CM_MIN(n, (size_t)INT32_MAX);
-    return buf && inet_ntop(a->sa.sa_family, bytes, buf, len) != NULL;
 }
 
 /* ---- lookup ----------------------------------------------------------------- */
@@ -147,8 +107,8 @@ static int write_field(MMDB_entry_s *entry, const geo_field_t *f, cm_json_writer
 
 int flg_geoip_lookup(const flg_geoip_t *g, const char *ip, cm_json_writer_t *w)
 {
-    geo_addr_t a;
-    if (!g || !ip || !parse_literal(ip, strlen(ip), &a) || is_skipped_loopback(&a))
+    cm_ip_addr_t a;
+    if (!g || !ip || !cm_ip_parse(ip, strlen(ip), &a) || is_skipped_loopback(&a))
         return 0;
 
     int mmdb_err = MMDB_SUCCESS;
@@ -166,62 +126,4 @@ int flg_geoip_lookup(const flg_geoip_t *g, const char *ip, cm_json_writer_t *w)
     for (size_t i = 0; i < CM_ARRAY_LEN(FIELDS); i++)
         n += write_field(&r.entry, &FIELDS[i], w);
     return n;
-}
-
-/* ---- client IP ------------------------------------------------------------ */
-
-/*
- * Removes a port the way PostHog's extract_client_ip does: "[v6]:port" or
- * "[v6]" keeps what is inside the brackets; text with a '.' whose last ':'
- * comes after its last '.' is "v4:port"; anything else (plain IPv6, where
- * colons belong to the address) is left alone.
- */
-static cm_slice_t strip_port(cm_slice_t s)
-{
-    if (s.len > 0 && s.p[0] == '[') {
-        const char *close = memchr(s.p, ']', s.len);
-        size_t end = close ? (size_t)(close - s.p) : s.len;
-        return (cm_slice_t){s.p + 1, end - 1};
-    }
-    size_t dot = s.len, colon = s.len;
-    for (size_t i = 0; i < s.len; i++) {
-        if (s.p[i] == '.')
-            dot = i;
-        else if (s.p[i] == ':')
-            colon = i;
-    }
-    if (dot < s.len && colon < s.len && colon > dot)
-        return (cm_slice_t){s.p, colon};
-    return s;
-}
-
-/* The entry of a comma-separated list that starts at *pos; advances *pos. */
-static cm_slice_t next_entry(cm_slice_t list, size_t *pos)
-{
-    const char *start = list.p + *pos;
-    size_t left = list.len - *pos;
-    const char *comma = memchr(start, ',', left);
-    size_t len = comma ? (size_t)(comma - start) : left;
-    *pos += len + (comma ? 1 : 0);
-    return cm_slice_trim((cm_slice_t){start, len});
-}
-
-const char *flg_client_ip(cm_slice_t xff, const char *peer, char *buf, size_t n)
-{
-    if (!xff.p || xff.len == 0)
-        return peer;
-    geo_addr_t a;
-    size_t pos = 0;
-    cm_slice_t first = next_entry(xff, &pos);
-    cm_slice_t bare = strip_port(first);
-    if (parse_literal(bare.p, bare.len, &a))
-        return format_addr(&a, buf, n) ? buf : peer;
-
-    /* Fallback: the leftmost entry that is a literal as written. */
-    for (pos = 0; pos < xff.len;) {
-        cm_slice_t e = next_entry(xff, &pos);
-        if (parse_literal(e.p, e.len, &a))
-            return format_addr(&a, buf, n) ? buf : peer;
-    }
-    return peer;
 }

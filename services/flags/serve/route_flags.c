@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cm/alloc.h"
+#include "cm/client_ip.h"
 #include "cm/api_error.h"
 #include "cm/common.h"
 #include "cm/form.h"
@@ -97,9 +98,10 @@ static cm_json_t geoip_layer(flags_req_t *f, cm_buf_t *text, cm_json_doc_t **doc
     cm_json_as_bool(cm_json_get(f->body, "geoip_disable"), &geoip_disable);
     if (f->ctx->geoip == NULL || geoip_disable)
         return CM_JSON_NONE_VALUE;
-    char ip[64];
-    const char *addr = flg_client_ip(cm_http_req_header(f->req, "X-Forwarded-For"),
-                                     cm_http_req_peer(f->req), ip, sizeof(ip));
+    char ip[CM_IP_BUFLEN];
+    const char *addr = cm_client_ip(cm_http_req_header(f->req, "X-Forwarded-For"),
+                                    cm_http_req_peer(f->req), f->ctx->cfg.svc.trusted_proxies, ip,
+                                    sizeof(ip));
     cm_json_writer_t w;
     cm_json_writer_init(&w, text);
     cm_json_begin_object(&w);
@@ -376,7 +378,7 @@ static flags_req_t *parse_request(flg_ctx_t *ctx, cm_http_req_t *req)
     cm_buf_free(&v);
 
     cm_api_error_t err;
-    if (flg_request_body(req, ctx->cfg.max_body * 10, &f->decoded, &json, &err) != 0) {
+    if (flg_request_body(req, ctx->cfg.svc.max_body * 10, &f->decoded, &json, &err) != 0) {
         cm_http_respond_api_error(req, &err);
         goto fail;
     }

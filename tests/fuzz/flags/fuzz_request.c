@@ -46,7 +46,7 @@ static void setup(void)
     cm_log_init("fuzz", CM_LOG_OFF);
     loop = uv_default_loop();
     ctx.loop = loop;
-    ctx.cfg.max_body = 1 << 20;
+    ctx.cfg.svc.max_body = 1 << 20;
     ctx.metrics = cm_metrics_new();
     ctx.evaluations = cm_metrics_counter(ctx.metrics, "e", "e", NULL);
     ctx.quota_limited = cm_metrics_counter(ctx.metrics, "q", "q", NULL);
@@ -61,7 +61,7 @@ static void setup(void)
         abort();
     cm_http_server_opts_t o;
     cm_http_server_opts_init(&o);
-    o.max_body_bytes = ctx.cfg.max_body;
+    o.max_body_bytes = ctx.cfg.svc.max_body;
     o.cors = true;
     ctx.http = cm_http_server_new(loop, &o);
     flg_flags_routes(&ctx);
