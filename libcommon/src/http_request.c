@@ -93,9 +93,9 @@ static bool sane_request_id(cm_slice_t s)
     return true;
 }
 
-const char *cm_http_req_id(const cm_http_req_t *req)
+const char *cm_http_req_id(cm_http_req_t *req)
 {
-    cm_http_req_t *r = (cm_http_req_t *)req; /* computed lazily, once */
+    cm_http_req_t *r = req; /* computed lazily, once: the id is the only field it writes */
     if (r->id[0] == '\0') {
         cm_slice_t given = cm_http_req_header(req, "X-Request-Id");
         if (sane_request_id(given)) {

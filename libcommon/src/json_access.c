@@ -187,6 +187,12 @@ cm_json_t cm_json_get_s(cm_json_t obj, cm_slice_t key)
     return found ? (cm_json_t){obj.doc, found} : CM_JSON_NONE_VALUE;
 }
 
+cm_json_t cm_json_get_either(cm_json_t obj, const char *a, const char *b)
+{
+    cm_json_t v = cm_json_get(obj, a);
+    return cm_json_exists(v) || b == NULL ? v : cm_json_get(obj, b);
+}
+
 cm_json_t cm_json_get(cm_json_t obj, const char *key)
 {
     return cm_json_get_s(obj, cm_slice_from_cstr(key));

@@ -12,6 +12,7 @@
 
 #include "cm/alloc.h"
 #include "cm/json.h"
+#include "cm/hashfn.h"
 
 typedef struct {
     uint32_t key; /* node index + 1; 0: empty */
@@ -23,14 +24,6 @@ struct cm_json_index {
     uint32_t mask;
     slot_t *slots;
 };
-
-static uint32_t hash(cm_slice_t s)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < s.len; i++)
-        h = (h ^ (uint8_t)s.p[i]) * 16777619u;
-    return h;
-}
 
 cm_json_index_t *cm_json_index_new(cm_json_t obj)
 {
@@ -52,7 +45,7 @@ cm_json_index_t *cm_json_index_new(cm_json_t obj)
             name = cm_json_str_inner(k);
         else if (cm_json_as_str(k, &scratch, &name) != 0)
             continue; /* undecodable: cm_json_get_s could not match it either */
-        uint32_t i = hash(name) & ix->mask;
+        uint32_t i = cm_fnv1a_32(name) & ix->mask;
         for (;; i = (i + 1) & ix->mask) {
             slot_t *sl = &ix->slots[i];
             if (sl->key == 0) {
@@ -73,7 +66,7 @@ cm_json_t cm_json_index_get(const cm_json_index_t *ix, cm_slice_t key)
 {
     if (ix == NULL)
         return CM_JSON_NONE_VALUE;
-    for (uint32_t i = hash(key) & ix->mask;; i = (i + 1) & ix->mask) {
+    for (uint32_t i = cm_fnv1a_32(key) & ix->mask;; i = (i + 1) & ix->mask) {
         const slot_t *sl = &ix->slots[i];
         if (sl->key == 0)
             return CM_JSON_NONE_VALUE;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cm/alloc.h"
+#include "cm/hashfn.h"
 
 typedef struct {
     uint64_t hash;
@@ -25,16 +26,6 @@ struct cm_strset {
     size_t cap; /* power of two */
     size_t count;
 };
-
-static uint64_t fnv1a(cm_slice_t k)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < k.len; i++) {
-        h ^= (unsigned char)k.p[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
 cm_strset_t *cm_strset_new(size_t expected)
 {
@@ -95,7 +86,7 @@ static slot_t *upsert(cm_strset_t *s, cm_slice_t key, bool *added)
 {
     if ((s->count + 1) * 2 > s->cap)
         grow(s);
-    uint64_t h = fnv1a(key);
+    uint64_t h = cm_fnv1a_64(key);
     slot_t *sl = find(s, key, h);
     *added = sl->key == NULL;
     if (*added) {
@@ -128,7 +119,7 @@ void *cm_strset_get(const cm_strset_t *s, cm_slice_t key)
 {
     if (s == NULL || s->count == 0)
         return NULL;
-    return find(s, key, fnv1a(key))->value;
+    return find(s, key, cm_fnv1a_64(key))->value;
 }
 
 void cm_strset_each(const cm_strset_t *s, void (*fn)(cm_slice_t key, void *value, void *ud),
@@ -145,7 +136,7 @@ bool cm_strset_has(const cm_strset_t *s, cm_slice_t key)
 {
     if (s == NULL || s->count == 0)
         return false;
-    return find(s, key, fnv1a(key))->key != NULL;
+    return find(s, key, cm_fnv1a_64(key))->key != NULL;
 }
 
 size_t cm_strset_count(const cm_strset_t *s)

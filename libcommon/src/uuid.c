@@ -28,6 +28,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "cm/hex.h"
 #include "cm/timefmt.h"
 
 #define POOL_SIZE 4096 /* one getrandom() per few hundred UUIDs */
@@ -130,13 +131,12 @@ void cm_random_bytes(void *buf, size_t n)
 
 static void to_text(const unsigned char b[16], char out[CM_UUID_STR_LEN + 1])
 {
-    static const char hex[] = "0123456789abcdef";
     char *o = out;
     for (int i = 0; i < 16; i++) {
         if (i == 4 || i == 6 || i == 8 || i == 10)
             *o++ = '-';
-        *o++ = hex[b[i] >> 4];
-        *o++ = hex[b[i] & 15];
+        cm_hex_byte(b[i], o);
+        o += 2;
     }
     *o = '\0';
 }

@@ -210,8 +210,8 @@ static int64_t compute_timestamp(const build_t *b, cm_json_t ev, cm_json_t props
     int64_t now = b->req->now_us, ts = now, t, offset;
     cm_slice_t raw = cm_json_str_inner(cm_json_get(ev, "timestamp"));
     if (raw.p != NULL && cm_iso8601_parse(raw.p, raw.len, &t) == 0) {
-        bool ignore = cm_json_type(cm_json_get(props, "$ignore_sent_at")) == CM_JSON_BOOL &&
-                      cm_json_raw(cm_json_get(props, "$ignore_sent_at")).p[0] == 't';
+        bool ignore = false; /* only a JSON true counts */
+        cm_json_as_bool(cm_json_get(props, "$ignore_sent_at"), &ignore);
         ts = (b->sent_at_us != 0 && !ignore) ? now + (t - b->sent_at_us) : t;
     }
     if (cm_json_as_int64(cm_json_get(ev, "offset"), &offset) == 0) {
@@ -455,7 +455,8 @@ static int find_shape(build_t *b, cm_json_t root, cm_json_t *envelope, cm_json_t
 static void read_envelope(build_t *b, cm_json_t envelope)
 {
     cm_json_t h = cm_json_get(envelope, "historical_migration");
-    b->historical = cm_json_type(h) == CM_JSON_BOOL && cm_json_raw(h).p[0] == 't';
+    b->historical = false; /* only a JSON true counts */
+    cm_json_as_bool(h, &b->historical);
     cm_slice_t s = cm_json_str_inner(cm_json_get(envelope, "sent_at"));
     if (s.p == NULL || cm_iso8601_parse(s.p, s.len, &b->sent_at_us) != 0)
         b->sent_at_us = b->req->query_sent_at_us;

@@ -132,7 +132,7 @@ cm_slice_t cm_http_req_param(const cm_http_req_t *req, const char *name);
 /* The TCP peer address as text ("127.0.0.1", "::1"). */
 const char *cm_http_req_peer(const cm_http_req_t *req);
 /* X-Request-Id when the client sent a sane one, else a fresh UUIDv7. */
-const char *cm_http_req_id(const cm_http_req_t *req);
+const char *cm_http_req_id(cm_http_req_t *req);
 /* Monotonic ms when the first byte of the request arrived. */
 uint64_t cm_http_req_start_ms(const cm_http_req_t *req);
 /* False once the client has gone (its answer will be dropped). */

@@ -172,6 +172,9 @@ static inline uint32_t cm_json_len(cm_json_t v)
  * serde_json and JavaScript's JSON.parse). None if absent or not an object.
  */
 cm_json_t cm_json_get(cm_json_t obj, const char *key);
+/* Member a, or member b when a is absent (a field with two spellings, e.g.
+ * snake_case and camelCase); b may be NULL. */
+cm_json_t cm_json_get_either(cm_json_t obj, const char *a, const char *b);
 cm_json_t cm_json_get_s(cm_json_t obj, cm_slice_t key);
 
 /* Nested lookup: cm_json_path(ev, "properties", "distinct_id"). */

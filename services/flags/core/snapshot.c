@@ -25,6 +25,7 @@
 #include "cm/common.h"
 #include "cm/alloc.h"
 #include "cm/err.h"
+#include "cm/hashfn.h"
 #include "compat/jsconv.h"
 #include "core/props.h"
 
@@ -549,14 +550,6 @@ static void parse_flags(loader_t *L, cm_json_t arr)
 
 /* ---- pass 3: key index and references ----------------------------------------------- */
 
-static uint32_t hash_key(cm_slice_t k)
-{
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (size_t i = 0; i < k.len; i++)
-        h = (h ^ (unsigned char)k.p[i]) * 16777619u;
-    return h;
-}
-
 static void build_index(flg_snapshot_t *s)
 {
     s->nslots = 16;
@@ -567,7 +560,7 @@ static void build_index(flg_snapshot_t *s)
         flg_flag_t *f = &s->flags[i];
         if (!f->key.p)
             continue;
-        uint32_t h = hash_key(f->key) & (s->nslots - 1);
+        uint32_t h = cm_fnv1a_32(f->key) & (s->nslots - 1);
         while (s->slots[h]) {
             flg_flag_t *g = &s->flags[s->slots[h] - 1];
             if (cm_slice_eq(g->key, f->key)) {
@@ -642,12 +635,6 @@ static void resolve(flg_snapshot_t *s)
 
 /* ---- public API ------------------------------------------------------------------- */
 
-static cm_json_t member(cm_json_t root, const char *snake, const char *camel)
-{
-    cm_json_t v = cm_json_get(root, snake);
-    return cm_json_exists(v) ? v : cm_json_get(root, camel);
-}
-
 int flg_snapshot_load(const void *json, size_t len, flg_snapshot_t **out, cm_json_error_t *err)
 {
     *out = NULL;
@@ -667,10 +654,10 @@ int flg_snapshot_load(const void *json, size_t len, flg_snapshot_t **out, cm_jso
         return rc;
     }
     loader_t L = {s, NULL};
-    parse_group_types(&L, member(root, "group_type_mapping", "groupTypeMapping"));
+    parse_group_types(&L, cm_json_get_either(root, "group_type_mapping", "groupTypeMapping"));
     parse_cohorts(&L, cm_json_get(root, "cohorts"));
     parse_flags(&L, flags);
-    double pmv = flg_js_number(member(root, "property_matching_version", "propertyMatchingVersion"));
+    double pmv = flg_js_number(cm_json_get_either(root, "property_matching_version", "propertyMatchingVersion"));
     s->explicit_exact = pmv == 2;
     build_index(s);
     resolve(s);
@@ -711,7 +698,7 @@ int32_t flg_snapshot_find(const flg_snapshot_t *s, cm_slice_t key)
 {
     if (!s->nslots)
         return -1;
-    uint32_t h = hash_key(key) & (s->nslots - 1);
+    uint32_t h = cm_fnv1a_32(key) & (s->nslots - 1);
     while (s->slots[h]) {
         int32_t i = s->slots[h] - 1;
         if (cm_slice_eq(s->flags[i].key, key))

@@ -50,12 +50,6 @@ typedef struct {
     size_t ngroups;
 } flags_req_t;
 
-static cm_json_t member(cm_json_t obj, const char *a, const char *b)
-{
-    cm_json_t v = cm_json_get(obj, a);
-    return cm_json_exists(v) || b == NULL ? v : cm_json_get(obj, b);
-}
-
 static void reject(cm_http_req_t *req, int status, const char *code, const char *detail,
                    const char *attr)
 {
@@ -188,21 +182,21 @@ static void evaluate_and_respond(flags_req_t *f)
     cm_json_t statics = cm_json_get(stored, "static_cohorts");
     flg_context_t ctx = {
         .distinct_id = cm_buf_slice(&f->distinct_id),
-        .device_id = cm_json_str_inner(member(f->body, "$device_id", "device_id")),
-        .anon_distinct_id = cm_json_str_inner(member(f->body, "$anon_distinct_id", "anon_distinct_id")),
-        .groups = member(f->body, "groups", "$groups"),
-        .person_properties = member(f->body, "person_properties", "$properties"),
+        .device_id = cm_json_str_inner(cm_json_get_either(f->body, "$device_id", "device_id")),
+        .anon_distinct_id = cm_json_str_inner(cm_json_get_either(f->body, "$anon_distinct_id", "anon_distinct_id")),
+        .groups = cm_json_get_either(f->body, "groups", "$groups"),
+        .person_properties = cm_json_get_either(f->body, "person_properties", "$properties"),
         .geoip_properties = geo,
         .stored_person_properties = cm_json_get(stored, "properties"),
-        .group_properties = member(f->body, "group_properties", "$group_properties"),
+        .group_properties = cm_json_get_either(f->body, "group_properties", "$group_properties"),
         .stored_groups = stored_groups,
         .nstored_groups = (uint32_t)f->ngroups,
         .hash_key_overrides = cm_json_get(stored, "hash_key_overrides"),
         /* Redis answered: the person is in the listed static cohorts, or none.
          * Redis failed: membership is unknown and such flags are errors. */
         .static_cohorts = f->person_failed ? CM_JSON_NONE_VALUE : statics,
-        .flag_keys = member(f->body, "flag_keys_to_evaluate", "flag_keys"),
-        .evaluation_contexts = member(f->body, "evaluation_contexts", "evaluation_environments"),
+        .flag_keys = cm_json_get_either(f->body, "flag_keys_to_evaluate", "flag_keys"),
+        .evaluation_contexts = cm_json_get_either(f->body, "evaluation_contexts", "evaluation_environments"),
         .runtime = flg_request_runtime(f->req, cm_json_get(f->body, "evaluation_runtime")),
         .now_us = cm_now_us(),
         .tz = f->project ? flg_store_timezone(f->ctx->store, f->project->project_id) : NULL,
@@ -289,7 +283,7 @@ static void on_group(cm_redis_t *r, const redisReply *reply, const char *err, vo
 static void fetch_stored(flags_req_t *f)
 {
     const char *pid = f->project ? f->project->project_id : "";
-    cm_json_t groups = member(f->body, "groups", "$groups");
+    cm_json_t groups = cm_json_get_either(f->body, "groups", "$groups");
     cm_buf_t key = CM_BUF_INIT;
     f->pending = 1; /* held until every command is issued */
     cm_rediskeys_person(&key, cm_slice_from_cstr(pid), stored_person_id(f));
@@ -327,7 +321,7 @@ static void fetch_stored(flags_req_t *f)
  * by the first 200 characters, the key ingest stores it under. */
 static bool read_distinct_id(flags_req_t *f)
 {
-    cm_json_t v = member(f->body, "distinct_id", "$distinct_id");
+    cm_json_t v = cm_json_get_either(f->body, "distinct_id", "$distinct_id");
     cm_buf_t scratch = CM_BUF_INIT;
     cm_slice_t s = CM_SLICE_NULL;
     if (cm_json_type(v) == CM_JSON_STRING)
@@ -408,7 +402,7 @@ static void on_flags(cm_http_req_t *req, void *ud)
         return;
     cm_slice_t token = cm_json_str_inner(cm_json_get(f->body, "token"));
     if (token.p == NULL)
-        token = cm_json_str_inner(member(f->body, "api_key", "$token"));
+        token = cm_json_str_inner(cm_json_get_either(f->body, "api_key", "$token"));
     if (token.len == 0) {
         reject(req, 401, "missing_token", "No project token: set token (or api_key) in the body.",
                "token");

@@ -11,6 +11,7 @@
 
 #include "cm/alloc.h"
 #include "cm/err.h"
+#include "cm/hex.h"
 #include "cm/log.h"
 #include "cm/strset.h"
 #include "core/tzone.h"
@@ -97,12 +98,10 @@ static flg_project_t *project_new(flg_store_t *s, cm_slice_t id, cm_slice_t raw)
     sha1_init(&c);
     sha1_update(&c, raw.len, (const uint8_t *)raw.p);
     sha1_digest(&c, sizeof(h), h);
-    char *e = p->etag;
-    *e++ = '"';
-    for (size_t i = 0; i < SHA1_DIGEST_SIZE; i++)
-        e += sprintf(e, "%02x", h[i]);
-    *e++ = '"';
-    *e = '\0';
+    p->etag[0] = '"';
+    cm_hex_encode(h, SHA1_DIGEST_SIZE, p->etag + 1);
+    p->etag[1 + 2 * SHA1_DIGEST_SIZE] = '"';
+    p->etag[2 + 2 * SHA1_DIGEST_SIZE] = '\0';
     return p;
 }
 
@@ -136,8 +135,7 @@ static void sha256_hex(cm_slice_t in, char out[65])
 #else
     mbedtls_sha256_ret((const unsigned char *)in.p, in.len, h, 0);
 #endif
-    for (size_t i = 0; i < 32; i++)
-        sprintf(out + 2 * i, "%02x", h[i]);
+    cm_hex_encode(h, sizeof(h), out);
 }
 
 const char *flg_store_project_for_secret(const flg_store_t *s, cm_slice_t secret)
