@@ -51,7 +51,11 @@ const char *cm_api_error_type_for_status(int status)
     switch (status) {
     case 401: return CM_ERR_AUTHENTICATION;
     case 403: return CM_ERR_PERMISSION;
-    case 404: case 405: case 408: case 409: case 417: return CM_ERR_INVALID_REQUEST;
+    case 404:
+    case 405:
+    case 408:
+    case 409:
+    case 417: return CM_ERR_INVALID_REQUEST;
     case 429: return CM_ERR_THROTTLED;
     default: return status >= 500 ? CM_ERR_SERVER : CM_ERR_VALIDATION;
     }

@@ -28,8 +28,8 @@ bool cm_ip_parse(const char *p, size_t len, cm_ip_addr_t *a)
 
 bool cm_ip_format(const cm_ip_addr_t *a, char *buf, size_t n)
 {
-    const void *bytes = a->sa.sa_family == AF_INET ? (const void *)&a->v4.sin_addr
-                                                   : (const void *)&a->v6.sin6_addr;
+    const void *bytes =
+        a->sa.sa_family == AF_INET ? (const void *)&a->v4.sin_addr : (const void *)&a->v6.sin6_addr;
     socklen_t len = (socklen_t)CM_MIN(n, (size_t)INT32_MAX);
     return buf && inet_ntop(a->sa.sa_family, bytes, buf, len) != NULL;
 }

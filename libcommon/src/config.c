@@ -68,8 +68,8 @@ typedef struct {
 } suffix_t;
 
 /* Multiplies v by the factor of suffix (case-insensitive), checking overflow. */
-static int apply_suffix(unsigned long long v, const char *suffix, const suffix_t *table,
-                        size_t n, unsigned long long *out)
+static int apply_suffix(unsigned long long v, const char *suffix, const suffix_t *table, size_t n,
+                        unsigned long long *out)
 {
     for (size_t i = 0; i < n; i++) {
         if (strcasecmp(suffix, table[i].name) != 0)
@@ -86,16 +86,22 @@ int cm_parse_size(const char *s, size_t *out)
 {
     /* All binary: a "64m" buffer means 64 MiB to everyone who writes it. */
     static const suffix_t units[] = {
-        {"", 1},           {"b", 1},
-        {"k", 1ull << 10}, {"kb", 1ull << 10}, {"kib", 1ull << 10},
-        {"m", 1ull << 20}, {"mb", 1ull << 20}, {"mib", 1ull << 20},
-        {"g", 1ull << 30}, {"gb", 1ull << 30}, {"gib", 1ull << 30},
+        {"", 1},
+        {"b", 1},
+        {"k", 1ull << 10},
+        {"kb", 1ull << 10},
+        {"kib", 1ull << 10},
+        {"m", 1ull << 20},
+        {"mb", 1ull << 20},
+        {"mib", 1ull << 20},
+        {"g", 1ull << 30},
+        {"gb", 1ull << 30},
+        {"gib", 1ull << 30},
     };
     unsigned long long v, r;
     const char *end;
     if (s == NULL || parse_digits(s, &v, &end) != CM_OK ||
-        apply_suffix(v, end, units, CM_ARRAY_LEN(units), &r) != CM_OK ||
-        r > SIZE_MAX)
+        apply_suffix(v, end, units, CM_ARRAY_LEN(units), &r) != CM_OK || r > SIZE_MAX)
         return CM_EINVAL;
     *out = (size_t)r;
     return CM_OK;
@@ -109,8 +115,7 @@ int cm_parse_duration_ms(const char *s, long long *out)
     unsigned long long v, r;
     const char *end;
     if (s == NULL || parse_digits(s, &v, &end) != CM_OK ||
-        apply_suffix(v, end, units, CM_ARRAY_LEN(units), &r) != CM_OK ||
-        r > LLONG_MAX)
+        apply_suffix(v, end, units, CM_ARRAY_LEN(units), &r) != CM_OK || r > LLONG_MAX)
         return CM_EINVAL;
     *out = (long long)r;
     return CM_OK;
@@ -169,8 +174,7 @@ __attribute__((format(printf, 4, 5))) static int fail(const cm_cfg_key_t *k, cha
 }
 
 /* Parses text for one non-string key, checks bounds, stores it. */
-static int load_scalar(const cm_cfg_key_t *k, const char *text, void *dst, char *err,
-                       size_t errlen)
+static int load_scalar(const cm_cfg_key_t *k, const char *text, void *dst, char *err, size_t errlen)
 {
     long long num = 0;
     size_t size = 0;
@@ -207,8 +211,8 @@ static int load_scalar(const cm_cfg_key_t *k, const char *text, void *dst, char 
 }
 
 int cm_config_load_with(const cm_cfg_key_t *keys, size_t nkeys, void *target,
-                        const char *(*lookup)(const char *name, void *ud), void *ud,
-                        char *err, size_t errlen)
+                        const char *(*lookup)(const char *name, void *ud), void *ud, char *err,
+                        size_t errlen)
 {
     if (err && errlen)
         err[0] = '\0';

@@ -19,7 +19,7 @@
 #include "cm/common.h"
 #include "cm/err.h"
 
-#define CHUNK ((size_t)64 * 1024)
+#define CHUNK      ((size_t)64 * 1024)
 #define GZIP_WBITS (MAX_WBITS + 16) /* zlib: gzip wrapper, not zlib's own */
 
 bool cm_gzip_magic(const void *p, size_t len)
@@ -87,8 +87,7 @@ static int inflate_all(z_stream *zs, feed_t *f, size_t max_out, cm_buf_t *out)
             return CM_ETOOBIG;
 
         switch (zrc) {
-        case Z_OK:
-            break;
+        case Z_OK: break;
         case Z_STREAM_END:
             if (zs->avail_in == 0 && f->left == 0)
                 return CM_OK;
@@ -101,10 +100,8 @@ static int inflate_all(z_stream *zs, feed_t *f, size_t max_out, cm_buf_t *out)
             if (zs->avail_in == 0 && f->left == 0)
                 return CM_EINVAL;
             break;
-        case Z_MEM_ERROR:
-            return CM_ERR;
-        default: /* Z_DATA_ERROR (bad data, CRC, length), Z_NEED_DICT */
-            return CM_EINVAL;
+        case Z_MEM_ERROR: return CM_ERR;
+        default: /* Z_DATA_ERROR (bad data, CRC, length), Z_NEED_DICT */ return CM_EINVAL;
         }
     }
 }

@@ -34,7 +34,7 @@
 #include "cm/log.h"
 #include "http_internal.h"
 
-#define LINGER_MS 2000
+#define LINGER_MS     2000
 #define READ_BUF_SIZE (64 * 1024)
 /* Bytes read ahead while a handler holds the request; beyond, reading stops. */
 #define STASH_MAX (64 * 1024)
@@ -309,7 +309,7 @@ static void conn_dispatch(cm__conn_t *c)
         cm_http_respond_error(req, 405, "invalid_request", "method_not_allowed",
                               "CONNECT is not supported.", NULL);
     } else if (cm__method_bit(req->method) == CM_HTTP_OPTIONS && c->srv->opts.cors &&
-        (req->route == NULL || !(req->route->methods & CM_HTTP_OPTIONS)) && rc != 404) {
+               (req->route == NULL || !(req->route->methods & CM_HTTP_OPTIONS)) && rc != 404) {
         /* CORS preflight, answered as PostHog capture does. */
         cm_http_respond(req, 200, "application/json", "{\"status\":\"Ok\"}", 15);
     } else if (rc == 404) {
@@ -435,17 +435,17 @@ static void conn_update(cm__conn_t *c)
     if (c->peer_eof) {
         /* Nothing more to read: close once the answers have left. */
         if (c->state == CM__CONN_LINGER ? c->shutdown_done
-                                         : (c->handling == NULL && unsent == 0 && c->stash.len == 0))
+                                        : (c->handling == NULL && unsent == 0 && c->stash.len == 0))
             cm__conn_close(c);
         else if (c->state == CM__CONN_OPEN && c->handling != NULL)
-            uv_timer_stop(&c->timer); /* the handler's answer is still to come */
+            uv_timer_stop(&c->timer);       /* the handler's answer is still to come */
         else if (c->state == CM__CONN_OPEN) /* a client that never reads is not waited on forever */
             uv_timer_start(&c->timer, timer_cb, o->write_timeout_ms, 0);
         return;
     }
-    bool want_read = c->state == CM__CONN_LINGER ||
-                     (c->state == CM__CONN_OPEN && !c->write_blocked &&
-                      (c->handling == NULL || c->stash.len < STASH_MAX));
+    bool want_read =
+        c->state == CM__CONN_LINGER || (c->state == CM__CONN_OPEN && !c->write_blocked &&
+                                        (c->handling == NULL || c->stash.len < STASH_MAX));
     if (want_read && !c->reading) {
         if (uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0) {
             cm__conn_close(c);

@@ -17,7 +17,7 @@
 #include "cm/metrics.h"
 #include "cm/uuid.h"
 
-#define CM__HTTP_MAX_PARAMS 8
+#define CM__HTTP_MAX_PARAMS   8
 #define CM__HTTP_MAX_SEGMENTS 32
 
 typedef struct {
@@ -43,14 +43,14 @@ typedef struct {
 } cm__hdr_t;
 
 typedef struct {
-    const char *name; /* the route's copy */
+    const char *name;  /* the route's copy */
     uint32_t off, len; /* into the request target */
 } cm__param_t;
 
 typedef enum {
-    CM__CONN_OPEN,    /* reading requests / handling them */
-    CM__CONN_LINGER,  /* final response queued; discarding input until EOF */
-    CM__CONN_CLOSING  /* handles are being closed */
+    CM__CONN_OPEN,   /* reading requests / handling them */
+    CM__CONN_LINGER, /* final response queued; discarding input until EOF */
+    CM__CONN_CLOSING /* handles are being closed */
 } cm__conn_state_t;
 
 typedef struct cm__conn cm__conn_t;
@@ -94,14 +94,14 @@ struct cm__conn {
     uint64_t deadline_ms; /* end of the header or request phase */
     int handles_open;
     bool reading;
-    bool in_dispatch;    /* a handler is running below us on the stack */
+    bool in_dispatch; /* a handler is running below us on the stack */
     bool in_pump;
-    bool write_blocked;  /* unsent output above max_write_queue */
-    bool peer_eof;       /* the client shut its side: answer what we have, then close */
-    bool shutdown_done;  /* lingering: our FIN went out after the last write */
-    bool last_request;   /* an Upgrade or CONNECT was read: parse nothing after it */
-    bool value_started;  /* the current header value has had a piece */
-    bool value_at_end;   /* ... and that piece ended where its input buffer did */
+    bool write_blocked; /* unsent output above max_write_queue */
+    bool peer_eof;      /* the client shut its side: answer what we have, then close */
+    bool shutdown_done; /* lingering: our FIN went out after the last write */
+    bool last_request;  /* an Upgrade or CONNECT was read: parse nothing after it */
+    bool value_started; /* the current header value has had a piece */
+    bool value_at_end;  /* ... and that piece ended where its input buffer did */
     const char *exec_begin, *exec_end; /* the buffer llhttp is parsing */
     char peer[48];
 };

@@ -25,7 +25,10 @@ unsigned cm__method_bit(uint8_t m)
 
 /* ---- request accessors ----------------------------------------------------- */
 
-unsigned cm_http_req_method(const cm_http_req_t *req) { return cm__method_bit(req->method); }
+unsigned cm_http_req_method(const cm_http_req_t *req)
+{
+    return cm__method_bit(req->method);
+}
 
 const char *cm_http_req_method_name(const cm_http_req_t *req)
 {
@@ -59,7 +62,10 @@ cm_slice_t cm_http_req_header(const cm_http_req_t *req, const char *name)
     return CM_SLICE_NULL;
 }
 
-size_t cm_http_req_header_count(const cm_http_req_t *req) { return req->nhdrs; }
+size_t cm_http_req_header_count(const cm_http_req_t *req)
+{
+    return req->nhdrs;
+}
 
 void cm_http_req_header_at(const cm_http_req_t *req, size_t i, cm_slice_t *name, cm_slice_t *value)
 {
@@ -68,7 +74,10 @@ void cm_http_req_header_at(const cm_http_req_t *req, size_t i, cm_slice_t *name,
     *value = cm_slice_trim((cm_slice_t){req->head.p + h->val_off, h->val_len});
 }
 
-cm_slice_t cm_http_req_body(const cm_http_req_t *req) { return cm_buf_slice(&req->body); }
+cm_slice_t cm_http_req_body(const cm_http_req_t *req)
+{
+    return cm_buf_slice(&req->body);
+}
 
 cm_slice_t cm_http_req_param(const cm_http_req_t *req, const char *name)
 {
@@ -78,7 +87,10 @@ cm_slice_t cm_http_req_param(const cm_http_req_t *req, const char *name)
     return CM_SLICE_NULL;
 }
 
-const char *cm_http_req_peer(const cm_http_req_t *req) { return req->peer; }
+const char *cm_http_req_peer(const cm_http_req_t *req)
+{
+    return req->peer;
+}
 
 static bool sane_request_id(cm_slice_t s)
 {
@@ -108,7 +120,15 @@ const char *cm_http_req_id(cm_http_req_t *req)
     return r->id;
 }
 
-uint64_t cm_http_req_start_ms(const cm_http_req_t *req) { return req->start_ms; }
-bool cm_http_req_connected(const cm_http_req_t *req) { return req->conn != NULL; }
-cm_http_server_t *cm_http_req_server(const cm_http_req_t *req) { return req->srv; }
-
+uint64_t cm_http_req_start_ms(const cm_http_req_t *req)
+{
+    return req->start_ms;
+}
+bool cm_http_req_connected(const cm_http_req_t *req)
+{
+    return req->conn != NULL;
+}
+cm_http_server_t *cm_http_req_server(const cm_http_req_t *req)
+{
+    return req->srv;
+}

@@ -92,8 +92,10 @@ static bool header_safe(const char *name, const char *value)
 void cm_http_res_header(cm_http_req_t *req, const char *name, const char *value)
 {
     if (!header_safe(name, value)) {
-        cm_log(CM_LOG_WARN, cm_http_req_id(req), "response header %.64s refused: CR, LF or a "
-               "bad name character", name);
+        cm_log(CM_LOG_WARN, cm_http_req_id(req),
+               "response header %.64s refused: CR, LF or a "
+               "bad name character",
+               name);
         return;
     }
     cm_buf_appendf(&req->res_headers, "%s: %s\r\n", name, value);

@@ -62,9 +62,8 @@ static void make_latency(cm_http_server_t *srv, cm__route_t *r)
     char labels[512];
     snprintf(labels, sizeof(labels), "service=\"%s\",route=\"%s\"", srv->service, r->pattern);
     r->latency = cm_metrics_histogram(srv->opts.metrics, "http_request_duration_seconds",
-                                      "Time from the first request byte to the response",
-                                      labels, cm_metrics_latency_buckets,
-                                      cm_metrics_latency_nbuckets);
+                                      "Time from the first request byte to the response", labels,
+                                      cm_metrics_latency_buckets, cm_metrics_latency_nbuckets);
 }
 
 void cm_http_server_route(cm_http_server_t *srv, unsigned methods, const char *pattern,
@@ -107,13 +106,19 @@ int cm_http_server_listen(cm_http_server_t *srv, const char *host, int port)
     int len = sizeof(ss);
     uv_tcp_getsockname(&srv->listener, (struct sockaddr *)&ss, &len);
     srv->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                                : ((struct sockaddr_in *)&ss)->sin_port);
+                                               : ((struct sockaddr_in *)&ss)->sin_port);
     srv->listening = true;
     return CM_OK;
 }
 
-int cm_http_server_port(const cm_http_server_t *srv) { return srv->port; }
-size_t cm_http_server_connections(const cm_http_server_t *srv) { return srv->nconns; }
+int cm_http_server_port(const cm_http_server_t *srv)
+{
+    return srv->port;
+}
+size_t cm_http_server_connections(const cm_http_server_t *srv)
+{
+    return srv->nconns;
+}
 
 /* ---- drain -------------------------------------------------------------------- */
 
@@ -202,7 +207,7 @@ void cm_http_server_free(cm_http_server_t *srv)
 {
     srv->freeing = true;
     srv->done_called = true; /* freeing is not draining: no done() */
-    if (!srv->draining) { /* never drained: close what is left right away */
+    if (!srv->draining) {    /* never drained: close what is left right away */
         srv->draining = true;
         uv_close((uv_handle_t *)&srv->listener, listener_closed);
         for (cm__conn_t *c = srv->conns; c; c = c->next)

@@ -65,8 +65,8 @@ static size_t utf8_put(uint32_t cp, char out[4])
 static size_t unescape(const char *p, char out[4], size_t *olen)
 {
     static const char simple[128] = {
-        ['"'] = '"', ['\\'] = '\\', ['/'] = '/', ['b'] = '\b',
-        ['f'] = '\f', ['n'] = '\n', ['r'] = '\r', ['t'] = '\t',
+        ['"'] = '"',  ['\\'] = '\\', ['/'] = '/',  ['b'] = '\b',
+        ['f'] = '\f', ['n'] = '\n',  ['r'] = '\r', ['t'] = '\t',
     };
     if (p[1] != 'u') {
         out[0] = simple[(unsigned char)p[1] & 0x7f];
@@ -283,7 +283,7 @@ static int whole_number(const char *p, size_t n, bool *neg, uint64_t *mag)
     /* Significant digits: skip leading zeros, drop trailing ones. The digit
      * sequence is [d0,d1) followed by [f0,f1); index it as one. */
     size_t ni = (size_t)(d1 - d0), nd = ni + (size_t)frac, lead = 0, trail = 0;
-#define DIGIT(k) ((k) < ni ? d0[k] : f0[(k) - ni])
+#define DIGIT(k) ((k) < ni ? d0[k] : f0[(k)-ni])
     while (lead < nd && DIGIT(lead) == '0')
         lead++;
     if (lead == nd) {

@@ -26,22 +26,24 @@
 #include "cm/common.h"
 #include "cm/err.h"
 
-#define NO_PARENT UINT32_MAX
+#define NO_PARENT      UINT32_MAX
 #define HARD_MAX_BYTES ((size_t)UINT32_MAX - 1)
 #define HARD_MAX_NODES ((1u << 28) - 1)
 
 /* Bytes that stop the fast string scan: '"', '\\', < 0x20, >= 0x80. */
 static const uint8_t str_special[256] = {
-    [0x00 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1, [0x80 ... 0xff] = 1,
+    [0x00 ... 0x1f] = 1,
+    ['"'] = 1,
+    ['\\'] = 1,
+    [0x80 ... 0xff] = 1,
 };
 
 static const uint8_t is_ws[256] = {[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1};
 
 /* Hex digit values plus one; 0 for anything else. */
 static const uint8_t hexval1[256] = {
-    ['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5,
-    ['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
-    ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,  ['7'] = 8,
+    ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
     ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
 };
 
@@ -135,8 +137,8 @@ static inline size_t skip_ws(const unsigned char *s, size_t pos, size_t len)
 }
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define SWAR 1
-#define ONES 0x0101010101010101ull
+#define SWAR  1
+#define ONES  0x0101010101010101ull
 #define HIGHS 0x8080808080808080ull
 
 /* High bit set in each byte of v that is '"', '\\', < 0x20 or >= 0x80.
@@ -164,13 +166,16 @@ static const char *scan_escape(const unsigned char *s, size_t len, size_t *posp)
     if (pos + 1 >= len)
         return "unterminated string";
     switch (s[pos + 1]) {
-    case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-        *posp = pos + 2;
-        return NULL;
-    case 'u':
-        break;
-    default:
-        return "invalid escape";
+    case '"':
+    case '\\':
+    case '/':
+    case 'b':
+    case 'f':
+    case 'n':
+    case 'r':
+    case 't': *posp = pos + 2; return NULL;
+    case 'u': break;
+    default: return "invalid escape";
     }
     if (len - pos < 6 || !hex4(s + pos + 2, &cp))
         return "invalid \\u escape";
@@ -371,21 +376,21 @@ static limits_t resolve_limits(const cm_json_limits_t *l)
 /* ---- the parser ------------------------------------------------------------ */
 
 /* Convenience for the state machine below. */
-#define FAIL(c, at, m)   \
-    do {                 \
-        ecode = (c);     \
-        epos = (at);     \
-        emsg = (m);      \
-        goto fail;       \
+#define FAIL(c, at, m)                                                                             \
+    do {                                                                                           \
+        ecode = (c);                                                                               \
+        epos = (at);                                                                               \
+        emsg = (m);                                                                                \
+        goto fail;                                                                                 \
     } while (0)
 
-#define NEED_NODE()                                                   \
-    do {                                                              \
-        if (CM_UNLIKELY(n == doc->cap)) {                             \
-            if (!tape_grow(doc, lim.max_nodes))                       \
-                FAIL(CM_ETOOBIG, pos, "too many values");             \
-            nodes = doc->nodes;                                       \
-        }                                                             \
+#define NEED_NODE()                                                                                \
+    do {                                                                                           \
+        if (CM_UNLIKELY(n == doc->cap)) {                                                          \
+            if (!tape_grow(doc, lim.max_nodes))                                                    \
+                FAIL(CM_ETOOBIG, pos, "too many values");                                          \
+            nodes = doc->nodes;                                                                    \
+        }                                                                                          \
     } while (0)
 
 int cm_json_parse_into(cm_json_doc_t *doc, const char *p, size_t len,
@@ -456,8 +461,17 @@ value:
         pos += l;
         goto after_value;
     }
-    case '-': case '0': case '1': case '2': case '3': case '4':
-    case '5': case '6': case '7': case '8': case '9': {
+    case '-':
+    case '0':
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '5':
+    case '6':
+    case '7':
+    case '8':
+    case '9': {
         size_t start = pos;
         if ((msg = scan_number(s, len, &pos, &flags)) != NULL)
             FAIL(CM_EINVAL, pos, msg);
@@ -467,8 +481,7 @@ value:
         n++;
         goto after_value;
     }
-    default:
-        FAIL(CM_EINVAL, pos, "unexpected character");
+    default: FAIL(CM_EINVAL, pos, "unexpected character");
     }
 
 key:
@@ -511,7 +524,7 @@ after_value:
         goto close;
     FAIL(CM_EINVAL, pos, in_obj ? "expected ',' or '}'" : "expected ',' or ']'");
 
-close: {
+close : {
     /* s[pos] is the closing bracket of nodes[cur]. */
     uint32_t parent = nodes[cur].next;
     nodes[cur].len = (uint32_t)(pos + 1 - nodes[cur].off);
@@ -540,8 +553,8 @@ fail:
     return ecode;
 }
 
-int cm_json_parse(const char *p, size_t len, const cm_json_limits_t *limits,
-                  cm_json_doc_t **out, cm_json_error_t *err)
+int cm_json_parse(const char *p, size_t len, const cm_json_limits_t *limits, cm_json_doc_t **out,
+                  cm_json_error_t *err)
 {
     cm_json_doc_t *doc = cm_xmalloc(sizeof(*doc));
     *doc = CM_JSON_DOC_INIT;

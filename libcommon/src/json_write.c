@@ -35,13 +35,12 @@ enum {
 
 /* What follows the backslash for bytes that need escaping; 0 = copy. */
 static const char esc_char[256] = {
-    [0x00] = 'u', [0x01] = 'u', [0x02] = 'u', [0x03] = 'u', [0x04] = 'u',
-    [0x05] = 'u', [0x06] = 'u', [0x07] = 'u', [0x08] = 'b', [0x09] = 't',
-    [0x0a] = 'n', [0x0b] = 'u', [0x0c] = 'f', [0x0d] = 'r', [0x0e] = 'u',
-    [0x0f] = 'u', [0x10] = 'u', [0x11] = 'u', [0x12] = 'u', [0x13] = 'u',
-    [0x14] = 'u', [0x15] = 'u', [0x16] = 'u', [0x17] = 'u', [0x18] = 'u',
-    [0x19] = 'u', [0x1a] = 'u', [0x1b] = 'u', [0x1c] = 'u', [0x1d] = 'u',
-    [0x1e] = 'u', [0x1f] = 'u', ['"'] = '"', ['\\'] = '\\',
+    [0x00] = 'u', [0x01] = 'u', [0x02] = 'u', [0x03] = 'u',  [0x04] = 'u', [0x05] = 'u',
+    [0x06] = 'u', [0x07] = 'u', [0x08] = 'b', [0x09] = 't',  [0x0a] = 'n', [0x0b] = 'u',
+    [0x0c] = 'f', [0x0d] = 'r', [0x0e] = 'u', [0x0f] = 'u',  [0x10] = 'u', [0x11] = 'u',
+    [0x12] = 'u', [0x13] = 'u', [0x14] = 'u', [0x15] = 'u',  [0x16] = 'u', [0x17] = 'u',
+    [0x18] = 'u', [0x19] = 'u', [0x1a] = 'u', [0x1b] = 'u',  [0x1c] = 'u', [0x1d] = 'u',
+    [0x1e] = 'u', [0x1f] = 'u', ['"'] = '"',  ['\\'] = '\\',
 };
 
 /* ---- string quoting ------------------------------------------------------- */
@@ -71,7 +70,8 @@ static size_t next_escape(const unsigned char *s, size_t i, size_t n)
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
         /* Bytes below 0x20, compared as unsigned by flipping the sign bit. */
         __m128i ctl = _mm_cmplt_epi8(_mm_xor_si128(v, sign), _mm_xor_si128(space, sign));
-        __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)), ctl);
+        __m128i hit =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)), ctl);
         int mask = _mm_movemask_epi8(hit);
         if (mask)
             return i + (size_t)__builtin_ctz((unsigned)mask);

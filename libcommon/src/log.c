@@ -26,7 +26,7 @@
 #include "cm/timefmt.h"
 
 #define SERVICE_MAX 64
-#define TAIL_TRUNC ",\"truncated\":true}\n"
+#define TAIL_TRUNC  ",\"truncated\":true}\n"
 /* One quote to close a cut string, then the longest tail. */
 #define RESERVE (1 + sizeof(TAIL_TRUNC) - 1)
 
@@ -56,7 +56,7 @@ int cm_log_level_parse(const char *s, cm_log_level_t *out)
         const char *name;
         cm_log_level_t level;
     } names[] = {
-        {"debug", CM_LOG_DEBUG}, {"info", CM_LOG_INFO},   {"warn", CM_LOG_WARN},
+        {"debug", CM_LOG_DEBUG},  {"info", CM_LOG_INFO},   {"warn", CM_LOG_WARN},
         {"warning", CM_LOG_WARN}, {"error", CM_LOG_ERROR}, {"off", CM_LOG_OFF},
     };
     for (size_t i = 0; s && i < CM_ARRAY_LEN(names); i++) {

@@ -36,14 +36,13 @@
 #include "cm/common.h"
 #include "cm/err.h"
 
-static const char alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-#define LZ_BITS 6        /* bits per base64 character */
-#define LZ_MAX_PAD 3     /* compressToBase64 adds at most "===" */
-#define LZ_MAX_LITERALS 65536 /* an encoder announces each unit once */
-#define LZ_MAX_UNITS ((size_t)UINT32_MAX - 1)   /* offsets are 32-bit */
-#define LZ_MAX_ENTRIES ((size_t)1 << 31)        /* keeps numBits <= 32 */
+#define LZ_BITS         6                        /* bits per base64 character */
+#define LZ_MAX_PAD      3                        /* compressToBase64 adds at most "===" */
+#define LZ_MAX_LITERALS 65536                    /* an encoder announces each unit once */
+#define LZ_MAX_UNITS    ((size_t)UINT32_MAX - 1) /* offsets are 32-bit */
+#define LZ_MAX_ENTRIES  ((size_t)1 << 31)        /* keeps numBits <= 32 */
 #define LZ_MAX_COMPRESS ((size_t)1 << 30)
 
 /* Grows *arr (of elem-sized items) to hold need items, doubling but never
@@ -350,7 +349,8 @@ static uint32_t trie_add(lzc_t *c, uint32_t parent, uint16_t unit, bool pending)
 {
     if ((c->nnodes + 1) * 2 > c->nslots)
         rehash(c);
-    grow((void **)&c->nodes, &c->nodes_cap, c->nnodes + 1, SIZE_MAX / sizeof *c->nodes, sizeof *c->nodes);
+    grow((void **)&c->nodes, &c->nodes_cap, c->nnodes + 1, SIZE_MAX / sizeof *c->nodes,
+         sizeof *c->nodes);
     uint32_t id = (uint32_t)c->nnodes++;
     c->nodes[id] = (node_t){c->next_code++, unit, pending};
     slot_put(c->slots, c->nslots, (uint64_t)parent << 16 | unit, id);

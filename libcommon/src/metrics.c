@@ -106,12 +106,12 @@ void cm_metrics_free(cm_metrics_t *m)
 }
 
 /* Makes room for one more element in a (pointer, count, capacity) array. */
-#define GROW(arr, n, cap)                                             \
-    do {                                                              \
-        if ((n) == (cap)) {                                           \
-            (cap) = (cap) ? (cap) * 2 : 8;                            \
-            (arr) = cm_xrealloc((arr), (cap) * sizeof(*(arr)));       \
-        }                                                             \
+#define GROW(arr, n, cap)                                                                          \
+    do {                                                                                           \
+        if ((n) == (cap)) {                                                                        \
+            (cap) = (cap) ? (cap)*2 : 8;                                                           \
+            (arr) = cm_xrealloc((arr), (cap) * sizeof(*(arr)));                                    \
+        }                                                                                          \
     } while (0)
 
 static family_t *family_get(cm_metrics_t *m, const char *name, const char *help, kind_t kind)
@@ -189,11 +189,26 @@ cm_histogram_t *cm_metrics_histogram(cm_metrics_t *m, const char *name, const ch
 
 /* ---- updates ------------------------------------------------------------- */
 
-void cm_counter_add(cm_counter_t *c, uint64_t n) { c->value += n; }
-uint64_t cm_counter_value(const cm_counter_t *c) { return c->value; }
-void cm_gauge_set(cm_gauge_t *g, double v) { g->value = v; }
-void cm_gauge_add(cm_gauge_t *g, double v) { g->value += v; }
-double cm_gauge_value(const cm_gauge_t *g) { return g->value; }
+void cm_counter_add(cm_counter_t *c, uint64_t n)
+{
+    c->value += n;
+}
+uint64_t cm_counter_value(const cm_counter_t *c)
+{
+    return c->value;
+}
+void cm_gauge_set(cm_gauge_t *g, double v)
+{
+    g->value = v;
+}
+void cm_gauge_add(cm_gauge_t *g, double v)
+{
+    g->value += v;
+}
+double cm_gauge_value(const cm_gauge_t *g)
+{
+    return g->value;
+}
 
 void cm_histogram_observe(cm_histogram_t *h, double v)
 {
@@ -251,8 +266,8 @@ static void put_help(cm_buf_t *out, const family_t *f)
 }
 
 /* name[suffix]{labels[,le="x"]} */
-static void put_series_name(cm_buf_t *out, const char *name, const char *suffix,
-                            const char *labels, const char *le)
+static void put_series_name(cm_buf_t *out, const char *name, const char *suffix, const char *labels,
+                            const char *le)
 {
     cm_buf_append_cstr(out, name);
     cm_buf_append_cstr(out, suffix);
@@ -301,9 +316,7 @@ static void put_family(cm_buf_t *out, const family_t *f)
             put_series_name(out, f->name, "", s->labels, NULL);
             cm_buf_appendf(out, " %s\n", num);
             break;
-        case KIND_HISTOGRAM:
-            put_histogram(out, f->name, s);
-            break;
+        case KIND_HISTOGRAM: put_histogram(out, f->name, s); break;
         }
     }
 }

@@ -24,13 +24,13 @@
 #include "cm/log.h"
 #include "queue_internal.h"
 
-#define SLICE_NS (3 * 1000 * 1000) /* production per loop iteration */
-#define SLICE_CHECK_EVERY 64       /* messages between clock reads */
-#define BREAKER_FAILURES 5         /* consecutive failed messages that open it */
-#define BREAKER_COOLDOWN_MS 1000
+#define SLICE_NS                (3 * 1000 * 1000) /* production per loop iteration */
+#define SLICE_CHECK_EVERY       64                /* messages between clock reads */
+#define BREAKER_FAILURES        5                 /* consecutive failed messages that open it */
+#define BREAKER_COOLDOWN_MS     1000
 #define BREAKER_COOLDOWN_MAX_MS 8000
-#define DEFAULT_WINDOW 10000
-#define DEFAULT_BACKLOG 250000
+#define DEFAULT_WINDOW          10000
+#define DEFAULT_BACKLOG         250000
 
 enum { BRK_CLOSED, BRK_OPEN, BRK_HALF_OPEN };
 
@@ -69,18 +69,17 @@ void cm__queue_batch_init(cm_queue_t *q, cm_metrics_t *metrics, const char *labe
     q->brk_cooldown = BREAKER_COOLDOWN_MS;
     if (metrics == NULL)
         return;
-    q->m_batches_refused = cm_metrics_counter(metrics, "queue_batches_refused_total",
-                                              "Batches refused at admission (nothing written)",
-                                              labels);
-    q->m_breaker_opened = cm_metrics_counter(metrics, "queue_breaker_opened_total",
-                                             "Times the queue was judged down after failures",
-                                             labels);
+    q->m_batches_refused =
+        cm_metrics_counter(metrics, "queue_batches_refused_total",
+                           "Batches refused at admission (nothing written)", labels);
+    q->m_breaker_opened =
+        cm_metrics_counter(metrics, "queue_breaker_opened_total",
+                           "Times the queue was judged down after failures", labels);
     q->m_waiting = cm_metrics_gauge(metrics, "queue_messages_waiting",
                                     "Messages of admitted batches waiting for room", labels);
 }
 
-void cm__queue_set_window(cm_queue_t *q, size_t capacity, size_t batch_window,
-                          size_t batch_backlog)
+void cm__queue_set_window(cm_queue_t *q, size_t capacity, size_t batch_window, size_t batch_backlog)
 {
     size_t w = batch_window > 0 ? batch_window : DEFAULT_WINDOW;
     q->window = capacity > 0 && capacity < w ? capacity : w;
@@ -96,7 +95,8 @@ static void waiting_add(cm_queue_t *q, ptrdiff_t d)
 
 static bool room(const cm_queue_t *q)
 {
-    return q->in_flight < q->window && (q->window_bytes == 0 || q->in_flight_bytes < q->window_bytes);
+    return q->in_flight < q->window &&
+           (q->window_bytes == 0 || q->in_flight_bytes < q->window_bytes);
 }
 
 static void unlist(cm_queue_batch_t *b)
@@ -250,8 +250,14 @@ int cm_queue_batch(cm_queue_t *q, size_t n, cm_queue_emit_cb emit, cm_queue_batc
         return CM_EAGAIN;
     }
     cm_queue_batch_t *b = cm_xcalloc(1, sizeof(*b));
-    *b = (cm_queue_batch_t){.prev = q->wait_tail, .q = q, .n = n, .emit = emit, .done = done,
-                            .ud = ud, .listed = true, .probe = probe};
+    *b = (cm_queue_batch_t){.prev = q->wait_tail,
+                            .q = q,
+                            .n = n,
+                            .emit = emit,
+                            .done = done,
+                            .ud = ud,
+                            .listed = true,
+                            .probe = probe};
     *(q->wait_tail ? &q->wait_tail->next : &q->wait_head) = b;
     q->wait_tail = b;
     waiting_add(q, (ptrdiff_t)n);

@@ -87,13 +87,13 @@ struct cm_queue {
     size_t waiting;      /* messages of admitted batches not yet produced */
     cm_queue_batch_t *wait_head, *wait_tail;
     uv_idle_t pump;
-    int handles_open;    /* close_timer + pump */
+    int handles_open; /* close_timer + pump */
     /* Circuit breaker (queue_batch.c). */
     int brk_state;
-    unsigned brk_fails;     /* consecutive failures */
-    uint64_t brk_until;     /* uv_now() when an open breaker lets a probe through */
-    uint64_t brk_cooldown;  /* the next open period, ms */
-    bool brk_probe_out;     /* half-open: the probe batch is under way */
+    unsigned brk_fails;    /* consecutive failures */
+    uint64_t brk_until;    /* uv_now() when an open breaker lets a probe through */
+    uint64_t brk_cooldown; /* the next open period, ms */
+    bool brk_probe_out;    /* half-open: the probe batch is under way */
     cm_counter_t *m_batches_refused, *m_breaker_opened;
     cm_gauge_t *m_waiting;
 };

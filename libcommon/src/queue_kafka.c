@@ -76,10 +76,10 @@
 #include "queue_internal.h"
 
 #define DEFAULT_MESSAGE_TIMEOUT_MS 10000
-#define DEFAULT_MESSAGE_MAX_BYTES 1000000
-#define STATS_INTERVAL_MS "1000"
-#define RECONNECT_BACKOFF_MAX_MS "1000"
-#define REFUSAL_LOG_INTERVAL_MS 1000
+#define DEFAULT_MESSAGE_MAX_BYTES  1000000
+#define STATS_INTERVAL_MS          "1000"
+#define RECONNECT_BACKOFF_MAX_MS   "1000"
+#define REFUSAL_LOG_INTERVAL_MS    1000
 
 typedef struct {
     cm_queue_t base; /* first: the ops receive &base */
@@ -89,12 +89,12 @@ typedef struct {
     uv_poll_t poll;
     cm_strset_t *topics; /* name -> rd_kafka_topic_t *, see topic_of() */
     uv_work_t destroy_work;
-    bool destroying; /* set before the destroy work is queued */
+    bool destroying;        /* set before the destroy work is queued */
     uint64_t destroy_start; /* uv_hrtime(), for the log */
-    bool up;         /* usable at the last news: see on_stats() */
-    bool brokers_down; /* the last news: no broker connection is up */
-    const char *down_why; /* static text: why not, for cm_queue_ready() */
-    bool idempotent; /* enable.idempotence as finally configured */
+    bool up;                /* usable at the last news: see on_stats() */
+    bool brokers_down;      /* the last news: no broker connection is up */
+    const char *down_why;   /* static text: why not, for cm_queue_ready() */
+    bool idempotent;        /* enable.idempotence as finally configured */
     bool fatal;
     char fatal_reason[256];
     uint64_t last_refusal_log; /* uv_now() of the last logged refusal */
@@ -123,17 +123,13 @@ static const uint64_t wake_payload = 1;
 static int status_of(rd_kafka_resp_err_t err)
 {
     switch (err) {
-    case RD_KAFKA_RESP_ERR_NO_ERROR:
-        return 0;
+    case RD_KAFKA_RESP_ERR_NO_ERROR: return 0;
     case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
-    case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE:
-        return CM_ETOOBIG;
+    case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE: return CM_ETOOBIG;
     case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
     case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
-    case RD_KAFKA_RESP_ERR__TIMED_OUT:
-        return CM_ETIMEDOUT;
-    default:
-        return CM_EIO;
+    case RD_KAFKA_RESP_ERR__TIMED_OUT: return CM_ETIMEDOUT;
+    default: return CM_EIO;
     }
 }
 
@@ -164,8 +160,7 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
         set_up(k, true, NULL);
     }
     /* rd_kafka_err2str() is static text for every code librdkafka knows. */
-    cm__queue_complete(m->_private, status_of(m->err),
-                       m->err ? rd_kafka_err2str(m->err) : NULL);
+    cm__queue_complete(m->_private, status_of(m->err), m->err ? rd_kafka_err2str(m->err) : NULL);
 }
 
 static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
@@ -178,8 +173,8 @@ static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
         char why[160];
         rd_kafka_resp_err_t orig = rd_kafka_fatal_error(rk, why, sizeof(why));
         k->fatal = true;
-        snprintf(k->fatal_reason, sizeof(k->fatal_reason), "%.64s: %s",
-                 rd_kafka_err2name(orig), why);
+        snprintf(k->fatal_reason, sizeof(k->fatal_reason), "%.64s: %s", rd_kafka_err2name(orig),
+                 why);
         cm_log(CM_LOG_ERROR, NULL, "queue kafka: fatal producer error: %s", k->fatal_reason);
         return;
     }
@@ -233,8 +228,10 @@ static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char 
         fprintf(stderr, "librdkafka %s: %s\n", fac, buf);
         return;
     }
-    cm_log_level_t lv = level <= 3 ? CM_LOG_ERROR : level == 4 ? CM_LOG_WARN
-                      : level <= 6 ? CM_LOG_INFO : CM_LOG_DEBUG;
+    cm_log_level_t lv = level <= 3   ? CM_LOG_ERROR
+                        : level == 4 ? CM_LOG_WARN
+                        : level <= 6 ? CM_LOG_INFO
+                                     : CM_LOG_DEBUG;
     cm_log(lv, NULL, "queue kafka: %s: %s", fac, buf);
 }
 
@@ -258,14 +255,10 @@ static void on_poll(uv_poll_t *h, int status, int events)
 static int sync_status(rd_kafka_resp_err_t err)
 {
     switch (err) {
-    case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
-        return CM_ETOOBIG;
-    case RD_KAFKA_RESP_ERR__QUEUE_FULL:
-        return CM_EAGAIN;
-    case RD_KAFKA_RESP_ERR__INVALID_ARG:
-        return CM_EINVAL;
-    default:
-        return CM_EIO;
+    case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE: return CM_ETOOBIG;
+    case RD_KAFKA_RESP_ERR__QUEUE_FULL: return CM_EAGAIN;
+    case RD_KAFKA_RESP_ERR__INVALID_ARG: return CM_EINVAL;
+    default: return CM_EIO;
     }
 }
 
@@ -325,8 +318,7 @@ static void produce_pending(kq_t *k, pending_t p)
     vu[n++] = (rd_kafka_vu_t){.vtype = RD_KAFKA_VTYPE_RKT, .u.rkt = p.rkt};
     vu[n++] = (rd_kafka_vu_t){.vtype = RD_KAFKA_VTYPE_VALUE, .u.mem = {p.block, p.vlen}};
     if (p.klen > 0) /* no key: the partitioner picks a random partition */
-        vu[n++] = (rd_kafka_vu_t){.vtype = RD_KAFKA_VTYPE_KEY,
-                                  .u.mem = {p.block + p.vlen, p.klen}};
+        vu[n++] = (rd_kafka_vu_t){.vtype = RD_KAFKA_VTYPE_KEY, .u.mem = {p.block + p.vlen, p.klen}};
     if (p.hdrs != NULL)
         vu[n++] = (rd_kafka_vu_t){.vtype = RD_KAFKA_VTYPE_HEADERS, .u.headers = p.hdrs};
     vu[n++] = (rd_kafka_vu_t){.vtype = RD_KAFKA_VTYPE_MSGFLAGS, .u.i = RD_KAFKA_MSG_F_FREE};
@@ -550,8 +542,7 @@ static int build_conf(rd_kafka_conf_t *conf, const cm_queue_kafka_opts_t *o)
                        o->message_timeout_ms > 0 ? o->message_timeout_ms
                                                  : DEFAULT_MESSAGE_TIMEOUT_MS);
     rc |= conf_set_int(conf, "message.max.bytes",
-                       o->message_max_bytes > 0 ? o->message_max_bytes
-                                                : DEFAULT_MESSAGE_MAX_BYTES);
+                       o->message_max_bytes > 0 ? o->message_max_bytes : DEFAULT_MESSAGE_MAX_BYTES);
     rc |= conf_set(conf, "partitioner", "murmur2_random");
     if (o->queue_buffering_max_kbytes > 0)
         rc |= conf_set_int(conf, "queue.buffering.max.kbytes", o->queue_buffering_max_kbytes);
@@ -659,8 +650,8 @@ int cm_queue_kafka_new(uv_loop_t *loop, const cm_queue_kafka_opts_t *opts, cm_qu
                     strcmp(idem, "true") == 0;
     char maxb[24];
     size_t maxb_len = sizeof(maxb);
-    k->max_bytes = rd_kafka_conf_get(rd_kafka_conf(k->rk), "message.max.bytes", maxb,
-                                     &maxb_len) == RD_KAFKA_CONF_OK
+    k->max_bytes = rd_kafka_conf_get(rd_kafka_conf(k->rk), "message.max.bytes", maxb, &maxb_len) ==
+                           RD_KAFKA_CONF_OK
                        ? (size_t)strtoull(maxb, NULL, 10)
                        : DEFAULT_MESSAGE_MAX_BYTES;
     if (attach_loop(k, loop) != 0) {

@@ -30,9 +30,9 @@
 #include "queue_internal.h"
 
 #define DEFAULT_MAX_MESSAGE_BYTES 1000000
-#define DEFAULT_MAX_IN_FLIGHT 100000
-#define FIXED_ARGS 11 /* XADD topic MAXLEN ~ n * key k value v (+1 spare) */
-#define ERROR_LOG_INTERVAL_MS 1000
+#define DEFAULT_MAX_IN_FLIGHT     100000
+#define FIXED_ARGS                11 /* XADD topic MAXLEN ~ n * key k value v (+1 spare) */
+#define ERROR_LOG_INTERVAL_MS     1000
 
 static const char err_reply[] = "redis error reply";
 static const char err_unexpected[] = "unexpected reply from redis";

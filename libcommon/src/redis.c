@@ -4,10 +4,9 @@
  * Design
  * ------
  * One hiredis async context at a time, driven by our libuv adapter
- * (redis_uv.c: one write per loop iteration), plus two timers of our own, because hiredis 0.14 has neither a connect
- * timeout nor a command timeout:
- *   conn_timer  IDLE: waits out the backoff; connecting: the deadline of
- *               resolve + connect + handshake (AUTH, SELECT, PING) and, for
+ * (redis_uv.c: one write per loop iteration), plus two timers of our own, because hiredis 0.14 has
+ * neither a connect timeout nor a command timeout: conn_timer  IDLE: waits out the backoff;
+ * connecting: the deadline of resolve + connect + handshake (AUTH, SELECT, PING) and, for
  *               subscribers, of the SUBSCRIBE confirmations;
  *   cmd_timer   set for the deadline of the OLDEST pending command. Replies
  *               come back in order, so when it fires it only looks at the
@@ -75,8 +74,8 @@ const char cm_redis_err_invalid[] = "invalid command";
 
 #define DEFAULT_CONNECT_TIMEOUT_MS 1000
 #define DEFAULT_COMMAND_TIMEOUT_MS 1000
-#define DEFAULT_BACKOFF_MIN_MS 50
-#define DEFAULT_BACKOFF_MAX_MS 5000
+#define DEFAULT_BACKOFF_MIN_MS     50
+#define DEFAULT_BACKOFF_MAX_MS     5000
 
 typedef enum {
     ST_IDLE,        /* no context; conn_timer waits out the backoff */
@@ -215,11 +214,11 @@ static void conn_lost(cm_redis_t *r, const char *why)
         r->stats.connect_failures++;
         /* One warning per streak of failures: retries run every few seconds. */
         if (r->fail_streak++ == 0)
-            cm_log(CM_LOG_WARN, NULL, "redis %s: cannot connect to %s:%d: %s (retrying)",
-                   r->name, r->host, r->port, why);
-        else
-            cm_log(CM_LOG_DEBUG, NULL, "redis %s: cannot connect to %s:%d: %s", r->name,
+            cm_log(CM_LOG_WARN, NULL, "redis %s: cannot connect to %s:%d: %s (retrying)", r->name,
                    r->host, r->port, why);
+        else
+            cm_log(CM_LOG_DEBUG, NULL, "redis %s: cannot connect to %s:%d: %s", r->name, r->host,
+                   r->port, why);
     }
     schedule_retry(r);
     if (was_ready && r->on_disconnect != NULL)
@@ -450,9 +449,7 @@ static void on_conn_timer(uv_timer_t *t)
     cm_redis_t *r = t->data;
 
     switch (r->state) {
-    case ST_IDLE:
-        conn_start(r);
-        break;
+    case ST_IDLE: conn_start(r); break;
     case ST_RESOLVING:
         resolve_abandon(r);
         conn_lost(r, "connect timeout (resolving)");
@@ -463,8 +460,7 @@ static void on_conn_timer(uv_timer_t *t)
         conn_release(r);
         conn_lost(r, "connect timeout");
         break;
-    default:
-        break;
+    default: break;
     }
 }
 

@@ -20,9 +20,9 @@
 #include "cm/common.h"
 #include "cm/err.h"
 
-#define SCHEME "redis://"
+#define SCHEME       "redis://"
 #define DEFAULT_PORT 6379
-#define MAX_DB 65535 /* far above any "databases" setting in use */
+#define MAX_DB       65535 /* far above any "databases" setting in use */
 
 /* Copies [p, p+n) with %XX decoded; NULL on a malformed escape or a NUL. */
 static char *pct_decode(const char *p, size_t n)
@@ -68,8 +68,8 @@ static bool host_char_ok(char c, bool bracketed)
     if (bracketed)
         return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
                c == ':' || c == '.';
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           c == '-' || c == '.' || c == '_';
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' ||
+           c == '.' || c == '_';
 }
 
 /* "user:password", ":password" or "" (then no AUTH). */

@@ -26,8 +26,7 @@ void cm_rediskeys_person(cm_buf_t *key, cm_slice_t project_id, cm_slice_t distin
     cm_buf_append_slice(key, distinct_id);
 }
 
-void cm_rediskeys_group(cm_buf_t *key, cm_slice_t project_id, cm_slice_t type,
-                        cm_slice_t group_key)
+void cm_rediskeys_group(cm_buf_t *key, cm_slice_t project_id, cm_slice_t type, cm_slice_t group_key)
 {
     cm_buf_reset(key);
     cm_buf_append_cstr(key, "groups:");

@@ -43,8 +43,10 @@ int cm_service_config(const char *name, int argc, char **argv, const cm_cfg_key_
     }
     if (common && cm_service_parse_trusted_proxies(common->trusted_proxies_text,
                                                    &common->trusted_proxies) != CM_OK) {
-        fprintf(stderr, "%s: configuration: trusted proxies: \"%s\" is not all, a count "
-                        "(0-64) or a boolean\n", name, common->trusted_proxies_text);
+        fprintf(stderr,
+                "%s: configuration: trusted proxies: \"%s\" is not all, a count "
+                "(0-64) or a boolean\n",
+                name, common->trusted_proxies_text);
         cm_config_free(keys, nkeys, cfg);
         return CM_EINVAL;
     }

@@ -63,9 +63,9 @@ static int64_t days_from_civil(int y, int m, int d)
 {
     y -= m <= 2;
     int64_t era = floor_div(y, 400);
-    int64_t yoe = y - era * 400;                       /* 0..399 */
+    int64_t yoe = y - era * 400;                                  /* 0..399 */
     int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1; /* 0..365 */
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy; /* 0..146096 */
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;          /* 0..146096 */
     return era * 146097 + doe - 719468;
 }
 
@@ -88,11 +88,20 @@ typedef struct {
     const char *p, *end;
 } cursor_t;
 
-static bool at_end(const cursor_t *c) { return c->p == c->end; }
+static bool at_end(const cursor_t *c)
+{
+    return c->p == c->end;
+}
 
-static bool peek_is(const cursor_t *c, char ch) { return c->p < c->end && *c->p == ch; }
+static bool peek_is(const cursor_t *c, char ch)
+{
+    return c->p < c->end && *c->p == ch;
+}
 
-static bool is_digit(char ch) { return ch >= '0' && ch <= '9'; }
+static bool is_digit(char ch)
+{
+    return ch >= '0' && ch <= '9';
+}
 
 /* Exactly n digits. */
 static bool take_num(cursor_t *c, int n, int *out)
@@ -159,8 +168,7 @@ static bool take_time(cursor_t *c, int64_t *us)
 {
     int hh, mm, ss = 0;
     int64_t frac = 0;
-    if (!take_num(c, 2, &hh) || hh > 23 || !take_char(c, ':') || !take_num(c, 2, &mm) ||
-        mm > 59)
+    if (!take_num(c, 2, &hh) || hh > 23 || !take_char(c, ':') || !take_num(c, 2, &mm) || mm > 59)
         return false;
     if (take_char(c, ':')) {
         if (!take_num(c, 2, &ss) || ss > 59)

@@ -31,7 +31,7 @@
 #include "cm/hex.h"
 #include "cm/timefmt.h"
 
-#define POOL_SIZE 4096 /* one getrandom() per few hundred UUIDs */
+#define POOL_SIZE 4096                      /* one getrandom() per few hundred UUIDs */
 #define V7_MAX_MS ((int64_t)0xffffffffffff) /* 48 bits */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -83,8 +83,14 @@ static void os_fill(void *buf, size_t n)
     }
 }
 
-static void atfork_prepare(void) { pthread_mutex_lock(&lock); }
-static void atfork_parent(void) { pthread_mutex_unlock(&lock); }
+static void atfork_prepare(void)
+{
+    pthread_mutex_lock(&lock);
+}
+static void atfork_parent(void)
+{
+    pthread_mutex_unlock(&lock);
+}
 static void atfork_child(void)
 {
     pool_left = 0;

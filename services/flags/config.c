@@ -19,7 +19,8 @@ const cm_cfg_key_t flg_config_keys[] = {
      "MaxMind DB (City) for $geoip_* properties; empty = no GeoIP", 0},
     {"FLAGS_REGEX_BUDGET", CM_CFG_DURATION, F(regex_budget_ms), "20ms", 0, 10000,
      "regex matching time one /flags request may spend; then its remaining regex conditions "
-     "are errors (0 = no budget)", 0},
+     "are errors (0 = no budget)",
+     0},
 };
 
 const size_t flg_config_nkeys = CM_ARRAY_LEN(flg_config_keys);

@@ -74,9 +74,10 @@ static void make_metrics(void)
 
 static int start(void)
 {
-    cm_redis_opts_t tables = {.url = ctx.cfg.svc.redis_url, .name = "redis-tables",
-                              .command_timeout_ms = 10000};
-    cm_redis_opts_t persons = {.url = ctx.cfg.svc.redis_url, .name = "redis-persons",
+    cm_redis_opts_t tables = {
+        .url = ctx.cfg.svc.redis_url, .name = "redis-tables", .command_timeout_ms = 10000};
+    cm_redis_opts_t persons = {.url = ctx.cfg.svc.redis_url,
+                               .name = "redis-persons",
                                .command_timeout_ms = (int)ctx.cfg.person_timeout_ms};
     if (cm_redis_new(ctx.loop, &tables, &tables_redis) != 0 ||
         cm_redis_new(ctx.loop, &persons, &ctx.redis) != 0) {
@@ -85,8 +86,8 @@ static int start(void)
     }
     if (ctx.cfg.geoip_db[0] != '\0' && flg_geoip_open(ctx.cfg.geoip_db, &ctx.geoip) != 0)
         return CM_EIO;
-    ctx.store = flg_store_new(ctx.loop, tables_redis, &tables, (uint64_t)ctx.cfg.refresh_ms,
-                              ctx.metrics);
+    ctx.store =
+        flg_store_new(ctx.loop, tables_redis, &tables, (uint64_t)ctx.cfg.refresh_ms, ctx.metrics);
     cm_http_server_opts_t ho;
     cm_http_server_opts_init(&ho);
     ho.max_body_bytes = ctx.cfg.svc.max_body;
@@ -105,8 +106,8 @@ static int start(void)
 int main(int argc, char **argv)
 {
     bool printed;
-    if (cm_service_config("flags", argc, argv, flg_config_keys, flg_config_nkeys, &ctx.cfg, &ctx.cfg.svc,
-                          &printed) != CM_OK ||
+    if (cm_service_config("flags", argc, argv, flg_config_keys, flg_config_nkeys, &ctx.cfg,
+                          &ctx.cfg.svc, &printed) != CM_OK ||
         (!printed && cm_service_init("flags", ctx.cfg.svc.log_level) != CM_OK))
         return 2; /* bad configuration, reported */
     if (printed)

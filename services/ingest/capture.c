@@ -33,9 +33,9 @@
 
 /* Bodies above this are decoded and built off the loop: about 1 ms of
  * work on the loop; below it the thread pool's round trip costs more. */
-#define OFFLOAD_MIN_BYTES (16 * 1024)
+#define OFFLOAD_MIN_BYTES   (16 * 1024)
 #define OFFLOAD_FREE_EVENTS 5000
-#define LOG_INTERVAL_MS 1000
+#define LOG_INTERVAL_MS     1000
 
 typedef struct {
     ing_ctx_t *ctx;
@@ -94,8 +94,8 @@ static void refuse(capture_t *c, const char *why)
     cm_counter_inc(ctx->requests_refused);
     if (cm_log_limit(&ctx->refusal_log, uv_now(ctx->loop), LOG_INTERVAL_MS, &skipped))
         cm_log(CM_LOG_WARN, cm_http_req_id(c->req),
-               "capture refused, nothing written: %s (%llu more refused since the last line)",
-               why, (unsigned long long)skipped);
+               "capture refused, nothing written: %s (%llu more refused since the last line)", why,
+               (unsigned long long)skipped);
     cm_fmt_uint64(secs, (cm_queue_retry_after_ms(ctx->queue) + 999) / 1000);
     cm_http_res_header(c->req, "Retry-After", secs);
     cm_api_error_t e;

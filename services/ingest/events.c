@@ -181,9 +181,7 @@ static void stringify_id(cm_json_t v, cm_buf_t *scratch, cm_buf_t *out)
             append_capped(out, s, ING_MAX_DISTINCT_ID_CHARS);
         break;
     case CM_JSON_NUMBER:
-    case CM_JSON_BOOL:
-        append_capped(out, cm_json_raw(v), ING_MAX_DISTINCT_ID_CHARS);
-        break;
+    case CM_JSON_BOOL: append_capped(out, cm_json_raw(v), ING_MAX_DISTINCT_ID_CHARS); break;
     case CM_JSON_ARRAY:
     case CM_JSON_OBJECT: {
         cm_json_writer_t w;
@@ -192,8 +190,7 @@ static void stringify_id(cm_json_t v, cm_buf_t *scratch, cm_buf_t *out)
         append_capped(out, cm_buf_slice(scratch), ING_MAX_DISTINCT_ID_CHARS);
         break;
     }
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -236,12 +233,14 @@ static int check_historical(build_t *b, cm_json_t ev, size_t i)
     cm_slice_t raw = cm_json_str_inner(cm_json_get(ev, "timestamp"));
     if (raw.p == NULL || cm_iso8601_parse(raw.p, raw.len, &t) != 0)
         return fail_at(b->err, 400, "historical_timestamp_required", i, ".timestamp",
-                    "Event at index %zu: a historical migration needs an ISO-8601 timestamp on "
-                    "every event.", i);
+                       "Event at index %zu: a historical migration needs an ISO-8601 timestamp on "
+                       "every event.",
+                       i);
     if (t > b->req->now_us - ING_HISTORICAL_MIN_AGE_US)
         return fail_at(b->err, 400, "historical_timestamp_too_recent", i, ".timestamp",
-                    "Event at index %zu: historical events must be dated at least 48 hours "
-                    "before the import time.", i);
+                       "Event at index %zu: historical events must be dated at least 48 hours "
+                       "before the import time.",
+                       i);
     return 0;
 }
 

@@ -22,17 +22,17 @@
 #include "cm/timefmt.h"
 #include "cm/uuid.h"
 
-#define ING_MAX_TOKEN 64
+#define ING_MAX_TOKEN             64
 #define ING_MAX_DISTINCT_ID_CHARS 200
 #define ING_HISTORICAL_MIN_AGE_US (48LL * 3600 * 1000000)
-#define ING_FUTURE_CLAMP_US (23LL * 3600 * 1000000)
+#define ING_FUTURE_CLAMP_US       (23LL * 3600 * 1000000)
 
 typedef struct {
-    int64_t now_us;          /* receive time */
-    const char *ip;          /* client address, as it goes into the message */
-    int64_t query_sent_at_us;/* from ?_= or ?sent_at= (ms); 0 when absent */
-    bool engage;             /* /engage: an object without `event` is $identify */
-    size_t max_event_bytes;  /* one serialized CapturedEvent at most */
+    int64_t now_us;           /* receive time */
+    const char *ip;           /* client address, as it goes into the message */
+    int64_t query_sent_at_us; /* from ?_= or ?sent_at= (ms); 0 when absent */
+    bool engage;              /* /engage: an object without `event` is $identify */
+    size_t max_event_bytes;   /* one serialized CapturedEvent at most */
 } ing_request_t;
 
 typedef struct {

@@ -39,7 +39,7 @@ typedef struct {
     ing_config_t cfg;
     uv_loop_t *loop;
     cm_metrics_t *metrics;
-    cm_redis_t *redis;       /* NULL when REDIS_URL is empty */
+    cm_redis_t *redis; /* NULL when REDIS_URL is empty */
     cm_queue_t *queue;
     ing_registry_t *registry;
     cm_http_server_t *http;

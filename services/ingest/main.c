@@ -108,8 +108,8 @@ static void make_metrics(void)
     ctx.events_failed = cm_metrics_counter(ctx.metrics, "ingest_events_failed_total",
                                            "Events the queue refused or timed out", NULL);
     ctx.events_quota_dropped =
-        cm_metrics_counter(ctx.metrics, "ingest_events_dropped_total",
-                           "Events dropped on purpose", "reason=\"quota_limited\"");
+        cm_metrics_counter(ctx.metrics, "ingest_events_dropped_total", "Events dropped on purpose",
+                           "reason=\"quota_limited\"");
     ctx.events_filtered = cm_metrics_counter(ctx.metrics, "ingest_events_dropped_total",
                                              "Events dropped on purpose", "reason=\"filtered\"");
     ctx.requests_rejected = cm_metrics_counter(ctx.metrics, "ingest_requests_rejected_total",
@@ -132,8 +132,8 @@ static int start(void)
     }
     if (make_queue() != 0)
         return CM_EINVAL;
-    ctx.registry = ing_registry_new(ctx.loop, ctx.redis, (uint64_t)ctx.cfg.registry_refresh_ms,
-                                    ctx.metrics);
+    ctx.registry =
+        ing_registry_new(ctx.loop, ctx.redis, (uint64_t)ctx.cfg.registry_refresh_ms, ctx.metrics);
     cm_http_server_opts_t ho;
     cm_http_server_opts_init(&ho);
     ho.max_body_bytes = ctx.cfg.svc.max_body;
@@ -151,8 +151,8 @@ static int start(void)
 int main(int argc, char **argv)
 {
     bool printed;
-    if (cm_service_config("ingest", argc, argv, ing_config_keys, ing_config_nkeys, &ctx.cfg, &ctx.cfg.svc,
-                          &printed) != CM_OK ||
+    if (cm_service_config("ingest", argc, argv, ing_config_keys, ing_config_nkeys, &ctx.cfg,
+                          &ctx.cfg.svc, &printed) != CM_OK ||
         (!printed && cm_service_init("ingest", ctx.cfg.svc.log_level) != CM_OK))
         return 2; /* bad configuration, reported */
     if (printed)

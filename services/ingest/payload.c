@@ -46,11 +46,12 @@ static int replace(ing_payload_t *p, cm_buf_t *fresh)
 /* soft: the payload only looked like base64, so failing to decode it
  * leaves it as it was (a size overrun is still an error). decoded (may be
  * NULL) tells whether the payload was replaced by its decoding. */
-static int decode_base64(ing_payload_t *p, size_t max, bool soft, bool *decoded, cm_api_error_t *err)
+static int decode_base64(ing_payload_t *p, size_t max, bool soft, bool *decoded,
+                         cm_api_error_t *err)
 {
     cm_buf_t out = CM_BUF_INIT;
-    int rc = cm_base64_decode(p->json.p, p->json.len, CM_B64_STD | CM_B64_URL | CM_B64_SPACE, max,
-                              &out);
+    int rc =
+        cm_base64_decode(p->json.p, p->json.len, CM_B64_STD | CM_B64_URL | CM_B64_SPACE, max, &out);
     if (rc != 0) {
         cm_buf_free(&out);
         if (soft && rc == CM_EINVAL)
@@ -171,8 +172,8 @@ static int read_form(ing_payload_t *p, hint_t *hint, cm_api_error_t *err)
     return replace(p, &data);
 }
 
-int ing_payload_extract(cm_http_req_t *req, bool legacy_path, size_t max_decoded,
-                        ing_payload_t *p, cm_api_error_t *err)
+int ing_payload_extract(cm_http_req_t *req, bool legacy_path, size_t max_decoded, ing_payload_t *p,
+                        cm_api_error_t *err)
 {
     hint_t hint = HINT_NONE;
     cm_buf_t qdata = CM_BUF_INIT;

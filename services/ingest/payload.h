@@ -27,10 +27,10 @@
 #include "events.h"
 
 typedef struct {
-    cm_slice_t json;        /* the decoded payload (points into storage or the request) */
-    cm_buf_t storage;       /* owned bytes json may point into */
-    int64_t sent_at_us;     /* from ?_= / ?sent_at= in ms (0 if absent or implausible) */
-    bool beacon;            /* ?beacon=1: answer 204 */
+    cm_slice_t json;    /* the decoded payload (points into storage or the request) */
+    cm_buf_t storage;   /* owned bytes json may point into */
+    int64_t sent_at_us; /* from ?_= / ?sent_at= in ms (0 if absent or implausible) */
+    bool beacon;        /* ?beacon=1: answer 204 */
 } ing_payload_t;
 
 int ing_payload_extract(cm_http_req_t *req, bool legacy_path, size_t max_decoded,

@@ -21,7 +21,6 @@
 #include "cm/metrics.h"
 #include "cm/redis.h"
 
-
 typedef struct ing_registry ing_registry_t;
 
 typedef enum { ING_TOKEN_KNOWN, ING_TOKEN_UNKNOWN, ING_TOKEN_UNCHECKED } ing_token_state_t;

@@ -14,10 +14,10 @@
 
 #define MAX_OUT ((size_t)1 << 20)
 
-#define CHECK(c) \
-    do { \
-        if (!(c)) \
-            abort(); \
+#define CHECK(c)                                                                                   \
+    do {                                                                                           \
+        if (!(c))                                                                                  \
+            abort();                                                                               \
     } while (0)
 
 /* Length of s without its trailing '=' run. */

@@ -12,10 +12,10 @@
 #include "cm/err.h"
 #include "cm/form.h"
 
-#define CHECK(c) \
-    do { \
-        if (!(c)) \
-            abort(); \
+#define CHECK(c)                                                                                   \
+    do {                                                                                           \
+        if (!(c))                                                                                  \
+            abort();                                                                               \
     } while (0)
 
 static void check_slice(cm_slice_t s, const char *p, size_t n)

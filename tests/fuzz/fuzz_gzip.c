@@ -15,10 +15,10 @@
 
 #define MAX_OUT ((size_t)1 << 20)
 
-#define CHECK(c) \
-    do { \
-        if (!(c)) \
-            abort(); \
+#define CHECK(c)                                                                                   \
+    do {                                                                                           \
+        if (!(c))                                                                                  \
+            abort();                                                                               \
     } while (0)
 
 static void roundtrip(const void *p, size_t n, int level)

@@ -38,7 +38,7 @@
 #include "cm/log.h"
 #include "fuzz_net.h"
 
-#define BIG_BODY (192 * 1024) /* above the socket buffer: the writer queues */
+#define BIG_BODY    (192 * 1024) /* above the socket buffer: the writer queues */
 #define MAX_PENDING 64
 
 static uv_loop_t *loop;
@@ -179,8 +179,8 @@ static void puts_(stream_t *s, const char *str)
 }
 
 static const char *const paths[] = {"/sync", "/timer", "/idle", "/big", "/nowhere", "/sync?q=1"};
-static const char *const versions[] = {" HTTP/1.1", " HTTP/1.1", " HTTP/1.0", "", " HTTP/2.0",
-                                       " HTTP/1.2", " HTTP/0.9", " HTTP/1.1"};
+static const char *const versions[] = {" HTTP/1.1", " HTTP/1.1", " HTTP/1.0", "",
+                                       " HTTP/2.0", " HTTP/1.2", " HTTP/0.9", " HTTP/1.1"};
 static const char *const methods[] = {"GET", "HEAD", "OPTIONS", "DELETE"};
 
 static void request_line(stream_t *s, const char *method, cursor_t *c)
@@ -201,7 +201,10 @@ static void connection(stream_t *s, cursor_t *c)
     case 1: puts_(s, "Connection: keep-alive\r\n"); break;
     case 2: puts_(s, "Connection: close\r\n"); break;
     case 3: puts_(s, "Connection: Upgrade\r\nUpgrade: websocket\r\n"); break;
-    case 4: puts_(s, "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n"); break;
+    case 4:
+        puts_(s, "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: "
+                 "AAMAAABkAAQAoAAAAAIAAAAA\r\n");
+        break;
     case 5: puts_(s, "Upgrade: websocket\r\n"); break;
     case 6: puts_(s, "Expect: 100-continue\r\n"); break;
     }
@@ -241,9 +244,7 @@ static void step(stream_t *s, cursor_t *c)
         }
         puts_(s, "0\r\n\r\n");
         break;
-    case 3:
-        puts_(s, "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n");
-        break;
+    case 3: puts_(s, "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"); break;
     case 4:
         n = take(c) % 64;
         for (unsigned i = 0; i < n && c->p < c->end; i++)
@@ -255,9 +256,7 @@ static void step(stream_t *s, cursor_t *c)
             s->spins[s->ncuts++] = (uint8_t)(take(c) % 8);
         }
         break;
-    case 6:
-        puts_(s, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
-        break;
+    case 6: puts_(s, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"); break;
     case 7:
         request_line(s, "POST", c);
         switch (take(c) % 5) {

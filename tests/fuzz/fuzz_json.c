@@ -20,13 +20,12 @@
 
 #include "cm/json.h"
 
-#define CHECK(cond)                                                       \
-    do {                                                                  \
-        if (!(cond)) {                                                    \
-            fprintf(stderr, "fuzz_json: check failed: %s (line %d)\n",    \
-                    #cond, __LINE__);                                     \
-            abort();                                                      \
-        }                                                                 \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "fuzz_json: check failed: %s (line %d)\n", #cond, __LINE__);           \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 
 static bool same_values(const cm_json_doc_t *a, const cm_json_doc_t *b)
@@ -102,8 +101,7 @@ static void poke(cm_json_t v, cm_buf_t *scratch)
             CHECK(cm_json_exists(cm_json_at(v, cm_json_len(v) - 1)));
         CHECK(!cm_json_exists(cm_json_at(v, cm_json_len(v))));
         break;
-    default:
-        break;
+    default: break;
     }
 }
 

@@ -17,10 +17,10 @@
 
 #define MAX_OUT ((size_t)1 << 20)
 
-#define CHECK(c) \
-    do { \
-        if (!(c)) \
-            abort(); \
+#define CHECK(c)                                                                                   \
+    do {                                                                                           \
+        if (!(c))                                                                                  \
+            abort();                                                                               \
     } while (0)
 
 /* A plain UTF-8 validator, independent of the one under test. */

@@ -24,7 +24,7 @@
 #include "cm/buf.h"
 #include "cm/json.h"
 
-#define BATCHES 4
+#define BATCHES          4
 #define EVENTS_PER_BATCH 50
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -46,10 +46,14 @@ static const char *pick(const char *const *list, size_t n)
 
 static const char *const browsers[] = {"Chrome", "Firefox", "Safari", "Microsoft Edge", "Opera"};
 static const char *const oses[] = {"Mac OS X", "Windows", "Linux", "iOS", "Android"};
-static const char *const paths[] = {"/", "/pricing", "/docs/getting-started", "/blog/2024/launch",
-                                    "/app/insights?tab=trends&interval=day", "/settings/project"};
-static const char *const events[] = {"$pageview", "$autocapture", "$pageleave", "signed_up",
-                                     "$identify", "clicked_button"};
+static const char *const paths[] = {"/",
+                                    "/pricing",
+                                    "/docs/getting-started",
+                                    "/blog/2024/launch",
+                                    "/app/insights?tab=trends&interval=day",
+                                    "/settings/project"};
+static const char *const events[] = {"$pageview", "$autocapture", "$pageleave",
+                                     "signed_up", "$identify",    "clicked_button"};
 /* Already JSON-escaped text, as a browser would send it. */
 static const char *const titles[] = {
     "PostHog \\u2013 Product analytics",
@@ -81,8 +85,10 @@ static void add_properties(cm_buf_t *b, int ev)
              "Gecko) Chrome/124.0.0.0 Safari/537.36");
     cm_buf_appendf(b, "\"$browser_version\":%u,", 100 + rnd(30));
     cm_buf_appendf(b, "\"$browser_language\":\"%s\",", rnd(2) ? "en-US" : "de-DE");
-    cm_buf_appendf(b, "\"$screen_height\":%u,\"$screen_width\":%u,", 700 + rnd(800), 1200 + rnd(1400));
-    cm_buf_appendf(b, "\"$viewport_height\":%u,\"$viewport_width\":%u,", 600 + rnd(600), 1000 + rnd(1200));
+    cm_buf_appendf(b, "\"$screen_height\":%u,\"$screen_width\":%u,", 700 + rnd(800),
+                   1200 + rnd(1400));
+    cm_buf_appendf(b, "\"$viewport_height\":%u,\"$viewport_width\":%u,", 600 + rnd(600),
+                   1000 + rnd(1200));
     str_prop(b, "$lib", "web");
     str_prop(b, "$lib_version", "1.130.2");
     cm_buf_appendf(b, "\"$insert_id\":\"%08x%08x\",", rnd(0x7fffffff), rnd(0x7fffffff));
@@ -106,32 +112,44 @@ static void add_properties(cm_buf_t *b, int ev)
                    rnd(0x7fffffff));
     cm_buf_appendf(b, "\"title\":\"%s\",", PICK(titles));
     cm_buf_appendf(b, "\"$is_identified\":%s,", rnd(2) ? "true" : "false");
-    cm_buf_appendf(b, "\"$process_person_profile\":true,\"$console_log_recording_enabled_server_side\":false,");
+    cm_buf_appendf(
+        b,
+        "\"$process_person_profile\":true,\"$console_log_recording_enabled_server_side\":false,");
     cm_buf_appendf(b, "\"$session_recording_canvas_recording\":{},\"$replay_sample_rate\":null,");
-    cm_buf_appendf(b, "\"$replay_minimum_duration\":null,\"$sdk_debug_retry_queue_size\":%u,", rnd(3));
+    cm_buf_appendf(b, "\"$replay_minimum_duration\":null,\"$sdk_debug_retry_queue_size\":%u,",
+                   rnd(3));
     cm_buf_appendf(b, "\"utm_source\":%s,\"utm_medium\":null,\"utm_campaign\":null,",
                    rnd(2) ? "\"newsletter\"" : "null");
     cm_buf_appendf(b, "\"gclid\":null,\"fbclid\":null,\"$timezone\":\"Europe/Z\xc3\xbcrich\",");
     cm_buf_appendf(b, "\"$timezone_offset\":-%u,\"$prev_pageview_pathname\":\"/\",", 60 * rnd(3));
     cm_buf_appendf(b, "\"$prev_pageview_duration\":%u.%u,", rnd(600), rnd(10));
-    cm_buf_appendf(b, "\"$prev_pageview_last_scroll\":%u,\"$prev_pageview_last_scroll_percentage\":0.%02u,",
-                   rnd(5000), rnd(100));
-    cm_buf_appendf(b, "\"$prev_pageview_max_scroll\":%u,\"$prev_pageview_max_content_percentage\":%u.%u,",
-                   rnd(5000), rnd(100), rnd(100));
-    cm_buf_appendf(b, "\"$set\":{\"$os\":\"%s\",\"$browser\":\"%s\",\"$current_url\":\"https://app.example."
-                      "com/\",\"email\":\"user%u@example.com\",\"name\":\"J\xc3\xbcrgen M\xc3\xbcller\"},",
-                   PICK(oses), PICK(browsers), rnd(100000));
-    cm_buf_appendf(b, "\"$set_once\":{\"$initial_os\":\"%s\",\"$initial_referrer\":\"$direct\","
-                      "\"$initial_current_url\":\"https://app.example.com/\"},",
+    cm_buf_appendf(
+        b, "\"$prev_pageview_last_scroll\":%u,\"$prev_pageview_last_scroll_percentage\":0.%02u,",
+        rnd(5000), rnd(100));
+    cm_buf_appendf(
+        b, "\"$prev_pageview_max_scroll\":%u,\"$prev_pageview_max_content_percentage\":%u.%u,",
+        rnd(5000), rnd(100), rnd(100));
+    cm_buf_appendf(
+        b,
+        "\"$set\":{\"$os\":\"%s\",\"$browser\":\"%s\",\"$current_url\":\"https://app.example."
+        "com/\",\"email\":\"user%u@example.com\",\"name\":\"J\xc3\xbcrgen M\xc3\xbcller\"},",
+        PICK(oses), PICK(browsers), rnd(100000));
+    cm_buf_appendf(b,
+                   "\"$set_once\":{\"$initial_os\":\"%s\",\"$initial_referrer\":\"$direct\","
+                   "\"$initial_current_url\":\"https://app.example.com/\"},",
                    PICK(oses));
     cm_buf_appendf(b, "\"$groups\":{\"company\":\"acme-%u\"},", rnd(50));
-    cm_buf_appendf(b, "\"cart\":{\"items\":[{\"sku\":\"A-%u\",\"qty\":%u,\"price\":%u.%02u},"
-                      "{\"sku\":\"B-%u\",\"qty\":1,\"price\":9.99}],\"currency\":\"EUR\"},",
+    cm_buf_appendf(b,
+                   "\"cart\":{\"items\":[{\"sku\":\"A-%u\",\"qty\":%u,\"price\":%u.%02u},"
+                   "{\"sku\":\"B-%u\",\"qty\":1,\"price\":9.99}],\"currency\":\"EUR\"},",
                    rnd(999), 1 + rnd(4), rnd(200), rnd(100), rnd(999));
     cm_buf_appendf(b, "\"$el_text\":\"%s\",", PICK(titles));
     cm_buf_appendf(b, "\"$event_type\":\"%s\",", rnd(2) ? "click" : "submit");
-    cm_buf_appendf(b, "\"$ce_version\":1,\"$exception_count\":0,\"$web_vitals_enabled_server_side\":true,");
-    cm_buf_appendf(b, "\"$dead_clicks_enabled_server_side\":false,\"$autocapture_disabled_server_side\":false,");
+    cm_buf_appendf(
+        b, "\"$ce_version\":1,\"$exception_count\":0,\"$web_vitals_enabled_server_side\":true,");
+    cm_buf_appendf(
+        b,
+        "\"$dead_clicks_enabled_server_side\":false,\"$autocapture_disabled_server_side\":false,");
     cm_buf_appendf(b, "\"$configured_session_timeout_ms\":1800000,\"$lib_custom_api_host\":null,");
     cm_buf_appendf(b, "\"token\":\"phc_bench0123456789abcdefghijklmnopqrstuvwxyzAB\",");
     cm_buf_appendf(b, "\"$sent_at_offset\":%d,\"seq\":%d}", -(int)rnd(1000), ev);
@@ -139,12 +157,15 @@ static void add_properties(cm_buf_t *b, int ev)
 
 static void add_batch(cm_buf_t *b, int batch)
 {
-    cm_buf_appendf(b, "{\"api_key\":\"phc_bench0123456789abcdefghijklmnopqrstuvwxyzAB\",\"batch\":[");
+    cm_buf_appendf(b,
+                   "{\"api_key\":\"phc_bench0123456789abcdefghijklmnopqrstuvwxyzAB\",\"batch\":[");
     for (int e = 0; e < EVENTS_PER_BATCH; e++) {
-        cm_buf_appendf(b, "%s{\"uuid\":\"018f2a5c-%04x-7%03x-8%03x-%012x\",\"event\":\"%s\",", e ? "," : "",
-                       rnd(65536), rnd(4096), rnd(4096), rnd(0x7fffffff), PICK(events));
+        cm_buf_appendf(b, "%s{\"uuid\":\"018f2a5c-%04x-7%03x-8%03x-%012x\",\"event\":\"%s\",",
+                       e ? "," : "", rnd(65536), rnd(4096), rnd(4096), rnd(0x7fffffff),
+                       PICK(events));
         add_properties(b, batch * EVENTS_PER_BATCH + e);
-        cm_buf_appendf(b, ",\"timestamp\":\"2024-05-01T12:%02u:%02u.%03uZ\"}", rnd(60), rnd(60), rnd(1000));
+        cm_buf_appendf(b, ",\"timestamp\":\"2024-05-01T12:%02u:%02u.%03uZ\"}", rnd(60), rnd(60),
+                       rnd(1000));
     }
     cm_buf_appendf(b, "],\"sent_at\":\"2024-05-01T12:59:59.999Z\"}");
 }
@@ -203,7 +224,8 @@ static void run_phase(phase_t phase, const char *name, cm_buf_t *batches, double
         for (int k = 0; k < 16; k++, rounds++) {
             int i = (int)(rounds % BATCHES);
             if (phase == PHASE_PARSE) {
-                sink += (size_t)cm_json_parse_into(&docs[i], batches[i].p, batches[i].len, NULL, NULL);
+                sink +=
+                    (size_t)cm_json_parse_into(&docs[i], batches[i].p, batches[i].len, NULL, NULL);
                 bytes += batches[i].len;
             } else if (phase == PHASE_WALK) {
                 sink += walk(cm_json_root(&docs[i]), &scratch);

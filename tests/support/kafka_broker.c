@@ -61,8 +61,7 @@ static void create_topics(rd_kafka_mock_cluster_t *mc, const char *list, int par
             continue;
         rd_kafka_resp_err_t err = rd_kafka_mock_topic_create(mc, t, partitions, 1);
         if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-            fprintf(stderr, "kafka_broker: cannot create topic %s: %s\n", t,
-                    rd_kafka_err2str(err));
+            fprintf(stderr, "kafka_broker: cannot create topic %s: %s\n", t, rd_kafka_err2str(err));
             exit(1);
         }
     }

@@ -38,7 +38,7 @@
 #include "cm/strset.h"
 
 #define METADATA_TIMEOUT_MS 5000
-#define POLL_MS 100
+#define POLL_MS             100
 
 static void die(const char *what, const char *detail)
 {
@@ -141,8 +141,8 @@ static void print_message(const rd_kafka_message_t *m, cm_buf_t *out)
         const char *name;
         const void *val;
         size_t size;
-        for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &val, &size) ==
-                           RD_KAFKA_RESP_ERR_NO_ERROR;
+        for (size_t i = 0;
+             rd_kafka_header_get_all(hdrs, i, &name, &val, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
              i++) {
             cm_json_key_lossy(&w, cm_slice_from_cstr(name));
             write_bytes_or_null(&w, val, size);

@@ -82,20 +82,15 @@ static void test_bad_padding(void **state)
 {
     (void)state;
     static const char *bad[] = {
-        "Zg=",      /* padded but not a multiple of 4 */
-        "Zg===",    /* too much padding */
-        "Z===",     /* one data char is not a byte */
-        "Zm9v=",    /* padding after a full quantum */
-        "Zm9v====", /* ditto */
-        "Zg==Zg==", /* data after padding */
-        "=Zg=",
-        "Zm8==",
-        "====",
-        "=",
-        "Zm9vY",    /* unpadded, one char left over */
-        "Zh==",     /* leftover bits not zero */
-        "Zm9=",
-        "Zm9vYh",
+        "Zg=",                                      /* padded but not a multiple of 4 */
+        "Zg===",                                    /* too much padding */
+        "Z===",                                     /* one data char is not a byte */
+        "Zm9v=",                                    /* padding after a full quantum */
+        "Zm9v====",                                 /* ditto */
+        "Zg==Zg==",                                 /* data after padding */
+        "=Zg=",     "Zm8==",  "====", "=", "Zm9vY", /* unpadded, one char left over */
+        "Zh==",                                     /* leftover bits not zero */
+        "Zm9=",     "Zm9vYh",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         expect_invalid(bad[i], 0);
@@ -183,12 +178,9 @@ static void test_looks_like(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rfc4648_vectors),
-        cmocka_unit_test(test_alphabets),
-        cmocka_unit_test(test_bad_padding),
-        cmocka_unit_test(test_invalid_chars_and_space),
-        cmocka_unit_test(test_limits),
-        cmocka_unit_test(test_random_roundtrip),
+        cmocka_unit_test(test_rfc4648_vectors), cmocka_unit_test(test_alphabets),
+        cmocka_unit_test(test_bad_padding),     cmocka_unit_test(test_invalid_chars_and_space),
+        cmocka_unit_test(test_limits),          cmocka_unit_test(test_random_roundtrip),
         cmocka_unit_test(test_looks_like),
     };
     return cmocka_run_group_tests_name("base64", tests, NULL, NULL);

@@ -22,8 +22,7 @@ static void check_ip(const char *xff, const char *want)
     cm_slice_t s = xff ? cm_slice_from_cstr(xff) : CM_SLICE_NULL;
     const char *got = cm_client_ip(s, peer, CM_TRUST_ALL_PROXIES, buf, sizeof(buf));
     if (!got || strcmp(got, want) != 0)
-        fail_msg("XFF \"%s\": got %s, want %s", xff ? xff : "(none)", got ? got : "(null)",
-                 want);
+        fail_msg("XFF \"%s\": got %s, want %s", xff ? xff : "(none)", got ? got : "(null)", want);
     /* Addresses from the header land in buf; the fallback is peer itself. */
     if (strcmp(want, peer) == 0)
         assert_ptr_equal(got, peer);
@@ -80,7 +79,8 @@ static void test_client_ip_edges(void **state)
     assert_null(cm_client_ip(CM_SLICE_NULL, NULL, CM_TRUST_ALL_PROXIES, buf, sizeof(buf)));
     /* A buffer too small for the address falls back rather than truncating. */
     char small[4];
-    assert_string_equal(cm_client_ip(CM_SLICE_LIT("203.0.113.7"), "peer", CM_TRUST_ALL_PROXIES, small, sizeof(small)),
+    assert_string_equal(cm_client_ip(CM_SLICE_LIT("203.0.113.7"), "peer", CM_TRUST_ALL_PROXIES,
+                                     small, sizeof(small)),
                         "peer");
     /* A slice is not NUL-terminated: only its bytes count. */
     const char raw[] = "203.0.113.7, 10.0.0.1";
@@ -120,10 +120,8 @@ static void test_client_ip_counted(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_client_ip_first_entry),
-        cmocka_unit_test(test_client_ip_ports),
-        cmocka_unit_test(test_client_ip_fallbacks),
-        cmocka_unit_test(test_client_ip_edges),
+        cmocka_unit_test(test_client_ip_first_entry), cmocka_unit_test(test_client_ip_ports),
+        cmocka_unit_test(test_client_ip_fallbacks),   cmocka_unit_test(test_client_ip_edges),
         cmocka_unit_test(test_client_ip_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -76,9 +76,11 @@ static void test_defaults(void **state)
 static void test_overrides(void **state)
 {
     (void)state;
-    const char *env[] = {"T_HOST=0.0.0.0", "T_PASSWORD=hunter2", "INGEST_PORT=65535",
-                         "T_DEBUG=YES", "T_MAX_BODY=1g", "T_TIMEOUT=250ms", "T_OFFSET=+7",
-                         "UNRELATED=1", "T_HOSTX=no", NULL};
+    const char *env[] = {"T_HOST=0.0.0.0",    "T_PASSWORD=hunter2",
+                         "INGEST_PORT=65535", "T_DEBUG=YES",
+                         "T_MAX_BODY=1g",     "T_TIMEOUT=250ms",
+                         "T_OFFSET=+7",       "UNRELATED=1",
+                         "T_HOSTX=no",        NULL};
     cfg_t c;
     char err[128];
     assert_int_equal(load(env, &c, err, sizeof(err)), CM_OK);
@@ -252,13 +254,33 @@ static void test_parse_size(void **state)
         const char *s;
         size_t v;
     } ok[] = {
-        {"0", 0},          {"512", 512},          {"512b", 512},       {"1k", 1024},
-        {"1K", 1024},      {"2kb", 2048},         {"3KiB", 3072},      {"1m", 1 << 20},
-        {"16MiB", 16 << 20}, {"5MB", 5 << 20},    {"1g", 1 << 30},     {"2GiB", 2ull << 30},
+        {"0", 0},
+        {"512", 512},
+        {"512b", 512},
+        {"1k", 1024},
+        {"1K", 1024},
+        {"2kb", 2048},
+        {"3KiB", 3072},
+        {"1m", 1 << 20},
+        {"16MiB", 16 << 20},
+        {"5MB", 5 << 20},
+        {"1g", 1 << 30},
+        {"2GiB", 2ull << 30},
         {"18446744073709551615", SIZE_MAX},
     };
-    const char *bad[] = {"", "k", "-1", "+1", "1.5m", "1 m", " 1", "1t", "1kk", "1mi", "0x10",
-                         "18446744073709551616", "17179869184g"};
+    const char *bad[] = {"",
+                         "k",
+                         "-1",
+                         "+1",
+                         "1.5m",
+                         "1 m",
+                         " 1",
+                         "1t",
+                         "1kk",
+                         "1mi",
+                         "0x10",
+                         "18446744073709551616",
+                         "17179869184g"};
     size_t v;
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
         assert_int_equal(cm_parse_size(ok[i].s, &v), CM_OK);
@@ -276,11 +298,21 @@ static void test_parse_duration(void **state)
         const char *s;
         long long v;
     } ok[] = {
-        {"0", 0},     {"250", 250},     {"250ms", 250}, {"2s", 2000},  {"2S", 2000},
-        {"5m", 300000}, {"1h", 3600000}, {"48h", 172800000}, {"10MS", 10},
-        {"9223372036854775807", 9223372036854775807LL},
+        {"0", 0},        {"250", 250},
+        {"250ms", 250},  {"2s", 2000},
+        {"2S", 2000},    {"5m", 300000},
+        {"1h", 3600000}, {"48h", 172800000},
+        {"10MS", 10},    {"9223372036854775807", 9223372036854775807LL},
     };
-    const char *bad[] = {"", "s", "-1s", "1.5s", "1d", "1 s", "1sec", "1hm", "9223372036854775808",
+    const char *bad[] = {"",
+                         "s",
+                         "-1s",
+                         "1.5s",
+                         "1d",
+                         "1 s",
+                         "1sec",
+                         "1hm",
+                         "9223372036854775808",
                          "3000000000000000h"};
     long long v;
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
@@ -310,15 +342,14 @@ static void test_print(void **state)
     cfg_t c;
     assert_int_equal(load(env, &c, NULL, 0), CM_OK);
     char *text = print_to_string(&c);
-    assert_string_equal(text,
-                        "T_HOST=localhost  # bind address (default: localhost)\n"
-                        "T_PASSWORD=***  # redis password (default: unset)\n"
-                        "T_OPTIONAL=  # (default: unset)\n"
-                        "INGEST_PORT=8000  # listen port (default: 8000)\n"
-                        "T_DEBUG=false  # verbose output (default: false)\n"
-                        "T_MAX_BODY=1536  # largest request body (default: 20MiB)\n"
-                        "T_TIMEOUT=90s  # upstream timeout (default: 30s)\n"
-                        "T_OFFSET=-5  # unbounded integer (default: -5)\n");
+    assert_string_equal(text, "T_HOST=localhost  # bind address (default: localhost)\n"
+                              "T_PASSWORD=***  # redis password (default: unset)\n"
+                              "T_OPTIONAL=  # (default: unset)\n"
+                              "INGEST_PORT=8000  # listen port (default: 8000)\n"
+                              "T_DEBUG=false  # verbose output (default: false)\n"
+                              "T_MAX_BODY=1536  # largest request body (default: 20MiB)\n"
+                              "T_TIMEOUT=90s  # upstream timeout (default: 30s)\n"
+                              "T_OFFSET=-5  # unbounded integer (default: -5)\n");
     assert_null(strstr(text, "hunter2"));
     free(text);
     cm_config_free(keys, NKEYS, &c);
@@ -374,14 +405,21 @@ static void test_print_secret_default(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),          cmocka_unit_test(test_overrides),
-        cmocka_unit_test(test_empty_means_unset), cmocka_unit_test(test_bad_values),
-        cmocka_unit_test(test_error_buffer_small), cmocka_unit_test(test_bad_default),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_overrides),
+        cmocka_unit_test(test_empty_means_unset),
+        cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_error_buffer_small),
+        cmocka_unit_test(test_bad_default),
         cmocka_unit_test(test_old_spelling),
-        cmocka_unit_test(test_secret_not_echoed), cmocka_unit_test(test_setenv),
-        cmocka_unit_test(test_parse_bool),        cmocka_unit_test(test_parse_size),
-        cmocka_unit_test(test_parse_duration),    cmocka_unit_test(test_print),
-        cmocka_unit_test(test_print_round_trip),  cmocka_unit_test(test_print_secret_default),
+        cmocka_unit_test(test_secret_not_echoed),
+        cmocka_unit_test(test_setenv),
+        cmocka_unit_test(test_parse_bool),
+        cmocka_unit_test(test_parse_size),
+        cmocka_unit_test(test_parse_duration),
+        cmocka_unit_test(test_print),
+        cmocka_unit_test(test_print_round_trip),
+        cmocka_unit_test(test_print_secret_default),
     };
     return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }

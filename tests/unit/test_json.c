@@ -99,10 +99,34 @@ static void test_grammar_accepts(void **state)
 {
     (void)state;
     static const char *ok[] = {
-        "0", "-0", "1", "-1", "10", "123456789", "0.5", "-0.5", "1.25e3", "1E3", "1e+3",
-        "1e-3", "0e0", "1.0E-0", "true", "false", "null", "\"\"", "\"a\"", "[]", "{}",
-        "[[]]", "[{}]", "{\"a\":[]}", " [ 1 , 2 ] ", "\t\r\n{\t\"k\"\r:\n\"v\" }\n",
-        "[1,\"a\",true,false,null,{},[]]", "{\"a\":{\"b\":{\"c\":null}}}",
+        "0",
+        "-0",
+        "1",
+        "-1",
+        "10",
+        "123456789",
+        "0.5",
+        "-0.5",
+        "1.25e3",
+        "1E3",
+        "1e+3",
+        "1e-3",
+        "0e0",
+        "1.0E-0",
+        "true",
+        "false",
+        "null",
+        "\"\"",
+        "\"a\"",
+        "[]",
+        "{}",
+        "[[]]",
+        "[{}]",
+        "{\"a\":[]}",
+        " [ 1 , 2 ] ",
+        "\t\r\n{\t\"k\"\r:\n\"v\" }\n",
+        "[1,\"a\",true,false,null,{},[]]",
+        "{\"a\":{\"b\":{\"c\":null}}}",
     };
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
         assert_accepts(ok[i]);
@@ -372,7 +396,8 @@ static void test_lookup(void **state)
 static void test_iteration(void **state)
 {
     (void)state;
-    parsed_t r = parse("{\"arr\":[1,[2,3],{\"k\":4},\"s\"],\"o\":{\"x\":1,\"y\":[],\"z\":{}},\"e\":[]}");
+    parsed_t r =
+        parse("{\"arr\":[1,[2,3],{\"k\":4},\"s\"],\"o\":{\"x\":1,\"y\":[],\"z\":{}},\"e\":[]}");
     cm_json_t o = root(&r), k, v;
     cm_json_t arr = cm_json_get(o, "arr");
     assert_int_equal(cm_json_len(arr), 4);
@@ -408,8 +433,9 @@ static void test_iteration(void **state)
 static void test_strings(void **state)
 {
     (void)state;
-    parsed_t r = parse("[\"plain\",\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\",\"\\u00e9\\u4e2d\\ud83d\\ude00\","
-                       "\"\\u0000\",\"\",1]");
+    parsed_t r =
+        parse("[\"plain\",\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\",\"\\u00e9\\u4e2d\\ud83d\\ude00\","
+              "\"\\u0000\",\"\",1]");
     cm_json_t a = root(&r);
     cm_buf_t scratch = CM_BUF_INIT;
     cm_slice_t s;
@@ -430,7 +456,8 @@ static void test_strings(void **state)
     assert_int_equal(s.len, 0);
     assert_int_equal(cm_json_as_str(cm_json_at(a, 5), &scratch, &s), CM_EINVAL);
     assert_int_equal(cm_json_str_append(cm_json_at(a, 5), &scratch), CM_EINVAL);
-    assert_true(cm_json_str_eq(cm_json_at(a, 2), CM_SLICE_LIT("\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80")));
+    assert_true(
+        cm_json_str_eq(cm_json_at(a, 2), CM_SLICE_LIT("\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80")));
     assert_false(cm_json_str_eq(cm_json_at(a, 2), CM_SLICE_LIT("\xc3\xa9\xe4\xb8\xad")));
     assert_false(cm_json_str_eq(cm_json_at(a, 5), CM_SLICE_LIT("1")));
     assert_null(cm_json_str_inner(cm_json_at(a, 5)).p);
@@ -540,8 +567,8 @@ static void test_double(void **state)
     assert_true(dbl_of("-1e400", CM_ERANGE) < 0);
     assert_true(signbit(dbl_of("-0", 0)));
     /* Longer than the stack buffer: correctly rounded all the same. */
-    assert_true(dbl_of("0.1000000000000000055511151231257827021181583404541015625000000000001", 0) ==
-                0.1);
+    assert_true(
+        dbl_of("0.1000000000000000055511151231257827021181583404541015625000000000001", 0) == 0.1);
     assert_true(dbl_of("9007199254740993", 0) == 9007199254740992.0); /* ties to even */
 }
 
@@ -563,7 +590,8 @@ static void test_bool_null(void **state)
     done(&r);
 }
 
-/* ---- writer ------------------------------------------------------------------------------------ */
+/* ---- writer ------------------------------------------------------------------------------------
+ */
 
 static void test_writer_structure(void **state)
 {
@@ -591,8 +619,9 @@ static void test_writer_structure(void **state)
     cm_json_raw_value(&w, CM_SLICE_LIT("{\"k\":[1,2]}"));
     cm_json_end_object(&w);
     assert_int_equal(cm_json_writer_finish(&w), 0);
-    assert_string_equal(cm_buf_cstr(&b), "{\"a\":[1,-9223372036854775808,18446744073709551615,"
-                                         "{},[],true,false,null],\"b\":\"x\",\"raw\":{\"k\":[1,2]}}");
+    assert_string_equal(cm_buf_cstr(&b),
+                        "{\"a\":[1,-9223372036854775808,18446744073709551615,"
+                        "{},[],true,false,null],\"b\":\"x\",\"raw\":{\"k\":[1,2]}}");
     cm_buf_free(&b);
 }
 
@@ -679,13 +708,29 @@ static int misuse(int which)
     cm_json_writer_t w;
     cm_json_writer_init(&w, &b);
     switch (which) {
-    case 0: cm_json_key(&w, "a"); break;                       /* key at top level */
-    case 1: cm_json_begin_array(&w); cm_json_key(&w, "a"); break; /* key in array */
-    case 2: cm_json_begin_object(&w); cm_json_int(&w, 1); break;  /* value for no key */
-    case 3: cm_json_begin_array(&w); cm_json_end_object(&w); break;
+    case 0: cm_json_key(&w, "a"); break; /* key at top level */
+    case 1:
+        cm_json_begin_array(&w);
+        cm_json_key(&w, "a");
+        break; /* key in array */
+    case 2:
+        cm_json_begin_object(&w);
+        cm_json_int(&w, 1);
+        break; /* value for no key */
+    case 3:
+        cm_json_begin_array(&w);
+        cm_json_end_object(&w);
+        break;
     case 4: cm_json_end_array(&w); break;
-    case 5: cm_json_int(&w, 1); cm_json_int(&w, 2); break; /* two top-level values */
-    case 6: cm_json_begin_object(&w); cm_json_key(&w, "a"); cm_json_end_object(&w); break;
+    case 5:
+        cm_json_int(&w, 1);
+        cm_json_int(&w, 2);
+        break; /* two top-level values */
+    case 6:
+        cm_json_begin_object(&w);
+        cm_json_key(&w, "a");
+        cm_json_end_object(&w);
+        break;
     case 7: cm_json_begin_array(&w); break; /* unfinished */
     case 8: break;                          /* nothing */
     case 9:
@@ -748,11 +793,15 @@ static void test_writer_lossy(void **state)
 {
     (void)state;
     lossy_is("user-\xc3\xa9", 7, "\"user-\xc3\xa9\"");
-    lossy_is("a\xff" "b", 3, "\"a" FFFD "b\"");
+    lossy_is("a\xff"
+             "b",
+             3, "\"a" FFFD "b\"");
     lossy_is("\xc0\xaf", 2, "\"" FFFD FFFD "\"");          /* overlong: 2 bad bytes */
     lossy_is("\xed\xa0\x80", 3, "\"" FFFD FFFD FFFD "\""); /* surrogate */
-    lossy_is("\xe2\x82" "x", 3, "\"" FFFD "x\"");          /* truncated: one */
-    lossy_is("\xf0\x9f\x98", 3, "\"" FFFD "\"");           /* truncated at end */
+    lossy_is("\xe2\x82"
+             "x",
+             3, "\"" FFFD "x\"");                /* truncated: one */
+    lossy_is("\xf0\x9f\x98", 3, "\"" FFFD "\""); /* truncated at end */
     lossy_is("\xf4\x90\x80\x80", 4, "\"" FFFD FFFD FFFD FFFD "\"");
     lossy_is("\x80\x80", 2, "\"" FFFD FFFD "\"");
     lossy_is("\"\n\xff", 3, "\"\\\"\\n" FFFD "\"");
@@ -798,8 +847,8 @@ static void test_writer_double(void **state)
     assert_string_equal(dbl_text(INFINITY, &b), "null");
     assert_string_equal(dbl_text(-INFINITY, &b), "null");
     /* Every output parses back to the same double. */
-    double vals[] = {1.7976931348623157e308, 2.2250738585072014e-308, 123456789.123456789,
-                     1e-7, 9007199254740993.0, 3.141592653589793};
+    double vals[] = {1.7976931348623157e308, 2.2250738585072014e-308, 123456789.123456789, 1e-7,
+                     9007199254740993.0,     3.141592653589793};
     for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
         const char *t = dbl_text(vals[i], &b);
         parsed_t r = parse(t);
@@ -848,7 +897,8 @@ static void test_round_trip(void **state)
     cm_json_value(&w, cm_json_path(cm_json_root(r.doc), "props", "A/b"));
     cm_json_end_array(&w);
     assert_int_equal(cm_json_writer_finish(&w), 0);
-    assert_string_equal(cm_buf_cstr(&out), "[{\"m\": [[[\"deep\"]]]},{},[1,-2.5e3,true,false,null]]");
+    assert_string_equal(cm_buf_cstr(&out),
+                        "[{\"m\": [[[\"deep\"]]]},{},[1,-2.5e3,true,false,null]]");
     cm_buf_free(&out);
     cm_buf_free(&again);
     done(&r);
@@ -858,18 +908,30 @@ static void test_round_trip(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_grammar_accepts),  cmocka_unit_test(test_grammar_rejects),
-        cmocka_unit_test(test_escapes),          cmocka_unit_test(test_surrogates),
-        cmocka_unit_test(test_utf8),             cmocka_unit_test(test_depth_limit),
-        cmocka_unit_test(test_size_limits),      cmocka_unit_test(test_tape_shape),
-        cmocka_unit_test(test_parse_into_reuse), cmocka_unit_test(test_lookup),
-        cmocka_unit_test(test_iteration),        cmocka_unit_test(test_strings),
-        cmocka_unit_test(test_int64),            cmocka_unit_test(test_uint64),
-        cmocka_unit_test(test_double),           cmocka_unit_test(test_bool_null),
-        cmocka_unit_test(test_writer_structure), cmocka_unit_test(test_writer_misuse),
-        cmocka_unit_test(test_writer_escaping),  cmocka_unit_test(test_writer_lossy),
-        cmocka_unit_test(test_writer_double),    cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_raw_value_compact), cmocka_unit_test(test_index),
+        cmocka_unit_test(test_grammar_accepts),
+        cmocka_unit_test(test_grammar_rejects),
+        cmocka_unit_test(test_escapes),
+        cmocka_unit_test(test_surrogates),
+        cmocka_unit_test(test_utf8),
+        cmocka_unit_test(test_depth_limit),
+        cmocka_unit_test(test_size_limits),
+        cmocka_unit_test(test_tape_shape),
+        cmocka_unit_test(test_parse_into_reuse),
+        cmocka_unit_test(test_lookup),
+        cmocka_unit_test(test_iteration),
+        cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_int64),
+        cmocka_unit_test(test_uint64),
+        cmocka_unit_test(test_double),
+        cmocka_unit_test(test_bool_null),
+        cmocka_unit_test(test_writer_structure),
+        cmocka_unit_test(test_writer_misuse),
+        cmocka_unit_test(test_writer_escaping),
+        cmocka_unit_test(test_writer_lossy),
+        cmocka_unit_test(test_writer_double),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_raw_value_compact),
+        cmocka_unit_test(test_index),
     };
     return cmocka_run_group_tests_name("json", tests, NULL, NULL);
 }

@@ -27,7 +27,7 @@
 #include "cm/alloc.h"
 #include "cm/json.h"
 
-#define OWN_DIR "tests/data/json"
+#define OWN_DIR    "tests/data/json"
 #define SHARED_DIR "../shared/data/JSONTestSuite/test_parsing"
 
 static char *read_file(const char *path, size_t *len)

@@ -137,7 +137,7 @@ static void test_basic_line(void **state)
     assert_int_equal(cm_iso8601_parse(l + 7, 24, &ts), CM_OK);
     assert_true(ts >= before / 1000 * 1000 && ts <= cm_now_us());
     assert_string_equal(l + 7 + 24, "\",\"level\":\"info\",\"service\":\"ingest\","
-                                     "\"request_id\":\"req-1\",\"msg\":\"hello 42 world\"}\n");
+                                    "\"request_id\":\"req-1\",\"msg\":\"hello 42 world\"}\n");
 }
 
 static void test_no_request_id(void **state)
@@ -201,7 +201,8 @@ static void test_escaping(void **state)
     /* Overlong encodings and UTF-16 surrogates are not UTF-8 either. */
     cm_log(CM_LOG_INFO, NULL, "%s", "\xc0\xaf \xed\xa0\x80 \xf0\x9f\x98\x80");
     l = one_line();
-    assert_non_null(strstr(l, "\"msg\":\"\\ufffd\\ufffd \\ufffd\\ufffd\\ufffd \xf0\x9f\x98\x80\"}"));
+    assert_non_null(
+        strstr(l, "\"msg\":\"\\ufffd\\ufffd \\ufffd\\ufffd\\ufffd \xf0\x9f\x98\x80\"}"));
 }
 
 static void test_fields(void **state)

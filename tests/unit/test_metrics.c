@@ -34,14 +34,13 @@ static void test_render_small_registry(void **state)
     cm_gauge_add(conns, -0.5);
 
     cm_buf_t b = CM_BUF_INIT;
-    assert_string_equal(render(m, &b),
-                        "# HELP http_requests_total Requests served.\n"
-                        "# TYPE http_requests_total counter\n"
-                        "http_requests_total{route=\"capture\",status=\"200\"} 42\n"
-                        "http_requests_total{route=\"capture\",status=\"400\"} 1\n"
-                        "# HELP open_connections Open client connections.\n"
-                        "# TYPE open_connections gauge\n"
-                        "open_connections 2.5\n");
+    assert_string_equal(render(m, &b), "# HELP http_requests_total Requests served.\n"
+                                       "# TYPE http_requests_total counter\n"
+                                       "http_requests_total{route=\"capture\",status=\"200\"} 42\n"
+                                       "http_requests_total{route=\"capture\",status=\"400\"} 1\n"
+                                       "# HELP open_connections Open client connections.\n"
+                                       "# TYPE open_connections gauge\n"
+                                       "open_connections 2.5\n");
     cm_buf_free(&b);
     cm_metrics_free(m);
 }
@@ -51,7 +50,8 @@ static void test_histogram_render(void **state)
     (void)state;
     cm_metrics_t *m = cm_metrics_new();
     const double bounds[] = {0.1, 0.5, 1};
-    cm_histogram_t *h = cm_metrics_histogram(m, "req_seconds", "Latency.", "route=\"e\"", bounds, 3);
+    cm_histogram_t *h =
+        cm_metrics_histogram(m, "req_seconds", "Latency.", "route=\"e\"", bounds, 3);
     cm_histogram_t *plain = cm_metrics_histogram(m, "req_seconds", NULL, NULL, bounds, 3);
     cm_histogram_observe(h, 0.05); /* bucket 0.1 */
     cm_histogram_observe(h, 0.1);  /* le is inclusive: bucket 0.1 */
@@ -60,21 +60,20 @@ static void test_histogram_render(void **state)
     cm_histogram_observe(plain, 1);
 
     cm_buf_t b = CM_BUF_INIT;
-    assert_string_equal(render(m, &b),
-                        "# HELP req_seconds Latency.\n"
-                        "# TYPE req_seconds histogram\n"
-                        "req_seconds_bucket{route=\"e\",le=\"0.1\"} 2\n"
-                        "req_seconds_bucket{route=\"e\",le=\"0.5\"} 3\n"
-                        "req_seconds_bucket{route=\"e\",le=\"1\"} 3\n"
-                        "req_seconds_bucket{route=\"e\",le=\"+Inf\"} 4\n"
-                        "req_seconds_sum{route=\"e\"} 2.45\n"
-                        "req_seconds_count{route=\"e\"} 4\n"
-                        "req_seconds_bucket{le=\"0.1\"} 0\n"
-                        "req_seconds_bucket{le=\"0.5\"} 0\n"
-                        "req_seconds_bucket{le=\"1\"} 1\n"
-                        "req_seconds_bucket{le=\"+Inf\"} 1\n"
-                        "req_seconds_sum 1\n"
-                        "req_seconds_count 1\n");
+    assert_string_equal(render(m, &b), "# HELP req_seconds Latency.\n"
+                                       "# TYPE req_seconds histogram\n"
+                                       "req_seconds_bucket{route=\"e\",le=\"0.1\"} 2\n"
+                                       "req_seconds_bucket{route=\"e\",le=\"0.5\"} 3\n"
+                                       "req_seconds_bucket{route=\"e\",le=\"1\"} 3\n"
+                                       "req_seconds_bucket{route=\"e\",le=\"+Inf\"} 4\n"
+                                       "req_seconds_sum{route=\"e\"} 2.45\n"
+                                       "req_seconds_count{route=\"e\"} 4\n"
+                                       "req_seconds_bucket{le=\"0.1\"} 0\n"
+                                       "req_seconds_bucket{le=\"0.5\"} 0\n"
+                                       "req_seconds_bucket{le=\"1\"} 1\n"
+                                       "req_seconds_bucket{le=\"+Inf\"} 1\n"
+                                       "req_seconds_sum 1\n"
+                                       "req_seconds_count 1\n");
     cm_buf_free(&b);
     cm_metrics_free(m);
 }
@@ -184,9 +183,18 @@ static void test_number_formats(void **state)
         double v;
         const char *text;
     } cases[] = {
-        {0, "0"},       {-0.25, "-0.25"},      {0.1, "0.1"},     {1e-05, "1e-05"},   {100, "100"}, {-3e14, "-300000000000000"},
-        {1e21, "1e+21"}, {123456789, "123456789"}, {1.0 / 3, "0.3333333333333333"},
-        {INFINITY, "+Inf"}, {-INFINITY, "-Inf"}, {NAN, "NaN"},
+        {0, "0"},
+        {-0.25, "-0.25"},
+        {0.1, "0.1"},
+        {1e-05, "1e-05"},
+        {100, "100"},
+        {-3e14, "-300000000000000"},
+        {1e21, "1e+21"},
+        {123456789, "123456789"},
+        {1.0 / 3, "0.3333333333333333"},
+        {INFINITY, "+Inf"},
+        {-INFINITY, "-Inf"},
+        {NAN, "NaN"},
     };
     cm_buf_t b = CM_BUF_INIT;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -229,14 +237,10 @@ static void test_empty_registry(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_render_small_registry),
-        cmocka_unit_test(test_histogram_render),
-        cmocka_unit_test(test_histogram_bucket_math),
-        cmocka_unit_test(test_latency_buckets),
-        cmocka_unit_test(test_handle_reuse),
-        cmocka_unit_test(test_one_header_per_family),
-        cmocka_unit_test(test_number_formats),
-        cmocka_unit_test(test_help_escaping),
+        cmocka_unit_test(test_render_small_registry), cmocka_unit_test(test_histogram_render),
+        cmocka_unit_test(test_histogram_bucket_math), cmocka_unit_test(test_latency_buckets),
+        cmocka_unit_test(test_handle_reuse),          cmocka_unit_test(test_one_header_per_family),
+        cmocka_unit_test(test_number_formats),        cmocka_unit_test(test_help_escaping),
         cmocka_unit_test(test_empty_registry),
     };
     return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);

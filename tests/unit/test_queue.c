@@ -45,7 +45,7 @@
 #include "cm/queue.h"
 #include "cm/redis.h"
 
-#define N_MSGS 1000
+#define N_MSGS     1000
 #define PARTITIONS 4
 
 static char support_dir[PATH_MAX];
@@ -177,8 +177,8 @@ static int start_redis(void)
         char port[16];
         redis_port = 20000 + rand() % 12000;
         snprintf(port, sizeof(port), "%d", redis_port);
-        char *argv[] = {"redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "",
-                        "--appendonly", "no", NULL};
+        char *argv[] = {"redis-server", "--port", port,           "--bind", "127.0.0.1",
+                        "--save",       "",       "--appendonly", "no",     NULL};
         redis_pid = spawn(argv, NULL, NULL);
         for (uint64_t end = now_ms() + 5000; now_ms() < end; usleep(20000)) {
             if (waitpid(redis_pid, NULL, WNOHANG) == redis_pid) {
@@ -410,21 +410,17 @@ static int32_t java_partition(const unsigned char *k, size_t len, int n)
     uint32_t h = 0x9747b28cu ^ (uint32_t)len;
     size_t i = 0;
     for (; i + 4 <= len; i += 4) {
-        uint32_t w = k[i] | (uint32_t)k[i + 1] << 8 | (uint32_t)k[i + 2] << 16 |
-                     (uint32_t)k[i + 3] << 24;
+        uint32_t w =
+            k[i] | (uint32_t)k[i + 1] << 8 | (uint32_t)k[i + 2] << 16 | (uint32_t)k[i + 3] << 24;
         w *= m;
         w ^= w >> 24;
         w *= m;
         h = h * m ^ w;
     }
     switch (len - i) {
-    case 3:
-        h ^= (uint32_t)k[i + 2] << 16; /* fall through */
-    case 2:
-        h ^= (uint32_t)k[i + 1] << 8; /* fall through */
-    case 1:
-        h ^= k[i];
-        h *= m;
+    case 3: h ^= (uint32_t)k[i + 2] << 16; /* fall through */
+    case 2: h ^= (uint32_t)k[i + 1] << 8;  /* fall through */
+    case 1: h ^= k[i]; h *= m;
     }
     h ^= h >> 13;
     h *= m;
@@ -1277,22 +1273,14 @@ static void test_kafka_batch_down(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_kafka_roundtrip),
-        cmocka_unit_test(test_kafka_first_message),
-        cmocka_unit_test(test_kafka_refusals),
-        cmocka_unit_test(test_kafka_local_queue_full),
-        cmocka_unit_test(test_kafka_broker_down),
-        cmocka_unit_test(test_kafka_close_outstanding),
-        cmocka_unit_test(test_kafka_batch_window),
-        cmocka_unit_test(test_kafka_batch_down),
-        cmocka_unit_test(test_redis_roundtrip),
-        cmocka_unit_test(test_redis_errors),
-        cmocka_unit_test(test_redis_batch_steps),
-        cmocka_unit_test(test_redis_batch_admission),
-        cmocka_unit_test(test_redis_breaker),
-        cmocka_unit_test(test_redis_batch_close),
-        cmocka_unit_test(test_redis_stopped),
-        cmocka_unit_test(test_redis_killed),
+        cmocka_unit_test(test_kafka_roundtrip),    cmocka_unit_test(test_kafka_first_message),
+        cmocka_unit_test(test_kafka_refusals),     cmocka_unit_test(test_kafka_local_queue_full),
+        cmocka_unit_test(test_kafka_broker_down),  cmocka_unit_test(test_kafka_close_outstanding),
+        cmocka_unit_test(test_kafka_batch_window), cmocka_unit_test(test_kafka_batch_down),
+        cmocka_unit_test(test_redis_roundtrip),    cmocka_unit_test(test_redis_errors),
+        cmocka_unit_test(test_redis_batch_steps),  cmocka_unit_test(test_redis_batch_admission),
+        cmocka_unit_test(test_redis_breaker),      cmocka_unit_test(test_redis_batch_close),
+        cmocka_unit_test(test_redis_stopped),      cmocka_unit_test(test_redis_killed),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

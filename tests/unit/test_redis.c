@@ -47,7 +47,7 @@ typedef struct {
     char dir[200]; /* mkdtemp working directory; "" before the first start */
 } rsrv_t;
 
-#define RSRV_PORT_LO 20000
+#define RSRV_PORT_LO   20000
 #define RSRV_PORT_SPAN 12000 /* stays below the usual ephemeral range */
 
 static uint32_t rsrv_rand(void)
@@ -264,13 +264,13 @@ static void on_deadline(uv_timer_t *t)
 }
 
 /* Runs the loop until cond holds or ms elapse; the caller asserts cond. */
-#define RUN_UNTIL(cond, ms)                                       \
-    do {                                                          \
-        deadline_hit = false;                                     \
-        uv_timer_start(&deadline, on_deadline, (ms), 0);          \
-        while (!(cond) && !deadline_hit)                          \
-            uv_run(&loop, UV_RUN_ONCE);                           \
-        uv_timer_stop(&deadline);                                 \
+#define RUN_UNTIL(cond, ms)                                                                        \
+    do {                                                                                           \
+        deadline_hit = false;                                                                      \
+        uv_timer_start(&deadline, on_deadline, (ms), 0);                                           \
+        while (!(cond) && !deadline_hit)                                                           \
+            uv_run(&loop, UV_RUN_ONCE);                                                            \
+        uv_timer_stop(&deadline);                                                                  \
     } while (0)
 
 #define RUN_FOR(ms) RUN_UNTIL(false, ms)
@@ -371,10 +371,15 @@ static void on_closed(void *ud)
 
 static cm_redis_opts_t base_opts(hooks_t *h)
 {
-    return (cm_redis_opts_t){.host = "127.0.0.1", .port = srv.port, .connect_timeout_ms = 500,
-                             .command_timeout_ms = 2000, .backoff_min_ms = 20,
-                             .backoff_max_ms = 200, .on_connect = h ? on_up : NULL,
-                             .on_disconnect = h ? on_down : NULL, .ud = h};
+    return (cm_redis_opts_t){.host = "127.0.0.1",
+                             .port = srv.port,
+                             .connect_timeout_ms = 500,
+                             .command_timeout_ms = 2000,
+                             .backoff_min_ms = 20,
+                             .backoff_max_ms = 200,
+                             .on_connect = h ? on_up : NULL,
+                             .on_disconnect = h ? on_down : NULL,
+                             .ud = h};
 }
 
 static cm_redis_t *new_client(const cm_redis_opts_t *o)
@@ -460,17 +465,28 @@ static void test_url_parse(void **state)
     cm_redis_url_free(&u);
 
     static const char *const bad[] = {
-        NULL,           "",
-        "http://h",     "rediss://h",
-        "redis://",     "redis://:6379",
-        "redis://h:",   "redis://h:0",
-        "redis://h:70000", "redis://h:12x",
-        "redis://h/abc", "redis://h/1/2",
-        "redis://h/1?timeout=1", "redis://user@h",
-        "redis://user:@h", "redis://:p%4@h",
-        "redis://:p%00@h", "redis://h h",
-        "redis://[::1", "redis://[::1]x",
-        "redis://[zz]", "unix://redis.sock",
+        NULL,
+        "",
+        "http://h",
+        "rediss://h",
+        "redis://",
+        "redis://:6379",
+        "redis://h:",
+        "redis://h:0",
+        "redis://h:70000",
+        "redis://h:12x",
+        "redis://h/abc",
+        "redis://h/1/2",
+        "redis://h/1?timeout=1",
+        "redis://user@h",
+        "redis://user:@h",
+        "redis://:p%4@h",
+        "redis://:p%00@h",
+        "redis://h h",
+        "redis://[::1",
+        "redis://[::1]x",
+        "redis://[zz]",
+        "unix://redis.sock",
     };
     for (size_t i = 0; i < CM_ARRAY_LEN(bad); i++) {
         u = (cm_redis_url_t){0};

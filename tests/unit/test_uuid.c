@@ -199,9 +199,9 @@ static void test_fork_does_not_share_pool(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_v7_format),   cmocka_unit_test(test_v4_format),
+        cmocka_unit_test(test_v7_format),    cmocka_unit_test(test_v4_format),
         cmocka_unit_test(test_v7_monotonic), cmocka_unit_test(test_v7_uses_clock),
-        cmocka_unit_test(test_v7_at),       cmocka_unit_test(test_valid),
+        cmocka_unit_test(test_v7_at),        cmocka_unit_test(test_valid),
         cmocka_unit_test(test_random_bytes), cmocka_unit_test(test_fork_does_not_share_pool),
     };
     return cmocka_run_group_tests_name("uuid", tests, NULL, NULL);

@@ -14,12 +14,12 @@
 #include "cm/buf.h"
 
 /* The `type` values in use. */
-#define CM_ERR_VALIDATION "validation_error"       /* 400, 413, 414, 431 */
-#define CM_ERR_AUTHENTICATION "authentication_error" /* 401 */
-#define CM_ERR_PERMISSION "permission_denied"      /* 403 */
-#define CM_ERR_INVALID_REQUEST "invalid_request"   /* 404, 405, 408, 417 */
-#define CM_ERR_THROTTLED "throttled_error"         /* 429 */
-#define CM_ERR_SERVER "server_error"               /* 5xx */
+#define CM_ERR_VALIDATION      "validation_error"     /* 400, 413, 414, 431 */
+#define CM_ERR_AUTHENTICATION  "authentication_error" /* 401 */
+#define CM_ERR_PERMISSION      "permission_denied"    /* 403 */
+#define CM_ERR_INVALID_REQUEST "invalid_request"      /* 404, 405, 408, 417 */
+#define CM_ERR_THROTTLED       "throttled_error"      /* 429 */
+#define CM_ERR_SERVER          "server_error"         /* 5xx */
 
 /*
  * One rejected request, as every handler of every service reports it: built
@@ -31,7 +31,7 @@ typedef struct {
     const char *type; /* NULL: cm_api_error_type_for_status(status) */
     const char *code; /* static text, e.g. "missing_distinct_id" */
     char detail[256];
-    char attr[64];    /* empty: null, no single field is to blame */
+    char attr[64]; /* empty: null, no single field is to blame */
 } cm_api_error_t;
 
 /* Fills e (type from the status, attr may be NULL) and returns -1, so that a

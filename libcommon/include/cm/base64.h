@@ -18,9 +18,9 @@
 
 /* Flags for cm_base64_decode(). With no alphabet flag, CM_B64_STD. */
 enum {
-    CM_B64_STD = 1 << 0,   /* accept '+' and '/' */
-    CM_B64_URL = 1 << 1,   /* accept '-' and '_' (both flags: either) */
-    CM_B64_SPACE = 1 << 2  /* skip ASCII whitespace anywhere */
+    CM_B64_STD = 1 << 0,  /* accept '+' and '/' */
+    CM_B64_URL = 1 << 1,  /* accept '-' and '_' (both flags: either) */
+    CM_B64_SPACE = 1 << 2 /* skip ASCII whitespace anywhere */
 };
 
 /* The 6-bit value of c in the alphabets flags allow (CM_B64_STD and/or

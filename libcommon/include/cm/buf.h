@@ -21,7 +21,7 @@ typedef struct {
 } cm_slice_t;
 
 #define CM_SLICE_LIT(s) ((cm_slice_t){(s), sizeof(s) - 1})
-#define CM_SLICE_NULL ((cm_slice_t){NULL, 0})
+#define CM_SLICE_NULL   ((cm_slice_t){NULL, 0})
 
 cm_slice_t cm_slice_from_cstr(const char *s);
 bool cm_slice_eq(cm_slice_t a, cm_slice_t b);
@@ -70,7 +70,8 @@ static inline void cm_buf_putc(cm_buf_t *b, char c)
     b->p[b->len++] = c;
 }
 void cm_buf_appendf(cm_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void cm_buf_vappendf(cm_buf_t *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+void cm_buf_vappendf(cm_buf_t *b, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 /* Drops n bytes from the front. */
 void cm_buf_consume(cm_buf_t *b, size_t n);
 void cm_buf_reset(cm_buf_t *b); /* len = 0, keeps the allocation */

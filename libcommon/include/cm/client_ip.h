@@ -28,7 +28,7 @@
 #include "cm/buf.h"
 
 #define CM_TRUST_ALL_PROXIES (-1)
-#define CM_IP_BUFLEN 46 /* INET6_ADDRSTRLEN */
+#define CM_IP_BUFLEN         46 /* INET6_ADDRSTRLEN */
 
 /* An address literal parsed into the sockaddr that C APIs want. */
 typedef union {

@@ -9,12 +9,11 @@
 
 #include <stddef.h>
 
-#define CM_CONTAINER_OF(ptr, type, member) \
-    ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#define CM_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 #define CM_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-#define CM_LIKELY(x) __builtin_expect(!!(x), 1)
+#define CM_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define CM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 #define CM_UNUSED(x) ((void)(x))

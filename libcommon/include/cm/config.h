@@ -24,16 +24,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
-typedef enum {
-    CM_CFG_STR,
-    CM_CFG_INT,
-    CM_CFG_BOOL,
-    CM_CFG_SIZE,
-    CM_CFG_DURATION
-} cm_cfg_type_t;
+typedef enum { CM_CFG_STR, CM_CFG_INT, CM_CFG_BOOL, CM_CFG_SIZE, CM_CFG_DURATION } cm_cfg_type_t;
 
 typedef struct {
-    const char *env;     /* environment variable name */
+    const char *env; /* environment variable name */
     cm_cfg_type_t type;
     size_t offset;       /* offsetof(target struct, field) */
     const char *def;     /* default, as it would be written in the environment; NULL = unset */
@@ -53,8 +47,8 @@ typedef struct {
 int cm_config_load(const cm_cfg_key_t *keys, size_t nkeys, void *target, char *err, size_t errlen);
 /* Same, but reads values through lookup(name) instead of getenv (tests). */
 int cm_config_load_with(const cm_cfg_key_t *keys, size_t nkeys, void *target,
-                        const char *(*lookup)(const char *name, void *ud), void *ud,
-                        char *err, size_t errlen);
+                        const char *(*lookup)(const char *name, void *ud), void *ud, char *err,
+                        size_t errlen);
 /* Prints "NAME=value  # help (default: x)" lines, secrets masked. */
 void cm_config_print(const cm_cfg_key_t *keys, size_t nkeys, const void *target, FILE *out);
 /* Frees the CM_CFG_STR fields. */

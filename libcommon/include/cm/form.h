@@ -18,7 +18,7 @@
 
 /* Walks the pairs of a form without copying or decoding anything. */
 typedef struct {
-    const char *p;   /* next unread byte */
+    const char *p; /* next unread byte */
     const char *end;
 } cm_form_iter_t;
 

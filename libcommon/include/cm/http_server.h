@@ -66,21 +66,21 @@ enum {
 typedef void (*cm_http_handler_t)(cm_http_req_t *req, void *ud);
 
 typedef struct {
-    size_t max_url_bytes;       /* 414 beyond; default 8 KiB */
-    size_t max_header_bytes;    /* 431 beyond (names + values + URL); default 32 KiB */
-    size_t max_headers;         /* 431 beyond; default 100 */
-    size_t max_body_bytes;      /* 413 beyond; default 1 MiB */
-    uint64_t header_timeout_ms; /* first byte to end of headers; default 10 s */
-    uint64_t body_timeout_ms;   /* longest pause between body bytes; default 10 s */
-    uint64_t request_timeout_ms;/* first byte to end of body; default 60 s */
-    uint64_t idle_timeout_ms;   /* keep-alive connection with no request; default 60 s */
-    uint64_t write_timeout_ms;  /* a response not taken by the client; default 30 s */
-    size_t max_write_queue;     /* stop reading above this many unsent bytes; default 1 MiB */
-    size_t max_connections;     /* accepted and closed beyond; default 10000 */
-    bool cors;                  /* permissive CORS as PostHog capture does */
-    const char *cors_methods;   /* Access-Control-Allow-Methods; default "GET, POST, OPTIONS" */
-    const char *service;        /* label for metrics and logs; default "http" */
-    cm_metrics_t *metrics;      /* optional: per-route request counters and latency */
+    size_t max_url_bytes;        /* 414 beyond; default 8 KiB */
+    size_t max_header_bytes;     /* 431 beyond (names + values + URL); default 32 KiB */
+    size_t max_headers;          /* 431 beyond; default 100 */
+    size_t max_body_bytes;       /* 413 beyond; default 1 MiB */
+    uint64_t header_timeout_ms;  /* first byte to end of headers; default 10 s */
+    uint64_t body_timeout_ms;    /* longest pause between body bytes; default 10 s */
+    uint64_t request_timeout_ms; /* first byte to end of body; default 60 s */
+    uint64_t idle_timeout_ms;    /* keep-alive connection with no request; default 60 s */
+    uint64_t write_timeout_ms;   /* a response not taken by the client; default 30 s */
+    size_t max_write_queue;      /* stop reading above this many unsent bytes; default 1 MiB */
+    size_t max_connections;      /* accepted and closed beyond; default 10000 */
+    bool cors;                   /* permissive CORS as PostHog capture does */
+    const char *cors_methods;    /* Access-Control-Allow-Methods; default "GET, POST, OPTIONS" */
+    const char *service;         /* label for metrics and logs; default "http" */
+    cm_metrics_t *metrics;       /* optional: per-route request counters and latency */
 } cm_http_server_opts_t;
 
 /* Fills opts with the defaults above. */
@@ -108,8 +108,8 @@ int cm_http_server_port(const cm_http_server_t *srv);
  * done(ud). After timeout_ms the remaining connections are closed and done
  * is still called once. The server can be freed from done.
  */
-void cm_http_server_drain(cm_http_server_t *srv, uint64_t timeout_ms,
-                          void (*done)(void *ud), void *ud);
+void cm_http_server_drain(cm_http_server_t *srv, uint64_t timeout_ms, void (*done)(void *ud),
+                          void *ud);
 /* Frees a drained server (all handles closed). */
 void cm_http_server_free(cm_http_server_t *srv);
 
@@ -150,8 +150,7 @@ void cm_http_res_header(cm_http_req_t *req, const char *name, const char *value)
 void cm_http_respond(cm_http_req_t *req, int status, const char *content_type, const void *body,
                      size_t len);
 /* Responds with body's bytes, taking them over (body is left empty). */
-void cm_http_respond_buf(cm_http_req_t *req, int status, const char *content_type,
-                         cm_buf_t *body);
+void cm_http_respond_buf(cm_http_req_t *req, int status, const char *content_type, cm_buf_t *body);
 /* application/json shortcut for cm_http_respond_buf. */
 void cm_http_respond_json(cm_http_req_t *req, int status, cm_buf_t *body);
 /* The API error envelope of cm/api_error.h; attr may be NULL. */

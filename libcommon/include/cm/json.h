@@ -61,13 +61,13 @@ typedef enum {
  *   next:          index just past this value and all its descendants
  */
 typedef struct {
-    uint32_t off;  /* first byte of the value in the input */
-    uint32_t len;  /* bytes in the value; strings include both quotes */
+    uint32_t off; /* first byte of the value in the input */
+    uint32_t len; /* bytes in the value; strings include both quotes */
     uint32_t next;
     uint32_t meta;
 } cm_json_node_t;
 
-#define CM_JSON_META_FLAG 0x8u
+#define CM_JSON_META_FLAG        0x8u
 #define CM_JSON_META_COUNT_SHIFT 4
 
 typedef struct {
@@ -113,8 +113,8 @@ typedef struct {
  * free it with cm_json_doc_free(). On failure returns CM_EINVAL, CM_ETOOBIG or CM_ERANGE,
  * sets *out = NULL and fills *err when err is not NULL. limits may be NULL.
  */
-int cm_json_parse(const char *p, size_t len, const cm_json_limits_t *limits,
-                  cm_json_doc_t **out, cm_json_error_t *err);
+int cm_json_parse(const char *p, size_t len, const cm_json_limits_t *limits, cm_json_doc_t **out,
+                  cm_json_error_t *err);
 
 /*
  * The same into a caller-owned document, reusing its tape allocation: the

@@ -42,16 +42,16 @@ int cm_log_level_parse(const char *s, cm_log_level_t *out);
 /* Redirects output to fd (tests); -1 restores stderr. */
 void cm_log_set_fd(int fd);
 
-#define cm_log(level, request_id, ...)                             \
-    do {                                                           \
-        if ((level) >= cm_log_min_level)                           \
-            cm__log_write((level), (request_id), NULL, 0, __VA_ARGS__); \
+#define cm_log(level, request_id, ...)                                                             \
+    do {                                                                                           \
+        if ((level) >= cm_log_min_level)                                                           \
+            cm__log_write((level), (request_id), NULL, 0, __VA_ARGS__);                            \
     } while (0)
 
-#define cm_log_fields(level, request_id, fields, nfields, ...)          \
-    do {                                                                \
-        if ((level) >= cm_log_min_level)                                \
-            cm__log_write((level), (request_id), (fields), (nfields), __VA_ARGS__); \
+#define cm_log_fields(level, request_id, fields, nfields, ...)                                     \
+    do {                                                                                           \
+        if ((level) >= cm_log_min_level)                                                           \
+            cm__log_write((level), (request_id), (fields), (nfields), __VA_ARGS__);                \
     } while (0)
 
 /*

@@ -34,7 +34,10 @@ cm_histogram_t *cm_metrics_histogram(cm_metrics_t *m, const char *name, const ch
                                      const char *labels, const double *buckets, size_t nbuckets);
 
 void cm_counter_add(cm_counter_t *c, uint64_t n);
-static inline void cm_counter_inc(cm_counter_t *c) { cm_counter_add(c, 1); }
+static inline void cm_counter_inc(cm_counter_t *c)
+{
+    cm_counter_add(c, 1);
+}
 uint64_t cm_counter_value(const cm_counter_t *c);
 void cm_gauge_set(cm_gauge_t *g, double v);
 void cm_gauge_add(cm_gauge_t *g, double v);

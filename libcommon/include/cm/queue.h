@@ -137,8 +137,8 @@ size_t cm_queue_waiting(const cm_queue_t *q);
  *     queue.buffering.max.messages and .kbytes, so its local queue never
  *     overflows). The window also bounds the loop's work per burst of
  *     acknowledgements: each costs about a microsecond, and a window's
- *     worth can arrive in one read (Redis) or one poll (Kafka). Production runs from a uv_idle handle, a few milliseconds
- *     per loop iteration, so a batch of 100,000 never holds the loop; when
+ *     worth can arrive in one read (Redis) or one poll (Kafka). Production runs from a uv_idle
+ * handle, a few milliseconds per loop iteration, so a batch of 100,000 never holds the loop; when
  *     the window is full it resumes as acknowledgements free room.
  *   - done() runs exactly once, never from inside cm_queue_batch(), when
  *     every produced message has completed. If a message fails (refused or
@@ -157,10 +157,10 @@ size_t cm_queue_waiting(const cm_queue_t *q);
 typedef struct cm_queue_batch cm_queue_batch_t;
 
 typedef struct {
-    size_t acked;   /* acknowledged */
-    size_t failed;  /* produced, then completed with an error */
-    size_t unsent;  /* never produced: the batch stopped at a failure or a close */
-    int status;     /* 0, or the first failure (CM_ETOOBIG if any was too large) */
+    size_t acked;    /* acknowledged */
+    size_t failed;   /* produced, then completed with an error */
+    size_t unsent;   /* never produced: the batch stopped at a failure or a close */
+    int status;      /* 0, or the first failure (CM_ETOOBIG if any was too large) */
     const char *err; /* static text for status, NULL when 0 */
 } cm_queue_batch_result_t;
 

@@ -68,17 +68,17 @@ typedef struct {
     /* redis://[[user]:password@]host[:port][/db]; when set it replaces
      * host, port, username, password and db below. */
     const char *url;
-    const char *host;     /* name or numeric address; default 127.0.0.1 */
-    int port;             /* default 6379 */
-    const char *username; /* AUTH username password (Redis 6 ACL); NULL: none */
-    const char *password; /* NULL: no AUTH */
-    int db;               /* SELECT db when non-zero */
-    int connect_timeout_ms; /* resolve + connect + AUTH/SELECT; default 1000 */
-    int command_timeout_ms; /* default 1000; negative: no command timeout */
-    int backoff_min_ms;     /* first retry delay; default 50 */
-    int backoff_max_ms;     /* the delay doubles up to this; default 5000 */
-    bool subscriber;        /* a pub/sub-only client (see the top comment) */
-    const char *name;       /* shown in log lines; default "redis" */
+    const char *host;                /* name or numeric address; default 127.0.0.1 */
+    int port;                        /* default 6379 */
+    const char *username;            /* AUTH username password (Redis 6 ACL); NULL: none */
+    const char *password;            /* NULL: no AUTH */
+    int db;                          /* SELECT db when non-zero */
+    int connect_timeout_ms;          /* resolve + connect + AUTH/SELECT; default 1000 */
+    int command_timeout_ms;          /* default 1000; negative: no command timeout */
+    int backoff_min_ms;              /* first retry delay; default 50 */
+    int backoff_max_ms;              /* the delay doubles up to this; default 5000 */
+    bool subscriber;                 /* a pub/sub-only client (see the top comment) */
+    const char *name;                /* shown in log lines; default "redis" */
     cm_redis_event_cb on_connect;    /* ready (and, subscribers, subscribed) */
     cm_redis_event_cb on_disconnect; /* a ready connection was lost */
     void *ud;

@@ -10,14 +10,14 @@
 #include "cm/buf.h"
 
 /* Fixed names (listed again in cm_rediskeys_fixed[], which the test reads). */
-#define CM_REDISKEY_PROJECT_TOKENS "projects:tokens"
-#define CM_REDISKEY_PROJECT_SECRET_TOKENS "projects:secret_tokens"
-#define CM_REDISKEY_PROJECT_TIMEZONES "projects:timezones"
-#define CM_REDISKEY_QUOTA_EVENTS "@posthog/quota-limits/events"
-#define CM_REDISKEY_QUOTA_FLAGS "@posthog/quota-limits/feature_flag_requests"
-#define CM_REDISKEY_FLAG_DEFINITIONS "flags:definitions"
-#define CM_REDISKEY_FLAGS_CHANGED "flags:changed" /* pub/sub channel */
-#define CM_REDISKEY_EVENTS_STREAM "events_plugin_ingestion"
+#define CM_REDISKEY_PROJECT_TOKENS           "projects:tokens"
+#define CM_REDISKEY_PROJECT_SECRET_TOKENS    "projects:secret_tokens"
+#define CM_REDISKEY_PROJECT_TIMEZONES        "projects:timezones"
+#define CM_REDISKEY_QUOTA_EVENTS             "@posthog/quota-limits/events"
+#define CM_REDISKEY_QUOTA_FLAGS              "@posthog/quota-limits/feature_flag_requests"
+#define CM_REDISKEY_FLAG_DEFINITIONS         "flags:definitions"
+#define CM_REDISKEY_FLAGS_CHANGED            "flags:changed" /* pub/sub channel */
+#define CM_REDISKEY_EVENTS_STREAM            "events_plugin_ingestion"
 #define CM_REDISKEY_EVENTS_HISTORICAL_STREAM "events_plugin_ingestion_historical"
 
 /* NULL-terminated: every fixed name above. */

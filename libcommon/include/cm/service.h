@@ -46,23 +46,60 @@ typedef struct {
  * member m. P is the variables' prefix ("INGEST"); the defaults are text;
  * old_body / old_proxies name earlier spellings still read (or NULL).
  */
-#define CM_SERVICE_ROWS(T, m, P, port_def, body, body_max, proxies, redis_help, old_body, old_proxies) \
-    {P "_HOST", CM_CFG_STR, offsetof(T, m.host), "127.0.0.1", 0, 0, "address to listen on", 0,   \
-     NULL},                                                                                     \
-    {P "_PORT", CM_CFG_INT, offsetof(T, m.port), port_def, 0, 65535,                              \
-     "port to listen on (0 = any free port)", 0, NULL},                                         \
-    {P "_MAX_BODY", CM_CFG_SIZE, offsetof(T, m.max_body), body, 1024, body_max,                 \
-     "largest request body on the wire (413 beyond)", 0, old_body},                             \
-    {P "_TRUSTED_PROXIES", CM_CFG_STR, offsetof(T, m.trusted_proxies_text), proxies, 0, 0,      \
-     "proxies in front whose X-Forwarded-For is believed: 0 (the TCP peer is the client), "     \
-     "a count, or all",                                                                         \
-     0, old_proxies},                                                                           \
-    {"REDIS_URL", CM_CFG_STR, offsetof(T, m.redis_url), "redis://127.0.0.1:6379/0", 0, 0,       \
-     redis_help, CM_CFG_SECRET, NULL},                                                          \
-    {"DRAIN_TIMEOUT", CM_CFG_DURATION, offsetof(T, m.drain_timeout_ms), "30s", 0, 600000,       \
-     "on SIGTERM, longest wait for requests in progress", 0, NULL},                             \
-    {"LOG_LEVEL", CM_CFG_STR, offsetof(T, m.log_level), "info", 0, 0,                           \
-     "debug, info, warn or error", 0, NULL}
+#define CM_SERVICE_ROWS(T, m, P, port_def, body, body_max, proxies, redis_help, old_body,          \
+                        old_proxies)                                                               \
+    {P "_HOST", CM_CFG_STR, offsetof(T, m.host), "127.0.0.1", 0, 0, "address to listen on",        \
+     0,         NULL},                                                                             \
+        {P "_PORT",                                                                                \
+         CM_CFG_INT,                                                                               \
+         offsetof(T, m.port),                                                                      \
+         port_def,                                                                                 \
+         0,                                                                                        \
+         65535,                                                                                    \
+         "port to listen on (0 = any free port)",                                                  \
+         0,                                                                                        \
+         NULL},                                                                                    \
+        {P "_MAX_BODY",                                                                            \
+         CM_CFG_SIZE,                                                                              \
+         offsetof(T, m.max_body),                                                                  \
+         body,                                                                                     \
+         1024,                                                                                     \
+         body_max,                                                                                 \
+         "largest request body on the wire (413 beyond)",                                          \
+         0,                                                                                        \
+         old_body},                                                                                \
+        {P "_TRUSTED_PROXIES",                                                                     \
+         CM_CFG_STR,                                                                               \
+         offsetof(T, m.trusted_proxies_text),                                                      \
+         proxies,                                                                                  \
+         0,                                                                                        \
+         0,                                                                                        \
+         "proxies in front whose X-Forwarded-For is believed: 0 (the TCP peer is the client), "    \
+         "a count, or all",                                                                        \
+         0,                                                                                        \
+         old_proxies},                                                                             \
+        {"REDIS_URL",                                                                              \
+         CM_CFG_STR,                                                                               \
+         offsetof(T, m.redis_url),                                                                 \
+         "redis://127.0.0.1:6379/0",                                                               \
+         0,                                                                                        \
+         0,                                                                                        \
+         redis_help,                                                                               \
+         CM_CFG_SECRET,                                                                            \
+         NULL},                                                                                    \
+        {"DRAIN_TIMEOUT",                                                                          \
+         CM_CFG_DURATION,                                                                          \
+         offsetof(T, m.drain_timeout_ms),                                                          \
+         "30s",                                                                                    \
+         0,                                                                                        \
+         600000,                                                                                   \
+         "on SIGTERM, longest wait for requests in progress",                                      \
+         0,                                                                                        \
+         NULL},                                                                                    \
+    {                                                                                              \
+        "LOG_LEVEL", CM_CFG_STR, offsetof(T, m.log_level), "info", 0, 0,                           \
+            "debug, info, warn or error", 0, NULL                                                  \
+    }
 
 /* "all" -> CM_TRUST_ALL_PROXIES, a count 0..64, and the old TRUST_PROXY's
  * booleans (true/yes/on -> all, false/no/off -> 0). 0 or CM_EINVAL. */
@@ -70,8 +107,8 @@ int cm_service_parse_trusted_proxies(const char *text, int *out);
 
 /*
  * Loads the table from the environment (common: the service's embedded
- * cm_service_cfg_t, checked here, or NULL for a table without those rows); with --print-config prints it and sets
- * *printed. Returns 0, or CM_EINVAL with the reason on stderr.
+ * cm_service_cfg_t, checked here, or NULL for a table without those rows); with --print-config
+ * prints it and sets *printed. Returns 0, or CM_EINVAL with the reason on stderr.
  */
 int cm_service_config(const char *name, int argc, char **argv, const cm_cfg_key_t *keys,
                       size_t nkeys, void *cfg, cm_service_cfg_t *common, bool *printed);

@@ -11,8 +11,8 @@
 
 #define CM_ISO8601_MAX 40
 
-int64_t cm_now_us(void);    /* CLOCK_REALTIME */
-uint64_t cm_mono_ms(void);  /* CLOCK_MONOTONIC, for durations */
+int64_t cm_now_us(void);   /* CLOCK_REALTIME */
+uint64_t cm_mono_ms(void); /* CLOCK_MONOTONIC, for durations */
 
 /*
  * Parses "YYYY-MM-DD", "YYYY-MM-DDTHH:MM[:SS[.frac]]" with 'T', 't' or ' '

@@ -175,21 +175,15 @@ static void js_string_in_array(cm_json_t v, cm_buf_t *out);
 void flg_js_string(cm_json_t v, cm_buf_t *out)
 {
     switch (cm_json_type(v)) {
-    case CM_JSON_STRING:
-        cm_json_str_append(v, out);
-        break;
-    case CM_JSON_NUMBER:
-        flg_js_number_str(flg_js_number(v), out);
-        break;
+    case CM_JSON_STRING: cm_json_str_append(v, out); break;
+    case CM_JSON_NUMBER: flg_js_number_str(flg_js_number(v), out); break;
     case CM_JSON_BOOL: {
         bool b = false;
         cm_json_as_bool(v, &b);
         cm_buf_append_cstr(out, b ? "true" : "false");
         break;
     }
-    case CM_JSON_NULL:
-        cm_buf_append_cstr(out, "null");
-        break;
+    case CM_JSON_NULL: cm_buf_append_cstr(out, "null"); break;
     case CM_JSON_ARRAY: {
         cm_json_iter_t it = cm_json_iter(v);
         cm_json_t k, e;
@@ -202,12 +196,8 @@ void flg_js_string(cm_json_t v, cm_buf_t *out)
         }
         break;
     }
-    case CM_JSON_OBJECT:
-        cm_buf_append_cstr(out, "[object Object]");
-        break;
-    case CM_JSON_NONE:
-        cm_buf_append_cstr(out, "undefined");
-        break;
+    case CM_JSON_OBJECT: cm_buf_append_cstr(out, "[object Object]"); break;
+    case CM_JSON_NONE: cm_buf_append_cstr(out, "undefined"); break;
     }
 }
 
@@ -328,9 +318,7 @@ static bool canonical_object(cm_json_t v, flg_str_style_t style, cm_buf_t *out)
 static bool canonical(cm_json_t v, flg_str_style_t style, cm_buf_t *out)
 {
     switch (cm_json_type(v)) {
-    case CM_JSON_STRING:
-        quote_decoded(v, out);
-        return true;
+    case CM_JSON_STRING: quote_decoded(v, out); return true;
     case CM_JSON_NUMBER:
         if (style == FLG_STR_SERVER) {
             server_number(v, out);
@@ -355,14 +343,12 @@ static bool canonical(cm_json_t v, flg_str_style_t style, cm_buf_t *out)
         cm_buf_putc(out, ']');
         return true;
     }
-    case CM_JSON_OBJECT:
-        return canonical_object(v, style, out);
+    case CM_JSON_OBJECT: return canonical_object(v, style, out);
     case CM_JSON_BOOL:
     case CM_JSON_NULL:
         cm_buf_append_slice(out, cm_json_raw(v)); /* the literal itself */
         return true;
-    case CM_JSON_NONE:
-        break;
+    case CM_JSON_NONE: break;
     }
     return false;
 }
@@ -379,8 +365,7 @@ bool flg_exact_string(cm_json_t v, flg_str_style_t style, cm_buf_t *out)
 bool flg_js_finite_everywhere(cm_json_t v)
 {
     switch (cm_json_type(v)) {
-    case CM_JSON_NUMBER:
-        return isfinite(flg_js_number(v));
+    case CM_JSON_NUMBER: return isfinite(flg_js_number(v));
     case CM_JSON_ARRAY:
     case CM_JSON_OBJECT: {
         cm_json_iter_t it = cm_json_iter(v);
@@ -390,8 +375,7 @@ bool flg_js_finite_everywhere(cm_json_t v)
                 return false;
         return true;
     }
-    default:
-        return true;
+    default: return true;
     }
 }
 
@@ -411,10 +395,8 @@ static bool str_is_ci(cm_json_t v, const char *word)
 bool flg_truthy_or_falsy(cm_json_t v)
 {
     switch (cm_json_type(v)) {
-    case CM_JSON_BOOL:
-        return true;
-    case CM_JSON_STRING:
-        return str_is_ci(v, "true") || str_is_ci(v, "false");
+    case CM_JSON_BOOL: return true;
+    case CM_JSON_STRING: return str_is_ci(v, "true") || str_is_ci(v, "false");
     case CM_JSON_ARRAY: {
         cm_json_iter_t it = cm_json_iter(v);
         cm_json_t k, e;
@@ -423,8 +405,7 @@ bool flg_truthy_or_falsy(cm_json_t v)
                 return false;
         return true;
     }
-    default:
-        return false;
+    default: return false;
     }
 }
 
@@ -436,8 +417,7 @@ bool flg_truthy(cm_json_t v)
         cm_json_as_bool(v, &b);
         return b;
     }
-    case CM_JSON_STRING:
-        return str_is_ci(v, "true");
+    case CM_JSON_STRING: return str_is_ci(v, "true");
     case CM_JSON_ARRAY: {
         cm_json_iter_t it = cm_json_iter(v);
         cm_json_t k, e;
@@ -446,7 +426,6 @@ bool flg_truthy(cm_json_t v)
                 return false;
         return true;
     }
-    default:
-        return false;
+    default: return false;
     }
 }

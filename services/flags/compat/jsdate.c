@@ -17,7 +17,16 @@
 #define NONE INT32_MIN
 
 /* T_DONE is not scanned: es5_date's "consumed everything it wanted". */
-typedef enum { T_END, T_NUMBER, T_SYMBOL, T_WORD, T_SPACE, T_UNKNOWN, T_INVALID, T_DONE } tok_kind_t;
+typedef enum {
+    T_END,
+    T_NUMBER,
+    T_SYMBOL,
+    T_WORD,
+    T_SPACE,
+    T_UNKNOWN,
+    T_INVALID,
+    T_DONE
+} tok_kind_t;
 typedef enum { W_NONE, W_MONTH, W_AMPM, W_ZONE, W_TSEP } word_kind_t;
 
 typedef struct {
@@ -60,15 +69,15 @@ static const struct {
     word_kind_t kind;
     int value;
 } KEYWORDS[] = {
-    {"jan", W_MONTH, 1},  {"feb", W_MONTH, 2},  {"mar", W_MONTH, 3},  {"apr", W_MONTH, 4},
-    {"may", W_MONTH, 5},  {"jun", W_MONTH, 6},  {"jul", W_MONTH, 7},  {"aug", W_MONTH, 8},
-    {"sep", W_MONTH, 9},  {"oct", W_MONTH, 10}, {"nov", W_MONTH, 11}, {"dec", W_MONTH, 12},
-    {{'a', 'm', 0}, W_AMPM, 0},  {{'p', 'm', 0}, W_AMPM, 12},
-    {{'u', 't', 0}, W_ZONE, 0},  {"utc", W_ZONE, 0},      {{'z', 0, 0}, W_ZONE, 0},
-    {"gmt", W_ZONE, 0},          {"cdt", W_ZONE, -5},     {"cst", W_ZONE, -6},
-    {"edt", W_ZONE, -4},         {"est", W_ZONE, -5},     {"mdt", W_ZONE, -6},
-    {"mst", W_ZONE, -7},         {"pdt", W_ZONE, -7},     {"pst", W_ZONE, -8},
-    {{'t', 0, 0}, W_TSEP, 0},
+    {"jan", W_MONTH, 1},        {"feb", W_MONTH, 2},         {"mar", W_MONTH, 3},
+    {"apr", W_MONTH, 4},        {"may", W_MONTH, 5},         {"jun", W_MONTH, 6},
+    {"jul", W_MONTH, 7},        {"aug", W_MONTH, 8},         {"sep", W_MONTH, 9},
+    {"oct", W_MONTH, 10},       {"nov", W_MONTH, 11},        {"dec", W_MONTH, 12},
+    {{'a', 'm', 0}, W_AMPM, 0}, {{'p', 'm', 0}, W_AMPM, 12}, {{'u', 't', 0}, W_ZONE, 0},
+    {"utc", W_ZONE, 0},         {{'z', 0, 0}, W_ZONE, 0},    {"gmt", W_ZONE, 0},
+    {"cdt", W_ZONE, -5},        {"cst", W_ZONE, -6},         {"edt", W_ZONE, -4},
+    {"est", W_ZONE, -5},        {"mdt", W_ZONE, -6},         {"mst", W_ZONE, -7},
+    {"pdt", W_ZONE, -7},        {"pst", W_ZONE, -8},         {{'t', 0, 0}, W_TSEP, 0},
 };
 
 static tok_t scan_word(scan_t *sc)

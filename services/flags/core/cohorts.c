@@ -51,14 +51,10 @@ static flg_match_t leaf_match(const flg_filter_t *f, flg_cohort_env_t *env, bool
 flg_match_t flg_pgroup_match(const flg_pgroup_t *g, flg_cohort_env_t *env, bool server)
 {
     switch (g->kind) {
-    case FLG_PG_EMPTY:
-        return FLG_M_TRUE;
-    case FLG_PG_BAD_TYPE:
-        return server ? FLG_M_ERROR : FLG_M_SERVER;
-    case FLG_PG_MALFORMED:
-        return FLG_M_ERROR;
-    default:
-        break;
+    case FLG_PG_EMPTY: return FLG_M_TRUE;
+    case FLG_PG_BAD_TYPE: return server ? FLG_M_ERROR : FLG_M_SERVER;
+    case FLG_PG_MALFORMED: return FLG_M_ERROR;
+    default: break;
     }
     if (env->depth >= FLG_COHORT_MAX_DEPTH)
         return FLG_M_ERROR;

@@ -262,21 +262,11 @@ int64_t flg_date_relative_apply(int64_t now_ms, uint32_t n, char unit, const flg
 {
     int64_t t = flg_utc_to_local_ms(now_ms, tz);
     switch (unit) {
-    case 'h':
-        t -= (int64_t)n * 3600000;
-        break;
-    case 'd':
-        t -= (int64_t)n * DAY_MS;
-        break;
-    case 'w':
-        t -= (int64_t)n * 7 * DAY_MS;
-        break;
-    case 'm':
-        t = minus_months(t, n, false);
-        break;
-    default:
-        t = minus_months(t, n, true);
-        break;
+    case 'h': t -= (int64_t)n * 3600000; break;
+    case 'd': t -= (int64_t)n * DAY_MS; break;
+    case 'w': t -= (int64_t)n * 7 * DAY_MS; break;
+    case 'm': t = minus_months(t, n, false); break;
+    default: t = minus_months(t, n, true); break;
     }
     return flg_local_to_utc_ms(t, tz);
 }

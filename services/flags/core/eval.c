@@ -47,9 +47,9 @@ void ev_track(ev_track_t *t, flg_reason_t r, int32_t index)
 const char *flg_reason_code(flg_reason_t r)
 {
     static const char *const codes[] = {
-        "condition_match",       "no_condition_match",      "out_of_rollout_bound",
-        "no_group_type",         "super_condition_value",   "holdout_condition_value",
-        "flag_disabled",         "missing_dependency",
+        "condition_match", "no_condition_match",    "out_of_rollout_bound",
+        "no_group_type",   "super_condition_value", "holdout_condition_value",
+        "flag_disabled",   "missing_dependency",
     };
     return (unsigned)r < CM_ARRAY_LEN(codes) ? codes[r] : "unknown";
 }
@@ -86,14 +86,19 @@ static cm_json_t payload_for(const flg_flag_t *f, cm_slice_t variant)
 void ev_set_match(flg_result_t *r, const flg_flag_t *f, cm_slice_t variant, flg_reason_t reason,
                   int32_t index)
 {
-    *r = (flg_result_t){.state = FLG_RES_OK, .enabled = true, .variant = variant,
-                        .reason = reason, .condition_index = index,
+    *r = (flg_result_t){.state = FLG_RES_OK,
+                        .enabled = true,
+                        .variant = variant,
+                        .reason = reason,
+                        .condition_index = index,
                         .payload = payload_for(f, variant)};
 }
 
 void ev_set_nomatch(flg_result_t *r, const ev_track_t *t)
 {
-    *r = (flg_result_t){.state = FLG_RES_OK, .reason = t->reason, .condition_index = t->index,
+    *r = (flg_result_t){.state = FLG_RES_OK,
+                        .reason = t->reason,
+                        .condition_index = t->index,
                         .groups_skipped = t->skipped};
 }
 
@@ -213,8 +218,8 @@ const flg_result_t *ev_final(ev_t *ev, int32_t i)
     if (sl->final_state == EV_DONE)
         return &sl->final_r;
     if (sl->final_state == EV_BUSY || ev->depth >= EV_MAX_DEPTH) {
-        static const flg_result_t cycle = {.state = FLG_RES_ERROR, .condition_index = -1,
-                                           .error = "dependency cycle"};
+        static const flg_result_t cycle = {
+            .state = FLG_RES_ERROR, .condition_index = -1, .error = "dependency cycle"};
         return &cycle;
     }
     sl->final_state = EV_BUSY;
@@ -289,8 +294,10 @@ void flg_evaluate(const flg_snapshot_t *s, const flg_context_t *ctx, flg_eval_t 
     uint32_t n = flg_snapshot_nflags(s);
     ev_t ev = {.s = s, .ctx = ctx, .budget = EV_BUDGET, .arena = FLG_ARENA_INIT};
     ev.pc = (flg_pctx_t){.now_ms = ctx->now_us / 1000 - (ctx->now_us % 1000 < 0),
-                         .tz = ctx->tz, .explicit_exact = flg_snapshot_explicit_exact(s),
-                         .a = CM_BUF_INIT, .b = CM_BUF_INIT,
+                         .tz = ctx->tz,
+                         .explicit_exact = flg_snapshot_explicit_exact(s),
+                         .a = CM_BUF_INIT,
+                         .b = CM_BUF_INIT,
                          .rx = {.limit_ns = ctx->regex_budget_ns}};
     ev_make_indexes(&ev);
     ev.slots = cm_xcalloc(n ? n : 1, sizeof *ev.slots);

@@ -31,10 +31,10 @@
 
 /* What the request's runtime detection decided (spec section 4.3). */
 typedef enum {
-    FLG_RUNTIME_ALL,     /* keep every flag */
-    FLG_RUNTIME_CLIENT,  /* drop server-only flags */
-    FLG_RUNTIME_SERVER,  /* drop client-only flags */
-    FLG_RUNTIME_UNKNOWN  /* keep only flags without a runtime requirement */
+    FLG_RUNTIME_ALL,    /* keep every flag */
+    FLG_RUNTIME_CLIENT, /* drop server-only flags */
+    FLG_RUNTIME_SERVER, /* drop client-only flags */
+    FLG_RUNTIME_UNKNOWN /* keep only flags without a runtime requirement */
 } flg_runtime_t;
 
 /* One group's stored properties: its type ("company") and the object. */
@@ -54,20 +54,20 @@ typedef struct {
     cm_json_t groups;            /* {"company": "acme"} */
     /* Properties come in layers, read top down: a key is taken from the
      * first layer that has it, so nothing is merged or copied. */
-    cm_json_t person_properties; /* the request's: the top layer */
-    cm_json_t geoip_properties;  /* $geoip_* from the client address: below the request's */
+    cm_json_t person_properties;        /* the request's: the top layer */
+    cm_json_t geoip_properties;         /* $geoip_* from the client address: below the request's */
     cm_json_t stored_person_properties; /* the stored person's: the bottom layer */
-    cm_json_t group_properties;  /* the request's {"company": {...}}: over the stored ones */
+    cm_json_t group_properties;         /* the request's {"company": {...}}: over the stored ones */
     const flg_group_props_t *stored_groups; /* a type's properties from the store */
-    uint32_t nstored_groups;     /* (the last of a repeated type is read) */
-    cm_json_t hash_key_overrides;/* {"<flag key>": "<hash key>"} for experience continuity */
-    cm_json_t static_cohorts;    /* [ids] of static cohorts the person is in; none = unknown */
-    cm_json_t flag_keys;         /* ["key", ...] to return; none = all */
+    uint32_t nstored_groups;                /* (the last of a repeated type is read) */
+    cm_json_t hash_key_overrides;  /* {"<flag key>": "<hash key>"} for experience continuity */
+    cm_json_t static_cohorts;      /* [ids] of static cohorts the person is in; none = unknown */
+    cm_json_t flag_keys;           /* ["key", ...] to return; none = all */
     cm_json_t evaluation_contexts; /* ["tag", ...]; none or empty = no filtering */
     flg_runtime_t runtime;
-    int64_t now_us;              /* for relative dates */
-    const flg_tz_t *tz;          /* project time zone; NULL = UTC */
-    uint64_t regex_budget_ns;    /* regex time for the whole evaluation; 0 = unbounded */
+    int64_t now_us;           /* for relative dates */
+    const flg_tz_t *tz;       /* project time zone; NULL = UTC */
+    uint64_t regex_budget_ns; /* regex time for the whole evaluation; 0 = unbounded */
 } flg_context_t;
 
 typedef enum {
@@ -84,13 +84,13 @@ typedef enum {
 typedef enum {
     FLG_RES_SKIPPED, /* not part of the response (filtered out, not asked for, shadowed) */
     FLG_RES_OK,
-    FLG_RES_ERROR    /* could not be computed: left out, errors flag set */
+    FLG_RES_ERROR /* could not be computed: left out, errors flag set */
 } flg_res_state_t;
 
 typedef struct {
     flg_res_state_t state;
     bool enabled;
-    cm_slice_t variant;      /* p == NULL: none */
+    cm_slice_t variant; /* p == NULL: none */
     flg_reason_t reason;
     int32_t condition_index; /* -1: null */
     bool groups_skipped;     /* some group condition lacked its group */
@@ -102,7 +102,7 @@ typedef struct {
     const flg_snapshot_t *snap;
     flg_result_t *results; /* one per snapshot flag, stored order */
     uint32_t n;
-    bool errors;           /* errorsWhileComputingFlags */
+    bool errors;             /* errorsWhileComputingFlags */
     bool regex_budget_spent; /* some regex condition was not run for want of budget */
 } flg_eval_t;
 

@@ -16,9 +16,9 @@
 #include "core/eval.h"
 #include "core/props.h"
 
-#define EV_MAX_DEPTH 64         /* nested flag dependencies */
-#define EV_BUDGET 200000u       /* cohort leaves matched per evaluation */
-#define EV_INDEX_MIN 16         /* members from which a property object is indexed */
+#define EV_MAX_DEPTH    64      /* nested flag dependencies */
+#define EV_BUDGET       200000u /* cohort leaves matched per evaluation */
+#define EV_INDEX_MIN    16      /* members from which a property object is indexed */
 #define EV_MAX_GROUP_IX 8       /* group types indexed (PostHog allows 5) */
 
 typedef enum { EV_NONE, EV_BUSY, EV_DONE } ev_state_t;
@@ -34,7 +34,7 @@ typedef struct {
 
 typedef struct {
     ev_state_t node_state;
-    flg_match_t node_m;  /* FLG_M_TRUE: node_r holds posthog-node's answer */
+    flg_match_t node_m; /* FLG_M_TRUE: node_r holds posthog-node's answer */
     flg_result_t node_r;
     ev_state_t final_state;
     flg_result_t final_r;
@@ -45,10 +45,10 @@ typedef struct {
     const flg_context_t *ctx;
     flg_pctx_t pc;
     ev_slot_t *slots;
-    bool *filtered;          /* dropped by runtime / evaluation contexts: false as a dependency */
-    cm_json_doc_t *aux;      /* holds distinct_id as a JSON string */
+    bool *filtered;     /* dropped by runtime / evaluation contexts: false as a dependency */
+    cm_json_doc_t *aux; /* holds distinct_id as a JSON string */
     cm_json_t distinct_json;
-    flg_arena_t arena;       /* strings made during this evaluation */
+    flg_arena_t arena; /* strings made during this evaluation */
     /* Indexes of the property objects that filters read, built once per
      * evaluation (10,000 flags over 50,000 properties would otherwise scan
      * the object once per filter); NULL for small objects, which a scan
@@ -101,7 +101,7 @@ cm_json_t ev_person_get(const ev_t *ev, cm_slice_t key);
 flg_bag_t ev_group_bag(const ev_t *ev, cm_slice_t name, cm_json_t key);
 cm_slice_t ev_group_name(const ev_t *ev, int32_t agg);
 cm_json_t ev_group_key(const ev_t *ev, cm_slice_t name); /* none if not passed */
-cm_slice_t ev_js_string(ev_t *ev, cm_json_t v);           /* String(v), kept for the evaluation */
+cm_slice_t ev_js_string(ev_t *ev, cm_json_t v);          /* String(v), kept for the evaluation */
 cm_slice_t ev_variant_for(const flg_flag_t *f, const flg_condition_t *c, cm_slice_t bucket);
 bool ev_out_of_rollout(const flg_flag_t *f, const flg_condition_t *c, cm_slice_t bucket);
 

@@ -80,7 +80,9 @@ flg_match_t ev_local_dep(ev_t *ev, const flg_filter_t *f)
     const flg_result_t *r;
     flg_match_t m = dep_value(ev, f->target, &r);
     if (m != FLG_M_TRUE)
-        return m == FLG_M_SERVER ? FLG_M_SERVER : m == FLG_M_INC_REGEX ? FLG_M_INC_REGEX : FLG_M_INC;
+        return m == FLG_M_SERVER      ? FLG_M_SERVER
+               : m == FLG_M_INC_REGEX ? FLG_M_INC_REGEX
+                                      : FLG_M_INC;
     return ev_dep_holds(f->value, r) ? FLG_M_TRUE : FLG_M_FALSE;
 }
 
@@ -227,8 +229,9 @@ static flg_match_t match_conditions(ev_t *ev, const flg_flag_t *f, const target_
             ev_set_match(r, f, v, FLG_REASON_CONDITION_MATCH, (int32_t)i);
             return FLG_M_TRUE;
         }
-        ev_track(&tr, co == C_OUT_OF_ROLLOUT ? FLG_REASON_OUT_OF_ROLLOUT_BOUND
-                                             : FLG_REASON_NO_CONDITION_MATCH,
+        ev_track(&tr,
+                 co == C_OUT_OF_ROLLOUT ? FLG_REASON_OUT_OF_ROLLOUT_BOUND
+                                        : FLG_REASON_NO_CONDITION_MATCH,
                  (int32_t)i);
         if (co == C_OUT_OF_ROLLOUT && f->early_exit) {
             if (inc)

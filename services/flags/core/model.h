@@ -78,10 +78,10 @@ typedef struct {
 typedef enum { FLG_DATE_BAD, FLG_DATE_RELATIVE, FLG_DATE_ABSOLUTE } flg_date_kind_t;
 typedef struct {
     flg_date_kind_t kind;
-    uint32_t n;  /* RELATIVE */
-    char unit;   /* RELATIVE */
-    bool naive;  /* ABSOLUTE: ms is wall clock in the project time zone */
-    int64_t ms;  /* ABSOLUTE */
+    uint32_t n; /* RELATIVE */
+    char unit;  /* RELATIVE */
+    bool naive; /* ABSOLUTE: ms is wall clock in the project time zone */
+    int64_t ms; /* ABSOLUTE */
 } flg_date_t;
 
 /* Operator-specific preparation of the filter value (props.c). */
@@ -129,22 +129,28 @@ typedef struct {
     flg_prep_t prep;
 
     /* type == cohort */
-    cm_slice_t cohort_id;              /* String(value) */
-    const struct flg_pgroup *cohort;   /* NULL: not in the definitions (static) */
+    cm_slice_t cohort_id;            /* String(value) */
+    const struct flg_pgroup *cohort; /* NULL: not in the definitions (static) */
     bool cohort_id_numeric;
     int64_t cohort_num;
 
     /* type == flag */
-    bool has_chain;          /* "dependency_chain" present */
+    bool has_chain; /* "dependency_chain" present */
     bool chain_is_array;
     cm_json_t chain_json;
     uint32_t nchain;
-    int32_t *chain;          /* flag indices, -1 for a key not in the snapshot */
-    int32_t target;          /* index of `key`, -1 if absent */
+    int32_t *chain; /* flag indices, -1 for a key not in the snapshot */
+    int32_t target; /* index of `key`, -1 if absent */
 } flg_filter_t;
 
 /* A cohort's property group: {"type": "AND"|"OR", "values": [...]}, or {}. */
-typedef enum { FLG_PG_EMPTY, FLG_PG_AND, FLG_PG_OR, FLG_PG_BAD_TYPE, FLG_PG_MALFORMED } flg_pg_kind_t;
+typedef enum {
+    FLG_PG_EMPTY,
+    FLG_PG_AND,
+    FLG_PG_OR,
+    FLG_PG_BAD_TYPE,
+    FLG_PG_MALFORMED
+} flg_pg_kind_t;
 
 typedef struct flg_pgroup {
     flg_pg_kind_t kind;
@@ -160,8 +166,8 @@ typedef struct {
     flg_filter_t *filters;
     uint32_t nfilters;
     bool has_rollout;
-    double rollout;         /* percent */
-    cm_slice_t variant;     /* override; p == NULL when none */
+    double rollout;     /* percent */
+    cm_slice_t variant; /* override; p == NULL when none */
     flg_agg_state_t agg_state;
     int32_t agg;
 } flg_condition_t;

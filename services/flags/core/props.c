@@ -22,18 +22,17 @@
 
 /* Keys the server fills as $initial_<k> from $<k> ... */
 static const char *const INITIAL_FROM_DOLLAR[] = {
-    "browser",         "browser_version", "os",           "os_version",
-    "current_url",     "pathname",        "referrer",     "referring_domain",
-    "device_type",     "screen_height",   "screen_width", "viewport_height",
-    "viewport_width",  "raw_user_agent",  "app_build",    "app_name",
-    "app_namespace",   "app_version",
+    "browser",        "browser_version", "os",           "os_version",
+    "current_url",    "pathname",        "referrer",     "referring_domain",
+    "device_type",    "screen_height",   "screen_width", "viewport_height",
+    "viewport_width", "raw_user_agent",  "app_build",    "app_name",
+    "app_namespace",  "app_version",
 };
 /* ... and from <k> (campaign and click ids). */
 static const char *const INITIAL_FROM_PLAIN[] = {
-    "utm_source", "utm_medium", "utm_campaign", "utm_content", "utm_term", "gclid",
-    "gad_source", "gclsrc",     "dclid",        "gbraid",      "wbraid",   "fbclid",
-    "msclkid",    "twclid",     "li_fat_id",    "mc_cid",      "igshid",   "ttclid",
-    "rdt_cid",    "irclid",     "_kx",
+    "utm_source", "utm_medium", "utm_campaign", "utm_content", "utm_term", "gclid",   "gad_source",
+    "gclsrc",     "dclid",      "gbraid",       "wbraid",      "fbclid",   "msclkid", "twclid",
+    "li_fat_id",  "mc_cid",     "igshid",       "ttclid",      "rdt_cid",  "irclid",  "_kx",
 };
 
 static cm_json_t layer_get(cm_json_t obj, const cm_json_index_t *ix, cm_slice_t key)
@@ -115,35 +114,25 @@ static bool cmp_holds(flg_op_t op, int c)
 {
     switch (op) {
     case FLG_OP_GT:
-    case FLG_OP_SEMVER_GT:
-        return c > 0;
+    case FLG_OP_SEMVER_GT: return c > 0;
     case FLG_OP_GTE:
-    case FLG_OP_SEMVER_GTE:
-        return c >= 0;
+    case FLG_OP_SEMVER_GTE: return c >= 0;
     case FLG_OP_LT:
-    case FLG_OP_SEMVER_LT:
-        return c < 0;
+    case FLG_OP_SEMVER_LT: return c < 0;
     case FLG_OP_LTE:
-    case FLG_OP_SEMVER_LTE:
-        return c <= 0;
-    case FLG_OP_SEMVER_EQ:
-        return c == 0;
-    default: /* SEMVER_NEQ */
-        return c != 0;
+    case FLG_OP_SEMVER_LTE: return c <= 0;
+    case FLG_OP_SEMVER_EQ: return c == 0;
+    default: /* SEMVER_NEQ */ return c != 0;
     }
 }
 
 static bool num_holds(flg_op_t op, double a, double b)
 {
     switch (op) {
-    case FLG_OP_GT:
-        return a > b;
-    case FLG_OP_GTE:
-        return a >= b;
-    case FLG_OP_LT:
-        return a < b;
-    default:
-        return a <= b;
+    case FLG_OP_GT: return a > b;
+    case FLG_OP_GTE: return a >= b;
+    case FLG_OP_LT: return a < b;
+    default: return a <= b;
     }
 }
 
@@ -167,8 +156,7 @@ static bool text_holds(flg_op_t op, cm_slice_t hay, cm_slice_t needle)
 {
     switch (op) {
     case FLG_OP_ICONTAINS:
-    case FLG_OP_NOT_ICONTAINS:
-        return flg_slice_contains(hay, needle);
+    case FLG_OP_NOT_ICONTAINS: return flg_slice_contains(hay, needle);
     case FLG_OP_STARTS_WITH:
     case FLG_OP_NOT_STARTS_WITH:
         return hay.len >= needle.len && memcmp(hay.p, needle.p, needle.len) == 0;
@@ -263,16 +251,11 @@ static flg_match_t node_regex(const flg_filter_t *f, cm_json_t v, flg_pctx_t *pc
     cm_buf_reset(&pc->a);
     flg_js_string(v, &pc->a);
     switch (flg_regex_test_node(f->prep.re, cm_buf_slice(&pc->a), &pc->rx)) {
-    case FLG_RX_MATCH:
-        return tf(f->op == FLG_OP_REGEX);
-    case FLG_RX_NOMATCH:
-        return tf(f->op == FLG_OP_NOT_REGEX);
-    case FLG_RX_INVALID:
-        return FLG_M_FALSE; /* both operators, as in the SDK */
-    case FLG_RX_DEFER:
-        return FLG_M_INC_REGEX;
-    default:
-        return FLG_M_ERROR;
+    case FLG_RX_MATCH: return tf(f->op == FLG_OP_REGEX);
+    case FLG_RX_NOMATCH: return tf(f->op == FLG_OP_NOT_REGEX);
+    case FLG_RX_INVALID: return FLG_M_FALSE; /* both operators, as in the SDK */
+    case FLG_RX_DEFER: return FLG_M_INC_REGEX;
+    default: return FLG_M_ERROR;
     }
 }
 
@@ -305,10 +288,8 @@ flg_match_t flg_prop_match_node(const flg_filter_t *f, const flg_bag_t *bag, flg
     /* An absent filter value reads as undefined: String() gives "undefined",
      * and exact/is_not cannot stringify it (their prep says so). */
     switch (f->op) {
-    case FLG_OP_EXACT:
-        return node_exact(&f->prep, v, pc);
-    case FLG_OP_IS_NOT:
-        return negate(node_exact(&f->prep, v, pc));
+    case FLG_OP_EXACT: return node_exact(&f->prep, v, pc);
+    case FLG_OP_IS_NOT: return negate(node_exact(&f->prep, v, pc));
     case FLG_OP_ICONTAINS:
     case FLG_OP_NOT_ICONTAINS:
     case FLG_OP_STARTS_WITH:
@@ -323,18 +304,14 @@ flg_match_t flg_prop_match_node(const flg_filter_t *f, const flg_bag_t *bag, flg
         return tf(holds != is_negative_op(f->op));
     }
     case FLG_OP_REGEX:
-    case FLG_OP_NOT_REGEX:
-        return node_regex(f, v, pc);
+    case FLG_OP_NOT_REGEX: return node_regex(f, v, pc);
     case FLG_OP_GT:
     case FLG_OP_GTE:
     case FLG_OP_LT:
-    case FLG_OP_LTE:
-        return node_compare(f, v, pc);
+    case FLG_OP_LTE: return node_compare(f, v, pc);
     case FLG_OP_IS_DATE_BEFORE:
-    case FLG_OP_IS_DATE_AFTER:
-        return node_date(f, v, pc);
-    default:
-        return is_semver_op(f->op) ? node_semver(f, v, pc) : FLG_M_INC;
+    case FLG_OP_IS_DATE_AFTER: return node_date(f, v, pc);
+    default: return is_semver_op(f->op) ? node_semver(f, v, pc) : FLG_M_INC;
     }
 }
 
@@ -416,14 +393,10 @@ static flg_match_t server_regex(const flg_filter_t *f, cm_json_t v, flg_pctx_t *
     cm_buf_reset(&pc->a);
     flg_exact_string(v, FLG_STR_SERVER, &pc->a);
     switch (flg_regex_test_server(f->prep.re, cm_buf_slice(&pc->a), &pc->rx)) {
-    case FLG_RX_MATCH:
-        return tf(f->op == FLG_OP_REGEX);
-    case FLG_RX_NOMATCH:
-        return tf(f->op == FLG_OP_NOT_REGEX);
-    case FLG_RX_INVALID:
-        return FLG_M_FALSE;
-    default:
-        return FLG_M_ERROR; /* over the match limit: the flag cannot be computed */
+    case FLG_RX_MATCH: return tf(f->op == FLG_OP_REGEX);
+    case FLG_RX_NOMATCH: return tf(f->op == FLG_OP_NOT_REGEX);
+    case FLG_RX_INVALID: return FLG_M_FALSE;
+    default: return FLG_M_ERROR; /* over the match limit: the flag cannot be computed */
     }
 }
 
@@ -451,10 +424,8 @@ static flg_match_t server_between(const flg_filter_t *f, cm_json_t v, flg_pctx_t
 static flg_match_t server_present(const flg_filter_t *f, cm_json_t v, flg_pctx_t *pc)
 {
     switch (f->op) {
-    case FLG_OP_EXACT:
-        return server_exact(&f->prep, v, pc);
-    case FLG_OP_IS_NOT:
-        return negate(server_exact(&f->prep, v, pc));
+    case FLG_OP_EXACT: return server_exact(&f->prep, v, pc);
+    case FLG_OP_IS_NOT: return negate(server_exact(&f->prep, v, pc));
     case FLG_OP_ICONTAINS:
     case FLG_OP_NOT_ICONTAINS:
     case FLG_OP_STARTS_WITH:
@@ -469,33 +440,26 @@ static flg_match_t server_present(const flg_filter_t *f, cm_json_t v, flg_pctx_t
         return tf(holds != is_negative_op(f->op));
     }
     case FLG_OP_ICONTAINS_MULTI:
-    case FLG_OP_NOT_ICONTAINS_MULTI:
-        return server_multi(f, v, pc);
+    case FLG_OP_NOT_ICONTAINS_MULTI: return server_multi(f, v, pc);
     case FLG_OP_REGEX:
-    case FLG_OP_NOT_REGEX:
-        return server_regex(f, v, pc);
+    case FLG_OP_NOT_REGEX: return server_regex(f, v, pc);
     case FLG_OP_GT:
     case FLG_OP_GTE:
     case FLG_OP_LT:
     case FLG_OP_LTE: {
         double x, y = f->prep.js_num;
         if (!server_number_of(v, pc, &x) ||
-            (cm_json_type(f->value) != CM_JSON_NUMBER &&
-             !flg_server_parse_f64(f->prep.js_str, &y)))
+            (cm_json_type(f->value) != CM_JSON_NUMBER && !flg_server_parse_f64(f->prep.js_str, &y)))
             return FLG_M_FALSE; /* a validation error: the filter does not match */
         return tf(num_holds(f->op, x, y));
     }
     case FLG_OP_BETWEEN:
-    case FLG_OP_NOT_BETWEEN:
-        return server_between(f, v, pc);
+    case FLG_OP_NOT_BETWEEN: return server_between(f, v, pc);
     case FLG_OP_IS_DATE_BEFORE:
     case FLG_OP_IS_DATE_AFTER:
-    case FLG_OP_IS_DATE_EXACT:
-        return server_date(f, v, pc);
-    case FLG_OP_UNKNOWN:
-        return FLG_M_ERROR; /* the server cannot even load such a filter */
-    default:
-        return is_semver_op(f->op) ? server_semver(f, v, pc) : FLG_M_FALSE;
+    case FLG_OP_IS_DATE_EXACT: return server_date(f, v, pc);
+    case FLG_OP_UNKNOWN: return FLG_M_ERROR; /* the server cannot even load such a filter */
+    default: return is_semver_op(f->op) ? server_semver(f, v, pc) : FLG_M_FALSE;
     }
 }
 

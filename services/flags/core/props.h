@@ -55,11 +55,10 @@ typedef struct {
     cm_slice_t synth_key;
     cm_json_t synth_val;
     bool backfill_initial;
-    const cm_json_index_t *ix; /* obj's index, or NULL: lookups scan obj */
+    const cm_json_index_t *ix;      /* obj's index, or NULL: lookups scan obj */
     cm_json_t under[FLG_BAG_UNDER]; /* none where there is no such layer */
     const cm_json_index_t *under_ix[FLG_BAG_UNDER];
 } flg_bag_t;
-
 
 /* Per-evaluation settings and scratch space. */
 typedef struct {

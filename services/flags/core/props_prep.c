@@ -113,8 +113,8 @@ static flg_semrange_kind_t range_kind(flg_op_t op)
 
 static void prep_semver(flg_prep_t *p, flg_op_t op)
 {
-    bool range = op == FLG_OP_SEMVER_TILDE || op == FLG_OP_SEMVER_CARET ||
-                 op == FLG_OP_SEMVER_WILDCARD;
+    bool range =
+        op == FLG_OP_SEMVER_TILDE || op == FLG_OP_SEMVER_CARET || op == FLG_OP_SEMVER_WILDCARD;
     if (range) {
         p->node_sem_ok = flg_semver_node_range(range_kind(op), p->js_str, &p->node_range);
         p->full_sem_ok = flg_semreq_parse(range_kind(op), p->js_str, &p->full_req);
@@ -155,31 +155,21 @@ void flg_prep_filter(flg_filter_t *f, flg_arena_t *a)
     p->js_lower = keep(a, &b);
     cm_buf_free(&b);
     p->js_num = cm_json_type(f->value) == CM_JSON_NUMBER ? flg_js_number(f->value)
-                                                          : flg_js_parse_float(p->js_str);
+                                                         : flg_js_parse_float(p->js_str);
     if (f->type == FLG_PT_COHORT || f->type == FLG_PT_FLAG)
         return;
     switch (f->op) {
     case FLG_OP_EXACT:
-    case FLG_OP_IS_NOT:
-        prep_exact(p, f->value, a);
-        break;
+    case FLG_OP_IS_NOT: prep_exact(p, f->value, a); break;
     case FLG_OP_ICONTAINS_MULTI:
-    case FLG_OP_NOT_ICONTAINS_MULTI:
-        prep_multi(p, f->value, a);
-        break;
+    case FLG_OP_NOT_ICONTAINS_MULTI: prep_multi(p, f->value, a); break;
     case FLG_OP_BETWEEN:
-    case FLG_OP_NOT_BETWEEN:
-        prep_between(p, f->value);
-        break;
+    case FLG_OP_NOT_BETWEEN: prep_between(p, f->value); break;
     case FLG_OP_REGEX:
-    case FLG_OP_NOT_REGEX:
-        p->re = flg_regex_new(p->js_str);
-        break;
+    case FLG_OP_NOT_REGEX: p->re = flg_regex_new(p->js_str); break;
     case FLG_OP_IS_DATE_BEFORE:
     case FLG_OP_IS_DATE_AFTER:
-    case FLG_OP_IS_DATE_EXACT:
-        prep_dates(p, f->value);
-        break;
+    case FLG_OP_IS_DATE_EXACT: prep_dates(p, f->value); break;
     default:
         if (f->op >= FLG_OP_SEMVER_EQ && f->op <= FLG_OP_SEMVER_WILDCARD)
             prep_semver(p, f->op);

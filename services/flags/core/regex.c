@@ -41,8 +41,8 @@ static bool is_hex(char c)
 /* Escaped spaces and ASCII punctuation that both engines read as literals. */
 static bool literal_punct(char c)
 {
-    return (c >= 0x20 && c <= 0x2f) || c == ':' || c == ';' || c == '=' || c == '?' ||
-           c == '@' || (c >= 0x5b && c <= 0x60) || (c >= 0x7b && c <= 0x7e);
+    return (c >= 0x20 && c <= 0x2f) || c == ':' || c == ';' || c == '=' || c == '?' || c == '@' ||
+           (c >= 0x5b && c <= 0x60) || (c >= 0x7b && c <= 0x7e);
 }
 
 /* "{n}" / "{n,}" / "{n,m}" at p[i]: its length, or 0. Counts above 2^32-1 fail. */
@@ -85,8 +85,8 @@ static bool in_set(char c, const char *set)
 }
 
 /* The previous token of the scan: a character, or one of these. */
-#define PV_NONE (-1)
-#define PV_LITERAL (-2)
+#define PV_NONE        (-1)
+#define PV_LITERAL     (-2)
 #define PV_EMPTY_GROUP (-3)
 
 static bool portable(const char *p, size_t n)
@@ -135,8 +135,8 @@ static bool portable(const char *p, size_t n)
         } else if (c == '{') {
             uint64_t lo, hi;
             bool has_hi;
-            if (!braced_quantifier(p, n, i, &lo, &hi, &has_hi) || prev == PV_NONE ||
-                prev == '|' || prev == '(')
+            if (!braced_quantifier(p, n, i, &lo, &hi, &has_hi) || prev == PV_NONE || prev == '|' ||
+                prev == '(')
                 return false;
         } else if (in_set(c, "*+?}") && i + 1 < n && (p[i + 1] == '+' || p[i + 1] == '{')) {
             return false; /* possessive or stacked quantifiers */
@@ -168,8 +168,12 @@ static int class_atom(const char *p, size_t n, size_t *j, class_check_t *ck)
     char e = p[*j + 1];
     *j += 2;
     switch (e) {
-    case 'd': case 'D': case 's': case 'S': case 'w': case 'W':
-        return -1;
+    case 'd':
+    case 'D':
+    case 's':
+    case 'S':
+    case 'w':
+    case 'W': return -1;
     case 'b': return 0x08;
     case 'f': return 0x0c;
     case 'n': return 0x0a;
@@ -362,8 +366,8 @@ static flg_rx_result_t run(const flg_regex_t *re, cm_slice_t subject, flg_rx_bud
     if (!md)
         abort();
     uint64_t t0 = timed ? now_ns() : 0;
-    int rc = pcre2_match(re->code, (PCRE2_SPTR)(subject.p ? subject.p : ""), subject.len, 0, 0,
-                         md, re->mctx);
+    int rc = pcre2_match(re->code, (PCRE2_SPTR)(subject.p ? subject.p : ""), subject.len, 0, 0, md,
+                         re->mctx);
     if (timed)
         budget->spent_ns += now_ns() - t0;
     pcre2_match_data_free(md);

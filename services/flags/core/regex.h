@@ -25,9 +25,9 @@
 
 #include "cm/buf.h"
 
-#define FLG_REGEX_MATCH_LIMIT 500000u /* PCRE2 backtracking steps per match */
+#define FLG_REGEX_MATCH_LIMIT    500000u /* PCRE2 backtracking steps per match */
 #define FLG_REGEX_HEAP_LIMIT_KIB 2048u
-#define FLG_REGEX_MAX_PATTERN 16384u
+#define FLG_REGEX_MAX_PATTERN    16384u
 
 typedef struct flg_regex flg_regex_t;
 
@@ -40,7 +40,7 @@ typedef struct flg_regex flg_regex_t;
 typedef struct {
     uint64_t limit_ns; /* 0: no budget */
     uint64_t spent_ns;
-    bool exhausted;    /* a regex condition was refused for want of budget */
+    bool exhausted; /* a regex condition was refused for want of budget */
 } flg_rx_budget_t;
 
 typedef enum {

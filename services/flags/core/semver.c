@@ -342,8 +342,7 @@ bool flg_semreq_matches(const flg_semreq_t *r, const flg_semver_t *v)
 {
     if (v->pre.len) {
         /* Cargo: a pre-release only satisfies a bound that names its own core. */
-        if (r->any || !r->lo.pre.len ||
-            memcmp(r->lo.core, v->core, sizeof v->core) != 0)
+        if (r->any || !r->lo.pre.len || memcmp(r->lo.core, v->core, sizeof v->core) != 0)
             return false;
     }
     if (r->any)

@@ -48,9 +48,9 @@ typedef struct {
 } flg_semver_t;
 
 typedef struct {
-    bool any;         /* "*" / "x": every release matches */
-    flg_semver_t lo;  /* inclusive */
-    flg_semver_t hi;  /* exclusive; hi_open = no upper bound */
+    bool any;        /* "*" / "x": every release matches */
+    flg_semver_t lo; /* inclusive */
+    flg_semver_t hi; /* exclusive; hi_open = no upper bound */
     bool hi_open;
 } flg_semreq_t;
 

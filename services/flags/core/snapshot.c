@@ -163,8 +163,11 @@ static const struct {
     const char *name;
     flg_ptype_t type;
 } TYPES[] = {
-    {"person", FLG_PT_PERSON}, {"group", FLG_PT_GROUP}, {"cohort", FLG_PT_COHORT},
-    {"flag", FLG_PT_FLAG},     {"person_metadata", FLG_PT_PERSON_METADATA},
+    {"person", FLG_PT_PERSON},
+    {"group", FLG_PT_GROUP},
+    {"cohort", FLG_PT_COHORT},
+    {"flag", FLG_PT_FLAG},
+    {"person_metadata", FLG_PT_PERSON_METADATA},
 };
 
 static bool parse_type(cm_json_t v, flg_ptype_t *out)
@@ -374,7 +377,7 @@ static bool parse_condition(loader_t *L, cm_json_t j, flg_condition_t *c)
     }
     cm_json_t agg = cm_json_get(j, "aggregation_group_type_index");
     int64_t a;
-    c->agg_state = !cm_json_exists(agg) ? FLG_AGG_ABSENT
+    c->agg_state = !cm_json_exists(agg)   ? FLG_AGG_ABSENT
                    : cm_json_is_null(agg) ? FLG_AGG_NULL
                                           : FLG_AGG_SET;
     if (c->agg_state == FLG_AGG_SET) {
@@ -410,7 +413,8 @@ static bool parse_variants(loader_t *L, cm_json_t mv, flg_flag_t *f)
     if (cm_json_type(mv) != CM_JSON_OBJECT || (!absent(arr) && cm_json_type(arr) != CM_JSON_ARRAY))
         return fail(L, "multivariate is malformed");
     f->nvariants = cm_json_len(arr);
-    f->variants = flg_arena_alloc(&L->s->arena, (f->nvariants ? f->nvariants : 1) * sizeof *f->variants);
+    f->variants =
+        flg_arena_alloc(&L->s->arena, (f->nvariants ? f->nvariants : 1) * sizeof *f->variants);
     cm_json_iter_t it = cm_json_iter(arr);
     cm_json_t k, e;
     for (uint32_t i = 0; cm_json_next(&it, &k, &e); i++) {
@@ -657,7 +661,8 @@ int flg_snapshot_load(const void *json, size_t len, flg_snapshot_t **out, cm_jso
     parse_group_types(&L, cm_json_get_either(root, "group_type_mapping", "groupTypeMapping"));
     parse_cohorts(&L, cm_json_get(root, "cohorts"));
     parse_flags(&L, flags);
-    double pmv = flg_js_number(cm_json_get_either(root, "property_matching_version", "propertyMatchingVersion"));
+    double pmv = flg_js_number(
+        cm_json_get_either(root, "property_matching_version", "propertyMatchingVersion"));
     s->explicit_exact = pmv == 2;
     build_index(s);
     resolve(s);

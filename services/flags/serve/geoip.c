@@ -62,14 +62,14 @@ int flg_geoip_open(const char *path, flg_geoip_t **out)
         /* For open and read failures the useful part ("No such file") is errno. */
         int saved = errno;
         bool io = rc == MMDB_FILE_OPEN_ERROR || rc == MMDB_IO_ERROR;
-        cm_log(CM_LOG_ERROR, NULL, "cannot open GeoIP database %s: %s%s%s", path,
-               MMDB_strerror(rc), io ? ": " : "", io ? strerror(saved) : "");
+        cm_log(CM_LOG_ERROR, NULL, "cannot open GeoIP database %s: %s%s%s", path, MMDB_strerror(rc),
+               io ? ": " : "", io ? strerror(saved) : "");
         free(g);
         return CM_EIO;
     }
     const char *type = g->db.metadata.database_type;
-    cm_log(CM_LOG_INFO, NULL, "GeoIP database %s opened (%s, IPv%u)", path,
-           type ? type : "untyped", (unsigned)g->db.metadata.ip_version);
+    cm_log(CM_LOG_INFO, NULL, "GeoIP database %s opened (%s, IPv%u)", path, type ? type : "untyped",
+           (unsigned)g->db.metadata.ip_version);
     *out = g;
     return 0;
 }
@@ -115,8 +115,7 @@ int flg_geoip_lookup(const flg_geoip_t *g, const char *ip, cm_json_writer_t *w)
     MMDB_lookup_result_s r = MMDB_lookup_sockaddr(&g->db, &a.sa, &mmdb_err);
     if (mmdb_err != MMDB_SUCCESS) {
         /* e.g. an IPv6 address against an IPv4-only DB: just no data. */
-        cm_log(CM_LOG_DEBUG, NULL, "GeoIP lookup of %s failed: %s", ip,
-               MMDB_strerror(mmdb_err));
+        cm_log(CM_LOG_DEBUG, NULL, "GeoIP lookup of %s failed: %s", ip, MMDB_strerror(mmdb_err));
         return 0;
     }
     if (!r.found_entry)

@@ -53,5 +53,4 @@ void flg_geoip_close(flg_geoip_t *g); /* NULL is fine */
  */
 int flg_geoip_lookup(const flg_geoip_t *g, const char *ip, cm_json_writer_t *w);
 
-
 #endif

@@ -22,7 +22,7 @@ int flg_request_body(cm_http_req_t *req, size_t max, cm_buf_t *out, cm_slice_t *
     cm_slice_t body = cm_http_req_body(req);
     cm_slice_t q = cm_http_req_query(req);
     cm_buf_t hint = CM_BUF_INIT, data = CM_BUF_INIT;
-    int status = 0, rc;  /* 0, or -1 with *err filled */
+    int status = 0, rc; /* 0, or -1 with *err filled */
     cm_form_get(q.p, q.len, "compression", &hint);
     cm_slice_t ct = cm_http_req_header(req, "Content-Type");
     cm_slice_t ce = cm_http_req_header(req, "Content-Encoding");
@@ -80,8 +80,8 @@ flg_runtime_t flg_runtime_from_user_agent(cm_slice_t ua)
 {
     static const char *browsers[] = {"Mozilla/", "Chrome/", "Safari/", "Firefox/", "Edge/"};
     static const char *client_sdks[] = {"android", "ios", "react-native", "flutter"};
-    static const char *server_sdks[] = {"python", "ruby", "php", "java", "go",
-                                        "node", "dotnet", "elixir"};
+    static const char *server_sdks[] = {"python", "ruby", "php",    "java",
+                                        "go",     "node", "dotnet", "elixir"};
     for (size_t i = 0; i < sizeof(browsers) / sizeof(browsers[0]); i++)
         if (cm_slice_starts_with(ua, browsers[i]))
             return FLG_RUNTIME_CLIENT;
@@ -89,8 +89,9 @@ flg_runtime_t flg_runtime_from_user_agent(cm_slice_t ua)
         return FLG_RUNTIME_SERVER;
     /* <vendor>-<platform>/: the vendor is one word of letters and digits. */
     size_t v = 0;
-    while (v < ua.len && ((ua.p[v] >= 'a' && ua.p[v] <= 'z') || (ua.p[v] >= 'A' && ua.p[v] <= 'Z') ||
-                          (ua.p[v] >= '0' && ua.p[v] <= '9') || ua.p[v] == '_' || ua.p[v] == '.'))
+    while (v < ua.len &&
+           ((ua.p[v] >= 'a' && ua.p[v] <= 'z') || (ua.p[v] >= 'A' && ua.p[v] <= 'Z') ||
+            (ua.p[v] >= '0' && ua.p[v] <= '9') || ua.p[v] == '_' || ua.p[v] == '.'))
         v++;
     if (v == 0 || v >= ua.len || ua.p[v] != '-')
         return FLG_RUNTIME_UNKNOWN;
@@ -114,7 +115,8 @@ flg_runtime_t flg_request_runtime(cm_http_req_t *req, cm_json_t evaluation_runti
     flg_runtime_t from_ua = flg_runtime_from_user_agent(cm_http_req_header(req, "User-Agent"));
     if (from_ua != FLG_RUNTIME_UNKNOWN)
         return from_ua;
-    static const char *browser_headers[] = {"Origin", "Referer", "Sec-Fetch-Mode", "Sec-Fetch-Site"};
+    static const char *browser_headers[] = {"Origin", "Referer", "Sec-Fetch-Mode",
+                                            "Sec-Fetch-Site"};
     for (size_t i = 0; i < sizeof(browser_headers) / sizeof(browser_headers[0]); i++)
         if (cm_http_req_header(req, browser_headers[i]).p != NULL)
             return FLG_RUNTIME_CLIENT;

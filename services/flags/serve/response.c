@@ -54,8 +54,9 @@ static void render_fixed(flg_arena_t *a, const flg_flag_t *f, entry_t *e, cm_buf
     cm_buf_append_cstr(b, ",\"enabled\":");
     e->head = flg_arena_dup(a, cm_buf_slice(b));
     cm_buf_reset(b);
-    cm_buf_appendf(b, ",\"metadata\":{\"id\":%lld,\"version\":%lld,\"description\":null,"
-                      "\"payload\":",
+    cm_buf_appendf(b,
+                   ",\"metadata\":{\"id\":%lld,\"version\":%lld,\"description\":null,"
+                   "\"payload\":",
                    (long long)f->id, (long long)f->version);
     e->meta = flg_arena_dup(a, cm_buf_slice(b));
     cm_buf_reset(b);

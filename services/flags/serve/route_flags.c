@@ -31,21 +31,21 @@
 #include "serve/response.h"
 
 #define MAX_DISTINCT_ID_CHARS 200
-#define MAX_GROUPS 16
+#define MAX_GROUPS            16
 
 typedef struct {
     flg_ctx_t *ctx;
     cm_http_req_t *req;
-    cm_buf_t decoded;    /* decoded body bytes (when it was encoded) */
-    cm_json_doc_t *doc;  /* the request body */
+    cm_buf_t decoded;   /* decoded body bytes (when it was encoded) */
+    cm_json_doc_t *doc; /* the request body */
     cm_json_t body;
     flg_project_t *project;
     cm_buf_t distinct_id;
     bool v2, config;
     int pending;
     bool person_failed;
-    cm_buf_t person;                  /* stored person record, JSON (empty: none) */
-    cm_buf_t group_raw[MAX_GROUPS];   /* stored group properties per request group */
+    cm_buf_t person;                /* stored person record, JSON (empty: none) */
+    cm_buf_t group_raw[MAX_GROUPS]; /* stored group properties per request group */
     cm_slice_t group_type[MAX_GROUPS];
     size_t ngroups;
 } flags_req_t;
@@ -93,9 +93,9 @@ static cm_json_t geoip_layer(flags_req_t *f, cm_buf_t *text, cm_json_doc_t **doc
     if (f->ctx->geoip == NULL || geoip_disable)
         return CM_JSON_NONE_VALUE;
     char ip[CM_IP_BUFLEN];
-    const char *addr = cm_client_ip(cm_http_req_header(f->req, "X-Forwarded-For"),
-                                    cm_http_req_peer(f->req), f->ctx->cfg.svc.trusted_proxies, ip,
-                                    sizeof(ip));
+    const char *addr =
+        cm_client_ip(cm_http_req_header(f->req, "X-Forwarded-For"), cm_http_req_peer(f->req),
+                     f->ctx->cfg.svc.trusted_proxies, ip, sizeof(ip));
     cm_json_writer_t w;
     cm_json_writer_init(&w, text);
     cm_json_begin_object(&w);
@@ -183,7 +183,8 @@ static void evaluate_and_respond(flags_req_t *f)
     flg_context_t ctx = {
         .distinct_id = cm_buf_slice(&f->distinct_id),
         .device_id = cm_json_str_inner(cm_json_get_either(f->body, "$device_id", "device_id")),
-        .anon_distinct_id = cm_json_str_inner(cm_json_get_either(f->body, "$anon_distinct_id", "anon_distinct_id")),
+        .anon_distinct_id =
+            cm_json_str_inner(cm_json_get_either(f->body, "$anon_distinct_id", "anon_distinct_id")),
         .groups = cm_json_get_either(f->body, "groups", "$groups"),
         .person_properties = cm_json_get_either(f->body, "person_properties", "$properties"),
         .geoip_properties = geo,
@@ -196,7 +197,8 @@ static void evaluate_and_respond(flags_req_t *f)
          * Redis failed: membership is unknown and such flags are errors. */
         .static_cohorts = f->person_failed ? CM_JSON_NONE_VALUE : statics,
         .flag_keys = cm_json_get_either(f->body, "flag_keys_to_evaluate", "flag_keys"),
-        .evaluation_contexts = cm_json_get_either(f->body, "evaluation_contexts", "evaluation_environments"),
+        .evaluation_contexts =
+            cm_json_get_either(f->body, "evaluation_contexts", "evaluation_environments"),
         .runtime = flg_request_runtime(f->req, cm_json_get(f->body, "evaluation_runtime")),
         .now_us = cm_now_us(),
         .tz = f->project ? flg_store_timezone(f->ctx->store, f->project->project_id) : NULL,
@@ -367,8 +369,9 @@ static flags_req_t *parse_request(flg_ctx_t *ctx, cm_http_req_t *req)
     if (cm_form_get(q.p, q.len, "v", &v) == 0)
         f->v2 = v.len > 0 && cm_buf_cstr(&v)[0] >= '2';
     cm_buf_reset(&v);
-    f->config = cm_form_get(q.p, q.len, "config", &v) == 0 &&
-                (cm_slice_eq_cstr(cm_buf_slice(&v), "true") || cm_slice_eq_cstr(cm_buf_slice(&v), "1"));
+    f->config =
+        cm_form_get(q.p, q.len, "config", &v) == 0 &&
+        (cm_slice_eq_cstr(cm_buf_slice(&v), "true") || cm_slice_eq_cstr(cm_buf_slice(&v), "1"));
     cm_buf_free(&v);
 
     cm_api_error_t err;
@@ -413,7 +416,8 @@ static void on_flags(cm_http_req_t *req, void *ud)
     if (pid == NULL) {
         reject(req, 401, "invalid_token",
                "Project API key invalid. You can find your project API key in your project "
-               "settings.", "token");
+               "settings.",
+               "token");
         free_flags_req(f);
         return;
     }

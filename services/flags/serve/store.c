@@ -36,14 +36,14 @@ struct flg_store {
     cm_redis_t *cmd;
     cm_redis_t *sub;
     uint64_t refresh_ms;
-    cm_strset_t *tokens;   /* token -> project id (char *) */
-    cm_strset_t *secrets;  /* hex sha256 -> project id (char *) */
-    cm_strset_t *projects; /* project id -> flg_project_t * */
-    cm_strset_t *limited;  /* tokens */
+    cm_strset_t *tokens;    /* token -> project id (char *) */
+    cm_strset_t *secrets;   /* hex sha256 -> project id (char *) */
+    cm_strset_t *projects;  /* project id -> flg_project_t * */
+    cm_strset_t *limited;   /* tokens */
     cm_strset_t *timezones; /* project id -> flg_tzone_t * (owned by zones) */
     cm_strset_t *zones;     /* zone name -> flg_tzone_t *, or &unknown_zone */
-    refresh_t *inflight;   /* a full read under way */
-    int one_offs;          /* single-project reloads and table reads under way */
+    refresh_t *inflight;    /* a full read under way */
+    int one_offs;           /* single-project reloads and table reads under way */
     bool loaded;
     bool closing;
     bool timer_closed;
@@ -316,8 +316,8 @@ static flg_tzone_t *zone_named(flg_store_t *s, cm_slice_t name)
     if (z == NULL) {
         z = flg_tzone_open(name);
         if (z == NULL) {
-            cm_log(CM_LOG_WARN, NULL, "unknown time zone %.*s: its projects use UTC",
-                   (int)name.len, name.p);
+            cm_log(CM_LOG_WARN, NULL, "unknown time zone %.*s: its projects use UTC", (int)name.len,
+                   name.p);
             z = &unknown_zone;
         }
         cm_strset_put(s->zones, name, z);
@@ -364,7 +364,8 @@ static void read_tables(flg_store_t *s, bool full)
     cm_redis_command(s->cmd, on_secrets, r, "HGETALL %s", CM_REDISKEY_PROJECT_SECRET_TOKENS);
     if (full)
         cm_redis_command(s->cmd, on_definitions, r, "HGETALL %s", CM_REDISKEY_FLAG_DEFINITIONS);
-    cm_redis_command(s->cmd, on_limited, r, "ZRANGEBYSCORE %s %s +inf", CM_REDISKEY_QUOTA_FLAGS, now);
+    cm_redis_command(s->cmd, on_limited, r, "ZRANGEBYSCORE %s %s +inf", CM_REDISKEY_QUOTA_FLAGS,
+                     now);
     cm_redis_command(s->cmd, on_timezones, r, "HGETALL %s", CM_REDISKEY_PROJECT_TIMEZONES);
     if (--r->pending == 0)
         refresh_done(r);

@@ -19,13 +19,12 @@
 #include "core/eval.h"
 #include "serve/response.h"
 
-#define CHECK(cond)                                                                        \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "fuzz_defs: check failed: %s (line %d)\n", #cond,         \
-                    __LINE__);                                                             \
-            abort();                                                                       \
-        }                                                                                  \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "fuzz_defs: check failed: %s (line %d)\n", #cond, __LINE__);           \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 
 static const char CONTEXT[] =

@@ -24,22 +24,32 @@
 static uv_loop_t *loop;
 static flg_ctx_t ctx;
 
-static const char envelope[] =
-    "{\"flags\":["
-    "{\"id\":1,\"key\":\"on\",\"active\":true,\"filters\":{\"groups\":[{\"properties\":[],\"rollout_percentage\":50}]}},"
-    "{\"id\":2,\"key\":\"pro\",\"active\":true,\"filters\":{\"groups\":[{\"properties\":[{\"key\":\"plan\",\"type\":\"person\","
-    "\"value\":[\"pro\"],\"operator\":\"exact\"},{\"key\":\"n\",\"type\":\"person\",\"value\":\"5\",\"operator\":\"gt\"}],"
-    "\"rollout_percentage\":100}]}},"
-    "{\"id\":3,\"key\":\"mv\",\"active\":true,\"evaluation_runtime\":\"client\",\"evaluation_contexts\":[\"web\"],"
-    "\"filters\":{\"groups\":[{\"properties\":[{\"key\":\"email\",\"type\":\"person\",\"value\":\"@x\\\\.com$\","
-    "\"operator\":\"regex\"}],\"rollout_percentage\":100}],\"multivariate\":{\"variants\":[{\"key\":\"a\","
-    "\"rollout_percentage\":50},{\"key\":\"b\",\"rollout_percentage\":50}]},\"payloads\":{\"a\":\"{\\\"x\\\":1}\"}}},"
-    "{\"id\":4,\"key\":\"grp\",\"active\":true,\"filters\":{\"aggregation_group_type_index\":0,\"groups\":[{\"properties\":"
-    "[{\"key\":\"size\",\"type\":\"group\",\"group_type_index\":0,\"value\":10,\"operator\":\"gte\"}],\"rollout_percentage\":100}]}},"
-    "{\"id\":5,\"key\":\"dates\",\"active\":true,\"filters\":{\"groups\":[{\"properties\":[{\"key\":\"seen\",\"type\":\"person\","
-    "\"value\":\"-7d\",\"operator\":\"is_date_after\"},{\"key\":\"v\",\"type\":\"person\",\"value\":\"1.2.0\","
-    "\"operator\":\"semver_gte\"}],\"rollout_percentage\":100}]}}"
-    "],\"group_type_mapping\":{\"0\":\"company\"},\"cohorts\":{}}";
+static const char envelope[] = "{\"flags\":["
+                               "{\"id\":1,\"key\":\"on\",\"active\":true,\"filters\":{\"groups\":[{"
+                               "\"properties\":[],\"rollout_percentage\":50}]}},"
+                               "{\"id\":2,\"key\":\"pro\",\"active\":true,\"filters\":{\"groups\":["
+                               "{\"properties\":[{\"key\":\"plan\",\"type\":\"person\","
+                               "\"value\":[\"pro\"],\"operator\":\"exact\"},{\"key\":\"n\","
+                               "\"type\":\"person\",\"value\":\"5\",\"operator\":\"gt\"}],"
+                               "\"rollout_percentage\":100}]}},"
+                               "{\"id\":3,\"key\":\"mv\",\"active\":true,\"evaluation_runtime\":"
+                               "\"client\",\"evaluation_contexts\":[\"web\"],"
+                               "\"filters\":{\"groups\":[{\"properties\":[{\"key\":\"email\","
+                               "\"type\":\"person\",\"value\":\"@x\\\\.com$\","
+                               "\"operator\":\"regex\"}],\"rollout_percentage\":100}],"
+                               "\"multivariate\":{\"variants\":[{\"key\":\"a\","
+                               "\"rollout_percentage\":50},{\"key\":\"b\",\"rollout_percentage\":"
+                               "50}]},\"payloads\":{\"a\":\"{\\\"x\\\":1}\"}}},"
+                               "{\"id\":4,\"key\":\"grp\",\"active\":true,\"filters\":{"
+                               "\"aggregation_group_type_index\":0,\"groups\":[{\"properties\":"
+                               "[{\"key\":\"size\",\"type\":\"group\",\"group_type_index\":0,"
+                               "\"value\":10,\"operator\":\"gte\"}],\"rollout_percentage\":100}]}},"
+                               "{\"id\":5,\"key\":\"dates\",\"active\":true,\"filters\":{"
+                               "\"groups\":[{\"properties\":[{\"key\":\"seen\",\"type\":\"person\","
+                               "\"value\":\"-7d\",\"operator\":\"is_date_after\"},{\"key\":\"v\","
+                               "\"type\":\"person\",\"value\":\"1.2.0\","
+                               "\"operator\":\"semver_gte\"}],\"rollout_percentage\":100}]}}"
+                               "],\"group_type_mapping\":{\"0\":\"company\"},\"cohorts\":{}}";
 
 static void setup(void)
 {
@@ -74,7 +84,8 @@ static const char *variants[] = {
     "POST /flags?v=2 HTTP/1.1\r\nContent-Type: application/json\r\n",
     "POST /flags/?v=2&config=true HTTP/1.1\r\nUser-Agent: posthog-node/5.70.0\r\n",
     "POST /flags HTTP/1.1\r\nContent-Type: text/plain\r\nOrigin: https://a.test\r\n",
-    "POST /flags/?v=2&compression=base64 HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\n",
+    "POST /flags/?v=2&compression=base64 HTTP/1.1\r\nContent-Type: "
+    "application/x-www-form-urlencoded\r\n",
     "POST /flags?v=2&compression=gzip HTTP/1.1\r\nContent-Encoding: gzip\r\n",
     "POST /flags?v=2 HTTP/1.1\r\nX-Forwarded-For: 203.0.113.9\r\nUser-Agent: Mozilla/5.0\r\n",
 };

@@ -3,8 +3,8 @@
  * (services/ingest/events.c): shapes, tokens, distinct_id stringification,
  * timestamps, historical checks, message building.
  *
- * The target links ingest's code (build/fuzz/libingest.a). Every accepted payload must yield messages that
- * are valid JSON with the fields the schema requires.
+ * The target links ingest's code (build/fuzz/libingest.a). Every accepted payload must yield
+ * messages that are valid JSON with the fields the schema requires.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,8 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (cm_json_parse(b.events[i].message.p, b.events[i].message.len, NULL, &doc, NULL) != 0)
             abort();
         cm_json_t root = cm_json_root(doc);
-        static const char *required[] = {"uuid", "distinct_id", "ip", "data", "now", "token",
-                                         "event", "timestamp"};
+        static const char *required[] = {"uuid", "distinct_id", "ip",    "data",
+                                         "now",  "token",       "event", "timestamp"};
         for (size_t k = 0; k < sizeof(required) / sizeof(required[0]); k++)
             if (cm_json_type(cm_json_get(root, required[k])) != CM_JSON_STRING)
                 abort();

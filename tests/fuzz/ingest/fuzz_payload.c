@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define cm_http_req_query fz_req_query
+#define cm_http_req_query  fz_req_query
 #define cm_http_req_header fz_req_header
-#define cm_http_req_body fz_req_body
+#define cm_http_req_body   fz_req_body
 #include "payload.c"
 
 struct cm_http_req {

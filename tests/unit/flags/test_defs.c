@@ -40,8 +40,17 @@ static flg_snapshot_t *load_q(const char *text)
 static void test_rejected_documents(void **state)
 {
     (void)state;
-    const char *bad[] = {"", "{", "not json", "[]", "1", "null", "{}", "{\"flags\":{}}",
-                         "{\"flags\":null}", "{\"flags\":\"x\"}", "\xef\xbb\xbf{\"flags\":[]}"};
+    const char *bad[] = {"",
+                         "{",
+                         "not json",
+                         "[]",
+                         "1",
+                         "null",
+                         "{}",
+                         "{\"flags\":{}}",
+                         "{\"flags\":null}",
+                         "{\"flags\":\"x\"}",
+                         "\xef\xbb\xbf{\"flags\":[]}"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         flg_snapshot_t *s = (flg_snapshot_t *)1;
         cm_json_error_t err;
@@ -59,7 +68,11 @@ static void test_invalid_flag_isolated(void **state)
 {
     (void)state;
     const char *broken[] = {
-        "1", "'x'", "null", "{}", "{'key':5}",
+        "1",
+        "'x'",
+        "null",
+        "{}",
+        "{'key':5}",
         "{'key':'b','active':'true'}",
         "{'key':'b','active':true,'id':'1'}",
         "{'key':'b','active':true,'bucketing_identifier':1}",
@@ -71,15 +84,20 @@ static void test_invalid_flag_isolated(void **state)
         "{'key':'b','active':true,'filters':{'groups':[{'properties':{}}]}}",
         "{'key':'b','active':true,'filters':{'groups':[{'properties':[5]}]}}",
         "{'key':'b','active':true,'filters':{'groups':[{'properties':[{'key':1,'value':1}]}]}}",
-        "{'key':'b','active':true,'filters':{'groups':[{'properties':[{'key':'k','operator':5}]}]}}",
-        "{'key':'b','active':true,'filters':{'groups':[{'properties':[{'key':'k','negation':'y'}]}]}}",
+        "{'key':'b','active':true,'filters':{'groups':[{'properties':[{'key':'k','operator':5}]}]}"
+        "}",
+        "{'key':'b','active':true,'filters':{'groups':[{'properties':[{'key':'k','negation':'y'}]}]"
+        "}}",
         "{'key':'b','active':true,'filters':{'groups':[{'properties':[{'key':'k','type':3}]}]}}",
-        "{'key':'b','active':true,'filters':{'groups':[{'properties':[{'key':'k','group_type_index':'0'}]}]}}",
-        "{'key':'b','active':true,'filters':{'groups':[{'properties':[{'key':'k','type':'flag','dependency_chain':[1]}]}]}}",
+        "{'key':'b','active':true,'filters':{'groups':[{'properties':[{'key':'k','group_type_index'"
+        ":'0'}]}]}}",
+        "{'key':'b','active':true,'filters':{'groups':[{'properties':[{'key':'k','type':'flag','"
+        "dependency_chain':[1]}]}]}}",
         "{'key':'b','active':true,'filters':{'groups':[{'aggregation_group_type_index':'0'}]}}",
         "{'key':'b','active':true,'filters':{'aggregation_group_type_index':1.5}}",
         "{'key':'b','active':true,'filters':{'multivariate':{'variants':{}}}}",
-        "{'key':'b','active':true,'filters':{'multivariate':{'variants':[{'key':1,'rollout_percentage':50}]}}}",
+        "{'key':'b','active':true,'filters':{'multivariate':{'variants':[{'key':1,'rollout_"
+        "percentage':50}]}}}",
         "{'key':'b','active':true,'filters':{'multivariate':{'variants':[{'key':'a'}]}}}",
         "{'key':'b','active':true,'filters':{'holdout':{'id':true,'exclusion_percentage':5}}}",
         "{'key':'b','active':true,'filters':{'holdout':{'id':1,'exclusion_percentage':'5'}}}",
@@ -201,7 +219,8 @@ static void test_mutations_never_crash(void **state)
     uint32_t rng = 12345;
     const char alphabet[] = "{}[]\",:0123456789-.eEtrufalsn \\abxyz";
     cm_json_doc_t *pd;
-    const char *props = "{\"email\":\"q@x.com\",\"plan\":\"pro\",\"v\":\"1.3.0\",\"d\":\"2024-06-10\",\"r\":\"aaa\"}";
+    const char *props = "{\"email\":\"q@x.com\",\"plan\":\"pro\",\"v\":\"1.3.0\",\"d\":\"2024-06-"
+                        "10\",\"r\":\"aaa\"}";
     assert_int_equal(cm_json_parse(props, strlen(props), NULL, &pd, NULL), 0);
     int loaded = 0;
     for (int iter = 0; iter < 4000; iter++) {
@@ -215,7 +234,8 @@ static void test_mutations_never_crash(void **state)
         if (flg_snapshot_load(buf, n, &s, NULL) != 0)
             continue;
         loaded++;
-        flg_context_t ctx = {.distinct_id = CM_SLICE_LIT("u"), .person_properties = cm_json_root(pd),
+        flg_context_t ctx = {.distinct_id = CM_SLICE_LIT("u"),
+                             .person_properties = cm_json_root(pd),
                              .now_us = INT64_C(1718452800000000)};
         flg_eval_t e;
         flg_evaluate(s, &ctx, &e);
@@ -231,8 +251,8 @@ static void test_mutations_never_crash(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rejected_documents),   cmocka_unit_test(test_invalid_flag_isolated),
-        cmocka_unit_test(test_lookup_and_shadowing), cmocka_unit_test(test_input_copied),
+        cmocka_unit_test(test_rejected_documents),    cmocka_unit_test(test_invalid_flag_isolated),
+        cmocka_unit_test(test_lookup_and_shadowing),  cmocka_unit_test(test_input_copied),
         cmocka_unit_test(test_mutations_never_crash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -139,8 +139,10 @@ static void expect(const char *defs, const char *ctx, const char *want, int line
 static const char *MV_DEFS =
     "{'flags':[{'id':2,'key':'multivariate-flag','active':true,'filters':{'groups':"
     "[{'properties':[],'rollout_percentage':55}],'multivariate':{'variants':["
-    "{'key':'first-variant','rollout_percentage':50},{'key':'second-variant','rollout_percentage':20},"
-    "{'key':'third-variant','rollout_percentage':20},{'key':'fourth-variant','rollout_percentage':5},"
+    "{'key':'first-variant','rollout_percentage':50},{'key':'second-variant','rollout_percentage':"
+    "20},"
+    "{'key':'third-variant','rollout_percentage':20},{'key':'fourth-variant','rollout_percentage':"
+    "5},"
     "{'key':'fifth-variant','rollout_percentage':5}]}}}]}";
 
 static void test_simple_flag_consistency(void **state)
@@ -168,9 +170,9 @@ static void test_simple_flag_consistency(void **state)
 static void test_multivariate_consistency(void **state)
 {
     (void)state;
-    const char *first20[] = {"second", "second", "first", NULL,     NULL,   "second", "first",
-                             NULL,     NULL,     NULL,    "first",  "third", NULL,     "first",
-                             "second", "first",  NULL,    NULL,     "fourth", "first"};
+    const char *first20[] = {"second", "second", "first", NULL,    NULL,     "second", "first",
+                             NULL,     NULL,     NULL,    "first", "third",  NULL,     "first",
+                             "second", "first",  NULL,    NULL,    "fourth", "first"};
     int counts[6] = {0}; /* first..fifth, false */
     const char *names[5] = {"first", "second", "third", "fourth", "fifth"};
     for (int i = 0; i < 1000; i++) {
@@ -207,7 +209,8 @@ static const char *BETA =
     "'rollout_percentage':100,'variant':'second-variant'},"
     "{'rollout_percentage':50,'variant':'first-variant'}],"
     "'multivariate':{'variants':[{'key':'first-variant','rollout_percentage':50},"
-    "{'key':'second-variant','rollout_percentage':25},{'key':'third-variant','rollout_percentage':25}]}}}]}";
+    "{'key':'second-variant','rollout_percentage':25},{'key':'third-variant','rollout_percentage':"
+    "25}]}}}]}";
 
 static void test_variant_overrides(void **state)
 {
@@ -222,7 +225,8 @@ static void test_variant_overrides(void **state)
            "{'properties':[{'key':'email','value':'x@y.z'}],'variant':'first'}],"
            "'multivariate':{'variants':[{'key':'first','rollout_percentage':50},"
            "{'key':'second','rollout_percentage':50}]}}}]}",
-           "{'distinct_id':'u','person_properties':{'email':'x@y.z'}}", "b:T:second:condition_match:0");
+           "{'distinct_id':'u','person_properties':{'email':'x@y.z'}}",
+           "b:T:second:condition_match:0");
     /* An override that names no variant is ignored: the hashed variant is used. */
     EXPECT("{'flags':[{'key':'my-flag','active':true,'filters':{'groups':[{'variant':'nope'}],"
            "'multivariate':{'variants':[{'key':'a','rollout_percentage':50},"
@@ -237,9 +241,10 @@ static void test_variant_overrides(void **state)
 static void test_reasons(void **state)
 {
     (void)state;
-    const char *three = "{'flags':[{'key':'r','active':true,'filters':{'groups':["
-                        "{'properties':[{'key':'a','value':'x'}]},{'properties':[{'key':'a','value':'y'}]},"
-                        "{'properties':[{'key':'a','value':'z'}]}]}}]}";
+    const char *three =
+        "{'flags':[{'key':'r','active':true,'filters':{'groups':["
+        "{'properties':[{'key':'a','value':'x'}]},{'properties':[{'key':'a','value':'y'}]},"
+        "{'properties':[{'key':'a','value':'z'}]}]}}]}";
     EXPECT(three, "{'distinct_id':'u','person_properties':{'a':'q'}}", "r:F:no_condition_match:2");
     EXPECT(three, "{'distinct_id':'u','person_properties':{'a':'y'}}", "r:T:condition_match:1");
     EXPECT("{'flags':[{'key':'r','active':true,'filters':{'groups':[]}}]}", "{'distinct_id':'u'}",
@@ -254,8 +259,8 @@ static void test_reasons(void **state)
            "{'key':'gone','active':true,'deleted':true,'filters':{'groups':[{}]}}]}",
            "{'distinct_id':'u'}", "off:F:flag_disabled:-");
     /* early_exit: a rollout miss ends the flag. */
-#define EE_FMT                                                                 \
-    "{'flags':[{'key':'e','active':true,'filters':{%s'groups':["               \
+#define EE_FMT                                                                                     \
+    "{'flags':[{'key':'e','active':true,'filters':{%s'groups':["                                   \
     "{'rollout_percentage':0},{'rollout_percentage':100}]}}]}"
     char with[512], without[512];
     snprintf(with, sizeof with, EE_FMT, "'early_exit':true,");
@@ -299,8 +304,8 @@ static void test_descriptions(void **state)
 static void test_holdout(void **state)
 {
     (void)state;
-#define HOLD_FMT                                                                         \
-    "{'flags':[{'key':'h','active':true,'filters':{'groups':[{'rollout_percentage':100}]," \
+#define HOLD_FMT                                                                                   \
+    "{'flags':[{'key':'h','active':true,'filters':{'groups':[{'rollout_percentage':100}],"         \
     "'holdout':{'id':42,'exclusion_percentage':%d}}}]}"
     char d50[256], d75[256], d100[256], d0[256];
     snprintf(d50, sizeof d50, HOLD_FMT, 50);
@@ -391,11 +396,13 @@ static void test_mixed_targeting(void **state)
     free(defs);
 }
 
-/* ---- flag dependencies ------------------------------------------------------------------------- */
+/* ---- flag dependencies -------------------------------------------------------------------------
+ */
 
 static const char *DEPS =
     "{'flags':["
-    "{'key':'base','active':true,'filters':{'groups':[{'properties':[{'key':'plan','value':'pro'}]}]}},"
+    "{'key':'base','active':true,'filters':{'groups':[{'properties':[{'key':'plan','value':'pro'}]}"
+    "]}},"
     "{'key':'needs-base','active':true,'filters':{'groups':[{'properties':[{'key':'base',"
     "'type':'flag','operator':'flag_evaluates_to','value':true,'dependency_chain':['base']}]}]}},"
     "{'key':'needs-not-base','active':true,'filters':{'groups':[{'properties':[{'key':'base',"
@@ -408,7 +415,8 @@ static const char *DEPS =
     "{'key':'colour','active':true,'filters':{'groups':[{'variant':'blue'}],'multivariate':"
     "{'variants':[{'key':'blue','rollout_percentage':50},{'key':'red','rollout_percentage':50}]}}},"
     "{'key':'needs-blue','active':true,'filters':{'groups':[{'properties':[{'key':'colour',"
-    "'type':'flag','operator':'flag_evaluates_to','value':'blue','dependency_chain':['colour']}]}]}},"
+    "'type':'flag','operator':'flag_evaluates_to','value':'blue','dependency_chain':['colour']}]}]}"
+    "},"
     "{'key':'needs-red','active':true,'filters':{'groups':[{'properties':[{'key':'colour',"
     "'type':'flag','operator':'flag_evaluates_to','value':'red','dependency_chain':['colour']}]}]}}"
     "]}";
@@ -422,8 +430,9 @@ static void test_dependencies(void **state)
            "off:F:flag_disabled:- needs-off:T:condition_match:0 "
            "colour:T:blue:condition_match:0 needs-blue:T:condition_match:0 "
            "needs-red:F:no_condition_match:0");
-    EXPECT(DEPS, "{'distinct_id':'u','person_properties':{'plan':'free'},"
-                 "'flag_keys':['needs-base','needs-not-base']}",
+    EXPECT(DEPS,
+           "{'distinct_id':'u','person_properties':{'plan':'free'},"
+           "'flag_keys':['needs-base','needs-not-base']}",
            "needs-base:F:no_condition_match:0 needs-not-base:T:condition_match:0");
 }
 
@@ -455,9 +464,10 @@ static void test_early_access(void **state)
     EXPECT(ea, "{'distinct_id':'u','person_properties':{'$feature_enrollment/ea':'false'}}",
            "ea:F:super_condition_value:0");
     EXPECT(ea, "{'distinct_id':'u'}", "ea:F:out_of_rollout_bound:0");
-    const char *sg = "{'flags':[{'key':'sg','active':true,'filters':{'groups':[{'rollout_percentage':0}],"
-                     "'super_groups':[{'properties':[{'key':'$feature_enrollment/sg','type':'person',"
-                     "'operator':'exact','value':['true']}],'rollout_percentage':100}]}}]}";
+    const char *sg =
+        "{'flags':[{'key':'sg','active':true,'filters':{'groups':[{'rollout_percentage':0}],"
+        "'super_groups':[{'properties':[{'key':'$feature_enrollment/sg','type':'person',"
+        "'operator':'exact','value':['true']}],'rollout_percentage':100}]}}]}";
     EXPECT(sg, "{'distinct_id':'u','person_properties':{'$feature_enrollment/sg':true}}",
            "sg:T:super_condition_value:0");
     EXPECT(sg, "{'distinct_id':'u','person_properties':{'$feature_enrollment/sg':false}}",
@@ -472,7 +482,8 @@ static void split_ids(const char *key, char in[32], char out[32])
     for (int i = 0; !in[0] || !out[0]; i++) {
         char id[32];
         snprintf(id, sizeof id, "id-%d", i);
-        bool on = flg_in_rollout(flg_hash_rollout(cm_slice_from_cstr(key), cm_slice_from_cstr(id)), 50);
+        bool on =
+            flg_in_rollout(flg_hash_rollout(cm_slice_from_cstr(key), cm_slice_from_cstr(id)), 50);
         strcpy(on ? in : out, id);
     }
 }
@@ -499,39 +510,52 @@ static void test_device_bucketing(void **state)
                        "'filters':{'groups':[{'rollout_percentage':50}]}}]}";
     char in[32], out[32], ctx[256];
     split_ids("dev", in, out);
-    snprintf(ctx, sizeof ctx, "{'distinct_id':'%s','person_properties':{'$device_id':'%s'}}", in, out);
+    snprintf(ctx, sizeof ctx, "{'distinct_id':'%s','person_properties':{'$device_id':'%s'}}", in,
+             out);
     EXPECT(defs, ctx, "dev:F:out_of_rollout_bound:0");
     snprintf(ctx, sizeof ctx, "{'distinct_id':'%s','device_id':'%s'}", out, in);
     EXPECT(defs, ctx, "dev:T:condition_match:0");
     EXPECT(defs, "{'distinct_id':'u'}", "dev:F:out_of_rollout_bound:0");
 }
 
-/* ---- cohorts ---------------------------------------------------------------------------------- */
+/* ---- cohorts ----------------------------------------------------------------------------------
+ */
 
 static const char *COHORTS =
     "{'flags':["
-    "{'key':'in5','active':true,'filters':{'groups':[{'properties':[{'key':'id','type':'cohort','value':5,'operator':'in'}]}]}},"
-    "{'key':'notin5','active':true,'filters':{'groups':[{'properties':[{'key':'id','type':'cohort','value':5,'operator':'not_in'}]}]}},"
-    "{'key':'everyone','active':true,'filters':{'groups':[{'properties':[{'key':'id','type':'cohort','value':6}]}]}},"
-    "{'key':'nested','active':true,'filters':{'groups':[{'properties':[{'key':'id','type':'cohort','value':7}]}]}}"
+    "{'key':'in5','active':true,'filters':{'groups':[{'properties':[{'key':'id','type':'cohort','"
+    "value':5,'operator':'in'}]}]}},"
+    "{'key':'notin5','active':true,'filters':{'groups':[{'properties':[{'key':'id','type':'cohort',"
+    "'value':5,'operator':'not_in'}]}]}},"
+    "{'key':'everyone','active':true,'filters':{'groups':[{'properties':[{'key':'id','type':'"
+    "cohort','value':6}]}]}},"
+    "{'key':'nested','active':true,'filters':{'groups':[{'properties':[{'key':'id','type':'cohort',"
+    "'value':7}]}]}}"
     "],'cohorts':{"
-    "'5':{'type':'OR','values':[{'type':'AND','values':[{'key':'plan','value':'pro','type':'person'},"
+    "'5':{'type':'OR','values':[{'type':'AND','values':[{'key':'plan','value':'pro','type':'person'"
+    "},"
     "{'key':'country','value':'de','type':'person','negation':true}]},"
     "{'type':'AND','values':[{'key':'vip','value':true,'type':'person'}]}]},"
     "'6':{},"
-    "'7':{'type':'AND','values':[{'key':'id','type':'cohort','value':5},{'key':'age','operator':'gt','value':18}]}"
+    "'7':{'type':'AND','values':[{'key':'id','type':'cohort','value':5},{'key':'age','operator':'"
+    "gt','value':18}]}"
     "}}";
 
 static void test_cohorts(void **state)
 {
     (void)state;
-    EXPECT(COHORTS, "{'distinct_id':'u','person_properties':{'plan':'pro','country':'us','vip':false,'age':30}}",
+    EXPECT(COHORTS,
+           "{'distinct_id':'u','person_properties':{'plan':'pro','country':'us','vip':false,'age':"
+           "30}}",
            "in5:T:condition_match:0 notin5:F:no_condition_match:0 everyone:T:condition_match:0 "
            "nested:T:condition_match:0");
-    EXPECT(COHORTS, "{'distinct_id':'u','person_properties':{'plan':'pro','country':'de','vip':true,'age':10}}",
-           "in5:T:condition_match:0 notin5:F:no_condition_match:0 everyone:T:condition_match:0 "
-           "nested:F:no_condition_match:0");
-    EXPECT(COHORTS, "{'distinct_id':'u','person_properties':{'plan':'pro','country':'de','vip':false}}",
+    EXPECT(
+        COHORTS,
+        "{'distinct_id':'u','person_properties':{'plan':'pro','country':'de','vip':true,'age':10}}",
+        "in5:T:condition_match:0 notin5:F:no_condition_match:0 everyone:T:condition_match:0 "
+        "nested:F:no_condition_match:0");
+    EXPECT(COHORTS,
+           "{'distinct_id':'u','person_properties':{'plan':'pro','country':'de','vip':false}}",
            "in5:F:no_condition_match:0 notin5:T:condition_match:0 everyone:T:condition_match:0 "
            "nested:F:no_condition_match:0");
     /* Nothing known: the SDK gives up; missing properties are absent, so not in the cohort. */
@@ -543,15 +567,14 @@ static void test_cohorts(void **state)
 static void test_static_cohorts(void **state)
 {
     (void)state;
-    const char *defs =
-        "{'flags':[{'key':'st','active':true,'filters':{'groups':[{'properties':"
-        "[{'key':'id','type':'cohort','value':99,'operator':'in'}]}]}},"
-        "{'key':'nst','active':true,'filters':{'groups':[{'properties':"
-        "[{'key':'id','type':'cohort','value':99,'operator':'not_in'}]}]}},"
-        "{'key':'bad','active':true,'filters':{'groups':[{'properties':"
-        "[{'key':'id','type':'cohort','value':8}]}]}},"
-        "{'key':'ok','active':true,'filters':{'groups':[{}]}}],"
-        "'cohorts':{'8':{'type':'XOR','values':[]}}}";
+    const char *defs = "{'flags':[{'key':'st','active':true,'filters':{'groups':[{'properties':"
+                       "[{'key':'id','type':'cohort','value':99,'operator':'in'}]}]}},"
+                       "{'key':'nst','active':true,'filters':{'groups':[{'properties':"
+                       "[{'key':'id','type':'cohort','value':99,'operator':'not_in'}]}]}},"
+                       "{'key':'bad','active':true,'filters':{'groups':[{'properties':"
+                       "[{'key':'id','type':'cohort','value':8}]}]}},"
+                       "{'key':'ok','active':true,'filters':{'groups':[{}]}}],"
+                       "'cohorts':{'8':{'type':'XOR','values':[]}}}";
     /* Membership unknown: those flags cannot be computed; the others are unaffected. */
     EXPECT(defs, "{'distinct_id':'u'}", "st:ERR nst:ERR bad:ERR ok:T:condition_match:0!");
     EXPECT(defs, "{'distinct_id':'u','static_cohorts':[99]}",
@@ -563,16 +586,18 @@ static void test_static_cohorts(void **state)
 static void test_regex_limit_isolated(void **state)
 {
     (void)state;
-    EXPECT("{'flags':[{'key':'slow','active':true,'filters':{'groups':[{'properties':"
-           "[{'key':'s','operator':'regex','value':'(a|aa)*$'}]}]}},"
-           "{'key':'fast','active':true,'filters':{'groups':[{'properties':"
-           "[{'key':'s','operator':'regex','value':'^a+b$'}]}]}}]}",
-           "{'distinct_id':'u','person_properties':{'s':"
-           "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab'}}",
-           "slow:ERR fast:T:condition_match:0!");
+    EXPECT(
+        "{'flags':[{'key':'slow','active':true,'filters':{'groups':[{'properties':"
+        "[{'key':'s','operator':'regex','value':'(a|aa)*$'}]}]}},"
+        "{'key':'fast','active':true,'filters':{'groups':[{'properties':"
+        "[{'key':'s','operator':'regex','value':'^a+b$'}]}]}}]}",
+        "{'distinct_id':'u','person_properties':{'s':"
+        "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab'}}",
+        "slow:ERR fast:T:condition_match:0!");
 }
 
-/* ---- request filters ---------------------------------------------------------------------------- */
+/* ---- request filters ----------------------------------------------------------------------------
+ */
 
 static const char *FILTERS =
     "{'flags':["
@@ -592,7 +617,8 @@ static void test_request_filters(void **state)
     EXPECT(FILTERS, "{'distinct_id':'u','evaluation_contexts':['web']}",
            "web:T:condition_match:0 untagged:T:condition_match:0 not-app:T:condition_match:0 "
            "client:T:condition_match:0 server:T:condition_match:0 all:T:condition_match:0");
-    EXPECT(FILTERS, "{'distinct_id':'u','runtime':'server','flag_keys':['client','server','all','app']}",
+    EXPECT(FILTERS,
+           "{'distinct_id':'u','runtime':'server','flag_keys':['client','server','all','app']}",
            "app:T:condition_match:0 server:T:condition_match:0 all:T:condition_match:0");
     EXPECT(FILTERS, "{'distinct_id':'u','runtime':'unknown','flag_keys':['client','server','all']}",
            "all:T:condition_match:0");
@@ -600,36 +626,47 @@ static void test_request_filters(void **state)
            "client:T:condition_match:0");
 }
 
-/* ---- dates and time zones --------------------------------------------------------------------- */
+/* ---- dates and time zones ---------------------------------------------------------------------
+ */
 
 static void test_time_zone(void **state)
 {
     (void)state;
-    const char *defs = "{'flags':[{'key':'d','active':true,'filters':{'groups':[{'properties':"
-                       "[{'key':'t','operator':'is_date_before','value':'2024-01-15 10:00:00'}]}]}}]}";
+    const char *defs =
+        "{'flags':[{'key':'d','active':true,'filters':{'groups':[{'properties':"
+        "[{'key':'t','operator':'is_date_before','value':'2024-01-15 10:00:00'}]}]}}]}";
     EXPECT(defs, "{'distinct_id':'u','person_properties':{'t':'2024-01-15T09:00:00Z'}}",
            "d:T:condition_match:0");
     /* In a UTC+2 project the filter means 08:00Z. */
-    EXPECT(defs, "{'distinct_id':'u','tz_offset_minutes':120,'person_properties':{'t':'2024-01-15T09:00:00Z'}}",
+    EXPECT(defs,
+           "{'distinct_id':'u','tz_offset_minutes':120,'person_properties':{'t':'2024-01-15T09:00:"
+           "00Z'}}",
            "d:F:no_condition_match:0");
     /* Relative dates count from `now`. */
     const char *rel = "{'flags':[{'key':'r','active':true,'filters':{'groups':[{'properties':"
                       "[{'key':'t','operator':'is_date_after','value':'-1m'}]}]}}]}";
-    EXPECT(rel, "{'distinct_id':'u','now':'2024-03-31T12:00:00Z','person_properties':{'t':'2024-03-01'}}",
-           "r:T:condition_match:0");
-    EXPECT(rel, "{'distinct_id':'u','now':'2024-03-31T12:00:00Z','person_properties':{'t':'2024-02-29'}}",
-           "r:F:no_condition_match:0");
+    EXPECT(
+        rel,
+        "{'distinct_id':'u','now':'2024-03-31T12:00:00Z','person_properties':{'t':'2024-03-01'}}",
+        "r:T:condition_match:0");
+    EXPECT(
+        rel,
+        "{'distinct_id':'u','now':'2024-03-31T12:00:00Z','person_properties':{'t':'2024-02-29'}}",
+        "r:F:no_condition_match:0");
 }
 
-/* ---- property layers: request over GeoIP over stored ------------------------------------------ */
+/* ---- property layers: request over GeoIP over stored ------------------------------------------
+ */
 
 static const char *LAYERS =
     "{'flags':[{'key':'plan','active':true,'filters':{'groups':[{'properties':["
-    "{'key':'plan','type':'person','value':['pro'],'operator':'exact'}],'rollout_percentage':100}]}},"
+    "{'key':'plan','type':'person','value':['pro'],'operator':'exact'}],'rollout_percentage':100}]}"
+    "},"
     "{'key':'geo','active':true,'filters':{'groups':[{'properties':["
     "{'key':'$geoip_country_code','type':'person','value':['DE'],'operator':'exact'}],"
     "'rollout_percentage':100}]}},"
-    "{'key':'co','active':true,'filters':{'aggregation_group_type_index':0,'groups':[{'properties':["
+    "{'key':'co','active':true,'filters':{'aggregation_group_type_index':0,'groups':[{'properties':"
+    "["
     "{'key':'tier','type':'group','group_type_index':0,'value':['gold'],'operator':'exact'}],"
     "'rollout_percentage':100}]}}],"
     "'group_type_mapping':{'0':'company'}}";
@@ -660,7 +697,8 @@ static void test_layers(void **state)
                  "{'distinct_id':'u','person_properties':%s,'geoip_properties':%s,"
                  "'stored_person_properties':%s}",
                  req, geo, stored);
-        EXPECT(LAYERS, ctx, "plan:T:condition_match:0 geo:T:condition_match:0 co:F:no_group_type:0");
+        EXPECT(LAYERS, ctx,
+               "plan:T:condition_match:0 geo:T:condition_match:0 co:F:no_group_type:0");
         /* stored only: read from the bottom layer */
         snprintf(ctx, sizeof ctx, "{'distinct_id':'u','stored_person_properties':%s}", stored);
         EXPECT(LAYERS, ctx,

@@ -70,9 +70,11 @@ static int setup(void **state)
     snprintf(f->path, sizeof(f->path), "%s/test.mmdb", f->dir);
     *state = f;
     if (!build_db(f->path)) {
-        fprintf(stderr, "test_geoip: FAILED to build the test DB with `perl %s`; perl and "
-                        "MaxMind::DB::Writer (libmaxmind-db-writer-perl) must be installed "
-                        "(scripts/setup)\n", SCRIPT);
+        fprintf(stderr,
+                "test_geoip: FAILED to build the test DB with `perl %s`; perl and "
+                "MaxMind::DB::Writer (libmaxmind-db-writer-perl) must be installed "
+                "(scripts/setup)\n",
+                SCRIPT);
         teardown(state); /* cmocka skips the group teardown after a failed setup */
         return -1;
     }
@@ -162,8 +164,7 @@ static void assert_none(const flg_geoip_t *g, const char *ip)
     result_t r;
     lookup(g, ip, &r);
     if (r.n != 0)
-        fail_msg("%s: want no properties, got %.*s", ip ? ip : "(null)", (int)r.buf.len,
-                 r.buf.p);
+        fail_msg("%s: want no properties, got %.*s", ip ? ip : "(null)", (int)r.buf.len, r.buf.p);
     assert_string_equal(cm_buf_cstr(&r.buf), "{}");
     result_free(&r);
 }
@@ -179,14 +180,14 @@ static void test_city_record(void **state)
 {
     const char *ips[] = {"203.0.113.7", "203.0.113.0", "203.0.113.255", "::ffff:203.0.113.7"};
     for (size_t i = 0; i < sizeof(ips) / sizeof(ips[0]); i++)
-        assert_props(ips[i], db(state), 7, "Toronto", "Canada", "CA", "North America", "NA",
-                     "M5V", "America/Toronto");
+        assert_props(ips[i], db(state), 7, "Toronto", "Canada", "CA", "North America", "NA", "M5V",
+                     "America/Toronto");
 }
 
 static void test_country_only_record(void **state)
 {
-    assert_props("198.51.100.42", db(state), 4, NULL, "Brazil", "BR", "South America", "SA",
-                 NULL, NULL);
+    assert_props("198.51.100.42", db(state), 4, NULL, "Brazil", "BR", "South America", "SA", NULL,
+                 NULL);
 }
 
 static void test_ipv6(void **state)
@@ -200,8 +201,8 @@ static void test_ipv6(void **state)
 /* Non-ASCII names reach the JSON as the DB's UTF-8, unescaped. */
 static void test_utf8_names(void **state)
 {
-    assert_props("192.0.2.5", db(state), 7, "Z\xc3\xbcrich", "Switzerland", "CH", "Europe",
-                 "EU", "8001", "Europe/Zurich");
+    assert_props("192.0.2.5", db(state), 7, "Z\xc3\xbcrich", "Switzerland", "CH", "Europe", "EU",
+                 "8001", "Europe/Zurich");
     result_t r;
     lookup(db(state), "192.0.2.5", &r);
     assert_non_null(strstr(cm_buf_cstr(&r.buf), "\"$geoip_city_name\":\"Z\xc3\xbcrich\""));
@@ -211,25 +212,34 @@ static void test_utf8_names(void **state)
 /* Names only in German: no name properties, codes and time zone remain. */
 static void test_english_names_only(void **state)
 {
-    assert_props("192.0.2.200", db(state), 3, NULL, NULL, "AT", NULL, "EU", NULL,
-                 "Europe/Vienna");
+    assert_props("192.0.2.200", db(state), 3, NULL, NULL, "AT", NULL, "EU", NULL, "Europe/Vienna");
 }
 
 static void test_not_in_db(void **state)
 {
-    const char *ips[] = {"10.0.0.1",  "192.168.1.1",     "172.16.5.4", "8.8.8.8",
-                         "0.0.0.0",   "255.255.255.255", "198.51.101.1", "2001:db9::1",
-                         "fe80::1",   "::",              "127.0.0.1",  "::1"};
+    const char *ips[] = {
+        "10.0.0.1",     "192.168.1.1", "172.16.5.4", "8.8.8.8", "0.0.0.0",   "255.255.255.255",
+        "198.51.101.1", "2001:db9::1", "fe80::1",    "::",      "127.0.0.1", "::1"};
     for (size_t i = 0; i < sizeof(ips) / sizeof(ips[0]); i++)
         assert_none(db(state), ips[i]);
 }
 
 static void test_garbage(void **state)
 {
-    const char *ips[] = {"not-an-ip",     "",          "999.1.1.1",       "203.0.113",
-                         "203.0.113.7:80", " 203.0.113.7", "203.0.113.7 ", "203.0.113.07",
-                         "127.1",         "0xcb.0.113.7", "2001:db8::1%eth0", "[2001:db8::1]",
-                         "2001:db8:::1",  "203.0.113.7, 10.0.0.1"};
+    const char *ips[] = {"not-an-ip",
+                         "",
+                         "999.1.1.1",
+                         "203.0.113",
+                         "203.0.113.7:80",
+                         " 203.0.113.7",
+                         "203.0.113.7 ",
+                         "203.0.113.07",
+                         "127.1",
+                         "0xcb.0.113.7",
+                         "2001:db8::1%eth0",
+                         "[2001:db8::1]",
+                         "2001:db8:::1",
+                         "203.0.113.7, 10.0.0.1"};
     for (size_t i = 0; i < sizeof(ips) / sizeof(ips[0]); i++)
         assert_none(db(state), ips[i]);
     assert_none(db(state), NULL);
@@ -251,11 +261,10 @@ static void test_into_open_object(void **state)
     cm_json_str_cstr(&w, "u1");
     cm_json_end_object(&w);
     assert_int_equal(cm_json_writer_finish(&w), 0);
-    assert_string_equal(cm_buf_cstr(&b),
-                        "{\"plan\":\"pro\",\"$geoip_country_name\":\"Brazil\","
-                        "\"$geoip_country_code\":\"BR\",\"$geoip_continent_name\":"
-                        "\"South America\",\"$geoip_continent_code\":\"SA\","
-                        "\"distinct_id\":\"u1\"}");
+    assert_string_equal(cm_buf_cstr(&b), "{\"plan\":\"pro\",\"$geoip_country_name\":\"Brazil\","
+                                         "\"$geoip_country_code\":\"BR\",\"$geoip_continent_name\":"
+                                         "\"South America\",\"$geoip_continent_code\":\"SA\","
+                                         "\"distinct_id\":\"u1\"}");
     cm_buf_free(&b);
 }
 

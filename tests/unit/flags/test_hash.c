@@ -43,19 +43,18 @@ static void test_rollout_vectors(void **state)
     expect_hash(flg_hash_rollout(S("simple-flag"), S("distinct_id_4")), 0.03958497475359249, "sf4");
     expect_hash(flg_hash_rollout(S("multivariate-flag"), S("distinct_id_3")), 0.701012555518958,
                 "mv3");
-    expect_hash(flg_hash_variant(S("multivariate-flag"), S("distinct_id_2")),
-                0.063901062814124832, "mv2 variant");
+    expect_hash(flg_hash_variant(S("multivariate-flag"), S("distinct_id_2")), 0.063901062814124832,
+                "mv2 variant");
     expect_hash(flg_hash_rollout(S("beta-feature"), S("example_id")), 0.2093039334578348, "beta");
     expect_hash(flg_hash_variant(S("beta-feature"), S("example_id")), 0.6363703338989186,
                 "beta variant");
-    expect_hash(flg_hash_rollout(S("group-flag"), S("amazon_without_rollout")),
-                0.30897111071897326, "group");
+    expect_hash(flg_hash_rollout(S("group-flag"), S("amazon_without_rollout")), 0.30897111071897326,
+                "group");
     expect_hash(flg_hash_rollout(S("group-flag"), S("amazon")), 0.5432523073764106, "group 2");
     expect_hash(flg_hash_rollout(S("my-flag"), S("user-123")), 0.38115355844930154, "my-flag");
     expect_hash(flg_hash_variant(S("my-flag"), S("user-123")), 0.6655411097123076, "my-flag v");
     expect_hash(flg_hash_rollout(S("new-checkout"), S("u_42")), 0.6729059414944576, "checkout");
-    expect_hash(flg_hash_variant(S("new-checkout"), S("u_42")), 0.18510865603197107,
-                "checkout v");
+    expect_hash(flg_hash_variant(S("new-checkout"), S("u_42")), 0.18510865603197107, "checkout v");
     /* The empty identifier is hashed (posthog-node), not short-circuited to 0. */
     expect_hash(flg_hash_rollout(S("my-flag"), S("")), 0.8244040992181549, "empty id");
 }
@@ -79,18 +78,20 @@ static void test_simple_flag_first_20(void **state)
 static void test_rollout_edges(void **state)
 {
     (void)state;
-    assert_true(flg_in_rollout(1.0, 100));   /* 100% takes everyone, even hash 1.0 */
-    assert_true(flg_in_rollout(0.0, 0));     /* hash 0 is "<= 0" */
+    assert_true(flg_in_rollout(1.0, 100)); /* 100% takes everyone, even hash 1.0 */
+    assert_true(flg_in_rollout(0.0, 0));   /* hash 0 is "<= 0" */
     assert_false(flg_in_rollout(0.5, 0));
-    assert_true(flg_in_rollout(0.45, 45));   /* inclusive bound */
+    assert_true(flg_in_rollout(0.45, 45)); /* inclusive bound */
     assert_false(flg_in_rollout(0.4500001, 45));
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_holdout_vectors),      cmocka_unit_test(test_rollout_vectors),
-        cmocka_unit_test(test_simple_flag_first_20), cmocka_unit_test(test_rollout_edges),
+        cmocka_unit_test(test_holdout_vectors),
+        cmocka_unit_test(test_rollout_vectors),
+        cmocka_unit_test(test_simple_flag_first_20),
+        cmocka_unit_test(test_rollout_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -99,8 +99,14 @@ out:
     return failures;
 }
 
-#define ROW(f, p, n, sv) {f, p, n, sv, 0}
-#define ROW2(f, p, n, sv) {f, p, n, sv, 2}
+#define ROW(f, p, n, sv)                                                                           \
+    {                                                                                              \
+        f, p, n, sv, 0                                                                             \
+    }
+#define ROW2(f, p, n, sv)                                                                          \
+    {                                                                                              \
+        f, p, n, sv, 2                                                                             \
+    }
 
 static const row_t EXACT[] = {
     ROW("{'key':'email','value':'test@posthog.com'}", "{'email':'test@posthog.com'}", 'T', 'T'),
@@ -119,10 +125,12 @@ static const row_t EXACT[] = {
     ROW("{'key':'c','operator':'exact','value':'1.5'}", "{'c':1.5}", 'T', 'T'),
     ROW("{'key':'c','operator':'exact','value':5}", "{'c':'5'}", 'I', 'T'),
     ROW("{'key':'c','operator':'exact','value':'1.0'}", "{'c':1.0}", 'I', 'T'),
-    ROW("{'key':'c','operator':'exact','value':{'b':1.5,'a':'x'}}", "{'c':{'a':'x','b':1.5}}", 'T', 'T'),
+    ROW("{'key':'c','operator':'exact','value':{'b':1.5,'a':'x'}}", "{'c':{'a':'x','b':1.5}}", 'T',
+        'T'),
     ROW("{'key':'c','operator':'exact','value':'\\u00dcn\\u00efc\\u00f6d\\u00e9'}",
         "{'c':'\\u00fcN\\u00cfC\\u00d6D\\u00c9'}", 'T', 'T'),
-    ROW("{'key':'c','operator':'exact','value':'\\u03b1\\u03c2'}", "{'c':'\\u0391\\u03a3'}", 'T', 'T'),
+    ROW("{'key':'c','operator':'exact','value':'\\u03b1\\u03c2'}", "{'c':'\\u0391\\u03a3'}", 'T',
+        'T'),
     ROW("{'key':'c','operator':'exact','value':[1.5,'x']}", "{'c':'x'}", 'T', 'T'),
     ROW("{'key':'c','operator':'exact','value':[1,'us']}", "{'c':'us'}", 'I', 'T'),
     ROW("{'key':'c','operator':'exact','value':['us',1]}", "{'c':'us'}", 'T', 'T'),
@@ -166,7 +174,8 @@ static const row_t TEXT[] = {
 
 static const row_t REGEX[] = {
     ROW("{'key':'c','operator':'regex','value':'^test'}", "{'c':'test@x.com'}", 'T', 'T'),
-    ROW("{'key':'c','operator':'regex','value':'@posthog\\\\.com$'}", "{'c':'a@posthog.com'}", 'T', 'T'),
+    ROW("{'key':'c','operator':'regex','value':'@posthog\\\\.com$'}", "{'c':'a@posthog.com'}", 'T',
+        'T'),
     ROW("{'key':'c','operator':'not_regex','value':'[0-9]+'}", "{'c':'abc'}", 'T', 'T'),
     ROW("{'key':'c','operator':'regex','value':'[a-'}", "{'c':'a'}", 'F', 'F'),
     ROW("{'key':'c','operator':'not_regex','value':'[a-'}", "{'c':'a'}", 'F', 'F'),
@@ -194,7 +203,9 @@ static const row_t REGEX[] = {
     ROW("{'key':'c','operator':'not_regex','value':'x'}", "{}", 'I', 'T'),
     ROW("{'key':'c','operator':'regex','value':'x'}", "{}", 'I', 'F'),
     ROW("{'key':'c','operator':'regex','value':'(a|aa)*$'}",
-        "{'c':'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab'}",
+        "{'c':'"
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+        "ab'}",
         'E', 'E'),
 };
 
@@ -232,26 +243,38 @@ static const row_t NUMERIC[] = {
 };
 
 static const row_t DATES[] = {
-    ROW("{'key':'d','operator':'is_date_before','value':'2024-01-01'}", "{'d':'2023-12-31'}", 'T', 'T'),
-    ROW("{'key':'d','operator':'is_date_after','value':'-7d'}", "{'d':'2024-06-10T00:00:00Z'}", 'T', 'T'),
-    ROW("{'key':'d','operator':'is_date_after','value':'-7d'}", "{'d':'2024-06-08T11:00:00Z'}", 'F', 'F'),
+    ROW("{'key':'d','operator':'is_date_before','value':'2024-01-01'}", "{'d':'2023-12-31'}", 'T',
+        'T'),
+    ROW("{'key':'d','operator':'is_date_after','value':'-7d'}", "{'d':'2024-06-10T00:00:00Z'}", 'T',
+        'T'),
+    ROW("{'key':'d','operator':'is_date_after','value':'-7d'}", "{'d':'2024-06-08T11:00:00Z'}", 'F',
+        'F'),
     ROW("{'key':'d','operator':'is_date_after','value':'-1m'}", "{'d':'2024-05-16'}", 'T', 'T'),
     ROW("{'key':'d','operator':'is_date_before','value':'-1y'}", "{'d':'2023-06-14'}", 'T', 'T'),
     ROW("{'key':'d','operator':'is_date_after','value':'1w'}", "{'d':'2024-06-09'}", 'T', 'T'),
-    ROW("{'key':'d','operator':'is_date_after','value':'-1h'}", "{'d':'2024-06-15T11:30:00Z'}", 'T', 'T'),
-    ROW("{'key':'d','operator':'is_date_before','value':'2024-01-01'}", "{'d':1700000000000}", 'T', 'F'),
-    ROW("{'key':'d','operator':'is_date_before','value':'2024-01-01'}", "{'d':'1700000000'}", 'I', 'T'),
+    ROW("{'key':'d','operator':'is_date_after','value':'-1h'}", "{'d':'2024-06-15T11:30:00Z'}", 'T',
+        'T'),
+    ROW("{'key':'d','operator':'is_date_before','value':'2024-01-01'}", "{'d':1700000000000}", 'T',
+        'F'),
+    ROW("{'key':'d','operator':'is_date_before','value':'2024-01-01'}", "{'d':'1700000000'}", 'I',
+        'T'),
     ROW("{'key':'d','operator':'is_date_after','value':true}", "{'d':'2024-01-01'}", 'I', 'F'),
-    ROW("{'key':'d','operator':'is_date_before','value':'garbage'}", "{'d':'2024-01-01'}", 'I', 'F'),
+    ROW("{'key':'d','operator':'is_date_before','value':'garbage'}", "{'d':'2024-01-01'}", 'I',
+        'F'),
     ROW("{'key':'d','operator':'is_date_before','value':'2024-01-01'}", "{'d':'42'}", 'F', 'T'),
-    ROW("{'key':'d','operator':'is_date_before','value':'2024-01-01'}", "{'d':'Jan 15 2023'}", 'T', 'F'),
-    ROW("{'key':'d','operator':'is_date_exact','value':'2024-01-01'}", "{'d':'2024-01-01T00:00:00Z'}", 'I', 'T'),
+    ROW("{'key':'d','operator':'is_date_before','value':'2024-01-01'}", "{'d':'Jan 15 2023'}", 'T',
+        'F'),
+    ROW("{'key':'d','operator':'is_date_exact','value':'2024-01-01'}",
+        "{'d':'2024-01-01T00:00:00Z'}", 'I', 'T'),
     ROW("{'key':'d','operator':'is_date_after','value':'-7D'}", "{'d':'2024-06-14'}", 'I', 'F'),
-    ROW("{'key':'d','operator':'is_date_before','value':'2024-01-15 10:00:00'}", "{'d':'2024-01-15T09:00:00Z'}", 'T', 'T'),
-    ROW("{'key':'d','operator':'is_date_before','value':1718452800000}", "{'d':'2024-06-15T11:59:59.999Z'}", 'T', 'F'),
+    ROW("{'key':'d','operator':'is_date_before','value':'2024-01-15 10:00:00'}",
+        "{'d':'2024-01-15T09:00:00Z'}", 'T', 'T'),
+    ROW("{'key':'d','operator':'is_date_before','value':1718452800000}",
+        "{'d':'2024-06-15T11:59:59.999Z'}", 'T', 'F'),
     ROW("{'key':'d','operator':'is_date_before','value':'2024-01-01'}", "{'d':null}", 'F', 'F'),
     ROW("{'key':'d','operator':'is_date_before','value':'2024-01-01'}", "{'d':true}", 'I', 'F'),
-    ROW("{'key':'d','operator':'is_date_after','value':'2024-01-01T00:00:00+02:00'}", "{'d':'2023-12-31T23:00:00Z'}", 'T', 'T'),
+    ROW("{'key':'d','operator':'is_date_after','value':'2024-01-01T00:00:00+02:00'}",
+        "{'d':'2023-12-31T23:00:00Z'}", 'T', 'T'),
     ROW("{'key':'d','operator':'is_date_after','value':'-10000d'}", "{'d':'2024-01-01'}", 'I', 'F'),
 };
 
@@ -281,8 +304,10 @@ static const row_t SEMVER[] = {
     ROW("{'key':'v','operator':'semver_gt','value':'1.0.0'}", "{}", 'I', 'F'),
     ROW("{'key':'v','operator':'semver_eq','value':'1.2.3'}", "{'v':'  1.2.3  '}", 'T', 'T'),
     ROW("{'key':'v','operator':'semver_gt','value':'1.0.0'}", "{'v':'1.0.0+build'}", 'F', 'F'),
-    ROW("{'key':'v','operator':'semver_lt','value':'1.0.0-rc.1'}", "{'v':'1.0.0-beta.11'}", 'F', 'T'),
-    ROW("{'key':'v','operator':'semver_gt','value':'1.0.0-alpha'}", "{'v':'1.0.0-alpha.1'}", 'F', 'T'),
+    ROW("{'key':'v','operator':'semver_lt','value':'1.0.0-rc.1'}", "{'v':'1.0.0-beta.11'}", 'F',
+        'T'),
+    ROW("{'key':'v','operator':'semver_gt','value':'1.0.0-alpha'}", "{'v':'1.0.0-alpha.1'}", 'F',
+        'T'),
 };
 
 static void run_table(const row_t *rows, size_t n)
@@ -293,11 +318,11 @@ static void run_table(const row_t *rows, size_t n)
     assert_int_equal(failures, 0);
 }
 
-#define TABLE(name, rows)                                                                  \
-    static void name(void **state)                                                         \
-    {                                                                                      \
-        (void)state;                                                                       \
-        run_table(rows, sizeof rows / sizeof rows[0]);                                     \
+#define TABLE(name, rows)                                                                          \
+    static void name(void **state)                                                                 \
+    {                                                                                              \
+        (void)state;                                                                               \
+        run_table(rows, sizeof rows / sizeof rows[0]);                                             \
     }
 
 TABLE(test_exact, EXACT)
@@ -310,9 +335,9 @@ TABLE(test_semver, SEMVER)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exact),  cmocka_unit_test(test_text),
-        cmocka_unit_test(test_regex),  cmocka_unit_test(test_numeric_and_presence),
-        cmocka_unit_test(test_dates),  cmocka_unit_test(test_semver),
+        cmocka_unit_test(test_exact), cmocka_unit_test(test_text),
+        cmocka_unit_test(test_regex), cmocka_unit_test(test_numeric_and_presence),
+        cmocka_unit_test(test_dates), cmocka_unit_test(test_semver),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

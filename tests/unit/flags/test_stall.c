@@ -40,9 +40,19 @@ static void test_indexed_bag_equals_scan(void **state)
     flg_bag_t scan = {obj, CM_SLICE_LIT("distinct_id"), cm_json_root(sdoc), true, NULL};
     flg_bag_t fast = scan;
     fast.ix = ix;
-    static const char *const keys[] = {"dup", "abc", "$browser", "k0", "k99", "k100", "distinct_id",
-                                       "$initial_browser", "$initial_utm_source", "$initial_os",
-                                       "$initial_device_type", "missing", ""};
+    static const char *const keys[] = {"dup",
+                                       "abc",
+                                       "$browser",
+                                       "k0",
+                                       "k99",
+                                       "k100",
+                                       "distinct_id",
+                                       "$initial_browser",
+                                       "$initial_utm_source",
+                                       "$initial_os",
+                                       "$initial_device_type",
+                                       "missing",
+                                       ""};
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
         for (int server = 0; server < 2; server++) {
             cm_slice_t k = cm_slice_from_cstr(keys[i]);
@@ -53,7 +63,8 @@ static void test_indexed_bag_equals_scan(void **state)
     int64_t v = 0;
     assert_int_equal(cm_json_as_int64(flg_bag_get(&fast, CM_SLICE_LIT("dup"), false), &v), 0);
     assert_int_equal(v, 2); /* the last duplicate */
-    assert_true(cm_json_str_eq(flg_bag_get(&fast, CM_SLICE_LIT("abc"), false), CM_SLICE_LIT("esc")));
+    assert_true(
+        cm_json_str_eq(flg_bag_get(&fast, CM_SLICE_LIT("abc"), false), CM_SLICE_LIT("esc")));
     assert_true(cm_json_str_eq(flg_bag_get(&fast, CM_SLICE_LIT("$initial_browser"), true),
                                CM_SLICE_LIT("Firefox")));
     assert_false(cm_json_exists(flg_bag_get(&fast, CM_SLICE_LIT("$initial_browser"), false)));
@@ -79,14 +90,17 @@ static void run_budget(run_t *r, int nregex, uint64_t budget_ns)
     cm_buf_t d = CM_BUF_INIT;
     cm_buf_append_cstr(&d, "{\"flags\":[");
     for (int i = 0; i < nregex; i++)
-        cm_buf_appendf(&d, "{\"id\":%d,\"team_id\":1,\"key\":\"r%d\",\"active\":true,\"filters\":"
-                           "{\"groups\":[{\"properties\":[{\"key\":\"s\",\"type\":\"person\","
-                           "\"value\":\"^foo\",\"operator\":\"regex\"}],\"rollout_percentage\":100}]}},",
-                       i + 2, i);
-    cm_buf_append_cstr(&d, "{\"id\":1,\"team_id\":1,\"key\":\"plain\",\"active\":true,\"filters\":"
-                           "{\"groups\":[{\"properties\":[{\"key\":\"plan\",\"type\":\"person\","
-                           "\"value\":\"pro\",\"operator\":\"exact\"}],\"rollout_percentage\":100}]}}"
-                           "],\"group_type_mapping\":{},\"cohorts\":{}}");
+        cm_buf_appendf(
+            &d,
+            "{\"id\":%d,\"team_id\":1,\"key\":\"r%d\",\"active\":true,\"filters\":"
+            "{\"groups\":[{\"properties\":[{\"key\":\"s\",\"type\":\"person\","
+            "\"value\":\"^foo\",\"operator\":\"regex\"}],\"rollout_percentage\":100}]}},",
+            i + 2, i);
+    cm_buf_append_cstr(&d,
+                       "{\"id\":1,\"team_id\":1,\"key\":\"plain\",\"active\":true,\"filters\":"
+                       "{\"groups\":[{\"properties\":[{\"key\":\"plan\",\"type\":\"person\","
+                       "\"value\":\"pro\",\"operator\":\"exact\"}],\"rollout_percentage\":100}]}}"
+                       "],\"group_type_mapping\":{},\"cohorts\":{}}");
     assert_int_equal(flg_snapshot_load(d.p, d.len, &r->snap, NULL), 0);
     cm_buf_free(&d);
     const char *props = "{\"s\":\"foobar\",\"plan\":\"pro\"}";

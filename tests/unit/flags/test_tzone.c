@@ -63,7 +63,10 @@ static void test_offsets_follow_daylight_saving(void **state)
 static void test_unknown_and_malformed_names(void **state)
 {
     (void)state;
-    const char *bad[] = {"", "Mars/Olympus_Mons", "Europe/Berlin ", "Europe/Berl\xc3\xadn",
+    const char *bad[] = {"",
+                         "Mars/Olympus_Mons",
+                         "Europe/Berlin ",
+                         "Europe/Berl\xc3\xadn",
                          "europe\nberlin",
                          "Aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/B"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -83,9 +86,12 @@ static void test_wall_clock_conversions(void **state)
     flg_tzone_t *z = flg_tzone_open(S("Europe/Berlin"));
     const flg_tz_t *tz = flg_tzone_tz(z);
     /* 10:00 in Berlin in January is 09:00Z; in July, 08:00Z. */
-    assert_int_equal(flg_local_to_utc_ms(utc(2024, 1, 15, 10, 0) * 1000, tz), utc(2024, 1, 15, 9, 0) * 1000);
-    assert_int_equal(flg_local_to_utc_ms(utc(2024, 7, 15, 10, 0) * 1000, tz), utc(2024, 7, 15, 8, 0) * 1000);
-    assert_int_equal(flg_utc_to_local_ms(utc(2024, 7, 15, 8, 0) * 1000, tz), utc(2024, 7, 15, 10, 0) * 1000);
+    assert_int_equal(flg_local_to_utc_ms(utc(2024, 1, 15, 10, 0) * 1000, tz),
+                     utc(2024, 1, 15, 9, 0) * 1000);
+    assert_int_equal(flg_local_to_utc_ms(utc(2024, 7, 15, 10, 0) * 1000, tz),
+                     utc(2024, 7, 15, 8, 0) * 1000);
+    assert_int_equal(flg_utc_to_local_ms(utc(2024, 7, 15, 8, 0) * 1000, tz),
+                     utc(2024, 7, 15, 10, 0) * 1000);
     flg_tzone_free(z);
 }
 
