@@ -84,8 +84,7 @@ static const char *variants[] = {
     "POST /flags?v=2 HTTP/1.1\r\nContent-Type: application/json\r\n",
     "POST /flags/?v=2&config=true HTTP/1.1\r\nUser-Agent: posthog-node/5.70.0\r\n",
     "POST /flags HTTP/1.1\r\nContent-Type: text/plain\r\nOrigin: https://a.test\r\n",
-    "POST /flags/?v=2&compression=base64 HTTP/1.1\r\nContent-Type: "
-    "application/x-www-form-urlencoded\r\n",
+    "POST /flags/?v=2&compression=base64 HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\n",
     "POST /flags?v=2&compression=gzip HTTP/1.1\r\nContent-Encoding: gzip\r\n",
     "POST /flags?v=2 HTTP/1.1\r\nX-Forwarded-For: 203.0.113.9\r\nUser-Agent: Mozilla/5.0\r\n",
 };
