@@ -12,35 +12,13 @@
 //
 // Usage: node scripts/lib/stall_flags.mjs BUILD_DIR
 // Binds 127.0.0.1 on free ports; stops what it started by PID.
-import { spawn, execFileSync } from 'node:child_process';
-import net from 'node:net';
+import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { measureStall, idleBaseline, row } from './stall_probe.mjs';
+import { freePort, start } from './procs.mjs';
 
 const BUILD = path.resolve(process.argv[2] || 'build');
-const children = [];
-process.on('exit', () => { for (const c of children) { try { c.kill('SIGKILL'); } catch { /* gone */ } } });
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
-}
-
-function start(bin, args, env, ready) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.push(child);
-    let out = '';
-    const t = setTimeout(() => reject(new Error(`${bin} did not start: ${out}`)), 10000);
-    const on = (d) => { out += d; if (ready.test(out)) { clearTimeout(t); resolve(child); } };
-    child.stdout.on('data', on);
-    child.stderr.on('data', on);
-    child.on('exit', (code) => reject(new Error(`${bin} exited ${code}: ${out}`)));
-  });
-}
 
 const flag = (i, prop) => ({ id: i + 1, team_id: 1, key: `f${i}`, active: true, deleted: false, version: 1, filters: { groups: [{ properties: [prop(i)], rollout_percentage: 100 }] } });
 const cases = [
@@ -75,7 +53,7 @@ function post(port, body) {
 }
 
 const rport = await freePort();
-const redis = await start('redis-server', ['--port', String(rport), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {}, /Ready to accept/);
+const { child: redis } = await start('redis-server', ['--port', String(rport), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {}, /Ready to accept/);
 const R = (...args) => execFileSync('redis-cli', ['-p', String(rport), '-x', ...args.slice(0, -1)], { input: args[args.length - 1] });
 execFileSync('redis-cli', ['-p', String(rport), 'HSET', 'projects:tokens', 'phc_stall', '1']);
 
@@ -83,7 +61,7 @@ console.log('== stall: flags POST /flags?v=2 beside a keep-alive /_health probe 
 for (const c of cases) {
   R('HSET', 'flags:definitions', '1', JSON.stringify({ flags: c.flags, group_type_mapping: {}, cohorts: {} }));
   const fport = await freePort();
-  const flags = await start(path.join(BUILD, 'bin/flags'), [], { FLAGS_PORT: String(fport), REDIS_URL: `redis://127.0.0.1:${rport}/0`, LOG_LEVEL: 'error', FLAGS_MAX_BODY: '4MiB' }, /listening/);
+  const { child: flags } = await start(path.join(BUILD, 'bin/flags'), [], { FLAGS_PORT: String(fport), REDIS_URL: `redis://127.0.0.1:${rport}/0`, LOG_LEVEL: 'error', FLAGS_MAX_BODY: '4MiB' }, /listening/);
   for (let i = 0; i < 400; i++) {
     const ok = await new Promise((r) => http.get({ host: '127.0.0.1', port: fport, path: '/_ready' }, (res) => { res.resume(); r(res.statusCode === 200); }).on('error', () => r(false)));
     if (ok) break;

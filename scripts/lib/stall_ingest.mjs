@@ -9,37 +9,13 @@
 // STALL_BACKENDS (default "redis,kafka") and STALL_SIZES (default
 // "100000,280000") narrow the run, e.g. under a profiler.
 // Binds 127.0.0.1 on free ports; stops what it started by PID.
-import { spawn } from 'node:child_process';
-import net from 'node:net';
 import http from 'node:http';
 import zlib from 'node:zlib';
 import path from 'node:path';
 import { measureStall, idleBaseline, row } from './stall_probe.mjs';
+import { freePort, start } from './procs.mjs';
 
 const BUILD = path.resolve(process.argv[2] || 'build');
-const children = [];
-process.on('exit', () => { for (const c of children) { try { c.kill('SIGKILL'); } catch { /* gone */ } } });
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
-}
-
-// Starts bin; resolves once a line of its stdout/stderr matches `ready`.
-function start(bin, args, env, ready) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.push(child);
-    let out = '';
-    const t = setTimeout(() => reject(new Error(`${bin} did not start: ${out}`)), 10000);
-    const on = (d) => { out += d; const m = out.match(ready); if (m) { clearTimeout(t); resolve({ child, m }); } };
-    child.stdout.on('data', on);
-    child.stderr.on('data', on);
-    child.on('exit', (code) => reject(new Error(`${bin} exited ${code}: ${out}`)));
-  });
-}
 
 async function waitReady(port) {
   for (let i = 0; i < 400; i++) {
