@@ -6,16 +6,23 @@
 
 #include "cm/json.h"
 
-int cm_api_error_set(cm_api_error_t *e, int status, const char *code, const char *attr,
-                     const char *fmt, ...)
+int cm_api_error_vset(cm_api_error_t *e, int status, const char *code, const char *attr,
+                      const char *fmt, va_list ap)
 {
-    va_list ap;
     e->status = status;
     e->type = NULL;
     e->code = code;
     snprintf(e->attr, sizeof(e->attr), "%s", attr ? attr : "");
-    va_start(ap, fmt);
     vsnprintf(e->detail, sizeof(e->detail), fmt, ap);
+    return -1;
+}
+
+int cm_api_error_set(cm_api_error_t *e, int status, const char *code, const char *attr,
+                     const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cm_api_error_vset(e, status, code, attr, fmt, ap);
     va_end(ap);
     return -1;
 }

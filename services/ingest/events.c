@@ -39,22 +39,18 @@ typedef struct {
     const char *token;
 } build_t;
 
-#define fail cm_api_error_set
-
-/* fail() for event i: attr is "batch[i]<suffix>", formatted only on error. */
+/* cm_api_error_set() for event i: attr is "batch[i]<suffix>", formatted only on error. */
 static int fail_at(cm_api_error_t *e, int status, const char *code, size_t i, const char *suffix,
                    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 static int fail_at(cm_api_error_t *e, int status, const char *code, size_t i, const char *suffix,
                    const char *fmt, ...)
 {
+    char attr[sizeof(e->attr)];
     va_list ap;
-    e->status = status;
-    e->type = NULL;
-    e->code = code;
-    snprintf(e->attr, sizeof(e->attr), "batch[%zu]%s", i, suffix);
+    snprintf(attr, sizeof(attr), "batch[%zu]%s", i, suffix);
     va_start(ap, fmt);
-    vsnprintf(e->detail, sizeof(e->detail), fmt, ap);
+    cm_api_error_vset(e, status, code, attr, fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -125,8 +121,9 @@ static int find_token(build_t *b, cm_json_t envelope, cm_json_t items, bool sing
                     cm_buf_append_slice(&first, tok);
                     have = true;
                 } else if (!cm_slice_eq(cm_buf_slice(&first), tok)) {
-                    rc = fail(b->err, 401, "inconsistent_tokens", "api_key",
-                              "The events of one request name different project tokens.");
+                    rc = cm_api_error_set(
+                        b->err, 401, "inconsistent_tokens", "api_key",
+                        "The events of one request name different project tokens.");
                     goto done;
                 }
             }
@@ -134,13 +131,14 @@ static int find_token(build_t *b, cm_json_t envelope, cm_json_t items, bool sing
         }
     }
     if (first.len == 0) {
-        rc = fail(b->err, 401, "missing_token", "api_key",
-                  "No project token: set api_key (or token) in the request body.");
+        rc = cm_api_error_set(b->err, 401, "missing_token", "api_key",
+                              "No project token: set api_key (or token) in the request body.");
         goto done;
     }
     const char *problem = ing_token_problem(cm_buf_slice(&first));
     if (problem != NULL) {
-        rc = fail(b->err, 401, "invalid_token", "api_key", "API key is not valid: %s", problem);
+        rc = cm_api_error_set(b->err, 401, "invalid_token", "api_key", "API key is not valid: %s",
+                              problem);
         goto done;
     }
     memcpy(out->token, first.p, first.len);
@@ -434,7 +432,8 @@ static int find_shape(build_t *b, cm_json_t root, cm_json_t *envelope, cm_json_t
         cm_json_t batch = cm_json_get(root, "batch");
         if (cm_json_exists(batch)) {
             if (cm_json_type(batch) != CM_JSON_ARRAY)
-                return fail(b->err, 400, "invalid_payload", "batch", "batch must be an array.");
+                return cm_api_error_set(b->err, 400, "invalid_payload", "batch",
+                                        "batch must be an array.");
             *envelope = root;
             *items = batch;
         } else {
@@ -442,12 +441,12 @@ static int find_shape(build_t *b, cm_json_t root, cm_json_t *envelope, cm_json_t
             *single = true;
         }
     } else {
-        return fail(b->err, 400, "invalid_payload", NULL,
-                    "The payload must be a JSON object or an array of events.");
+        return cm_api_error_set(b->err, 400, "invalid_payload", NULL,
+                                "The payload must be a JSON object or an array of events.");
     }
     *n = *single ? 1 : cm_json_len(*items);
     if (*n == 0)
-        return fail(b->err, 400, "no_events", "batch", "The request holds no event.");
+        return cm_api_error_set(b->err, 400, "no_events", "batch", "The request holds no event.");
     return 0;
 }
 
@@ -476,9 +475,9 @@ int ing_events_build(const char *json, size_t len, const ing_request_t *req, ing
     if (cm_json_parse(json, len, NULL, &doc, &jerr) != 0) {
         /* Only a size limit is a 413: it tells an SDK to split the batch,
          * which cannot help with nesting too deep (CM_ERANGE) or syntax. */
-        fail(err, jerr.code == CM_ETOOBIG ? 413 : 400,
-             jerr.code == CM_ETOOBIG ? "payload_too_large" : "invalid_json", NULL,
-             "Malformed JSON at byte %zu: %s.", jerr.offset, jerr.msg);
+        cm_api_error_set(err, jerr.code == CM_ETOOBIG ? 413 : 400,
+                         jerr.code == CM_ETOOBIG ? "payload_too_large" : "invalid_json", NULL,
+                         "Malformed JSON at byte %zu: %s.", jerr.offset, jerr.msg);
         return -1;
     }
     cm_json_t root = cm_json_root(doc);

@@ -11,6 +11,8 @@
 #ifndef CM_API_ERROR_H
 #define CM_API_ERROR_H
 
+#include <stdarg.h>
+
 #include "cm/buf.h"
 
 /* The `type` values in use. */
@@ -38,6 +40,9 @@ typedef struct {
  * validator can `return cm_api_error_set(...)`. */
 int cm_api_error_set(cm_api_error_t *e, int status, const char *code, const char *attr,
                      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* The same with a va_list, for validators that wrap it. */
+int cm_api_error_vset(cm_api_error_t *e, int status, const char *code, const char *attr,
+                      const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 /* Appends e's envelope. */
 void cm_api_error_write(cm_buf_t *out, const cm_api_error_t *e);
 

@@ -49,11 +49,6 @@ cm_json_t flg_bag_find(const flg_bag_t *bag, cm_slice_t key)
     return v;
 }
 
-static cm_json_t lookup(const flg_bag_t *bag, cm_slice_t key)
-{
-    return flg_bag_find(bag, key);
-}
-
 static cm_json_t backfill(const flg_bag_t *bag, cm_slice_t key)
 {
     cm_slice_t prefix = CM_SLICE_LIT("$initial_");
@@ -62,13 +57,13 @@ static cm_json_t backfill(const flg_bag_t *bag, cm_slice_t key)
     cm_slice_t rest = {key.p + prefix.len, key.len - prefix.len};
     for (size_t i = 0; i < CM_ARRAY_LEN(INITIAL_FROM_PLAIN); i++)
         if (cm_slice_eq_cstr(rest, INITIAL_FROM_PLAIN[i]))
-            return lookup(bag, rest);
+            return flg_bag_find(bag, rest);
     for (size_t i = 0; i < CM_ARRAY_LEN(INITIAL_FROM_DOLLAR); i++) {
         if (cm_slice_eq_cstr(rest, INITIAL_FROM_DOLLAR[i])) {
             char buf[32];
             buf[0] = '$';
             memcpy(buf + 1, rest.p, rest.len);
-            return lookup(bag, (cm_slice_t){buf, rest.len + 1});
+            return flg_bag_find(bag, (cm_slice_t){buf, rest.len + 1});
         }
     }
     return CM_JSON_NONE_VALUE;
@@ -76,7 +71,7 @@ static cm_json_t backfill(const flg_bag_t *bag, cm_slice_t key)
 
 cm_json_t flg_bag_get(const flg_bag_t *bag, cm_slice_t key, bool server)
 {
-    cm_json_t v = lookup(bag, key);
+    cm_json_t v = flg_bag_find(bag, key);
     if (cm_json_exists(v))
         return v;
     if (bag->synth_key.p && cm_slice_eq(key, bag->synth_key))
