@@ -77,6 +77,29 @@ void cm_service_announce(const char *host, int port)
     fflush(stdout);
 }
 
+cm_http_server_t *cm_service_http_new(uv_loop_t *loop, const char *name,
+                                      const cm_service_cfg_t *svc, cm_metrics_t *metrics,
+                                      cm_ready_fn ready, void *ud)
+{
+    cm_http_server_opts_t ho;
+    cm_http_server_opts_init(&ho);
+    ho.max_body_bytes = svc->max_body;
+    ho.cors = true;
+    ho.service = name;
+    ho.metrics = metrics;
+    cm_http_server_t *srv = cm_http_server_new(loop, &ho);
+    cm_http_ops_routes(srv, metrics, ready, ud);
+    return srv;
+}
+
+int cm_service_http_listen(cm_http_server_t *srv, const cm_service_cfg_t *svc)
+{
+    if (cm_http_server_listen(srv, svc->host, (int)svc->port) != 0)
+        return CM_EIO;
+    cm_service_announce(svc->host, cm_http_server_port(srv));
+    return CM_OK;
+}
+
 int cm_service_finish(uv_loop_t *loop, const cm_cfg_key_t *keys, size_t nkeys, void *cfg)
 {
     int rc = uv_loop_close(loop);

@@ -14,7 +14,6 @@
 
 #include "cm/common.h"
 #include "cm/err.h"
-#include "cm/http_ops.h"
 #include "cm/log.h"
 #include "cm/service.h"
 #include "cm/signals.h"
@@ -88,19 +87,10 @@ static int start(void)
         return CM_EIO;
     ctx.store =
         flg_store_new(ctx.loop, tables_redis, &tables, (uint64_t)ctx.cfg.refresh_ms, ctx.metrics);
-    cm_http_server_opts_t ho;
-    cm_http_server_opts_init(&ho);
-    ho.max_body_bytes = ctx.cfg.svc.max_body;
-    ho.cors = true;
-    ho.service = "flags";
-    ho.metrics = ctx.metrics;
-    ctx.http = cm_http_server_new(ctx.loop, &ho);
+    ctx.http = cm_service_http_new(ctx.loop, "flags", &ctx.cfg.svc, ctx.metrics, ready, &ctx);
     flg_flags_routes(&ctx);
     flg_definitions_routes(&ctx);
-    cm_http_ops_routes(ctx.http, ctx.metrics, ready, &ctx);
-    if (cm_http_server_listen(ctx.http, ctx.cfg.svc.host, (int)ctx.cfg.svc.port) != 0)
-        return CM_EIO;
-    return CM_OK;
+    return cm_service_http_listen(ctx.http, &ctx.cfg.svc);
 }
 
 int main(int argc, char **argv)
@@ -115,10 +105,9 @@ int main(int argc, char **argv)
     int rc;
     ctx.loop = uv_default_loop();
     make_metrics();
+    signals = cm_signals_start(ctx.loop, on_term, NULL); /* runs only once the loop does */
     if (start() != 0)
         return 1;
-    signals = cm_signals_start(ctx.loop, on_term, NULL);
-    cm_service_announce(ctx.cfg.svc.host, cm_http_server_port(ctx.http));
     uv_run(ctx.loop, UV_RUN_DEFAULT);
     flg_geoip_close(ctx.geoip);
     rc = cm_service_finish(ctx.loop, flg_config_keys, flg_config_nkeys, &ctx.cfg);

@@ -18,7 +18,6 @@
 #include "cm/alloc.h"
 #include "cm/common.h"
 #include "cm/err.h"
-#include "cm/http_ops.h"
 #include "cm/log.h"
 #include "cm/service.h"
 #include "cm/signals.h"
@@ -134,18 +133,9 @@ static int start(void)
         return CM_EINVAL;
     ctx.registry =
         ing_registry_new(ctx.loop, ctx.redis, (uint64_t)ctx.cfg.registry_refresh_ms, ctx.metrics);
-    cm_http_server_opts_t ho;
-    cm_http_server_opts_init(&ho);
-    ho.max_body_bytes = ctx.cfg.svc.max_body;
-    ho.cors = true;
-    ho.service = "ingest";
-    ho.metrics = ctx.metrics;
-    ctx.http = cm_http_server_new(ctx.loop, &ho);
+    ctx.http = cm_service_http_new(ctx.loop, "ingest", &ctx.cfg.svc, ctx.metrics, ready, &ctx);
     ing_capture_routes(&ctx);
-    cm_http_ops_routes(ctx.http, ctx.metrics, ready, &ctx);
-    if (cm_http_server_listen(ctx.http, ctx.cfg.svc.host, (int)ctx.cfg.svc.port) != 0)
-        return CM_EIO;
-    return CM_OK;
+    return cm_service_http_listen(ctx.http, &ctx.cfg.svc);
 }
 
 int main(int argc, char **argv)
@@ -160,11 +150,10 @@ int main(int argc, char **argv)
     int rc;
     ctx.loop = uv_default_loop();
     make_metrics();
+    signals = cm_signals_start(ctx.loop, on_term, NULL); /* runs only once the loop does */
     if (start() != 0)
         return 1;
-    signals = cm_signals_start(ctx.loop, on_term, NULL);
     cm_log(CM_LOG_INFO, NULL, "queue: %s", cm_queue_backend(ctx.queue));
-    cm_service_announce(ctx.cfg.svc.host, cm_http_server_port(ctx.http));
     uv_run(ctx.loop, UV_RUN_DEFAULT);
     rc = cm_service_finish(ctx.loop, ing_config_keys, ing_config_nkeys, &ctx.cfg);
     cm_metrics_free(ctx.metrics);

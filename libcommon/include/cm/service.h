@@ -6,8 +6,9 @@
  *       (!printed && cm_service_init("flags", cfg.svc.log_level) != 0))
  *       return 2;                            (bad configuration, reported)
  *   if (printed) return 0;                   (--print-config)
- *   ... create handles, listen ...
- *   cm_service_announce(host, port);         ({"listening":PORT} on stdout)
+ *   srv = cm_service_http_new(loop, "flags", &cfg.svc, metrics, ready, ud);
+ *   ... the service's routes on srv ...
+ *   if (cm_service_http_listen(srv, &cfg.svc) != 0) return 1;
  *   uv_run(loop, UV_RUN_DEFAULT);
  *   return cm_service_finish(loop, keys, nkeys, &cfg);
  *
@@ -21,6 +22,7 @@
 #include <stddef.h>
 
 #include "cm/config.h"
+#include "cm/http_ops.h"
 
 struct uv_loop_s;
 
@@ -46,60 +48,25 @@ typedef struct {
  * member m. P is the variables' prefix ("INGEST"); the defaults are text;
  * old_body / old_proxies name earlier spellings still read (or NULL).
  */
-#define CM_SERVICE_ROWS(T, m, P, port_def, body, body_max, proxies, redis_help, old_body,          \
-                        old_proxies)                                                               \
-    {P "_HOST", CM_CFG_STR, offsetof(T, m.host), "127.0.0.1", 0, 0, "address to listen on",        \
-     0,         NULL},                                                                             \
-        {P "_PORT",                                                                                \
-         CM_CFG_INT,                                                                               \
-         offsetof(T, m.port),                                                                      \
-         port_def,                                                                                 \
-         0,                                                                                        \
-         65535,                                                                                    \
-         "port to listen on (0 = any free port)",                                                  \
-         0,                                                                                        \
-         NULL},                                                                                    \
-        {P "_MAX_BODY",                                                                            \
-         CM_CFG_SIZE,                                                                              \
-         offsetof(T, m.max_body),                                                                  \
-         body,                                                                                     \
-         1024,                                                                                     \
-         body_max,                                                                                 \
-         "largest request body on the wire (413 beyond)",                                          \
-         0,                                                                                        \
-         old_body},                                                                                \
-        {P "_TRUSTED_PROXIES",                                                                     \
-         CM_CFG_STR,                                                                               \
-         offsetof(T, m.trusted_proxies_text),                                                      \
-         proxies,                                                                                  \
-         0,                                                                                        \
-         0,                                                                                        \
-         "proxies in front whose X-Forwarded-For is believed: 0 (the TCP peer is the client), "    \
-         "a count, or all",                                                                        \
-         0,                                                                                        \
-         old_proxies},                                                                             \
-        {"REDIS_URL",                                                                              \
-         CM_CFG_STR,                                                                               \
-         offsetof(T, m.redis_url),                                                                 \
-         "redis://127.0.0.1:6379/0",                                                               \
-         0,                                                                                        \
-         0,                                                                                        \
-         redis_help,                                                                               \
-         CM_CFG_SECRET,                                                                            \
-         NULL},                                                                                    \
-        {"DRAIN_TIMEOUT",                                                                          \
-         CM_CFG_DURATION,                                                                          \
-         offsetof(T, m.drain_timeout_ms),                                                          \
-         "30s",                                                                                    \
-         0,                                                                                        \
-         600000,                                                                                   \
-         "on SIGTERM, longest wait for requests in progress",                                      \
-         0,                                                                                        \
-         NULL},                                                                                    \
-    {                                                                                              \
-        "LOG_LEVEL", CM_CFG_STR, offsetof(T, m.log_level), "info", 0, 0,                           \
-            "debug, info, warn or error", 0, NULL                                                  \
-    }
+// clang-format off
+#define CM_SERVICE_ROWS(T, m, P, port_def, body, body_max, proxies, redis_help, old_body,      \
+                        old_proxies)                                                           \
+    {P "_HOST", CM_CFG_STR, offsetof(T, m.host), "127.0.0.1", 0, 0,                            \
+     "address to listen on", 0, NULL},                                                         \
+    {P "_PORT", CM_CFG_INT, offsetof(T, m.port), port_def, 0, 65535,                           \
+     "port to listen on (0 = any free port)", 0, NULL},                                        \
+    {P "_MAX_BODY", CM_CFG_SIZE, offsetof(T, m.max_body), body, 1024, body_max,                \
+     "largest request body on the wire (413 beyond)", 0, old_body},                            \
+    {P "_TRUSTED_PROXIES", CM_CFG_STR, offsetof(T, m.trusted_proxies_text), proxies, 0, 0,     \
+     "proxies in front whose X-Forwarded-For is believed: 0 (the TCP peer is the client), "    \
+     "a count, or all", 0, old_proxies},                                                       \
+    {"REDIS_URL", CM_CFG_STR, offsetof(T, m.redis_url), "redis://127.0.0.1:6379/0", 0, 0,      \
+     redis_help, CM_CFG_SECRET, NULL},                                                         \
+    {"DRAIN_TIMEOUT", CM_CFG_DURATION, offsetof(T, m.drain_timeout_ms), "30s", 0, 600000,      \
+     "on SIGTERM, longest wait for requests in progress", 0, NULL},                            \
+    {"LOG_LEVEL", CM_CFG_STR, offsetof(T, m.log_level), "info", 0, 0,                          \
+     "debug, info, warn or error", 0, NULL}
+// clang-format on
 
 /* "all" -> CM_TRUST_ALL_PROXIES, a count 0..64, and the old TRUST_PROXY's
  * booleans (true/yes/on -> all, false/no/off -> 0). 0 or CM_EINVAL. */
@@ -118,6 +85,17 @@ int cm_service_init(const char *name, const char *log_level);
 /* Logs where the service listens and prints {"listening":PORT} on stdout,
  * the line tests and scripts wait for. */
 void cm_service_announce(const char *host, int port);
+/*
+ * The HTTP server every service runs: the body cap from svc, PostHog's
+ * permissive CORS, name in logs and metrics, per-route metrics, and the
+ * ops routes (/_health, /_ready answered by ready(ud) or always ready when
+ * NULL, /metrics). The caller adds its routes, then listens.
+ */
+cm_http_server_t *cm_service_http_new(struct uv_loop_s *loop, const char *name,
+                                      const cm_service_cfg_t *svc, cm_metrics_t *metrics,
+                                      cm_ready_fn ready, void *ud);
+/* Listens on svc's host and port and announces it. 0, or CM_EIO (logged). */
+int cm_service_http_listen(cm_http_server_t *srv, const cm_service_cfg_t *svc);
 /* After uv_run: closes the loop and frees the configuration. */
 int cm_service_finish(struct uv_loop_s *loop, const cm_cfg_key_t *keys, size_t nkeys, void *cfg);
 
