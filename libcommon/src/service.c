@@ -54,6 +54,11 @@ int cm_service_config(const char *name, int argc, char **argv, const cm_cfg_key_
         cm_config_print(keys, nkeys, cfg, stdout);
         cm_config_free(keys, nkeys, cfg);
         *printed = true;
+        return CM_OK;
+    }
+    if (cm_service_init(name, common ? common->log_level : "info") != CM_OK) {
+        cm_config_free(keys, nkeys, cfg);
+        return CM_EINVAL;
     }
     return CM_OK;
 }

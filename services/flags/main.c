@@ -97,8 +97,7 @@ int main(int argc, char **argv)
 {
     bool printed;
     if (cm_service_config("flags", argc, argv, flg_config_keys, flg_config_nkeys, &ctx.cfg,
-                          &ctx.cfg.svc, &printed) != CM_OK ||
-        (!printed && cm_service_init("flags", ctx.cfg.svc.log_level) != CM_OK))
+                          &ctx.cfg.svc, &printed) != CM_OK)
         return 2; /* bad configuration, reported */
     if (printed)
         return 0;

@@ -2,8 +2,7 @@
  * service.h - the beginning and end every service's main() shares.
  *
  *   bool printed;
- *   if (cm_service_config("flags", argc, argv, keys, nkeys, &cfg, &cfg.svc, &printed) != 0 ||
- *       (!printed && cm_service_init("flags", cfg.svc.log_level) != 0))
+ *   if (cm_service_config("flags", argc, argv, keys, nkeys, &cfg, &cfg.svc, &printed) != 0)
  *       return 2;                            (bad configuration, reported)
  *   if (printed) return 0;                   (--print-config)
  *   srv = cm_service_http_new(loop, "flags", &cfg.svc, metrics, ready, ud);
@@ -75,7 +74,8 @@ int cm_service_parse_trusted_proxies(const char *text, int *out);
 /*
  * Loads the table from the environment (common: the service's embedded
  * cm_service_cfg_t, checked here, or NULL for a table without those rows); with --print-config
- * prints it and sets *printed. Returns 0, or CM_EINVAL with the reason on stderr.
+ * prints it, frees it and sets *printed. Otherwise it starts logging at the configured level
+ * (cm_service_init). Returns 0, or CM_EINVAL with the reason on stderr.
  */
 int cm_service_config(const char *name, int argc, char **argv, const cm_cfg_key_t *keys,
                       size_t nkeys, void *cfg, cm_service_cfg_t *common, bool *printed);
