@@ -13,6 +13,8 @@ const char *cm_strerror(int code)
     case CM_EIO: return "i/o error";
     case CM_EAGAIN: return "try again";
     case CM_ETIMEDOUT: return "timed out";
+    case CM_EUNAVAIL: return "unavailable";
+    case CM_ECONFLICT: return "conflict";
     default: return "unknown error";
     }
 }

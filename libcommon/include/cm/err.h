@@ -17,7 +17,9 @@ enum {
     CM_ENOTFOUND = -5, /* the thing asked for is not there */
     CM_EIO = -6,       /* a system or network call failed */
     CM_EAGAIN = -7,    /* not ready; try again later */
-    CM_ETIMEDOUT = -8  /* a deadline passed */
+    CM_ETIMEDOUT = -8, /* a deadline passed */
+    CM_EUNAVAIL = -9,  /* a backing service cannot be reached */
+    CM_ECONFLICT = -10 /* a uniqueness or reference rule refused the change */
 };
 
 const char *cm_strerror(int code);

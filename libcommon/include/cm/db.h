@@ -1,0 +1,111 @@
+/*
+ * db.h - an asynchronous SQL store: SQLite or PostgreSQL behind one interface.
+ *
+ *   cm_db_t *db;
+ *   cm_db_open(loop, &(cm_db_opts_t){.url = "sqlite:var/meta.db"}, &db);
+ *   const char *p[] = {"42"};
+ *   cm_db_stmt_t s = {"SELECT key, version FROM flags WHERE project_id = $1", p, 1};
+ *   cm_db_run(db, &s, 1, on_rows, ud);        (on_rows runs later, on the loop)
+ *
+ * A job is one transaction: its statements run in order between BEGIN and
+ * COMMIT, and the first failure rolls all of them back. Jobs run one after
+ * another, in the order they were submitted, so a caller that submits a
+ * read after a write sees the write. Statements are written once for both
+ * dialects: parameters are $1..$N and go in as text (NULL is SQL NULL; on
+ * SQLite a canonical integer is bound as an integer, so LIMIT $1 works);
+ * results come out as text (NULL for SQL NULL), valid only during the
+ * callback, as a redisReply is. A statement without parameters may hold
+ * several SQL statements separated by ';' (migrations); its result is the
+ * last one's.
+ *
+ * Backends (one file each, behind db.c, as the queue's are):
+ *   "sqlite:<path>"  db_sqlite.c: WAL, a busy timeout for other processes;
+ *                    every job runs on libuv's thread pool, never on the
+ *                    loop, one job at a time per handle.
+ *   "postgres://..." db_pg.c: libpq's non-blocking calls driven by the loop
+ *   "postgresql://"  (connection string as libpq reads it); reconnects with
+ *                    backoff (100 ms doubling to 5 s) whenever the server
+ *                    goes away.
+ *
+ * The callback runs exactly once per cm_db_run, on the loop, never from
+ * inside cm_db_run itself; it may call cm_db_run and cm_db_close. Status:
+ *   0             committed (or read)
+ *   CM_EUNAVAIL   the database cannot be reached, or the connection broke
+ *                 during the job (then it may or may not have committed);
+ *                 also every job submitted after cm_db_close
+ *   CM_ECONFLICT  a UNIQUE, primary key or foreign key constraint refused it
+ *   CM_EINVAL     the SQL failed otherwise (a bug of the caller's)
+ * cm_db_error(res) says why in words (the server's message).
+ */
+#ifndef CM_DB_H
+#define CM_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <uv.h>
+
+#include "cm/buf.h"
+
+typedef struct cm_db cm_db_t;
+typedef struct cm_db_res cm_db_res_t;
+
+typedef enum { CM_DB_SQLITE = 1, CM_DB_POSTGRES = 2 } cm_db_dialect_t;
+
+typedef struct {
+    const char *url;     /* see above */
+    const char *name;    /* for logs; default "db" */
+    int busy_timeout_ms; /* SQLite: wait for another process's lock; default 5000 */
+} cm_db_opts_t;
+
+/* Copied by cm_db_run: the caller may free it all once the call returns. */
+typedef struct {
+    const char *sql;
+    const char *const *params; /* nparams values for $1..$N; an entry may be NULL */
+    int nparams;
+} cm_db_stmt_t;
+
+typedef void (*cm_db_done_cb)(int status, const cm_db_res_t *res, void *ud);
+typedef void (*cm_db_closed_cb)(void *ud);
+
+/* CM_EINVAL for a URL of no known scheme (nothing opened). Connecting (or
+ * opening the file) happens in the background: see cm_db_ready. */
+int cm_db_open(uv_loop_t *loop, const cm_db_opts_t *opts, cm_db_t **out);
+cm_db_dialect_t cm_db_dialect(const cm_db_t *db);
+/* Reachable now? Otherwise appends a short reason to why. */
+bool cm_db_ready(cm_db_t *db, cm_buf_t *why);
+void cm_db_run(cm_db_t *db, const cm_db_stmt_t *stmts, size_t n, cm_db_done_cb cb, void *ud);
+/* Jobs already submitted finish; later ones fail with CM_EUNAVAIL; then the
+ * connection closes and done(ud) runs. */
+void cm_db_close(cm_db_t *db, cm_db_closed_cb done, void *ud);
+
+/* Results: one table per statement of the job, in order. */
+size_t cm_db_ntables(const cm_db_res_t *res);
+size_t cm_db_nrows(const cm_db_res_t *res, size_t table);
+size_t cm_db_ncols(const cm_db_res_t *res, size_t table);
+const char *cm_db_colname(const cm_db_res_t *res, size_t table, size_t col);
+/* NULL for SQL NULL (and outside the table). */
+const char *cm_db_value(const cm_db_res_t *res, size_t table, size_t row, size_t col);
+/* Rows an INSERT, UPDATE or DELETE touched. */
+long long cm_db_changes(const cm_db_res_t *res, size_t table);
+/* The failure in words; "" on success. */
+const char *cm_db_error(const cm_db_res_t *res);
+
+/*
+ * Schema migrations: each version applied once, in order, in its own
+ * transaction, recorded in schema_migrations. The text is per dialect (the
+ * two differ in types and identity columns). Two processes starting at once
+ * are safe: the loser's failed migration is checked against the table again.
+ */
+typedef struct {
+    int version; /* 1, 2, 3...: strictly increasing */
+    const char *sqlite;
+    const char *postgres;
+} cm_db_migration_t;
+
+/* status 0 when every version is in place; res names the failure. The
+ * array must live until done runs. */
+void cm_db_migrate(cm_db_t *db, const cm_db_migration_t *m, size_t n, cm_db_done_cb done,
+                   void *ud);
+
+#endif

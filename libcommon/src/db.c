@@ -1,0 +1,293 @@
+/* db.c - the store's job queue, results and dispatch (see db.h, db_internal.h). */
+#include "cm/db.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm/alloc.h"
+#include "cm/err.h"
+#include "db_internal.h"
+
+int cm_db_open(uv_loop_t *loop, const cm_db_opts_t *opts, cm_db_t **out)
+{
+    const char *url = opts->url ? opts->url : "";
+    *out = NULL;
+    if (strncmp(url, "sqlite:", 7) == 0 && url[7] != '\0')
+        return cm_db_open_sqlite(loop, opts, url + 7, out);
+    if (strncmp(url, "postgres://", 11) == 0 || strncmp(url, "postgresql://", 13) == 0)
+        return cm_db_open_pg(loop, opts, out);
+    return CM_EINVAL;
+}
+
+static void on_kick(uv_timer_t *t);
+
+void cm__db_init(cm_db_t *db, uv_loop_t *loop, const cm__db_ops_t *ops, const char *name)
+{
+    db->ops = ops;
+    db->loop = loop;
+    db->name = cm_xstrdup(name ? name : "db");
+    uv_timer_init(loop, &db->kick);
+    db->kick.data = db;
+}
+
+cm_db_dialect_t cm_db_dialect(const cm_db_t *db)
+{
+    return db->ops->dialect;
+}
+
+bool cm_db_ready(cm_db_t *db, cm_buf_t *why)
+{
+    if (db->closing) {
+        cm_buf_append_cstr(why, "closing");
+        return false;
+    }
+    return db->ops->ready(db, why);
+}
+
+/* ---- the queue ------------------------------------------------------------ */
+
+static char *copy_into(char **cursor, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = *cursor;
+    memcpy(p, s, n);
+    *cursor += n;
+    return p;
+}
+
+/* One allocation for the job, its statements, their parameter arrays and text. */
+static cm__db_job_t *job_new(cm_db_t *db, const cm_db_stmt_t *stmts, size_t n)
+{
+    size_t bytes = sizeof(cm__db_job_t) + n * sizeof(cm_db_stmt_t);
+    for (size_t i = 0; i < n; i++) {
+        bytes += strlen(stmts[i].sql) + 1 + (size_t)stmts[i].nparams * sizeof(char *);
+        for (int j = 0; j < stmts[i].nparams; j++)
+            if (stmts[i].params[j])
+                bytes += strlen(stmts[i].params[j]) + 1;
+    }
+    cm__db_job_t *job = cm_xcalloc(1, bytes);
+    job->db = db;
+    job->stmts = (cm_db_stmt_t *)(job + 1);
+    job->nstmts = n;
+    char **arrays = (char **)(job->stmts + n);
+    size_t nptr = 0;
+    for (size_t i = 0; i < n; i++)
+        nptr += (size_t)stmts[i].nparams;
+    char *text = (char *)(arrays + nptr);
+    for (size_t i = 0; i < n; i++) {
+        cm_db_stmt_t *s = &job->stmts[i];
+        s->sql = copy_into(&text, stmts[i].sql);
+        s->nparams = stmts[i].nparams;
+        s->params = (const char *const *)arrays;
+        for (int j = 0; j < s->nparams; j++)
+            *arrays++ = stmts[i].params[j] ? copy_into(&text, stmts[i].params[j]) : NULL;
+    }
+    cm_buf_init(&job->res.error);
+    return job;
+}
+
+static void job_free(cm__db_job_t *job)
+{
+    cm__db_res_clear_tables(&job->res);
+    cm_buf_free(&job->res.error);
+    free(job);
+}
+
+static void pump(cm_db_t *db)
+{
+    if (db->pumping)
+        return; /* a completion inside ops->start: the loop below goes on */
+    db->pumping = true;
+    while (db->running == NULL && db->head) {
+        cm__db_job_t *job = db->head;
+        db->head = job->next;
+        if (db->head == NULL)
+            db->tail = NULL;
+        job->next = NULL;
+        db->running = job;
+        if (job->status != 0)
+            cm__db_job_done(job); /* refused while closing */
+        else
+            db->ops->start(db, job);
+    }
+    db->pumping = false;
+    if (db->closing && !db->shut && db->running == NULL && db->head == NULL) {
+        db->shut = true;
+        db->ops->shutdown(db);
+    }
+}
+
+static void on_kick(uv_timer_t *t)
+{
+    pump(t->data);
+}
+
+void cm__db_kick(cm_db_t *db)
+{
+    if (!db->shut)
+        uv_timer_start(&db->kick, on_kick, 0, 0);
+}
+
+void cm_db_run(cm_db_t *db, const cm_db_stmt_t *stmts, size_t n, cm_db_done_cb cb, void *ud)
+{
+    cm__db_job_t *job = job_new(db, stmts, n);
+    job->cb = cb;
+    job->ud = ud;
+    if (db->closing)
+        cm__db_job_fail(job, CM_EUNAVAIL, "%s: closing", db->name);
+    if (db->tail)
+        db->tail->next = job;
+    else
+        db->head = job;
+    db->tail = job;
+    cm__db_kick(db);
+}
+
+void cm__db_job_done(cm__db_job_t *job)
+{
+    cm_db_t *db = job->db;
+    if (db->running == job)
+        db->running = NULL;
+    job->cb(job->status, &job->res, job->ud);
+    job_free(job);
+    pump(db);
+}
+
+/* ---- close ------------------------------------------------------------------ */
+
+static void kick_closed(uv_handle_t *h)
+{
+    cm_db_t *db = h->data;
+    cm_db_closed_cb done = db->done;
+    void *ud = db->done_ud;
+    while (db->head) { /* submitted while the connection was shutting down */
+        cm__db_job_t *job = db->head;
+        db->head = job->next;
+        cm__db_job_fail(job, CM_EUNAVAIL, "%s: closed", db->name);
+        job->cb(job->status, &job->res, job->ud);
+        job_free(job);
+    }
+    free(db->name);
+    db->ops->free(db);
+    if (done)
+        done(ud);
+}
+
+void cm__db_shutdown_done(cm_db_t *db)
+{
+    uv_close((uv_handle_t *)&db->kick, kick_closed);
+}
+
+void cm_db_close(cm_db_t *db, cm_db_closed_cb done, void *ud)
+{
+    if (db->closing)
+        return;
+    db->closing = true;
+    db->done = done;
+    db->done_ud = ud;
+    cm__db_kick(db);
+}
+
+/* ---- results ------------------------------------------------------------------ */
+
+cm__db_table_t *cm__db_table_add(cm_db_res_t *res, size_t ncols)
+{
+    res->tables = cm_xrealloc(res->tables, (res->ntables + 1) * sizeof(*res->tables));
+    cm__db_table_t *t = &res->tables[res->ntables++];
+    memset(t, 0, sizeof(*t));
+    t->ncols = ncols;
+    cm_buf_init(&t->text);
+    return t;
+}
+
+void cm__db_table_cell(cm__db_table_t *t, const char *s, size_t len)
+{
+    if (t->ncells == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 16;
+        t->cells = cm_xrealloc(t->cells, t->cap * sizeof(*t->cells));
+    }
+    if (s == NULL) {
+        t->cells[t->ncells++] = 0;
+    } else {
+        t->cells[t->ncells++] = t->text.len + 1;
+        cm_buf_append(&t->text, s, len);
+        cm_buf_putc(&t->text, '\0');
+    }
+    if (t->ncols && t->ncells > t->ncols)
+        t->nrows = (t->ncells - t->ncols) / t->ncols;
+}
+
+void cm__db_res_clear_tables(cm_db_res_t *res)
+{
+    for (size_t i = 0; i < res->ntables; i++) {
+        free(res->tables[i].cells);
+        cm_buf_free(&res->tables[i].text);
+    }
+    free(res->tables);
+    res->tables = NULL;
+    res->ntables = 0;
+}
+
+void cm__db_job_fail(cm__db_job_t *job, int status, const char *fmt, ...)
+{
+    va_list ap;
+    job->status = status;
+    cm__db_res_clear_tables(&job->res);
+    cm_buf_reset(&job->res.error);
+    va_start(ap, fmt);
+    cm_buf_vappendf(&job->res.error, fmt, ap);
+    va_end(ap);
+}
+
+static const cm__db_table_t *table(const cm_db_res_t *res, size_t i)
+{
+    return res && i < res->ntables ? &res->tables[i] : NULL;
+}
+
+static const char *cell(const cm__db_table_t *t, size_t i)
+{
+    return t && i < t->ncells && t->cells[i] ? t->text.p + t->cells[i] - 1 : NULL;
+}
+
+size_t cm_db_ntables(const cm_db_res_t *res)
+{
+    return res ? res->ntables : 0;
+}
+
+size_t cm_db_nrows(const cm_db_res_t *res, size_t i)
+{
+    const cm__db_table_t *t = table(res, i);
+    return t ? t->nrows : 0;
+}
+
+size_t cm_db_ncols(const cm_db_res_t *res, size_t i)
+{
+    const cm__db_table_t *t = table(res, i);
+    return t ? t->ncols : 0;
+}
+
+const char *cm_db_colname(const cm_db_res_t *res, size_t i, size_t col)
+{
+    const cm__db_table_t *t = table(res, i);
+    return t && col < t->ncols ? cell(t, col) : NULL;
+}
+
+const char *cm_db_value(const cm_db_res_t *res, size_t i, size_t row, size_t col)
+{
+    const cm__db_table_t *t = table(res, i);
+    if (t == NULL || row >= t->nrows || col >= t->ncols)
+        return NULL;
+    return cell(t, t->ncols + row * t->ncols + col);
+}
+
+long long cm_db_changes(const cm_db_res_t *res, size_t i)
+{
+    const cm__db_table_t *t = table(res, i);
+    return t ? t->changes : 0;
+}
+
+const char *cm_db_error(const cm_db_res_t *res)
+{
+    return res && res->error.len ? res->error.p : "";
+}

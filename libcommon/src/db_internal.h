@@ -1,0 +1,90 @@
+/*
+ * db_internal.h - what db.c (the job queue, results, migrations) shares
+ * with the backends db_sqlite.c and db_pg.c. Not part of the public API.
+ *
+ * Life of a job: cm_db_run copies the statements into a job and queues it;
+ * db.c's pump (always from a timer callback or a completion, never inside
+ * cm_db_run) hands the oldest job to ops->start when nothing else runs. The
+ * backend fills job->res (tables through cm__db_table_*), sets job->status
+ * and calls cm__db_job_done(job) on the loop; that runs the user callback,
+ * frees the job and starts the next one. A backend may complete a job from
+ * inside ops->start (a PostgreSQL that is down fails at once).
+ *
+ * Close: once the queue is empty, ops->shutdown releases the connection
+ * (asynchronously if it needs) and calls cm__db_shutdown_done; db.c then
+ * closes its timer, calls ops->free and the user's done.
+ */
+#ifndef CM_DB_INTERNAL_H
+#define CM_DB_INTERNAL_H
+
+#include "cm/db.h"
+
+typedef struct {
+    size_t ncols;
+    size_t nrows;
+    long long changes;
+    size_t *cells; /* ncols names, then nrows * ncols values: offset + 1 into text, 0 = NULL */
+    size_t ncells, cap;
+    cm_buf_t text;
+} cm__db_table_t;
+
+struct cm_db_res {
+    cm__db_table_t *tables;
+    size_t ntables;
+    cm_buf_t error;
+};
+
+typedef struct cm__db_job cm__db_job_t;
+struct cm__db_job {
+    cm__db_job_t *next;
+    cm_db_t *db;
+    cm_db_stmt_t *stmts; /* deep copies */
+    size_t nstmts;
+    cm_db_done_cb cb;
+    void *ud;
+    int status;
+    cm_db_res_t res;
+};
+
+typedef struct {
+    const char *name;
+    cm_db_dialect_t dialect;
+    void (*start)(cm_db_t *db, cm__db_job_t *job);
+    bool (*ready)(cm_db_t *db, cm_buf_t *why);
+    void (*shutdown)(cm_db_t *db);
+    void (*free)(cm_db_t *db); /* the backend struct holding db */
+} cm__db_ops_t;
+
+struct cm_db {
+    const cm__db_ops_t *ops;
+    uv_loop_t *loop;
+    char *name;
+    cm__db_job_t *head, *tail; /* waiting, oldest first */
+    cm__db_job_t *running;
+    bool pumping, closing, shut;
+    uv_timer_t kick;
+    cm_db_closed_cb done;
+    void *done_ud;
+};
+
+/* Backends: embed struct cm_db first; db.c sets the common fields. */
+void cm__db_init(cm_db_t *db, uv_loop_t *loop, const cm__db_ops_t *ops, const char *name);
+int cm_db_open_sqlite(uv_loop_t *loop, const cm_db_opts_t *opts, const char *path,
+                      cm_db_t **out);
+int cm_db_open_pg(uv_loop_t *loop, const cm_db_opts_t *opts, cm_db_t **out);
+
+void cm__db_job_done(cm__db_job_t *job);
+/* The backend has released its connection (after ops->shutdown). */
+void cm__db_shutdown_done(cm_db_t *db);
+/* New jobs may run again (PostgreSQL connected): pump the queue. */
+void cm__db_kick(cm_db_t *db);
+
+/* Result building, row-major: a table, its column names, then its cells. */
+cm__db_table_t *cm__db_table_add(cm_db_res_t *res, size_t ncols);
+void cm__db_table_cell(cm__db_table_t *t, const char *s, size_t len); /* s NULL: SQL NULL */
+/* Discards every table (a failed transaction returns none). */
+void cm__db_res_clear_tables(cm_db_res_t *res);
+void cm__db_job_fail(cm__db_job_t *job, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,119 @@
+/*
+ * db_migrate.c - cm_db_migrate: versioned schema changes, each applied once.
+ *
+ * A run reads the versions in place, then applies the missing ones in
+ * order, each in its own job (one transaction: the migration's script and
+ * its row in schema_migrations). When a migration fails, the versions are
+ * read again: if another process applied it meanwhile, the run goes on.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm/alloc.h"
+#include "cm/db.h"
+#include "cm/err.h"
+#include "cm/log.h"
+#include "db_internal.h"
+
+typedef struct {
+    cm_db_t *db;
+    const cm_db_migration_t *m;
+    size_t n;
+    size_t next;     /* index of the migration being applied */
+    bool rechecked;  /* it failed: the table is being read again */
+    int status;      /* its failure, kept for when nobody else applied it */
+    cm_db_res_t failure;
+    cm_db_done_cb done;
+    void *ud;
+} migrate_t;
+
+static void read_versions(migrate_t *mg);
+
+static void finish(migrate_t *mg, int status, const cm_db_res_t *res)
+{
+    mg->done(status, res, mg->ud);
+    cm_buf_free(&mg->failure.error);
+    free(mg);
+}
+
+static void on_applied(int status, const cm_db_res_t *res, void *ud)
+{
+    migrate_t *mg = ud;
+    if (status != 0) {
+        if (status == CM_EUNAVAIL || mg->rechecked) {
+            finish(mg, status, res);
+            return;
+        }
+        mg->rechecked = true; /* perhaps another process won the race */
+        mg->status = status;
+        cm_buf_append_cstr(&mg->failure.error, cm_db_error(res));
+        cm_buf_cstr(&mg->failure.error);
+        read_versions(mg);
+        return;
+    }
+    cm_log(CM_LOG_INFO, NULL, "schema migration %d applied", mg->m[mg->next].version);
+    mg->next++;
+    mg->rechecked = false;
+    read_versions(mg);
+}
+
+static void apply(migrate_t *mg)
+{
+    const cm_db_migration_t *m = &mg->m[mg->next];
+    char version[24];
+    snprintf(version, sizeof(version), "%d", m->version);
+    const char *params[] = {version};
+    cm_db_stmt_t stmts[] = {
+        {cm_db_dialect(mg->db) == CM_DB_POSTGRES ? m->postgres : m->sqlite, NULL, 0},
+        {"INSERT INTO schema_migrations (version) VALUES ($1)", params, 1},
+    };
+    cm_db_run(mg->db, stmts, 2, on_applied, mg);
+}
+
+static void on_versions(int status, const cm_db_res_t *res, void *ud)
+{
+    migrate_t *mg = ud;
+    if (status != 0) {
+        finish(mg, status, res);
+        return;
+    }
+    long long have = 0;
+    const char *v = cm_db_value(res, 1, 0, 0);
+    if (v)
+        have = atoll(v);
+    size_t i = 0;
+    while (i < mg->n && mg->m[i].version <= have)
+        i++;
+    if (mg->rechecked && i <= mg->next) { /* failed, and nobody else applied it */
+        finish(mg, mg->status, &mg->failure);
+        return;
+    }
+    mg->next = i;
+    mg->rechecked = false;
+    if (i == mg->n)
+        finish(mg, 0, res);
+    else
+        apply(mg);
+}
+
+static void read_versions(migrate_t *mg)
+{
+    cm_db_stmt_t stmts[] = {
+        {"CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)", NULL, 0},
+        {"SELECT MAX(version) FROM schema_migrations", NULL, 0},
+    };
+    cm_db_run(mg->db, stmts, 2, on_versions, mg);
+}
+
+void cm_db_migrate(cm_db_t *db, const cm_db_migration_t *m, size_t n, cm_db_done_cb done,
+                   void *ud)
+{
+    migrate_t *mg = cm_xcalloc(1, sizeof(*mg));
+    mg->db = db;
+    mg->m = m;
+    mg->n = n;
+    mg->done = done;
+    mg->ud = ud;
+    read_versions(mg);
+}

@@ -1,0 +1,396 @@
+/*
+ * db_pg.c - the PostgreSQL backend of cm_db (see db.h), on libpq's
+ * non-blocking API driven by the loop.
+ *
+ * One connection. States: DOWN (a retry timer runs, jobs fail at once with
+ * CM_EUNAVAIL so requests answer 503 instead of waiting), CONNECTING
+ * (PQconnectPoll on socket readiness; the next job waits for the attempt's
+ * outcome), UP. A job with several statements is
+ * sent as BEGIN, the statements one by one, COMMIT; the first error sends
+ * ROLLBACK instead. A broken connection fails the running job with
+ * CM_EUNAVAIL and goes back to DOWN; the retry waits 100 ms, doubling to 5 s.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "cm/alloc.h"
+#include "cm/err.h"
+#include "cm/log.h"
+#include "db_internal.h"
+
+enum { PG_DOWN, PG_CONNECTING, PG_UP };
+enum { PH_WAIT, PH_BEGIN, PH_STMT, PH_COMMIT, PH_ROLLBACK };
+
+typedef struct {
+    struct cm_db base; /* first */
+    char *conninfo;
+    PGconn *conn;
+    int state;
+    uv_poll_t *poll; /* on PQsocket(conn); remade when the socket changes */
+    int fd;
+    uv_timer_t retry;
+    uint64_t backoff_ms;
+    cm_buf_t last_error;
+    cm__db_job_t *job; /* running */
+    int phase;
+    size_t step, tables_before;
+    int pending; /* first error of the running job, 0 if none */
+    int closing_handles;
+} pg_db_t;
+
+static void on_poll(uv_poll_t *p, int status, int events);
+static void pg_connect(pg_db_t *pg);
+static void begin(pg_db_t *pg);
+
+static void poll_closed(uv_handle_t *h)
+{
+    pg_db_t *pg = h->data;
+    free(h);
+    if (pg && --pg->closing_handles == 0)
+        cm__db_shutdown_done(&pg->base);
+}
+
+static void unwatch(pg_db_t *pg, bool counted)
+{
+    if (pg->poll == NULL)
+        return;
+    pg->poll->data = counted ? pg : NULL;
+    if (counted)
+        pg->closing_handles++;
+    uv_close((uv_handle_t *)pg->poll, poll_closed);
+    pg->poll = NULL;
+}
+
+static void watch(pg_db_t *pg, int events)
+{
+    int fd = PQsocket(pg->conn);
+    if (pg->poll && fd != pg->fd)
+        unwatch(pg, false);
+    if (pg->poll == NULL) {
+        pg->poll = cm_xcalloc(1, sizeof(*pg->poll));
+        uv_poll_init(pg->base.loop, pg->poll, fd);
+        pg->poll->data = pg;
+        pg->fd = fd;
+    }
+    uv_poll_start(pg->poll, events, on_poll);
+}
+
+static void on_retry(uv_timer_t *t)
+{
+    pg_connect(t->data);
+}
+
+/* The connection is gone (or never came): fail the running job, retry later. */
+static void lost(pg_db_t *pg, const char *why)
+{
+    cm_buf_reset(&pg->last_error);
+    cm_buf_append_cstr(&pg->last_error, why && *why ? why : "connection lost");
+    while (pg->last_error.len && pg->last_error.p[pg->last_error.len - 1] == '\n')
+        pg->last_error.len--;
+    cm_buf_cstr(&pg->last_error);
+    bool was_up = pg->state == PG_UP;
+    if (was_up)
+        cm_log(CM_LOG_WARN, NULL, "%s: connection lost: %s", pg->base.name, pg->last_error.p);
+    unwatch(pg, false);
+    PQfinish(pg->conn);
+    pg->conn = NULL;
+    pg->state = PG_DOWN;
+    uv_timer_start(&pg->retry, on_retry, pg->backoff_ms, 0);
+    pg->backoff_ms = pg->backoff_ms * 2 > 5000 ? 5000 : pg->backoff_ms * 2;
+    cm__db_job_t *job = pg->job;
+    if (job) {
+        pg->job = NULL;
+        cm__db_job_fail(job, CM_EUNAVAIL, "%s: %s: %s", pg->base.name,
+                        was_up ? "connection lost" : "cannot connect", pg->last_error.p);
+        cm__db_job_done(job);
+    }
+}
+
+static void pg_connect(pg_db_t *pg)
+{
+    pg->conn = PQconnectStart(pg->conninfo);
+    if (pg->conn == NULL || PQstatus(pg->conn) == CONNECTION_BAD) {
+        lost(pg, pg->conn ? PQerrorMessage(pg->conn) : "out of memory");
+        return;
+    }
+    pg->state = PG_CONNECTING;
+    watch(pg, UV_WRITABLE);
+}
+
+/* NOTICE and WARNING from the server ("relation already exists, skipping"):
+ * debug lines in our log, not raw text on stderr. */
+static void on_notice(void *ud, const char *message)
+{
+    pg_db_t *pg = ud;
+    size_t n = strcspn(message, "\n");
+    cm_log(CM_LOG_DEBUG, NULL, "%s: %.*s", pg->base.name, (int)n, message);
+}
+
+static void connecting(pg_db_t *pg)
+{
+    switch (PQconnectPoll(pg->conn)) {
+    case PGRES_POLLING_READING:
+        watch(pg, UV_READABLE);
+        return;
+    case PGRES_POLLING_WRITING:
+        watch(pg, UV_WRITABLE);
+        return;
+    case PGRES_POLLING_OK:
+        PQsetnonblocking(pg->conn, 1);
+        PQsetNoticeProcessor(pg->conn, on_notice, pg);
+        pg->state = PG_UP;
+        pg->backoff_ms = 100;
+        cm_log(CM_LOG_INFO, NULL, "%s: connected", pg->base.name);
+        watch(pg, UV_READABLE);
+        if (pg->job && pg->phase == PH_WAIT)
+            begin(pg);
+        else
+            cm__db_kick(&pg->base);
+        return;
+    default:
+        lost(pg, PQerrorMessage(pg->conn));
+    }
+}
+
+/* ---- running a job ------------------------------------------------------------ */
+
+static int status_of(const PGresult *r)
+{
+    const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    if (state == NULL)
+        return CM_EUNAVAIL;
+    if (!strcmp(state, "23505") || !strcmp(state, "23503"))
+        return CM_ECONFLICT;
+    if (!strncmp(state, "08", 2) || !strncmp(state, "57", 2) || !strncmp(state, "53", 2))
+        return CM_EUNAVAIL;
+    return CM_EINVAL;
+}
+
+static void finish(pg_db_t *pg)
+{
+    cm__db_job_t *job = pg->job;
+    pg->job = NULL;
+    if (pg->pending && job->status == 0)
+        job->status = pg->pending;
+    cm__db_job_done(job);
+}
+
+static void send_sql(pg_db_t *pg, const char *sql, const cm_db_stmt_t *s)
+{
+    int ok = s && s->nparams > 0
+                 ? PQsendQueryParams(pg->conn, sql, s->nparams, NULL, s->params, NULL, NULL, 0)
+                 : PQsendQuery(pg->conn, sql);
+    if (!ok) {
+        lost(pg, PQerrorMessage(pg->conn));
+        return;
+    }
+    int rc = PQflush(pg->conn);
+    if (rc < 0)
+        lost(pg, PQerrorMessage(pg->conn));
+    else
+        watch(pg, rc == 1 ? UV_READABLE | UV_WRITABLE : UV_READABLE);
+}
+
+static void send_step(pg_db_t *pg)
+{
+    pg->tables_before = pg->job->res.ntables;
+    send_sql(pg, pg->job->stmts[pg->step].sql, &pg->job->stmts[pg->step]);
+}
+
+/* The command in flight has returned all its results: on to the next one. */
+static void advance(pg_db_t *pg)
+{
+    cm__db_job_t *job = pg->job;
+    bool tx = job->nstmts > 1;
+    if (pg->pending && (pg->phase == PH_BEGIN || pg->phase == PH_STMT) && tx) {
+        pg->phase = PH_ROLLBACK;
+        send_sql(pg, "ROLLBACK", NULL);
+        return;
+    }
+    if (pg->pending || pg->phase == PH_COMMIT || pg->phase == PH_ROLLBACK) {
+        finish(pg);
+        return;
+    }
+    if (pg->phase == PH_STMT)
+        pg->step++;
+    pg->phase = PH_STMT;
+    if (pg->step < job->nstmts)
+        send_step(pg);
+    else if (tx) {
+        pg->phase = PH_COMMIT;
+        send_sql(pg, "COMMIT", NULL);
+    } else
+        finish(pg);
+}
+
+static void keep_result(pg_db_t *pg, PGresult *r)
+{
+    cm__db_job_t *job = pg->job;
+    ExecStatusType st = PQresultStatus(r);
+    if (st == PGRES_FATAL_ERROR || st == PGRES_BAD_RESPONSE || st == PGRES_NONFATAL_ERROR) {
+        if (pg->pending == 0) {
+            pg->pending = status_of(r);
+            cm__db_job_fail(job, pg->pending, "%s: %s", pg->base.name,
+                            PQresultErrorMessage(r));
+            while (job->res.error.len && job->res.error.p[job->res.error.len - 1] == '\n')
+                job->res.error.p[--job->res.error.len] = '\0';
+        }
+        return;
+    }
+    if (pg->phase != PH_STMT || pg->pending)
+        return; /* BEGIN, COMMIT, ROLLBACK: nothing to keep */
+    while (job->res.ntables > pg->tables_before) { /* an earlier part of a script */
+        cm__db_table_t *t = &job->res.tables[--job->res.ntables];
+        free(t->cells);
+        cm_buf_free(&t->text);
+    }
+    int ncols = PQnfields(r), nrows = PQntuples(r);
+    cm__db_table_t *t = cm__db_table_add(&job->res, (size_t)ncols);
+    for (int c = 0; c < ncols; c++)
+        cm__db_table_cell(t, PQfname(r, c), strlen(PQfname(r, c)));
+    for (int row = 0; row < nrows; row++)
+        for (int c = 0; c < ncols; c++)
+            cm__db_table_cell(t, PQgetisnull(r, row, c) ? NULL : PQgetvalue(r, row, c),
+                              (size_t)PQgetlength(r, row, c));
+    t->changes = atoll(PQcmdTuples(r));
+}
+
+static void readable(pg_db_t *pg)
+{
+    if (!PQconsumeInput(pg->conn)) {
+        lost(pg, PQerrorMessage(pg->conn));
+        return;
+    }
+    while (pg->job && !PQisBusy(pg->conn)) {
+        PGresult *r = PQgetResult(pg->conn);
+        if (r == NULL) {
+            advance(pg);
+            return;
+        }
+        keep_result(pg, r);
+        PQclear(r);
+    }
+    if (pg->job == NULL) /* idle: drain what the server says on its own */
+        for (PGnotify *n; (n = PQnotifies(pg->conn)) != NULL;)
+            PQfreemem(n);
+    if (PQstatus(pg->conn) == CONNECTION_BAD)
+        lost(pg, PQerrorMessage(pg->conn));
+}
+
+static void on_poll(uv_poll_t *p, int status, int events)
+{
+    pg_db_t *pg = p->data;
+    if (pg == NULL || pg->conn == NULL)
+        return;
+    if (pg->state == PG_CONNECTING) {
+        connecting(pg);
+        return;
+    }
+    if (status < 0) {
+        lost(pg, uv_strerror(status));
+        return;
+    }
+    if (events & UV_WRITABLE) {
+        int rc = PQflush(pg->conn);
+        if (rc < 0) {
+            lost(pg, PQerrorMessage(pg->conn));
+            return;
+        }
+        if (rc == 0)
+            watch(pg, UV_READABLE);
+    }
+    if (events & UV_READABLE)
+        readable(pg);
+}
+
+static void begin(pg_db_t *pg)
+{
+    cm__db_job_t *job = pg->job;
+    pg->pending = 0;
+    pg->step = 0;
+    if (job->nstmts > 1) {
+        pg->phase = PH_BEGIN;
+        send_sql(pg, "BEGIN", NULL);
+    } else {
+        pg->phase = PH_STMT;
+        send_step(pg);
+    }
+}
+
+static void pg_start(cm_db_t *db, cm__db_job_t *job)
+{
+    pg_db_t *pg = (pg_db_t *)db;
+    if (pg->state == PG_CONNECTING) { /* held until the attempt ends either way */
+        pg->job = job;
+        pg->phase = PH_WAIT;
+        return;
+    }
+    if (pg->state != PG_UP) {
+        cm__db_job_fail(job, CM_EUNAVAIL, "%s: not connected: %s", db->name,
+                        pg->last_error.len ? pg->last_error.p : "connecting");
+        cm__db_job_done(job);
+        return;
+    }
+    pg->job = job;
+    begin(pg);
+}
+
+static bool pg_ready(cm_db_t *db, cm_buf_t *why)
+{
+    pg_db_t *pg = (pg_db_t *)db;
+    if (pg->state != PG_UP)
+        cm_buf_appendf(why, "%s: not connected: %s", db->name,
+                       pg->last_error.len ? pg->last_error.p : "connecting");
+    return pg->state == PG_UP;
+}
+
+static void retry_closed(uv_handle_t *h)
+{
+    pg_db_t *pg = h->data;
+    if (--pg->closing_handles == 0)
+        cm__db_shutdown_done(&pg->base);
+}
+
+static void pg_shutdown(cm_db_t *db)
+{
+    pg_db_t *pg = (pg_db_t *)db;
+    pg->closing_handles = 1;
+    unwatch(pg, true);
+    PQfinish(pg->conn);
+    pg->conn = NULL;
+    pg->state = PG_DOWN;
+    uv_close((uv_handle_t *)&pg->retry, retry_closed);
+}
+
+static void pg_free(cm_db_t *db)
+{
+    pg_db_t *pg = (pg_db_t *)db;
+    cm_buf_free(&pg->last_error);
+    free(pg->conninfo);
+    free(pg);
+}
+
+static const cm__db_ops_t pg_ops = {
+    .name = "postgres",
+    .dialect = CM_DB_POSTGRES,
+    .start = pg_start,
+    .ready = pg_ready,
+    .shutdown = pg_shutdown,
+    .free = pg_free,
+};
+
+int cm_db_open_pg(uv_loop_t *loop, const cm_db_opts_t *opts, cm_db_t **out)
+{
+    pg_db_t *pg = cm_xcalloc(1, sizeof(*pg));
+    cm__db_init(&pg->base, loop, &pg_ops, opts->name);
+    pg->conninfo = cm_xstrdup(opts->url);
+    pg->backoff_ms = 100;
+    cm_buf_init(&pg->last_error);
+    uv_timer_init(loop, &pg->retry);
+    pg->retry.data = pg;
+    pg_connect(pg);
+    *out = &pg->base;
+    return CM_OK;
+}

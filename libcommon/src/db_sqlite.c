@@ -1,0 +1,264 @@
+/*
+ * db_sqlite.c - the SQLite backend of cm_db (see db.h).
+ *
+ * One connection per handle, opened by the first job. db.c runs one job at a
+ * time, and each runs whole on libuv's thread pool (uv_queue_work): the loop
+ * thread never touches the connection, and no two threads use it at once, so
+ * SQLite's own mutexes are off (SQLITE_OPEN_NOMUTEX). WAL lets other
+ * processes read while this one writes; the busy timeout makes a writer wait
+ * for another process's lock instead of failing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "cm/alloc.h"
+#include "cm/err.h"
+#include "db_internal.h"
+
+typedef struct {
+    struct cm_db base; /* first: a cm_db_t * is a sqlite_db_t * */
+    char *path;
+    int busy_timeout_ms;
+    sqlite3 *conn;    /* touched only inside work callbacks */
+    bool open_failed; /* written inside work callbacks */
+    int state;        /* on the loop: 0 not opened yet, 1 open, -1 the last open failed */
+    uv_work_t work;
+    cm__db_job_t *job;
+} sqlite_db_t;
+
+static int status_of(int rc)
+{
+    switch (rc) {
+    case SQLITE_CONSTRAINT_UNIQUE:
+    case SQLITE_CONSTRAINT_PRIMARYKEY:
+    case SQLITE_CONSTRAINT_FOREIGNKEY:
+        return CM_ECONFLICT;
+    }
+    switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_CANTOPEN:
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_READONLY:
+    case SQLITE_NOMEM:
+        return CM_EUNAVAIL;
+    }
+    return CM_EINVAL;
+}
+
+static int fail(sqlite_db_t *sq, cm__db_job_t *job, const char *what)
+{
+    int rc = sqlite3_extended_errcode(sq->conn);
+    cm__db_job_fail(job, status_of(rc), "%s: %s: %s", sq->base.name, what,
+                    sqlite3_errmsg(sq->conn));
+    return -1;
+}
+
+static int exec(sqlite_db_t *sq, cm__db_job_t *job, const char *sql)
+{
+    return sqlite3_exec(sq->conn, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : fail(sq, job, sql);
+}
+
+static int open_conn(sqlite_db_t *sq, cm__db_job_t *job)
+{
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    int rc = sqlite3_open_v2(sq->path, &sq->conn, flags, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_extended_result_codes(sq->conn, 1);
+        sqlite3_busy_timeout(sq->conn, sq->busy_timeout_ms);
+    }
+    if (rc != SQLITE_OK || exec(sq, job, "PRAGMA journal_mode=WAL") != 0 ||
+        exec(sq, job, "PRAGMA synchronous=NORMAL") != 0 ||
+        exec(sq, job, "PRAGMA foreign_keys=ON") != 0) {
+        if (rc != SQLITE_OK)
+            cm__db_job_fail(job, CM_EUNAVAIL, "%s: cannot open %s: %s", sq->base.name, sq->path,
+                            sq->conn ? sqlite3_errmsg(sq->conn) : sqlite3_errstr(rc));
+        sqlite3_close_v2(sq->conn);
+        sq->conn = NULL;
+        sq->open_failed = true;
+        return -1;
+    }
+    sq->open_failed = false;
+    return 0;
+}
+
+/* "42", "-7", "0": bound as integers so LIMIT $1 and integer keys compare as
+ * PostgreSQL would; anything else (leading zeros, "+1", 19+ digits) as text. */
+static bool canonical_int(const char *s)
+{
+    const char *d = s + (*s == '-');
+    size_t n = strlen(d);
+    if (n == 0 || n > 18 || (d[0] == '0' && n > 1) || (d[0] == '0' && *s == '-'))
+        return false;
+    return strspn(d, "0123456789") == n;
+}
+
+static void bind_params(sqlite3_stmt *st, const cm_db_stmt_t *s)
+{
+    for (int i = 0; i < s->nparams; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "$%d", i + 1);
+        int ix = sqlite3_bind_parameter_index(st, name);
+        const char *v = s->params[i];
+        if (ix == 0)
+            continue; /* not used by this statement */
+        if (v == NULL)
+            sqlite3_bind_null(st, ix);
+        else if (canonical_int(v))
+            sqlite3_bind_int64(st, ix, strtoll(v, NULL, 10));
+        else
+            sqlite3_bind_text(st, ix, v, -1, SQLITE_STATIC);
+    }
+}
+
+static int step_rows(sqlite_db_t *sq, cm__db_job_t *job, sqlite3_stmt *st)
+{
+    int ncols = sqlite3_column_count(st);
+    cm__db_table_t *t = cm__db_table_add(&job->res, (size_t)ncols);
+    for (int c = 0; c < ncols; c++) {
+        const char *name = sqlite3_column_name(st, c);
+        cm__db_table_cell(t, name, strlen(name));
+    }
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        for (int c = 0; c < ncols; c++) {
+            if (sqlite3_column_type(st, c) == SQLITE_NULL) {
+                cm__db_table_cell(t, NULL, 0);
+                continue;
+            }
+            const unsigned char *v = sqlite3_column_text(st, c);
+            cm__db_table_cell(t, (const char *)v, (size_t)sqlite3_column_bytes(st, c));
+        }
+    if (rc != SQLITE_DONE)
+        return fail(sq, job, "step");
+    t->changes = sqlite3_changes(sq->conn);
+    return 0;
+}
+
+/* One statement of the job; text without parameters may hold several, of
+ * which the last one's result is kept. */
+static int run_stmt(sqlite_db_t *sq, cm__db_job_t *job, const cm_db_stmt_t *s)
+{
+    const char *sql = s->sql;
+    size_t tables_before = job->res.ntables;
+    while (*sql) {
+        sqlite3_stmt *st = NULL;
+        const char *tail = NULL;
+        if (sqlite3_prepare_v2(sq->conn, sql, -1, &st, &tail) != SQLITE_OK)
+            return fail(sq, job, "prepare");
+        sql = tail;
+        if (st == NULL)
+            continue; /* whitespace or a comment */
+        while (job->res.ntables > tables_before) { /* an earlier part's result */
+            cm__db_table_t *t = &job->res.tables[--job->res.ntables];
+            free(t->cells);
+            cm_buf_free(&t->text);
+        }
+        bind_params(st, s);
+        int rc = step_rows(sq, job, st);
+        sqlite3_finalize(st);
+        if (rc != 0)
+            return rc;
+    }
+    if (job->res.ntables == tables_before) /* nothing but comments */
+        cm__db_table_add(&job->res, 0);
+    return 0;
+}
+
+static void on_work(uv_work_t *w)
+{
+    sqlite_db_t *sq = w->data;
+    cm__db_job_t *job = sq->job;
+    bool tx = job->nstmts > 1;
+    if (sq->conn == NULL && open_conn(sq, job) != 0)
+        return;
+    if (tx && exec(sq, job, "BEGIN IMMEDIATE") != 0)
+        return;
+    for (size_t i = 0; i < job->nstmts; i++)
+        if (run_stmt(sq, job, &job->stmts[i]) != 0) {
+            if (tx)
+                sqlite3_exec(sq->conn, "ROLLBACK", NULL, NULL, NULL);
+            return;
+        }
+    if (tx && exec(sq, job, "COMMIT") != 0)
+        sqlite3_exec(sq->conn, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static void on_work_done(uv_work_t *w, int status)
+{
+    sqlite_db_t *sq = w->data;
+    cm__db_job_t *job = sq->job;
+    (void)status; /* uv_cancel is never called on this work */
+    sq->job = NULL;
+    sq->state = sq->open_failed ? -1 : sq->conn ? 1 : sq->state;
+    cm__db_job_done(job);
+}
+
+static void sqlite_start(cm_db_t *db, cm__db_job_t *job)
+{
+    sqlite_db_t *sq = (sqlite_db_t *)db;
+    sq->job = job;
+    sq->work.data = sq;
+    uv_queue_work(db->loop, &sq->work, on_work, on_work_done);
+}
+
+static bool sqlite_ready(cm_db_t *db, cm_buf_t *why)
+{
+    sqlite_db_t *sq = (sqlite_db_t *)db;
+    if (sq->state == 0)
+        cm_buf_appendf(why, "%s: not opened yet", db->name);
+    else if (sq->state < 0)
+        cm_buf_appendf(why, "%s: cannot open %s", db->name, sq->path);
+    return sq->state > 0;
+}
+
+static void on_close_work(uv_work_t *w)
+{
+    sqlite_db_t *sq = w->data;
+    sqlite3_close_v2(sq->conn); /* a NULL connection is a no-op */
+    sq->conn = NULL;
+}
+
+static void on_close_done(uv_work_t *w, int status)
+{
+    (void)status;
+    cm__db_shutdown_done(w->data);
+}
+
+static void sqlite_shutdown(cm_db_t *db)
+{
+    sqlite_db_t *sq = (sqlite_db_t *)db;
+    sq->work.data = sq;
+    uv_queue_work(db->loop, &sq->work, on_close_work, on_close_done);
+}
+
+static void sqlite_free(cm_db_t *db)
+{
+    sqlite_db_t *sq = (sqlite_db_t *)db;
+    free(sq->path);
+    free(sq);
+}
+
+static const cm__db_ops_t sqlite_ops = {
+    .name = "sqlite",
+    .dialect = CM_DB_SQLITE,
+    .start = sqlite_start,
+    .ready = sqlite_ready,
+    .shutdown = sqlite_shutdown,
+    .free = sqlite_free,
+};
+
+int cm_db_open_sqlite(uv_loop_t *loop, const cm_db_opts_t *opts, const char *path,
+                      cm_db_t **out)
+{
+    sqlite_db_t *sq = cm_xcalloc(1, sizeof(*sq));
+    cm__db_init(&sq->base, loop, &sqlite_ops, opts->name);
+    sq->path = cm_xstrdup(path);
+    sq->busy_timeout_ms = opts->busy_timeout_ms > 0 ? opts->busy_timeout_ms : 5000;
+    *out = &sq->base;
+    return CM_OK;
+}

@@ -1,0 +1,472 @@
+/*
+ * test_db.c - cm_db on both backends: SQLite in a temp file, and a real
+ * PostgreSQL 15 that the group setup starts (tests/support/postgres) and the
+ * teardown stops by PID. Every test runs once per backend; each owns a fresh
+ * loop and ends with uv_loop_close() == 0.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cm/common.h"
+#include "cm/db.h"
+#include "cm/err.h"
+#include "cm/log.h"
+
+static char pg_dir[256];
+static char pg_url[256];
+static char sqlite_dir[256];
+static char sqlite_url[300];
+
+static int start_postgres(void **state)
+{
+    (void)state;
+    snprintf(pg_dir, sizeof(pg_dir), "/tmp/cm-test-db-pg.%d", (int)getpid());
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "tests/support/postgres start %s", pg_dir);
+    FILE *f = popen(cmd, "r");
+    char line[512] = "";
+    if (f == NULL || fgets(line, sizeof(line), f) == NULL || pclose(f) != 0) {
+        fprintf(stderr, "cannot start PostgreSQL: %s\n", line);
+        return -1;
+    }
+    const char *u = strstr(line, "\"url\":\"");
+    if (u == NULL)
+        return -1;
+    u += 7;
+    size_t n = strcspn(u, "\"");
+    snprintf(pg_url, sizeof(pg_url), "%.*s", (int)n, u);
+    snprintf(sqlite_dir, sizeof(sqlite_dir), "/tmp/cm-test-db-sqlite.XXXXXX");
+    if (mkdtemp(sqlite_dir) == NULL)
+        return -1;
+    return 0;
+}
+
+static int stop_postgres(void **state)
+{
+    (void)state;
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "tests/support/postgres stop %s; rm -rf %s", pg_dir, sqlite_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* ---- a test's loop and handle ------------------------------------------------- */
+
+typedef struct {
+    const char *backend; /* "sqlite" or "postgres" */
+    uv_loop_t loop;
+    cm_db_t *db;
+    cm_db_t *extra; /* a second handle a test opened; closed by the teardown */
+} fixture_t;
+
+static void on_created(int status, const cm_db_res_t *res, void *ud)
+{
+    if (status != 0)
+        fprintf(stderr, "CREATE DATABASE: %s\n", cm_db_error(res));
+    *(int *)ud = status == 0 ? 1 : -1;
+}
+
+static void on_closed(void *ud);
+
+/* Each PostgreSQL test gets a database of its own, made through cm_db itself. */
+static void fresh_pg_database(uv_loop_t *loop, int seq, char *url, size_t size)
+{
+    cm_db_t *admin;
+    char sql[64];
+    int created = 0;
+    bool closed = false;
+    snprintf(sql, sizeof(sql), "CREATE DATABASE t%d", seq);
+    assert_int_equal(cm_db_open(loop, &(cm_db_opts_t){.url = pg_url}, &admin), 0);
+    cm_db_stmt_t s = {sql, NULL, 0};
+    cm_db_run(admin, &s, 1, on_created, &created);
+    while (created == 0) /* waits for the first connection */
+        uv_run(loop, UV_RUN_ONCE);
+    assert_int_equal(created, 1);
+    cm_db_close(admin, on_closed, &closed);
+    while (!closed)
+        uv_run(loop, UV_RUN_ONCE);
+    const char *slash = strrchr(pg_url, '/');
+    snprintf(url, size, "%.*s/t%d", (int)(slash - pg_url), pg_url, seq);
+}
+
+static int fx_setup(void **state)
+{
+    static int seq;
+    static char url_buf[300];
+    fixture_t *fx = calloc(1, sizeof(*fx));
+    fx->backend = *state;
+    uv_loop_init(&fx->loop);
+    const char *url = url_buf;
+    if (strcmp(fx->backend, "sqlite") == 0) {
+        snprintf(sqlite_url, sizeof(sqlite_url), "sqlite:%s/t%d.db", sqlite_dir, ++seq);
+        url = sqlite_url;
+    } else {
+        fresh_pg_database(&fx->loop, ++seq, url_buf, sizeof(url_buf));
+    }
+    assert_int_equal(cm_db_open(&fx->loop, &(cm_db_opts_t){.url = url, .name = "t"}, &fx->db), 0);
+    *state = fx;
+    return 0;
+}
+
+static void on_closed(void *ud)
+{
+    *(bool *)ud = true;
+}
+
+static int fx_teardown(void **state)
+{
+    fixture_t *fx = *state;
+    bool closed = false, extra_closed = false;
+    if (fx->extra)
+        cm_db_close(fx->extra, on_closed, &extra_closed);
+    if (fx->db)
+        cm_db_close(fx->db, on_closed, &closed);
+    uv_run(&fx->loop, UV_RUN_DEFAULT);
+    assert_true(closed || fx->db == NULL);
+    assert_true(extra_closed || fx->extra == NULL);
+    assert_int_equal(uv_loop_close(&fx->loop), 0);
+    free(fx);
+    return 0;
+}
+
+/* What a job's callback saw, copied out of the result. */
+typedef struct {
+    bool done;
+    int status;
+    size_t ntables, nrows, ncols;
+    long long changes;
+    char first[256];   /* table `pick`, row 0, column 0; "<null>" for NULL */
+    char error[512];
+    size_t pick;       /* which table to copy from: the last one when SIZE_MAX */
+    bool in_run;       /* set while cm_db_run is on the stack */
+    bool called_in_run;
+} outcome_t;
+
+static void on_done(int status, const cm_db_res_t *res, void *ud)
+{
+    outcome_t *o = ud;
+    o->called_in_run = o->in_run;
+    o->done = true;
+    o->status = status;
+    o->ntables = cm_db_ntables(res);
+    size_t t = o->pick == SIZE_MAX && o->ntables ? o->ntables - 1 : o->pick;
+    o->nrows = cm_db_nrows(res, t);
+    o->ncols = cm_db_ncols(res, t);
+    o->changes = cm_db_changes(res, t);
+    const char *v = cm_db_value(res, t, 0, 0);
+    snprintf(o->first, sizeof(o->first), "%s", v ? v : "<null>");
+    snprintf(o->error, sizeof(o->error), "%s", cm_db_error(res));
+}
+
+static outcome_t run(fixture_t *fx, const cm_db_stmt_t *stmts, size_t n)
+{
+    outcome_t o = {.pick = SIZE_MAX};
+    o.in_run = true;
+    cm_db_run(fx->db, stmts, n, on_done, &o);
+    o.in_run = false;
+    while (!o.done)
+        uv_run(&fx->loop, UV_RUN_ONCE);
+    return o;
+}
+
+static outcome_t run1(fixture_t *fx, const char *sql, const char *const *params, int n)
+{
+    cm_db_stmt_t s = {sql, params, n};
+    return run(fx, &s, 1);
+}
+
+static const cm_db_migration_t migrations[] = {
+    {1, "CREATE TABLE things (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,"
+        " size INTEGER, note TEXT)",
+     "CREATE TABLE things (id BIGSERIAL PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
+     " size BIGINT, note TEXT)"},
+    {2, "ALTER TABLE things ADD COLUMN tag TEXT; CREATE INDEX things_tag ON things (tag)",
+     "ALTER TABLE things ADD COLUMN tag TEXT; CREATE INDEX things_tag ON things (tag)"},
+};
+
+static void migrate(fixture_t *fx, size_t n)
+{
+    outcome_t o = {.pick = SIZE_MAX};
+    cm_db_migrate(fx->db, migrations, n, on_done, &o);
+    while (!o.done)
+        uv_run(&fx->loop, UV_RUN_ONCE);
+    assert_int_equal(o.status, 0);
+}
+
+/* ---- tests ----------------------------------------------------------------------- */
+
+static void test_migrate_once_in_order(void **state)
+{
+    fixture_t *fx = *state;
+    migrate(fx, 1);
+    outcome_t o = run1(fx, "SELECT MAX(version) FROM schema_migrations", NULL, 0);
+    assert_string_equal(o.first, "1");
+    migrate(fx, 2); /* only version 2 is new; version 1 again would fail (table exists) */
+    o = run1(fx, "SELECT COUNT(*) FROM schema_migrations", NULL, 0);
+    assert_string_equal(o.first, "2");
+    migrate(fx, 2);
+    o = run1(fx, "SELECT COUNT(*) FROM schema_migrations", NULL, 0);
+    assert_string_equal(o.first, "2");
+    const char *p[] = {"a", "x"};
+    o = run1(fx, "INSERT INTO things (name, tag) VALUES ($1, $2)", p, 2);
+    assert_int_equal(o.status, 0);
+    assert_int_equal(o.changes, 1);
+}
+
+static void test_params_in_text_out(void **state)
+{
+    fixture_t *fx = *state;
+    migrate(fx, 2);
+    const char *evil = "'; DROP TABLE things; -- \"$1\" \\ \xc3\xa9";
+    const char *p1[] = {evil, "42", NULL};
+    outcome_t o = run1(fx, "INSERT INTO things (name, size, note) VALUES ($1, $2, $3) RETURNING id",
+                       p1, 3);
+    assert_int_equal(o.status, 0);
+    assert_string_equal(o.first, "1");
+    const char *p2[] = {"1"};
+    o = run1(fx, "SELECT name FROM things WHERE id = $1", p2, 1);
+    assert_string_equal(o.first, evil);
+    o = run1(fx, "SELECT note FROM things WHERE id = $1", p2, 1);
+    assert_string_equal(o.first, "<null>");
+    o = run1(fx, "SELECT size + 1 FROM things WHERE size = $1", (const char *[]){"42"}, 1);
+    assert_string_equal(o.first, "43");
+    /* the same parameter twice, out of order, and in LIMIT */
+    const char *p3[] = {"0", "1"};
+    o = run1(fx, "SELECT name FROM things WHERE id >= $2 AND id > $1 LIMIT $2", p3, 2);
+    assert_int_equal(o.nrows, 1);
+    assert_int_equal(o.ncols, 1);
+    /* leading zeros stay text */
+    o = run1(fx, "SELECT CAST($1 AS TEXT)", (const char *[]){"007"}, 1);
+    assert_string_equal(o.first, "007");
+}
+
+static void test_transaction_rolls_back_on_conflict(void **state)
+{
+    fixture_t *fx = *state;
+    migrate(fx, 2);
+    assert_int_equal(run1(fx, "INSERT INTO things (name) VALUES ('taken')", NULL, 0).status, 0);
+    cm_db_stmt_t tx[] = {
+        {"INSERT INTO things (name) VALUES ('fresh')", NULL, 0},
+        {"UPDATE things SET size = 7 WHERE name = 'taken'", NULL, 0},
+        {"INSERT INTO things (name) VALUES ('taken')", NULL, 0},
+    };
+    outcome_t o = run(fx, tx, 3);
+    assert_int_equal(o.status, CM_ECONFLICT);
+    assert_int_equal(o.ntables, 0);
+    assert_true(o.error[0] != '\0');
+    o = run1(fx, "SELECT COUNT(*) FROM things WHERE name = 'fresh' OR size = 7", NULL, 0);
+    assert_string_equal(o.first, "0");
+    /* and a good transaction gives one table per statement */
+    cm_db_stmt_t ok[] = {
+        {"INSERT INTO things (name) VALUES ('fresh')", NULL, 0},
+        {"SELECT name FROM things ORDER BY name", NULL, 0},
+    };
+    o = run(fx, ok, 2);
+    assert_int_equal(o.status, 0);
+    assert_int_equal(o.ntables, 2);
+    assert_int_equal(o.nrows, 2);
+    assert_string_equal(o.first, "fresh");
+}
+
+static void test_sql_error_is_einval(void **state)
+{
+    fixture_t *fx = *state;
+    outcome_t o = run1(fx, "SELECT * FROM no_such_table", NULL, 0);
+    assert_int_equal(o.status, CM_EINVAL);
+    assert_non_null(strstr(o.error, "no_such_table"));
+    o = run1(fx, "SELEC 1", NULL, 0);
+    assert_int_equal(o.status, CM_EINVAL);
+    /* the handle goes on working after a failure */
+    o = run1(fx, "SELECT 1", NULL, 0);
+    assert_int_equal(o.status, 0);
+    assert_string_equal(o.first, "1");
+}
+
+static void test_script_keeps_last_result(void **state)
+{
+    fixture_t *fx = *state;
+    migrate(fx, 2);
+    outcome_t o = run1(fx,
+                       "INSERT INTO things (name) VALUES ('a'); INSERT INTO things (name) "
+                       "VALUES ('b');\n SELECT COUNT(*) AS n FROM things; -- done\n",
+                       NULL, 0);
+    assert_int_equal(o.status, 0);
+    assert_int_equal(o.ntables, 1);
+    assert_string_equal(o.first, "2");
+}
+
+/* Jobs complete in submission order, never inside cm_db_run. */
+#define NJOBS 200
+static int order_seen[NJOBS], order_n;
+static void on_ordered(int status, const cm_db_res_t *res, void *ud)
+{
+    assert_int_equal(status, 0);
+    assert_string_equal(cm_db_value(res, 0, 0, 0), ud);
+    order_seen[order_n++] = atoi(ud);
+}
+
+static void test_jobs_complete_in_order(void **state)
+{
+    fixture_t *fx = *state;
+    static char names[NJOBS][16];
+    order_n = 0;
+    for (int i = 0; i < NJOBS; i++) {
+        snprintf(names[i], sizeof(names[i]), "%d", i);
+        const char *p[] = {names[i]};
+        cm_db_stmt_t s = {"SELECT CAST($1 AS TEXT)", p, 1};
+        cm_db_run(fx->db, &s, 1, on_ordered, names[i]);
+        assert_int_equal(order_n, 0);
+    }
+    while (order_n < NJOBS)
+        uv_run(&fx->loop, UV_RUN_ONCE);
+    for (int i = 0; i < NJOBS; i++)
+        assert_int_equal(order_seen[i], i);
+    outcome_t o = run1(fx, "SELECT 1", NULL, 0);
+    assert_false(o.called_in_run);
+}
+
+static void test_ready_after_first_job(void **state)
+{
+    fixture_t *fx = *state;
+    assert_int_equal(run1(fx, "SELECT 1", NULL, 0).status, 0);
+    cm_buf_t why = CM_BUF_INIT;
+    assert_true(cm_db_ready(fx->db, &why));
+    assert_int_equal(why.len, 0);
+    cm_buf_free(&why);
+    assert_int_equal(cm_db_dialect(fx->db),
+                     strcmp(fx->backend, "sqlite") == 0 ? CM_DB_SQLITE : CM_DB_POSTGRES);
+}
+
+/* cm_db_close: what was submitted finishes; what comes after is refused. */
+static void test_close_finishes_then_refuses(void **state)
+{
+    fixture_t *fx = *state;
+    migrate(fx, 1);
+    outcome_t before = {.pick = SIZE_MAX}, after = {.pick = SIZE_MAX};
+    bool closed = false;
+    cm_db_stmt_t s = {"INSERT INTO things (name) VALUES ('last')", NULL, 0};
+    cm_db_run(fx->db, &s, 1, on_done, &before);
+    cm_db_close(fx->db, on_closed, &closed);
+    cm_db_run(fx->db, &s, 1, on_done, &after);
+    uv_run(&fx->loop, UV_RUN_DEFAULT);
+    assert_true(closed);
+    assert_int_equal(before.status, 0);
+    assert_int_equal(after.status, CM_EUNAVAIL);
+    fx->db = NULL;
+}
+
+/* ---- backend-specific ---------------------------------------------------------- */
+
+/* Runs one statement on the fixture's second handle. */
+static outcome_t run_extra(fixture_t *fx, const char *sql)
+{
+    cm_db_t *keep = fx->db;
+    fx->db = fx->extra;
+    outcome_t o = run1(fx, sql, NULL, 0);
+    fx->db = keep;
+    return o;
+}
+
+static void test_sqlite_cannot_open(void **state)
+{
+    fixture_t *fx = *state;
+    assert_int_equal(
+        cm_db_open(&fx->loop, &(cm_db_opts_t){.url = "sqlite:/nonexistent/dir/x.db"}, &fx->extra),
+        0);
+    outcome_t o = run_extra(fx, "SELECT 1");
+    assert_int_equal(o.status, CM_EUNAVAIL);
+    assert_non_null(strstr(o.error, "cannot open"));
+    cm_buf_t why = CM_BUF_INIT;
+    assert_false(cm_db_ready(fx->extra, &why));
+    assert_non_null(strstr(cm_buf_cstr(&why), "cannot open"));
+    cm_buf_free(&why);
+}
+
+static void test_pg_unreachable_fails_fast(void **state)
+{
+    fixture_t *fx = *state;
+    /* port 1 on loopback: refused at once */
+    const char *url = "postgres://postgres@127.0.0.1:1/postgres?connect_timeout=2";
+    assert_int_equal(cm_db_open(&fx->loop, &(cm_db_opts_t){.url = url}, &fx->extra), 0);
+    outcome_t o = run_extra(fx, "SELECT 1"); /* waits for the first attempt, which fails */
+    assert_int_equal(o.status, CM_EUNAVAIL);
+    assert_non_null(strstr(o.error, "cannot connect"));
+    o = run_extra(fx, "SELECT 1"); /* while down: at once */
+    assert_int_equal(o.status, CM_EUNAVAIL);
+    assert_non_null(strstr(o.error, "not connected"));
+    cm_buf_t why = CM_BUF_INIT;
+    assert_false(cm_db_ready(fx->extra, &why));
+    assert_non_null(strstr(cm_buf_cstr(&why), "not connected"));
+    cm_buf_free(&why);
+}
+
+static void test_unknown_scheme(void **state)
+{
+    fixture_t *fx = *state;
+    cm_db_t *db = (cm_db_t *)1;
+    assert_int_equal(cm_db_open(&fx->loop, &(cm_db_opts_t){.url = "mysql://x"}, &db), CM_EINVAL);
+    assert_null(db);
+    assert_int_equal(cm_db_open(&fx->loop, &(cm_db_opts_t){.url = "sqlite:"}, &db), CM_EINVAL);
+}
+
+/* Connections drop: the running job fails with CM_EUNAVAIL and the handle
+ * reconnects by itself. The server kills our backend with
+ * pg_terminate_backend, which is what a restart looks like to a client. */
+static void test_pg_reconnects_after_drop(void **state)
+{
+    fixture_t *fx = *state;
+    outcome_t o = run1(fx, "SELECT pg_backend_pid()", NULL, 0);
+    assert_int_equal(o.status, 0);
+    char pid[sizeof(o.first)];
+    snprintf(pid, sizeof(pid), "%s", o.first);
+    o = run1(fx, "SELECT pg_terminate_backend(pg_backend_pid())", NULL, 0);
+    assert_int_equal(o.status, CM_EUNAVAIL);
+    /* fail fast while down, then back within a few retries */
+    bool back = false;
+    for (int i = 0; i < 200 && !back; i++) {
+        o = run1(fx, "SELECT pg_backend_pid()", NULL, 0);
+        if (o.status == 0)
+            back = true;
+        else {
+            assert_int_equal(o.status, CM_EUNAVAIL);
+            uv_sleep(25);
+        }
+    }
+    assert_true(back);
+    assert_string_not_equal(o.first, pid);
+}
+
+#define BOTH(t)                                                                                    \
+    cmocka_unit_test_prestate_setup_teardown(t, fx_setup, fx_teardown, "sqlite"),                  \
+        cmocka_unit_test_prestate_setup_teardown(t, fx_setup, fx_teardown, "postgres")
+
+int main(void)
+{
+    cm_log_init("test_db", CM_LOG_ERROR);
+    const struct CMUnitTest tests[] = {
+        BOTH(test_migrate_once_in_order),
+        BOTH(test_params_in_text_out),
+        BOTH(test_transaction_rolls_back_on_conflict),
+        BOTH(test_sql_error_is_einval),
+        BOTH(test_script_keeps_last_result),
+        BOTH(test_jobs_complete_in_order),
+        BOTH(test_ready_after_first_job),
+        BOTH(test_close_finishes_then_refuses),
+        cmocka_unit_test_prestate_setup_teardown(test_sqlite_cannot_open, fx_setup, fx_teardown,
+                                                 "sqlite"),
+        cmocka_unit_test_prestate_setup_teardown(test_pg_unreachable_fails_fast, fx_setup,
+                                                 fx_teardown, "postgres"),
+        cmocka_unit_test_prestate_setup_teardown(test_unknown_scheme, fx_setup, fx_teardown,
+                                                 "sqlite"),
+        cmocka_unit_test_prestate_setup_teardown(test_pg_reconnects_after_drop, fx_setup,
+                                                 fx_teardown, "postgres"),
+    };
+    return cmocka_run_group_tests_name("db", tests, start_postgres, stop_postgres);
+}
