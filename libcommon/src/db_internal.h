@@ -69,8 +69,7 @@ struct cm_db {
 
 /* Backends: embed struct cm_db first; db.c sets the common fields. */
 void cm__db_init(cm_db_t *db, uv_loop_t *loop, const cm__db_ops_t *ops, const char *name);
-int cm_db_open_sqlite(uv_loop_t *loop, const cm_db_opts_t *opts, const char *path,
-                      cm_db_t **out);
+int cm_db_open_sqlite(uv_loop_t *loop, const cm_db_opts_t *opts, const char *path, cm_db_t **out);
 int cm_db_open_pg(uv_loop_t *loop, const cm_db_opts_t *opts, cm_db_t **out);
 
 void cm__db_job_done(cm__db_job_t *job);

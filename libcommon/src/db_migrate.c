@@ -20,9 +20,9 @@ typedef struct {
     cm_db_t *db;
     const cm_db_migration_t *m;
     size_t n;
-    size_t next;     /* index of the migration being applied */
-    bool rechecked;  /* it failed: the table is being read again */
-    int status;      /* its failure, kept for when nobody else applied it */
+    size_t next;    /* index of the migration being applied */
+    bool rechecked; /* it failed: the table is being read again */
+    int status;     /* its failure, kept for when nobody else applied it */
     cm_db_res_t failure;
     cm_db_done_cb done;
     void *ud;
@@ -106,8 +106,7 @@ static void read_versions(migrate_t *mg)
     cm_db_run(mg->db, stmts, 2, on_versions, mg);
 }
 
-void cm_db_migrate(cm_db_t *db, const cm_db_migration_t *m, size_t n, cm_db_done_cb done,
-                   void *ud)
+void cm_db_migrate(cm_db_t *db, const cm_db_migration_t *m, size_t n, cm_db_done_cb done, void *ud)
 {
     migrate_t *mg = cm_xcalloc(1, sizeof(*mg));
     mg->db = db;

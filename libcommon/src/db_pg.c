@@ -131,12 +131,8 @@ static void on_notice(void *ud, const char *message)
 static void connecting(pg_db_t *pg)
 {
     switch (PQconnectPoll(pg->conn)) {
-    case PGRES_POLLING_READING:
-        watch(pg, UV_READABLE);
-        return;
-    case PGRES_POLLING_WRITING:
-        watch(pg, UV_WRITABLE);
-        return;
+    case PGRES_POLLING_READING: watch(pg, UV_READABLE); return;
+    case PGRES_POLLING_WRITING: watch(pg, UV_WRITABLE); return;
     case PGRES_POLLING_OK:
         PQsetnonblocking(pg->conn, 1);
         PQsetNoticeProcessor(pg->conn, on_notice, pg);
@@ -149,8 +145,7 @@ static void connecting(pg_db_t *pg)
         else
             cm__db_kick(&pg->base);
         return;
-    default:
-        lost(pg, PQerrorMessage(pg->conn));
+    default: lost(pg, PQerrorMessage(pg->conn));
     }
 }
 
@@ -232,15 +227,14 @@ static void keep_result(pg_db_t *pg, PGresult *r)
     if (st == PGRES_FATAL_ERROR || st == PGRES_BAD_RESPONSE || st == PGRES_NONFATAL_ERROR) {
         if (pg->pending == 0) {
             pg->pending = status_of(r);
-            cm__db_job_fail(job, pg->pending, "%s: %s", pg->base.name,
-                            PQresultErrorMessage(r));
+            cm__db_job_fail(job, pg->pending, "%s: %s", pg->base.name, PQresultErrorMessage(r));
             while (job->res.error.len && job->res.error.p[job->res.error.len - 1] == '\n')
                 job->res.error.p[--job->res.error.len] = '\0';
         }
         return;
     }
     if (pg->phase != PH_STMT || pg->pending)
-        return; /* BEGIN, COMMIT, ROLLBACK: nothing to keep */
+        return;                                    /* BEGIN, COMMIT, ROLLBACK: nothing to keep */
     while (job->res.ntables > pg->tables_before) { /* an earlier part of a script */
         cm__db_table_t *t = &job->res.tables[--job->res.ntables];
         free(t->cells);

@@ -34,8 +34,7 @@ static int status_of(int rc)
     switch (rc) {
     case SQLITE_CONSTRAINT_UNIQUE:
     case SQLITE_CONSTRAINT_PRIMARYKEY:
-    case SQLITE_CONSTRAINT_FOREIGNKEY:
-        return CM_ECONFLICT;
+    case SQLITE_CONSTRAINT_FOREIGNKEY: return CM_ECONFLICT;
     }
     switch (rc & 0xff) {
     case SQLITE_BUSY:
@@ -44,8 +43,7 @@ static int status_of(int rc)
     case SQLITE_IOERR:
     case SQLITE_FULL:
     case SQLITE_READONLY:
-    case SQLITE_NOMEM:
-        return CM_EUNAVAIL;
+    case SQLITE_NOMEM: return CM_EUNAVAIL;
     }
     return CM_EINVAL;
 }
@@ -152,7 +150,7 @@ static int run_stmt(sqlite_db_t *sq, cm__db_job_t *job, const cm_db_stmt_t *s)
             return fail(sq, job, "prepare");
         sql = tail;
         if (st == NULL)
-            continue; /* whitespace or a comment */
+            continue;                              /* whitespace or a comment */
         while (job->res.ntables > tables_before) { /* an earlier part's result */
             cm__db_table_t *t = &job->res.tables[--job->res.ntables];
             free(t->cells);
@@ -252,8 +250,7 @@ static const cm__db_ops_t sqlite_ops = {
     .free = sqlite_free,
 };
 
-int cm_db_open_sqlite(uv_loop_t *loop, const cm_db_opts_t *opts, const char *path,
-                      cm_db_t **out)
+int cm_db_open_sqlite(uv_loop_t *loop, const cm_db_opts_t *opts, const char *path, cm_db_t **out)
 {
     sqlite_db_t *sq = cm_xcalloc(1, sizeof(*sq));
     cm__db_init(&sq->base, loop, &sqlite_ops, opts->name);

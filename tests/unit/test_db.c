@@ -142,10 +142,10 @@ typedef struct {
     int status;
     size_t ntables, nrows, ncols;
     long long changes;
-    char first[256];   /* table `pick`, row 0, column 0; "<null>" for NULL */
+    char first[256]; /* table `pick`, row 0, column 0; "<null>" for NULL */
     char error[512];
-    size_t pick;       /* which table to copy from: the last one when SIZE_MAX */
-    bool in_run;       /* set while cm_db_run is on the stack */
+    size_t pick; /* which table to copy from: the last one when SIZE_MAX */
+    bool in_run; /* set while cm_db_run is on the stack */
     bool called_in_run;
 } outcome_t;
 
@@ -183,8 +183,9 @@ static outcome_t run1(fixture_t *fx, const char *sql, const char *const *params,
 }
 
 static const cm_db_migration_t migrations[] = {
-    {1, "CREATE TABLE things (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,"
-        " size INTEGER, note TEXT)",
+    {1,
+     "CREATE TABLE things (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,"
+     " size INTEGER, note TEXT)",
      "CREATE TABLE things (id BIGSERIAL PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
      " size BIGINT, note TEXT)"},
     {2, "ALTER TABLE things ADD COLUMN tag TEXT; CREATE INDEX things_tag ON things (tag)",
@@ -226,8 +227,8 @@ static void test_params_in_text_out(void **state)
     migrate(fx, 2);
     const char *evil = "'; DROP TABLE things; -- \"$1\" \\ \xc3\xa9";
     const char *p1[] = {evil, "42", NULL};
-    outcome_t o = run1(fx, "INSERT INTO things (name, size, note) VALUES ($1, $2, $3) RETURNING id",
-                       p1, 3);
+    outcome_t o =
+        run1(fx, "INSERT INTO things (name, size, note) VALUES ($1, $2, $3) RETURNING id", p1, 3);
     assert_int_equal(o.status, 0);
     assert_string_equal(o.first, "1");
     const char *p2[] = {"1"};

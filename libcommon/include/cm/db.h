@@ -105,7 +105,6 @@ typedef struct {
 
 /* status 0 when every version is in place; res names the failure. The
  * array must live until done runs. */
-void cm_db_migrate(cm_db_t *db, const cm_db_migration_t *m, size_t n, cm_db_done_cb done,
-                   void *ud);
+void cm_db_migrate(cm_db_t *db, const cm_db_migration_t *m, size_t n, cm_db_done_cb done, void *ud);
 
 #endif

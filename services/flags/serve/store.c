@@ -1,8 +1,6 @@
 /* store.c - project tables from Redis, refreshed and swapped (see store.h). */
 #include "serve/store.h"
 
-#include <mbedtls/sha256.h>
-#include <mbedtls/version.h>
 #include <nettle/sha1.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +8,9 @@
 #include <time.h>
 
 #include "cm/alloc.h"
-#include "cm/err.h"
+#include "cm/digest.h"
 #include "cm/hex.h"
+#include "cm/err.h"
 #include "cm/log.h"
 #include "cm/strset.h"
 #include "core/tzone.h"
@@ -127,23 +126,12 @@ const char *flg_store_project_for_token(const flg_store_t *s, cm_slice_t token)
     return cm_strset_get(s->tokens, token);
 }
 
-static void sha256_hex(cm_slice_t in, char out[65])
-{
-    unsigned char h[32];
-#if MBEDTLS_VERSION_MAJOR >= 3
-    mbedtls_sha256((const unsigned char *)in.p, in.len, h, 0);
-#else
-    mbedtls_sha256_ret((const unsigned char *)in.p, in.len, h, 0);
-#endif
-    cm_hex_encode(h, sizeof(h), out);
-}
-
 const char *flg_store_project_for_secret(const flg_store_t *s, cm_slice_t secret)
 {
     char hex[65];
     if (secret.len == 0)
         return NULL;
-    sha256_hex(secret, hex);
+    cm_sha256_hex(secret.p, secret.len, hex);
     return cm_strset_get(s->secrets, (cm_slice_t){hex, 64});
 }
 
