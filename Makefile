@@ -41,7 +41,7 @@ FUZZ_CC ?= clang
 LLHTTP_SRC ?= /usr/share/llhttp
 LLHTTP_INC ?= /usr/share/include/llhttp
 
-PKGS := libuv hiredis zlib rdkafka libpcre2-8 libmaxminddb nettle icu-i18n sqlite3 libpq
+PKGS := libuv hiredis zlib rdkafka libpcre2-8 libmaxminddb nettle icu-i18n sqlite3 libpq libargon2
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

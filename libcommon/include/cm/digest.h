@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CM_SHA256_LEN 32
+#define CM_SHA256_LEN     32
 #define CM_SHA256_HEX_LEN 64
 
 void cm_sha256(const void *in, size_t len, uint8_t out[CM_SHA256_LEN]);

@@ -1,0 +1,51 @@
+/*
+ * api.h - the api service's configuration and shared context.
+ *
+ * One api_ctx_t is made in main() and handed to every route. The folders
+ * below services/api/ each have one outward header (docs/api.md):
+ *   routes.c      the route table: method, path, scope, handler
+ *   http/         authentication, JSON bodies, pagination, responses
+ *   resources/    one file per REST resource
+ *   store/        the only files that speak SQL (schema, queries)
+ *   publish/      store -> Redis for the flags fleet, through the outbox
+ */
+#ifndef API_API_H
+#define API_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cm/config.h"
+#include "cm/db.h"
+#include "cm/http_server.h"
+#include "cm/metrics.h"
+#include "cm/redis.h"
+#include "cm/service.h"
+
+typedef struct {
+    cm_service_cfg_t svc; /* host, port, max body, proxies, Redis, drain, log level */
+    char *database_url;
+    char *base_url;
+    long long publish_retry_ms;
+} api_config_t;
+
+extern const cm_cfg_key_t api_config_keys[];
+extern const size_t api_config_nkeys;
+
+typedef struct api_publisher api_publisher_t;
+
+typedef struct {
+    api_config_t cfg;
+    uv_loop_t *loop;
+    cm_metrics_t *metrics;
+    cm_db_t *db;
+    cm_redis_t *redis;
+    api_publisher_t *publisher;
+    cm_http_server_t *http;
+    bool migrated; /* the schema is in place: routes may run */
+} api_ctx_t;
+
+/* routes.c: every route of the service on ctx->http. */
+void api_routes(api_ctx_t *ctx);
+
+#endif

@@ -1,0 +1,186 @@
+/*
+ * bootstrap.c - `api bootstrap` (see main.c): the demo organization, user,
+ * project and personal API key that `make run` starts with, printed as one
+ * JSON object. The secrets (password, phs_ and phx_ tokens) exist only in
+ * this output: the store keeps their hashes. Nothing is published here: the
+ * serving api republishes every project when it starts.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "bootstrap.h"
+#include "cm/digest.h"
+#include "cm/json.h"
+#include "cm/log.h"
+#include "cm/token.h"
+#include "cm/uuid.h"
+#include "http/http.h"
+#include "store/store.h"
+
+#define DEMO_EMAIL "demo@example.com"
+
+static bool wanted;
+static int status;
+static void (*finish_fn)(void *);
+
+static struct {
+    char org[CM_UUID_STR_LEN + 1], user[CM_UUID_STR_LEN + 1], project[CM_UUID_STR_LEN + 1];
+    char key_id[CM_UUID_STR_LEN + 1];
+    char password[CM_TOKEN_MAX], token[CM_TOKEN_MAX], secret[CM_TOKEN_MAX], key[CM_TOKEN_MAX];
+} made;
+
+void api_bootstrap_want(bool yes)
+{
+    wanted = yes;
+}
+
+bool api_bootstrap_wanted(void)
+{
+    return wanted;
+}
+
+int api_bootstrap_status(void)
+{
+    return status;
+}
+
+static void print(cm_buf_t *out)
+{
+    fwrite(out->p, 1, out->len, stdout);
+    fputc('\n', stdout);
+    fflush(stdout);
+    cm_buf_free(out);
+    finish_fn(NULL);
+}
+
+static void on_seeded(int rc, const cm_db_res_t *res, void *ud)
+{
+    (void)ud;
+    if (rc != 0) {
+        cm_log(CM_LOG_ERROR, NULL, "bootstrap: %s", cm_db_error(res));
+        status = 1;
+        finish_fn(NULL);
+        return;
+    }
+    cm_buf_t out = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &out);
+    cm_json_begin_object(&w);
+    cm_json_key(&w, "created");
+    cm_json_boolean(&w, true);
+    cm_json_key(&w, "organization_id");
+    cm_json_str_cstr(&w, made.org);
+    cm_json_key(&w, "project_id");
+    cm_json_int(&w, atoll(cm_db_value(res, cm_db_ntables(res) - 1, 0, 0)));
+    cm_json_key(&w, "project_api_token");
+    cm_json_str_cstr(&w, made.token);
+    cm_json_key(&w, "project_secret_api_token");
+    cm_json_str_cstr(&w, made.secret);
+    cm_json_key(&w, "email");
+    cm_json_str_cstr(&w, DEMO_EMAIL);
+    cm_json_key(&w, "password");
+    cm_json_str_cstr(&w, made.password);
+    cm_json_key(&w, "personal_api_key");
+    cm_json_str_cstr(&w, made.key);
+    cm_json_end_object(&w);
+    print(&out);
+}
+
+static void seed(api_ctx_t *ctx)
+{
+    char password_hash[128], secret_hash[CM_SHA256_HEX_LEN + 1], key_hash[CM_SHA256_HEX_LEN + 1];
+    char secret_mask[32], key_mask[32];
+    cm_uuid_v4(made.org);
+    cm_uuid_v7(made.user);
+    cm_uuid_v7(made.project);
+    cm_uuid_v7(made.key_id);
+    cm_token_new("", made.password);
+    made.password[20] = '\0';
+    cm_token_new("phc_", made.token);
+    cm_token_new("phs_", made.secret);
+    cm_token_new("phx_", made.key);
+    /* a one-off command, not a server: hashing on this thread is fine */
+    if (api_password_hash(made.password, password_hash, sizeof(password_hash)) != 0) {
+        status = 1;
+        finish_fn(NULL);
+        return;
+    }
+    cm_sha256_hex(made.secret, strlen(made.secret), secret_hash);
+    cm_sha256_hex(made.key, strlen(made.key), key_hash);
+    cm_token_mask(made.secret, secret_mask, sizeof(secret_mask));
+    cm_token_mask(made.key, key_mask, sizeof(key_mask));
+    api_store_seed_t s = {
+        .org_id = made.org,
+        .org_name = "Demo organization",
+        .user_uuid = made.user,
+        .email = DEMO_EMAIL,
+        .password_hash = password_hash,
+        .project_uuid = made.project,
+        .project_name = "Demo project",
+        .token = made.token,
+        .secret_hash = secret_hash,
+        .secret_mask = secret_mask,
+        .key_id = made.key_id,
+        .key_hash = key_hash,
+        .key_mask = key_mask,
+    };
+    api_store_seed(ctx->db, &s, on_seeded, NULL);
+}
+
+static void on_summary(int rc, const cm_db_res_t *res, void *ud)
+{
+    api_ctx_t *ctx = ud;
+    if (rc != 0) {
+        cm_log(CM_LOG_ERROR, NULL, "bootstrap: %s", cm_db_error(res));
+        status = 1;
+        finish_fn(NULL);
+        return;
+    }
+    if (cm_db_nrows(res, 0) == 0) {
+        seed(ctx);
+        return;
+    }
+    cm_buf_t out = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &out);
+    cm_json_begin_object(&w);
+    cm_json_key(&w, "created");
+    cm_json_boolean(&w, false);
+    cm_json_key(&w, "organizations");
+    cm_json_begin_array(&w);
+    for (size_t i = 0; i < cm_db_nrows(res, 0); i++) {
+        cm_json_begin_object(&w);
+        cm_json_key(&w, "id");
+        cm_json_str_cstr(&w, cm_db_value(res, 0, i, 0));
+        cm_json_key(&w, "name");
+        cm_json_str_cstr(&w, cm_db_value(res, 0, i, 1));
+        cm_json_end_object(&w);
+    }
+    cm_json_end_array(&w);
+    cm_json_key(&w, "projects");
+    cm_json_begin_array(&w);
+    for (size_t i = 0; i < cm_db_nrows(res, 1); i++) {
+        cm_json_begin_object(&w);
+        cm_json_key(&w, "id");
+        cm_json_int(&w, atoll(cm_db_value(res, 1, i, 0)));
+        cm_json_key(&w, "name");
+        cm_json_str_cstr(&w, cm_db_value(res, 1, i, 1));
+        cm_json_key(&w, "api_token");
+        cm_json_str_cstr(&w, cm_db_value(res, 1, i, 2));
+        cm_json_end_object(&w);
+    }
+    cm_json_end_array(&w);
+    cm_json_key(&w, "users");
+    cm_json_begin_array(&w);
+    for (size_t i = 0; i < cm_db_nrows(res, 2); i++)
+        cm_json_str_cstr(&w, cm_db_value(res, 2, i, 0));
+    cm_json_end_array(&w);
+    cm_json_end_object(&w);
+    print(&out);
+}
+
+void api_bootstrap_run(api_ctx_t *ctx, void (*finish)(void *ud))
+{
+    finish_fn = finish;
+    api_store_summary(ctx->db, on_summary, ctx);
+}

@@ -1,0 +1,116 @@
+/* call.c - routes into calls, request bodies and paging (see http.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm/alloc.h"
+#include "cm/err.h"
+#include "cm/form.h"
+#include "http/http_int.h"
+
+#define MAX_ROUTES 256
+
+typedef struct {
+    api_ctx_t *ctx;
+    const api_route_t *route;
+} route_ud_t;
+
+static void on_request(cm_http_req_t *req, void *ud)
+{
+    route_ud_t *r = ud;
+    api_call_t *call = cm_xcalloc(1, sizeof(*call));
+    call->ctx = r->ctx;
+    call->req = req;
+    call->route = r->route;
+    if (!r->ctx->migrated) {
+        cm_api_error_t e;
+        cm_api_error_set(&e, 503, "not_ready", NULL, "The metadata store is not ready yet.");
+        api_respond_error(call, &e);
+        return;
+    }
+    api_http__authorize(call);
+}
+
+void api_http_route(api_ctx_t *ctx, const api_route_t *route)
+{
+    /* Lives as long as the process, as the server's routes do. */
+    static route_ud_t uds[MAX_ROUTES];
+    static size_t nuds;
+    if (nuds == MAX_ROUTES)
+        abort(); /* raise MAX_ROUTES */
+    route_ud_t *ud = &uds[nuds++];
+    ud->ctx = ctx;
+    ud->route = route;
+    cm_http_server_route(ctx->http, route->methods, route->path, on_request, ud);
+    const char *projects = "/api/projects/{project_id}/";
+    if (strncmp(route->path, projects, strlen(projects)) == 0) {
+        char twin[256];
+        snprintf(twin, sizeof(twin), "/api/environments/{project_id}/%s",
+                 route->path + strlen(projects));
+        cm_http_server_route(ctx->http, route->methods, twin, on_request, ud);
+    }
+}
+
+void api_http__call_end(api_call_t *call)
+{
+    if (call->state_free)
+        call->state_free(call->state);
+    cm_json_doc_free(call->body);
+    free(call);
+}
+
+int api_call_body(api_call_t *call)
+{
+    cm_slice_t body = cm_http_req_body(call->req);
+    if (body.len == 0)
+        body = (cm_slice_t){"{}", 2};
+    if (!cm_json_utf8_valid(body.p, body.len)) {
+        api_respond_invalid(call, NULL, "Request body is not valid UTF-8.");
+        return -1;
+    }
+    if (cm_json_parse(body.p, body.len, NULL, &call->body, NULL) != CM_OK) {
+        api_respond_invalid(call, NULL, "JSON parse error - the request body is not valid JSON.");
+        return -1;
+    }
+    if (cm_json_type(cm_json_root(call->body)) != CM_JSON_OBJECT) {
+        api_respond_invalid(call, NULL, "Expected a JSON object as the request body.");
+        return -1;
+    }
+    return 0;
+}
+
+static int query_int(api_call_t *call, const char *name, long long def, long long max,
+                     long long *out)
+{
+    cm_buf_t v = CM_BUF_INIT;
+    *out = def;
+    cm_slice_t q = cm_http_req_query(call->req);
+    int rc = cm_form_get(q.p, q.len, name, &v);
+    if (rc == CM_ENOTFOUND) {
+        cm_buf_free(&v);
+        return 0;
+    }
+    char *end;
+    const char *s = cm_buf_cstr(&v);
+    long long n = strtoll(s, &end, 10);
+    bool ok = rc == CM_OK && end != s && *end == '\0' && n >= 0;
+    cm_buf_free(&v);
+    if (!ok) {
+        api_respond_invalid(call, name, "%s must be a non-negative integer.", name);
+        return -1;
+    }
+    *out = n > max ? max : n;
+    return 0;
+}
+
+int api_call_page(api_call_t *call)
+{
+    if (query_int(call, "limit", 100, 1000, &call->limit) != 0 ||
+        query_int(call, "offset", 0, 1LL << 40, &call->offset) != 0)
+        return -1;
+    if (call->limit == 0)
+        call->limit = 100;
+    snprintf(call->limit_text, sizeof(call->limit_text), "%lld", call->limit);
+    snprintf(call->offset_text, sizeof(call->offset_text), "%lld", call->offset);
+    return 0;
+}

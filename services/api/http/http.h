@@ -1,0 +1,95 @@
+/*
+ * http.h - what every api route shares: the call (one request's state from
+ * the router to the response), authentication by personal API key, scope
+ * and project checks, JSON bodies, pagination and responses.
+ *
+ * A route is declared once in routes.c (api_route_t). For each request the
+ * router makes an api_call_t, authenticates it (asynchronously: the key is
+ * looked up by its SHA-256 in the store), checks the route's scope (403
+ * naming it) and, for routes under /api/projects/{project_id}/ or
+ * /api/environments/{project_id}/, that the key's user can reach the project
+ * (404 otherwise: never a hint that it exists). Only then does the
+ * resource's handler run. The handler answers through api_respond_* exactly
+ * once; that frees the call.
+ */
+#ifndef API_HTTP_H
+#define API_HTTP_H
+
+#include <stdbool.h>
+
+#include "api.h"
+#include "cm/api_error.h"
+#include "cm/buf.h"
+#include "cm/db.h"
+#include "cm/json.h"
+
+typedef struct api_call api_call_t;
+typedef void (*api_handler_t)(api_call_t *call);
+
+typedef struct {
+    unsigned methods;  /* CM_HTTP_* bits */
+    const char *path;  /* cm_http_server_route pattern; {project_id} makes it a project route */
+    const char *scope; /* object of the scope ("feature_flag"); NULL: any valid key */
+    api_handler_t handler;
+} api_route_t;
+
+struct api_call {
+    api_ctx_t *ctx;
+    cm_http_req_t *req;
+    const api_route_t *route;
+    char user_id[24];
+    char key_id[64];
+    char key_hash[65]; /* SHA-256 hex of the presented key */
+    char project_id[24]; /* project routes: the checked project */
+    char org_id[40];     /* project routes: its organization */
+    cm_json_doc_t *body; /* api_call_body: the parsed request body */
+    long long limit, offset;           /* api_call_page */
+    char limit_text[24], offset_text[24]; /* the same, as store parameters */
+    void *state;         /* the handler's, freed by state_free when the call ends */
+    void (*state_free)(void *state);
+};
+
+/* Registers route (which must outlive the server) under its path, and
+ * under /api/environments/... as well for /api/projects/... paths. */
+void api_http_route(api_ctx_t *ctx, const api_route_t *route);
+
+/* Parses the body as a JSON object. On failure answers 400 and returns -1
+ * (the call is gone). An empty body is an empty object. */
+int api_call_body(api_call_t *call);
+/* ?limit= and ?offset= as DRF's LimitOffsetPagination reads them (default
+ * limit 100, at most 1000) into call->limit/offset(_text). On a bad value
+ * answers 400 and returns -1. */
+int api_call_page(api_call_t *call);
+
+/* Responds with body (taken over) and ends the call. */
+void api_respond_json(api_call_t *call, int status, cm_buf_t *body);
+void api_respond_empty(api_call_t *call, int status);
+void api_respond_error(api_call_t *call, const cm_api_error_t *e);
+/* 400 validation_error with attr and a formatted detail. */
+void api_respond_invalid(api_call_t *call, const char *attr, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void api_respond_not_found(api_call_t *call);
+/* A failed store job: 503 when the store cannot be reached, 400 for a
+ * conflict (attr names the field), 500 otherwise (logged). */
+void api_respond_db_error(api_call_t *call, int status, const cm_db_res_t *res,
+                          const char *conflict_attr, const char *conflict_detail);
+
+/* Writes {"count", "next", "previous", "results": [ then the caller's rows,
+ * then api_page_end closes it. next/previous are absolute URLs on BASE_URL. */
+void api_page_begin(cm_json_writer_t *w, api_call_t *call, const char *total);
+void api_page_end(cm_json_writer_t *w);
+
+/* scopes.c: "*" or "<object>:read|write" for a grantable object. */
+bool api_scope_valid(cm_slice_t scope);
+
+/* password.c: argon2id in its encoded form (about 100 bytes; give 128).
+ * Slow by design: call it off the loop. 0 or CM_EINVAL. */
+int api_password_hash(const char *password, char *out, size_t size);
+bool api_password_check(const char *encoded, const char *password);
+
+/* Unix ms (text) -> ISO 8601 with milliseconds and Z; null for NULL. */
+void api_json_time(cm_json_writer_t *w, const char *ms);
+/* JSON text stored by the api -> inline value; null for NULL. */
+void api_json_stored(cm_json_writer_t *w, const char *json);
+
+#endif

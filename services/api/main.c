@@ -1,0 +1,194 @@
+/*
+ * main.c - the api service: configuration, wiring, the loop, the drain.
+ *
+ *   api              serve (API_PORT): migrate the store, republish every
+ *                    project to Redis, then answer routes.c's table
+ *   api bootstrap    on an empty store, make a demo organization, user,
+ *                    project and personal API key and print them (the key
+ *                    and password only this once); on a populated store,
+ *                    print what exists. No HTTP. Used by `make run`.
+ *
+ * SIGTERM: stop accepting, finish requests in progress, let the publisher
+ * finish the project it is writing, close the store and Redis, exit 0.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <uv.h>
+
+#include "api.h"
+#include "bootstrap.h"
+#include "cm/err.h"
+#include "cm/log.h"
+#include "cm/service.h"
+#include "cm/signals.h"
+#include "publish/publish.h"
+#include "store/store.h"
+
+static api_ctx_t ctx;
+static cm_signals_t *signals;
+static uv_timer_t migrate_retry;
+static int exit_code;
+
+static bool ready(void *ud, cm_buf_t *why)
+{
+    api_ctx_t *c = ud;
+    if (!cm_db_ready(c->db, why))
+        return false;
+    if (!c->migrated) {
+        cm_buf_append_cstr(why, "store: migrating");
+        return false;
+    }
+    if (!cm_redis_connected(c->redis)) {
+        cm_buf_append_cstr(why, "redis: not connected");
+        return false;
+    }
+    return true;
+}
+
+static void redis_closed(void *ud)
+{
+    (void)ud;
+    cm_signals_close(signals);
+}
+
+static void db_closed(void *ud)
+{
+    (void)ud;
+    if (ctx.redis)
+        cm_redis_close(ctx.redis, redis_closed, NULL);
+    else
+        redis_closed(NULL);
+}
+
+static void retry_closed(uv_handle_t *h)
+{
+    (void)h;
+    cm_db_close(ctx.db, db_closed, NULL);
+}
+
+static void publisher_closed(void *ud)
+{
+    (void)ud;
+    uv_close((uv_handle_t *)&migrate_retry, retry_closed);
+}
+
+static void http_drained(void *ud)
+{
+    (void)ud;
+    if (ctx.http)
+        cm_http_server_free(ctx.http);
+    api_publisher_close(ctx.publisher, publisher_closed, NULL);
+}
+
+static void on_term(void *ud)
+{
+    (void)ud;
+    uv_timer_stop(&migrate_retry);
+    if (ctx.http)
+        cm_http_server_drain(ctx.http, (uint64_t)ctx.cfg.svc.drain_timeout_ms, http_drained, NULL);
+    else
+        http_drained(NULL);
+}
+
+static void migrate(void);
+
+static void on_migrate_retry(uv_timer_t *t)
+{
+    (void)t;
+    migrate();
+}
+
+static void on_migrated(int status, const cm_db_res_t *res, void *ud)
+{
+    (void)ud;
+    if (status == CM_EUNAVAIL) { /* the database is not up yet: keep trying */
+        cm_log(CM_LOG_WARN, NULL, "store: %s; retrying", cm_db_error(res));
+        uv_timer_start(&migrate_retry, on_migrate_retry, 1000, 0);
+        return;
+    }
+    if (status != 0) {
+        cm_log(CM_LOG_ERROR, NULL, "store: migration failed: %s", cm_db_error(res));
+        exit_code = 1;
+        on_term(NULL);
+        return;
+    }
+    ctx.migrated = true;
+    if (api_bootstrap_wanted()) {
+        api_bootstrap_run(&ctx, on_term);
+        return;
+    }
+    api_publisher_republish_all(ctx.publisher);
+}
+
+static void migrate(void)
+{
+    cm_db_migrate(ctx.db, api_store_migrations, api_store_nmigrations, on_migrated, NULL);
+}
+
+/* sqlite:var/meta.db: make var/ (once, at start, before the loop runs). */
+static void make_sqlite_dir(const char *url)
+{
+    if (strncmp(url, "sqlite:", 7) != 0)
+        return;
+    char dir[1024];
+    snprintf(dir, sizeof(dir), "%s", url + 7);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL || slash == dir)
+        return;
+    *slash = '\0';
+    if (mkdir(dir, 0750) != 0 && errno != EEXIST)
+        cm_log(CM_LOG_WARN, NULL, "cannot create %s: %s", dir, strerror(errno));
+}
+
+static int start(bool serve)
+{
+    make_sqlite_dir(ctx.cfg.database_url);
+    if (cm_db_open(ctx.loop, &(cm_db_opts_t){.url = ctx.cfg.database_url, .name = "store"},
+                   &ctx.db) != 0) {
+        cm_log(CM_LOG_ERROR, NULL, "DATABASE_URL: use sqlite:<path> or postgres://...");
+        return CM_EINVAL;
+    }
+    cm_redis_opts_t ro = {.url = ctx.cfg.svc.redis_url, .name = "redis", .command_timeout_ms = 5000};
+    if (serve && cm_redis_new(ctx.loop, &ro, &ctx.redis) != 0) { /* bootstrap publishes nothing */
+        cm_log(CM_LOG_ERROR, NULL, "REDIS_URL is not a valid redis:// URL");
+        return CM_EINVAL;
+    }
+    ctx.publisher = api_publisher_new(&ctx);
+    uv_timer_init(ctx.loop, &migrate_retry);
+    migrate();
+    if (!serve)
+        return CM_OK;
+    ctx.http = cm_service_http_new(ctx.loop, "api", &ctx.cfg.svc, ctx.metrics, ready, &ctx);
+    api_routes(&ctx);
+    return cm_service_http_listen(ctx.http, &ctx.cfg.svc);
+}
+
+int main(int argc, char **argv)
+{
+    bool printed;
+    bool bootstrap = argc > 1 && strcmp(argv[1], "bootstrap") == 0;
+    if (cm_service_config("api", argc, argv, api_config_keys, api_config_nkeys, &ctx.cfg,
+                          &ctx.cfg.svc, &printed) != CM_OK)
+        return 2; /* bad configuration, reported */
+    if (printed)
+        return 0;
+    if (argc > 1 && !bootstrap) {
+        fprintf(stderr, "usage: api [bootstrap | --print-config]\n");
+        return 2;
+    }
+    api_bootstrap_want(bootstrap);
+    ctx.loop = uv_default_loop();
+    ctx.metrics = cm_metrics_new();
+    signals = cm_signals_start(ctx.loop, on_term, NULL); /* runs only once the loop does */
+    if (start(!bootstrap) != 0)
+        return 1;
+    uv_run(ctx.loop, UV_RUN_DEFAULT);
+    int rc = cm_service_finish(ctx.loop, api_config_keys, api_config_nkeys, &ctx.cfg);
+    cm_metrics_free(ctx.metrics);
+    if (rc == 0 && bootstrap)
+        rc = api_bootstrap_status();
+    return rc ? rc : exit_code;
+}

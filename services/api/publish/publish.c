@@ -1,0 +1,336 @@
+/* publish.c - the outbox drained into Redis, oldest first (see publish.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cm/alloc.h"
+#include "cm/common.h"
+#include "cm/json.h"
+#include "cm/log.h"
+#include "cm/rediskeys.h"
+#include "publish/publish.h"
+#include "store/store.h"
+
+#define BATCH 100
+
+struct api_publisher {
+    api_ctx_t *ctx;
+    uv_timer_t timer; /* deferred drains and retries */
+    bool draining, again, idle, closing;
+    bool want_all; /* queue every project before the next drain */
+    char ids[BATCH][24], projects[BATCH][24];
+    size_t n, i;
+    int pending;      /* Redis replies still to come for the current project */
+    bool sending;     /* inside the sends: replies that fail at once wait for the end */
+    bool failed;
+    void (*done)(void *ud);
+    void *done_ud;
+};
+
+static void drain(api_publisher_t *p);
+
+static void on_timer(uv_timer_t *t)
+{
+    drain(t->data);
+}
+
+static void timer_closed(uv_handle_t *h)
+{
+    api_publisher_t *p = h->data;
+    void (*done)(void *) = p->done;
+    void *ud = p->done_ud;
+    free(p);
+    if (done)
+        done(ud);
+}
+
+/* The drain stops here: for now (empty), or until the retry. */
+static void stop(api_publisher_t *p, bool retry)
+{
+    p->draining = false;
+    if (p->closing) {
+        uv_close((uv_handle_t *)&p->timer, timer_closed);
+        return;
+    }
+    if (retry)
+        uv_timer_start(&p->timer, on_timer, (uint64_t)p->ctx->cfg.publish_retry_ms, 0);
+    else if (p->again)
+        uv_timer_start(&p->timer, on_timer, 0, 0);
+}
+
+static void next_project(api_publisher_t *p);
+
+static void on_acked(int status, const cm_db_res_t *res, void *ud)
+{
+    api_publisher_t *p = ud;
+    if (status != 0) {
+        cm_log(CM_LOG_WARN, NULL, "publish: outbox: %s", cm_db_error(res));
+        stop(p, true);
+        return;
+    }
+    p->again = true; /* there may be more behind this batch */
+    stop(p, false);
+}
+
+static void project_done(api_publisher_t *p)
+{
+    if (p->failed) {
+        cm_log(CM_LOG_WARN, NULL, "publish: Redis unavailable; %zu queued change(s) wait",
+               p->n - p->i);
+        stop(p, true);
+        return;
+    }
+    p->i++;
+    next_project(p);
+}
+
+static void on_reply(cm_redis_t *r, const redisReply *reply, const char *err, void *ud)
+{
+    api_publisher_t *p = ud;
+    (void)r;
+    if (err || reply == NULL || reply->type == REDIS_REPLY_ERROR ||
+        (reply->type == REDIS_REPLY_NIL))
+        p->failed = true;
+    if (--p->pending == 0 && !p->sending)
+        project_done(p);
+}
+
+static void send_cmd(api_publisher_t *p, int argc, const char **argv, const size_t *lens)
+{
+    p->pending++;
+    cm_redis_command_argv(p->ctx->redis, on_reply, p, argc, argv, lens);
+}
+
+#define SEND(...)                                                                                  \
+    do {                                                                                           \
+        const char *argv_[] = {__VA_ARGS__};                                                       \
+        send_cmd(p, (int)CM_ARRAY_LEN(argv_), argv_, NULL);                                           \
+    } while (0)
+
+/* {"flags": [...], "group_type_mapping": {...}, "cohorts": {...}} as the
+ * flags service serves it from /flags/definitions. */
+static void envelope(cm_buf_t *out, const cm_db_res_t *res, const char *project_id)
+{
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, out);
+    cm_json_begin_object(&w);
+    cm_json_key(&w, "flags");
+    cm_json_begin_array(&w);
+    for (size_t i = 0; i < cm_db_nrows(res, 1); i++) {
+        cm_json_begin_object(&w);
+        cm_json_key(&w, "id");
+        cm_json_int(&w, atoll(cm_db_value(res, 1, i, 0)));
+        cm_json_key(&w, "team_id");
+        cm_json_int(&w, atoll(project_id));
+        cm_json_key(&w, "key");
+        cm_json_str_cstr(&w, cm_db_value(res, 1, i, 1));
+        cm_json_key(&w, "name");
+        cm_json_str_cstr(&w, cm_db_value(res, 1, i, 2));
+        cm_json_key(&w, "filters");
+        cm_json_raw_value(&w, cm_slice_from_cstr(cm_db_value(res, 1, i, 3)));
+        cm_json_key(&w, "deleted");
+        cm_json_boolean(&w, false);
+        cm_json_key(&w, "active");
+        cm_json_boolean(&w, atoi(cm_db_value(res, 1, i, 4)) != 0);
+        cm_json_key(&w, "ensure_experience_continuity");
+        cm_json_boolean(&w, atoi(cm_db_value(res, 1, i, 5)) != 0);
+        cm_json_key(&w, "has_encrypted_payloads");
+        cm_json_boolean(&w, false);
+        cm_json_key(&w, "version");
+        cm_json_int(&w, atoll(cm_db_value(res, 1, i, 6)));
+        cm_json_key(&w, "evaluation_runtime");
+        cm_json_str_cstr(&w, cm_db_value(res, 1, i, 7));
+        cm_json_key(&w, "evaluation_contexts");
+        cm_json_raw_value(&w, cm_slice_from_cstr(cm_db_value(res, 1, i, 8)));
+        cm_json_key(&w, "bucketing_identifier");
+        const char *b = cm_db_value(res, 1, i, 9);
+        if (b)
+            cm_json_str_cstr(&w, b);
+        else
+            cm_json_null(&w);
+        cm_json_end_object(&w);
+    }
+    cm_json_end_array(&w);
+    cm_json_key(&w, "group_type_mapping");
+    cm_json_begin_object(&w);
+    for (size_t i = 0; i < cm_db_nrows(res, 2); i++) {
+        cm_json_key(&w, cm_db_value(res, 2, i, 0));
+        cm_json_str_cstr(&w, cm_db_value(res, 2, i, 1));
+    }
+    cm_json_end_object(&w);
+    cm_json_key(&w, "cohorts");
+    cm_json_begin_object(&w);
+    for (size_t i = 0; i < cm_db_nrows(res, 3); i++) {
+        cm_json_key(&w, cm_db_value(res, 3, i, 0));
+        cm_json_raw_value(&w, cm_slice_from_cstr(cm_db_value(res, 3, i, 1)));
+    }
+    cm_json_end_object(&w);
+    cm_json_end_object(&w);
+}
+
+static void on_fleet(int status, const cm_db_res_t *res, void *ud)
+{
+    api_publisher_t *p = ud;
+    if (status != 0) {
+        cm_log(CM_LOG_WARN, NULL, "publish: store: %s", cm_db_error(res));
+        stop(p, true);
+        return;
+    }
+    if (cm_db_nrows(res, 0) != 1) { /* no such project (any more): nothing to write */
+        p->i++;
+        next_project(p);
+        return;
+    }
+    const char *id = cm_db_value(res, 0, 0, API_FLEET_ID);
+    const char *token = cm_db_value(res, 0, 0, API_FLEET_TOKEN);
+    const char *secret = cm_db_value(res, 0, 0, API_FLEET_SECRET_HASH);
+    const char *tz = cm_db_value(res, 0, 0, API_FLEET_TIMEZONE);
+    const char *until = cm_db_value(res, 0, 0, API_FLEET_QUOTA_UNTIL);
+    bool deleted = atoi(cm_db_value(res, 0, 0, API_FLEET_DELETED)) != 0;
+    bool limited = until && atoll(until) > (long long)time(NULL);
+    cm_buf_t defs = CM_BUF_INIT;
+    envelope(&defs, res, id);
+    p->failed = false;
+    p->sending = true;
+    SEND("MULTI");
+    if (deleted) {
+        SEND("HDEL", CM_REDISKEY_PROJECT_TOKENS, token);
+        if (secret)
+            SEND("HDEL", CM_REDISKEY_PROJECT_SECRET_TOKENS, secret);
+        SEND("HDEL", CM_REDISKEY_PROJECT_TIMEZONES, id);
+        SEND("HDEL", CM_REDISKEY_FLAG_DEFINITIONS, id);
+    } else {
+        SEND("HSET", CM_REDISKEY_PROJECT_TOKENS, token, id);
+        if (secret)
+            SEND("HSET", CM_REDISKEY_PROJECT_SECRET_TOKENS, secret, id);
+        SEND("HSET", CM_REDISKEY_PROJECT_TIMEZONES, id, tz);
+        SEND("HSET", CM_REDISKEY_FLAG_DEFINITIONS, id, cm_buf_cstr(&defs));
+    }
+    if (limited && !deleted)
+        SEND("ZADD", CM_REDISKEY_QUOTA_FLAGS, until, token);
+    else
+        SEND("ZREM", CM_REDISKEY_QUOTA_FLAGS, token);
+    SEND("EXEC");
+    SEND("PUBLISH", CM_REDISKEY_FLAGS_CHANGED, id);
+    cm_buf_free(&defs);
+    p->sending = false;
+    if (p->pending == 0)
+        project_done(p);
+}
+
+static void next_project(api_publisher_t *p)
+{
+    /* A project queued several times in the batch is published at its last entry. */
+    while (p->i < p->n) {
+        bool later = false;
+        for (size_t j = p->i + 1; j < p->n && !later; j++)
+            later = strcmp(p->projects[j], p->projects[p->i]) == 0;
+        if (!later)
+            break;
+        p->i++;
+    }
+    if (p->i < p->n)
+        api_store_fleet_project(p->ctx->db, p->projects[p->i], on_fleet, p);
+    else
+        api_store_outbox_ack(p->ctx->db, p->ids[p->n - 1], on_acked, p);
+}
+
+static void on_head(int status, const cm_db_res_t *res, void *ud)
+{
+    api_publisher_t *p = ud;
+    if (status != 0) {
+        cm_log(CM_LOG_WARN, NULL, "publish: outbox: %s", cm_db_error(res));
+        stop(p, true);
+        return;
+    }
+    p->n = cm_db_nrows(res, 0);
+    p->i = 0;
+    if (p->n == 0) {
+        p->idle = true;
+        stop(p, false);
+        return;
+    }
+    for (size_t i = 0; i < p->n; i++) {
+        snprintf(p->ids[i], sizeof(p->ids[i]), "%s", cm_db_value(res, 0, i, API_OUTBOX_ID));
+        snprintf(p->projects[i], sizeof(p->projects[i]), "%s",
+                 cm_db_value(res, 0, i, API_OUTBOX_PROJECT));
+    }
+    next_project(p);
+}
+
+static void read_head(api_publisher_t *p)
+{
+    char limit[8];
+    snprintf(limit, sizeof(limit), "%d", BATCH);
+    api_store_outbox_head(p->ctx->db, limit, on_head, p);
+}
+
+static void on_all_queued(int status, const cm_db_res_t *res, void *ud)
+{
+    api_publisher_t *p = ud;
+    if (status != 0) {
+        cm_log(CM_LOG_WARN, NULL, "publish: cannot queue every project: %s", cm_db_error(res));
+        p->want_all = true;
+        stop(p, true);
+        return;
+    }
+    read_head(p);
+}
+
+static void drain(api_publisher_t *p)
+{
+    if (p->closing)
+        return;
+    if (p->draining) {
+        p->again = true;
+        return;
+    }
+    p->draining = true;
+    p->again = false;
+    p->idle = false;
+    if (p->want_all) {
+        p->want_all = false;
+        api_store_outbox_all(p->ctx->db, on_all_queued, p);
+    } else {
+        read_head(p);
+    }
+}
+
+api_publisher_t *api_publisher_new(api_ctx_t *ctx)
+{
+    api_publisher_t *p = cm_xcalloc(1, sizeof(*p));
+    p->ctx = ctx;
+    uv_timer_init(ctx->loop, &p->timer);
+    p->timer.data = p;
+    return p;
+}
+
+void api_publisher_kick(api_publisher_t *p)
+{
+    if (p->draining)
+        p->again = true;
+    else if (!p->closing)
+        uv_timer_start(&p->timer, on_timer, 0, 0);
+}
+
+void api_publisher_republish_all(api_publisher_t *p)
+{
+    p->want_all = true;
+    api_publisher_kick(p);
+}
+
+bool api_publisher_idle(const api_publisher_t *p)
+{
+    return p->idle && !p->draining;
+}
+
+void api_publisher_close(api_publisher_t *p, void (*done)(void *ud), void *ud)
+{
+    p->closing = true;
+    p->done = done;
+    p->done_ud = ud;
+    uv_timer_stop(&p->timer);
+    if (!p->draining)
+        uv_close((uv_handle_t *)&p->timer, timer_closed);
+}

@@ -1,0 +1,181 @@
+/*
+ * projects.c - /api/projects/: list, create, retrieve.
+ *
+ * A project has a public token (phc_, in every SDK) and a secret API token
+ * (phs_, for definitions and server-side calls) that is shown once, when it
+ * is made, and kept only as its SHA-256.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm/digest.h"
+#include "cm/token.h"
+#include "cm/uuid.h"
+#include "publish/publish.h"
+#include "resources/resources.h"
+#include "store/store.h"
+
+static void write_project(cm_json_writer_t *w, const cm_db_res_t *res, size_t row,
+                          const char *secret)
+{
+    cm_json_begin_object(w);
+    cm_json_key(w, "id");
+    cm_json_int(w, atoll(cm_db_value(res, 0, row, API_PROJECT_ID)));
+    cm_json_key(w, "uuid");
+    cm_json_str_cstr(w, cm_db_value(res, 0, row, API_PROJECT_UUID));
+    cm_json_key(w, "organization");
+    cm_json_str_cstr(w, cm_db_value(res, 0, row, API_PROJECT_ORG));
+    cm_json_key(w, "name");
+    cm_json_str_cstr(w, cm_db_value(res, 0, row, API_PROJECT_NAME));
+    cm_json_key(w, "api_token");
+    cm_json_str_cstr(w, cm_db_value(res, 0, row, API_PROJECT_TOKEN));
+    cm_json_key(w, "secret_api_token");
+    const char *mask = cm_db_value(res, 0, row, API_PROJECT_SECRET_MASK);
+    if (secret)
+        cm_json_str_cstr(w, secret);
+    else if (mask)
+        cm_json_str_cstr(w, mask);
+    else
+        cm_json_null(w);
+    cm_json_key(w, "timezone");
+    cm_json_str_cstr(w, cm_db_value(res, 0, row, API_PROJECT_TIMEZONE));
+    cm_json_key(w, "created_at");
+    api_json_time(w, cm_db_value(res, 0, row, API_PROJECT_CREATED));
+    cm_json_end_object(w);
+}
+
+static void on_list(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+    cm_buf_t out = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &out);
+    api_page_begin(&w, call, cm_db_value(res, 0, 0, API_PROJECT_TOTAL));
+    for (size_t i = 0; i < cm_db_nrows(res, 0); i++)
+        write_project(&w, res, i, NULL);
+    api_page_end(&w);
+    api_respond_json(call, 200, &out);
+}
+
+void api_projects_list(api_call_t *call)
+{
+    if (api_call_page(call) == 0)
+        api_store_projects_list(call->ctx->db, call->user_id, call->limit_text,
+                                call->offset_text, on_list, call);
+}
+
+static void on_one(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+    if (cm_db_nrows(res, 0) != 1) {
+        api_respond_not_found(call);
+        return;
+    }
+    cm_buf_t out = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &out);
+    write_project(&w, res, 0, NULL);
+    api_respond_json(call, 200, &out);
+}
+
+void api_projects_retrieve(api_call_t *call)
+{
+    api_store_project_get(call->ctx->db, call->project_id, on_one, call);
+}
+
+/* Optional string field: absent or null leaves *out NULL. -1 answered. */
+static int opt_string(api_call_t *call, const char *name, size_t max, const char *charset,
+                      cm_buf_t *scratch, const char **out)
+{
+    cm_json_t v = cm_json_get(cm_json_root(call->body), name);
+    cm_slice_t s;
+    *out = NULL;
+    if (!cm_json_exists(v) || cm_json_is_null(v))
+        return 0;
+    cm_buf_reset(scratch);
+    if (cm_json_as_str(v, scratch, &s) != 0) {
+        api_respond_invalid(call, name, "Not a valid string.");
+        return -1;
+    }
+    if (s.len == 0 || s.len > max) {
+        api_respond_invalid(call, name, "Ensure this field has 1 to %zu characters.", max);
+        return -1;
+    }
+    if (charset && strspn(s.p, charset) < s.len) {
+        api_respond_invalid(call, name, "\"%.*s\" is not a valid choice.", (int)s.len, s.p);
+        return -1;
+    }
+    *out = strndup(s.p, s.len);
+    return 0;
+}
+
+typedef struct {
+    char *name, *timezone, *org;
+    char secret[CM_TOKEN_MAX];
+} create_t;
+
+static void create_free(void *p)
+{
+    create_t *c = p;
+    free(c->name);
+    free(c->timezone);
+    free(c->org);
+    free(c);
+}
+
+static void on_created(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    create_t *c = call->state;
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+    if (cm_db_nrows(res, 0) != 1) { /* not a member of that organization */
+        api_respond_invalid(call, "organization", "Organization not found.");
+        return;
+    }
+    api_publisher_kick(call->ctx->publisher);
+    cm_buf_t out = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &out);
+    write_project(&w, res, 0, c->secret);
+    api_respond_json(call, 201, &out);
+}
+
+void api_projects_create(api_call_t *call)
+{
+    create_t *c = calloc(1, sizeof(*c));
+    call->state = c;
+    call->state_free = create_free;
+    if (api_call_body(call) != 0)
+        return;
+    cm_buf_t scratch = CM_BUF_INIT;
+    const char *tz_chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_/+-";
+    int rc = opt_string(call, "name", 200, NULL, &scratch, (const char **)&c->name);
+    if (rc == 0)
+        rc = opt_string(call, "timezone", 64, tz_chars, &scratch, (const char **)&c->timezone);
+    if (rc == 0)
+        rc = opt_string(call, "organization", 36, "0123456789abcdef-", &scratch,
+                        (const char **)&c->org);
+    cm_buf_free(&scratch);
+    if (rc != 0)
+        return;
+    char token[CM_TOKEN_MAX], hash[CM_SHA256_HEX_LEN + 1], mask[32];
+    cm_token_new("phc_", token);
+    cm_token_new("phs_", c->secret);
+    cm_sha256_hex(c->secret, strlen(c->secret), hash);
+    cm_token_mask(c->secret, mask, sizeof(mask));
+    api_store_project_create(call->ctx->db, call->user_id, c->org,
+                             c->name ? c->name : "Default project", token, hash, mask,
+                             c->timezone ? c->timezone : "UTC", on_created, call);
+}

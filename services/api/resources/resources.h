@@ -1,0 +1,24 @@
+/*
+ * resources.h - one file per REST resource; each handler parses, asks the
+ * store, writes PostHog's JSON shape and answers (http/http.h).
+ */
+#ifndef API_RESOURCES_H
+#define API_RESOURCES_H
+
+#include "http/http.h"
+
+/* organizations.c: GET /api/organizations/ */
+void api_organizations_list(api_call_t *call);
+
+/* projects.c */
+void api_projects_list(api_call_t *call);     /* GET /api/projects/ */
+void api_projects_create(api_call_t *call);   /* POST /api/projects/ */
+void api_projects_retrieve(api_call_t *call); /* GET /api/projects/{project_id}/ */
+
+/* personal_api_keys.c */
+void api_keys_list(api_call_t *call);     /* GET /api/personal_api_keys/ */
+void api_keys_create(api_call_t *call);   /* POST /api/personal_api_keys/ */
+void api_keys_retrieve(api_call_t *call); /* GET /api/personal_api_keys/{id}/ */
+void api_keys_delete(api_call_t *call);   /* DELETE /api/personal_api_keys/{id}/ */
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * routes.c - every route of the api in one table: method, path, the scope
+ * object a personal API key needs (read for GET, write otherwise), handler.
+ * /api/projects/{project_id}/... routes are also served under
+ * /api/environments/{project_id}/... (http/call.c).
+ */
+#include "api.h"
+#include "cm/common.h"
+#include "http/http.h"
+#include "resources/resources.h"
+
+#define GET    CM_HTTP_GET
+#define POST   CM_HTTP_POST
+#define DELETE CM_HTTP_DELETE
+
+static const api_route_t routes[] = {
+    {GET, "/api/organizations/", "organization", api_organizations_list},
+    {GET, "/api/projects/", "project", api_projects_list},
+    {POST, "/api/projects/", "project", api_projects_create},
+    {GET, "/api/projects/{project_id}/", "project", api_projects_retrieve},
+    {GET, "/api/personal_api_keys/", "user", api_keys_list},
+    {POST, "/api/personal_api_keys/", "user", api_keys_create},
+    {GET, "/api/personal_api_keys/{id}/", "user", api_keys_retrieve},
+    {DELETE, "/api/personal_api_keys/{id}/", "user", api_keys_delete},
+};
+
+void api_routes(api_ctx_t *ctx)
+{
+    for (size_t i = 0; i < CM_ARRAY_LEN(routes); i++)
+        api_http_route(ctx, &routes[i]);
+}

@@ -1,0 +1,84 @@
+/* keys.c - personal API keys in the metadata store (see store.h). */
+#include <stdio.h>
+#include <sys/time.h>
+
+#include "cm/common.h"
+#include "store/store.h"
+
+void api_store_now(char out[24])
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    snprintf(out, 24, "%lld", (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000);
+}
+
+void api_store_key_lookup(cm_db_t *db, const char *key_hash, const char *project_id,
+                          cm_db_done_cb done, void *ud)
+{
+    const char *p[] = {key_hash, project_id};
+    cm_db_stmt_t s = {
+        "SELECT k.id, k.user_id, k.scopes, k.scoped_organizations, k.scoped_teams,"
+        " k.secure_value, k.last_used_at,"
+        " (SELECT p.organization_id FROM projects p JOIN memberships m"
+        "   ON m.organization_id = p.organization_id"
+        "  WHERE p.id = $2 AND m.user_id = k.user_id AND p.deleted = 0)"
+        " FROM personal_api_keys k WHERE k.secure_value = $1",
+        p, 2};
+    cm_db_run(db, &s, 1, done, ud);
+}
+
+void api_store_key_touch(cm_db_t *db, const char *key_id, cm_db_done_cb done, void *ud)
+{
+    char now[24];
+    api_store_now(now);
+    const char *p[] = {key_id, now};
+    cm_db_stmt_t s = {"UPDATE personal_api_keys SET last_used_at = $2 WHERE id = $1", p, 2};
+    cm_db_run(db, &s, 1, done, ud);
+}
+
+#define KEY_COLUMNS                                                                                \
+    "id, label, mask_value, scopes, scoped_organizations, scoped_teams, created_at, last_used_at"
+
+void api_store_keys_list(cm_db_t *db, const char *user_id, const char *limit, const char *offset,
+                         cm_db_done_cb done, void *ud)
+{
+    const char *p[] = {user_id, limit, offset};
+    cm_db_stmt_t s = {"SELECT " KEY_COLUMNS ", COUNT(*) OVER () FROM personal_api_keys"
+                      " WHERE user_id = $1 ORDER BY created_at DESC, id LIMIT $2 OFFSET $3",
+                      p, 3};
+    cm_db_run(db, &s, 1, done, ud);
+}
+
+void api_store_key_get(cm_db_t *db, const char *user_id, const char *key_id, cm_db_done_cb done,
+                       void *ud)
+{
+    const char *p[] = {user_id, key_id};
+    cm_db_stmt_t s = {"SELECT " KEY_COLUMNS ", 1 FROM personal_api_keys"
+                      " WHERE user_id = $1 AND id = $2",
+                      p, 2};
+    cm_db_run(db, &s, 1, done, ud);
+}
+
+void api_store_key_create(cm_db_t *db, const char *id, const char *user_id, const char *label,
+                          const char *hash, const char *mask, const char *scopes,
+                          const char *scoped_orgs, const char *scoped_teams, cm_db_done_cb done,
+                          void *ud)
+{
+    char now[24];
+    api_store_now(now);
+    const char *p[] = {id, user_id, label, hash, mask, scopes, scoped_orgs, scoped_teams, now};
+    cm_db_stmt_t s = {"INSERT INTO personal_api_keys (id, user_id, label, secure_value,"
+                      " mask_value, scopes, scoped_organizations, scoped_teams, created_at)"
+                      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+                      " RETURNING " KEY_COLUMNS ", 1",
+                      p, 9};
+    cm_db_run(db, &s, 1, done, ud);
+}
+
+void api_store_key_delete(cm_db_t *db, const char *user_id, const char *key_id,
+                          cm_db_done_cb done, void *ud)
+{
+    const char *p[] = {user_id, key_id};
+    cm_db_stmt_t s = {"DELETE FROM personal_api_keys WHERE user_id = $1 AND id = $2", p, 2};
+    cm_db_run(db, &s, 1, done, ud);
+}

@@ -1,0 +1,66 @@
+/* projects.c - organizations and projects in the metadata store (see store.h). */
+#include "cm/common.h"
+#include "cm/uuid.h"
+#include "store/store.h"
+
+void api_store_orgs_list(cm_db_t *db, const char *user_id, const char *limit, const char *offset,
+                         cm_db_done_cb done, void *ud)
+{
+    const char *p[] = {user_id, limit, offset};
+    cm_db_stmt_t s = {"SELECT o.id, o.name, o.created_at, o.flags_quota_until, m.level,"
+                      " COUNT(*) OVER () FROM organizations o JOIN memberships m"
+                      " ON m.organization_id = o.id WHERE m.user_id = $1"
+                      " ORDER BY o.created_at, o.id LIMIT $2 OFFSET $3",
+                      p, 3};
+    cm_db_run(db, &s, 1, done, ud);
+}
+
+/* The API_PROJECT_* columns, each name after prefix P ("p." or ""). */
+#define PROJECT_COLUMNS(P)                                                                         \
+    P "id, " P "uuid, " P "organization_id, " P "name, " P "api_token, " P                       \
+      "secret_token_mask, " P "timezone, " P "created_at"
+
+void api_store_projects_list(cm_db_t *db, const char *user_id, const char *limit,
+                             const char *offset, cm_db_done_cb done, void *ud)
+{
+    const char *p[] = {user_id, limit, offset};
+    cm_db_stmt_t s = {"SELECT " PROJECT_COLUMNS("p.") ", COUNT(*) OVER () FROM projects p"
+                      " JOIN memberships m ON m.organization_id = p.organization_id"
+                      " WHERE m.user_id = $1 AND p.deleted = 0 ORDER BY p.id LIMIT $2 OFFSET $3",
+                      p, 3};
+    cm_db_run(db, &s, 1, done, ud);
+}
+
+void api_store_project_get(cm_db_t *db, const char *project_id, cm_db_done_cb done, void *ud)
+{
+    const char *p[] = {project_id};
+    cm_db_stmt_t s = {"SELECT " PROJECT_COLUMNS("p.") ", 1 FROM projects p"
+                      " WHERE p.id = $1 AND p.deleted = 0",
+                      p, 1};
+    cm_db_run(db, &s, 1, done, ud);
+}
+
+void api_store_project_create(cm_db_t *db, const char *user_id, const char *org_id,
+                              const char *name, const char *token, const char *secret_hash,
+                              const char *secret_mask, const char *timezone, cm_db_done_cb done,
+                              void *ud)
+{
+    char now[24], uuid[CM_UUID_STR_LEN + 1];
+    api_store_now(now);
+    cm_uuid_v7(uuid);
+    const char *p[] = {uuid, org_id, name, token, secret_hash, secret_mask, timezone, now, user_id};
+    const char *q[] = {uuid, now};
+    cm_db_stmt_t s[] = {
+        {"INSERT INTO projects (uuid, organization_id, name, api_token, secret_token_hash,"
+         " secret_token_mask, timezone, created_at)"
+         " SELECT $1, m.organization_id, $3, $4, $5, $6, $7, $8 FROM memberships m"
+         " WHERE m.user_id = $9 AND (CAST($2 AS TEXT) IS NULL OR m.organization_id = $2)"
+         " ORDER BY m.created_at, m.organization_id LIMIT 1"
+         " RETURNING " PROJECT_COLUMNS("") ", 1",
+         p, 9},
+        {"INSERT INTO outbox (project_id, created_at)"
+         " SELECT id, $2 FROM projects WHERE uuid = $1",
+         q, 2},
+    };
+    cm_db_run(db, s, 2, done, ud);
+}

@@ -1,0 +1,137 @@
+/*
+ * store.h - every SQL statement of the api, behind functions named for what
+ * they read or change. Nothing outside store/ writes SQL.
+ *
+ * Each call submits one cm_db job and returns; done(status, res, ud) runs on
+ * the loop as cm_db_run's does. Reads document their columns with an enum
+ * (the index into cm_db_value); changes that the flags fleet must see also
+ * queue their project in the outbox, in the same transaction, so that
+ * publish/ can rewrite Redis after the commit (and after a Redis outage).
+ */
+#ifndef API_STORE_H
+#define API_STORE_H
+
+#include <stdint.h>
+
+#include "cm/db.h"
+
+extern const cm_db_migration_t api_store_migrations[];
+extern const size_t api_store_nmigrations;
+
+/* Unix milliseconds now, as text for a parameter. */
+void api_store_now(char out[24]);
+
+/* ---- personal API keys ---------------------------------------------------- */
+
+enum {
+    API_KEY_ID,
+    API_KEY_USER,
+    API_KEY_SCOPES,
+    API_KEY_SCOPED_ORGS,
+    API_KEY_SCOPED_TEAMS,
+    API_KEY_HASH,
+    API_KEY_LAST_USED,
+    API_KEY_PROJECT_ORG, /* organization of the asked project when the user belongs to it */
+};
+/* The key whose hash is key_hash; project_id may be NULL. */
+void api_store_key_lookup(cm_db_t *db, const char *key_hash, const char *project_id,
+                          cm_db_done_cb done, void *ud);
+/* last_used_at = now (callers throttle it). */
+void api_store_key_touch(cm_db_t *db, const char *key_id, cm_db_done_cb done, void *ud);
+
+enum {
+    API_KEYROW_ID,
+    API_KEYROW_LABEL,
+    API_KEYROW_MASK,
+    API_KEYROW_SCOPES,
+    API_KEYROW_SCOPED_ORGS,
+    API_KEYROW_SCOPED_TEAMS,
+    API_KEYROW_CREATED,
+    API_KEYROW_LAST_USED,
+    API_KEYROW_TOTAL,
+};
+void api_store_keys_list(cm_db_t *db, const char *user_id, const char *limit, const char *offset,
+                         cm_db_done_cb done, void *ud);
+void api_store_key_get(cm_db_t *db, const char *user_id, const char *key_id, cm_db_done_cb done,
+                       void *ud);
+/* scoped_* may be NULL (no limit). */
+void api_store_key_create(cm_db_t *db, const char *id, const char *user_id, const char *label,
+                          const char *hash, const char *mask, const char *scopes,
+                          const char *scoped_orgs, const char *scoped_teams, cm_db_done_cb done,
+                          void *ud);
+/* Table 0 changes: 1 when it existed. */
+void api_store_key_delete(cm_db_t *db, const char *user_id, const char *key_id,
+                          cm_db_done_cb done, void *ud);
+
+/* ---- organizations and projects -------------------------------------------- */
+
+enum {
+    API_ORG_ID,
+    API_ORG_NAME,
+    API_ORG_CREATED,
+    API_ORG_QUOTA_UNTIL,
+    API_ORG_LEVEL,
+    API_ORG_TOTAL,
+};
+void api_store_orgs_list(cm_db_t *db, const char *user_id, const char *limit, const char *offset,
+                         cm_db_done_cb done, void *ud);
+
+enum {
+    API_PROJECT_ID,
+    API_PROJECT_UUID,
+    API_PROJECT_ORG,
+    API_PROJECT_NAME,
+    API_PROJECT_TOKEN,
+    API_PROJECT_SECRET_MASK,
+    API_PROJECT_TIMEZONE,
+    API_PROJECT_CREATED,
+    API_PROJECT_TOTAL,
+};
+void api_store_projects_list(cm_db_t *db, const char *user_id, const char *limit,
+                             const char *offset, cm_db_done_cb done, void *ud);
+void api_store_project_get(cm_db_t *db, const char *project_id, cm_db_done_cb done, void *ud);
+/* Inserts the project into org_id (NULL: the user's oldest organization),
+ * only if user_id belongs to it, and queues it for publishing. Table 0 is
+ * the new row (API_PROJECT_* columns), empty when the user is no member. */
+void api_store_project_create(cm_db_t *db, const char *user_id, const char *org_id,
+                              const char *name, const char *token, const char *secret_hash,
+                              const char *secret_mask, const char *timezone, cm_db_done_cb done,
+                              void *ud);
+
+/* ---- bootstrap ---------------------------------------------------------------- */
+
+/* Everything bootstrap makes, in one transaction. */
+typedef struct {
+    const char *org_id, *org_name;
+    const char *user_uuid, *email, *password_hash;
+    const char *project_uuid, *project_name, *token, *secret_hash, *secret_mask;
+    const char *key_id, *key_hash, *key_mask;
+} api_store_seed_t;
+void api_store_seed(cm_db_t *db, const api_store_seed_t *s, cm_db_done_cb done, void *ud);
+/* Table 0: organizations (id, name); table 1: projects (id, name, api_token);
+ * table 2: users (email). */
+void api_store_summary(cm_db_t *db, cm_db_done_cb done, void *ud);
+
+/* ---- the outbox (publish/) ------------------------------------------------------ */
+
+enum { API_OUTBOX_ID, API_OUTBOX_PROJECT };
+/* The oldest queued entries, at most limit. */
+void api_store_outbox_head(cm_db_t *db, const char *limit, cm_db_done_cb done, void *ud);
+/* Removes every entry up to and including id. */
+void api_store_outbox_ack(cm_db_t *db, const char *id, cm_db_done_cb done, void *ud);
+/* Queues every live project (start-up: republish everything). */
+void api_store_outbox_all(cm_db_t *db, cm_db_done_cb done, void *ud);
+
+/* What the fleet needs of one project: table 0 the project (id, api_token,
+ * secret_token_hash, timezone, deleted, quota_until of its organization). */
+enum {
+    API_FLEET_ID,
+    API_FLEET_TOKEN,
+    API_FLEET_SECRET_HASH,
+    API_FLEET_TIMEZONE,
+    API_FLEET_DELETED,
+    API_FLEET_QUOTA_UNTIL,
+};
+void api_store_fleet_project(cm_db_t *db, const char *project_id, cm_db_done_cb done, void *ud);
+
+#endif
