@@ -162,3 +162,11 @@ size_t cm_fmt_int64(char *out, int64_t v)
     /* -(v + 1) + 1 avoids overflowing on INT64_MIN. */
     return 1 + cm_fmt_uint64(out + 1, (uint64_t)(-(v + 1)) + 1);
 }
+
+size_t cm_slice_span(cm_slice_t a, const char *accept)
+{
+    size_t i = 0;
+    while (i < a.len && a.p[i] != '\0' && strchr(accept, a.p[i]) != NULL)
+        i++;
+    return i;
+}

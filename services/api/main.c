@@ -151,7 +151,8 @@ static int start(bool serve)
         cm_log(CM_LOG_ERROR, NULL, "DATABASE_URL: use sqlite:<path> or postgres://...");
         return CM_EINVAL;
     }
-    cm_redis_opts_t ro = {.url = ctx.cfg.svc.redis_url, .name = "redis", .command_timeout_ms = 5000};
+    cm_redis_opts_t ro = {
+        .url = ctx.cfg.svc.redis_url, .name = "redis", .command_timeout_ms = 5000};
     if (serve && cm_redis_new(ctx.loop, &ro, &ctx.redis) != 0) { /* bootstrap publishes nothing */
         cm_log(CM_LOG_ERROR, NULL, "REDIS_URL is not a valid redis:// URL");
         return CM_EINVAL;

@@ -12,6 +12,9 @@
 #define GET    CM_HTTP_GET
 #define POST   CM_HTTP_POST
 #define DELETE CM_HTTP_DELETE
+#define PATCH  CM_HTTP_PATCH
+
+#define FLAGS "/api/projects/{project_id}/feature_flags/"
 
 static const api_route_t routes[] = {
     {GET, "/api/organizations/", "organization", api_organizations_list},
@@ -22,6 +25,11 @@ static const api_route_t routes[] = {
     {POST, "/api/personal_api_keys/", "user", api_keys_create},
     {GET, "/api/personal_api_keys/{id}/", "user", api_keys_retrieve},
     {DELETE, "/api/personal_api_keys/{id}/", "user", api_keys_delete},
+    {GET, FLAGS, "feature_flag", api_flags_list},
+    {POST, FLAGS, "feature_flag", api_flags_create},
+    {GET, FLAGS "{id}/", "feature_flag", api_flags_retrieve},
+    {PATCH, FLAGS "{id}/", "feature_flag", api_flags_update},
+    {DELETE, FLAGS "{id}/", "feature_flag", api_flags_delete},
 };
 
 void api_routes(api_ctx_t *ctx)

@@ -30,6 +30,9 @@ bool cm_slice_eq_cstr(cm_slice_t a, const char *s);
 bool cm_slice_eq_nocase(cm_slice_t a, const char *s);
 bool cm_slice_starts_with(cm_slice_t a, const char *prefix);
 cm_slice_t cm_slice_trim(cm_slice_t a); /* strips ASCII spaces and tabs */
+/* strspn for a slice (which need not end in NUL): the length of the prefix
+ * made only of bytes in accept. */
+size_t cm_slice_span(cm_slice_t a, const char *accept);
 
 typedef struct {
     char *p;    /* owned; NULL until the first reserve */

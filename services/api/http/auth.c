@@ -24,7 +24,8 @@
 static void unauthorized(api_call_t *call, const char *code, const char *detail)
 {
     char header[600];
-    snprintf(header, sizeof(header), "Bearer resource_metadata=\"%s/.well-known/oauth-protected-resource\"",
+    snprintf(header, sizeof(header),
+             "Bearer resource_metadata=\"%s/.well-known/oauth-protected-resource\"",
              call->ctx->cfg.base_url);
     cm_http_res_header(call->req, "WWW-Authenticate", header);
     cm_api_error_t e;
@@ -99,7 +100,8 @@ static void on_key(int status, const cm_db_res_t *res, void *ud)
     maybe_touch(call, cm_db_value(res, 0, 0, API_KEY_LAST_USED));
     const api_route_t *route = call->route;
     bool write = (cm_http_req_method(call->req) & (CM_HTTP_GET | CM_HTTP_HEAD)) == 0;
-    if (route->scope && !scope_allows(cm_db_value(res, 0, 0, API_KEY_SCOPES), route->scope, write)) {
+    if (route->scope &&
+        !scope_allows(cm_db_value(res, 0, 0, API_KEY_SCOPES), route->scope, write)) {
         cm_api_error_t e;
         cm_api_error_set(&e, 403, "permission_denied", NULL,
                          "API key missing required scope '%s:%s'", route->scope,
@@ -133,7 +135,7 @@ void api_http__authorize(api_call_t *call)
     }
     if (call->project_id[0] == '\0' && cm_http_req_param(call->req, "project_id").p) {
         cm_slice_t id = cm_http_req_param(call->req, "project_id");
-        if (id.len > 18 || strspn(id.p, "0123456789") < id.len) {
+        if (id.len > 18 || cm_slice_span(id, "0123456789") < id.len) {
             /* not a project id at all: found nowhere, but only once the key is good */
             snprintf(call->project_id, sizeof(call->project_id), "0");
         } else {
@@ -141,6 +143,6 @@ void api_http__authorize(api_call_t *call)
         }
     }
     cm_sha256_hex(token.p, token.len, call->key_hash);
-    api_store_key_lookup(call->ctx->db, call->key_hash, call->project_id[0] ? call->project_id : NULL,
-                         on_key, call);
+    api_store_key_lookup(call->ctx->db, call->key_hash,
+                         call->project_id[0] ? call->project_id : NULL, on_key, call);
 }

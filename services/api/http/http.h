@@ -39,13 +39,13 @@ struct api_call {
     const api_route_t *route;
     char user_id[24];
     char key_id[64];
-    char key_hash[65]; /* SHA-256 hex of the presented key */
-    char project_id[24]; /* project routes: the checked project */
-    char org_id[40];     /* project routes: its organization */
-    cm_json_doc_t *body; /* api_call_body: the parsed request body */
-    long long limit, offset;           /* api_call_page */
+    char key_hash[65];                    /* SHA-256 hex of the presented key */
+    char project_id[24];                  /* project routes: the checked project */
+    char org_id[40];                      /* project routes: its organization */
+    cm_json_doc_t *body;                  /* api_call_body: the parsed request body */
+    long long limit, offset;              /* api_call_page */
     char limit_text[24], offset_text[24]; /* the same, as store parameters */
-    void *state;         /* the handler's, freed by state_free when the call ends */
+    void *state; /* the handler's, freed by state_free when the call ends */
     void (*state_free)(void *state);
 };
 

@@ -10,6 +10,7 @@
 #include "cm/log.h"
 #include "cm/rediskeys.h"
 #include "publish/publish.h"
+#include "publish/publish_int.h"
 #include "store/store.h"
 
 #define BATCH 100
@@ -21,8 +22,8 @@ struct api_publisher {
     bool want_all; /* queue every project before the next drain */
     char ids[BATCH][24], projects[BATCH][24];
     size_t n, i;
-    int pending;      /* Redis replies still to come for the current project */
-    bool sending;     /* inside the sends: replies that fail at once wait for the end */
+    int pending;  /* Redis replies still to come for the current project */
+    bool sending; /* inside the sends: replies that fail at once wait for the end */
     bool failed;
     void (*done)(void *ud);
     void *done_ud;
@@ -105,69 +106,8 @@ static void send_cmd(api_publisher_t *p, int argc, const char **argv, const size
 #define SEND(...)                                                                                  \
     do {                                                                                           \
         const char *argv_[] = {__VA_ARGS__};                                                       \
-        send_cmd(p, (int)CM_ARRAY_LEN(argv_), argv_, NULL);                                           \
+        send_cmd(p, (int)CM_ARRAY_LEN(argv_), argv_, NULL);                                        \
     } while (0)
-
-/* {"flags": [...], "group_type_mapping": {...}, "cohorts": {...}} as the
- * flags service serves it from /flags/definitions. */
-static void envelope(cm_buf_t *out, const cm_db_res_t *res, const char *project_id)
-{
-    cm_json_writer_t w;
-    cm_json_writer_init(&w, out);
-    cm_json_begin_object(&w);
-    cm_json_key(&w, "flags");
-    cm_json_begin_array(&w);
-    for (size_t i = 0; i < cm_db_nrows(res, 1); i++) {
-        cm_json_begin_object(&w);
-        cm_json_key(&w, "id");
-        cm_json_int(&w, atoll(cm_db_value(res, 1, i, 0)));
-        cm_json_key(&w, "team_id");
-        cm_json_int(&w, atoll(project_id));
-        cm_json_key(&w, "key");
-        cm_json_str_cstr(&w, cm_db_value(res, 1, i, 1));
-        cm_json_key(&w, "name");
-        cm_json_str_cstr(&w, cm_db_value(res, 1, i, 2));
-        cm_json_key(&w, "filters");
-        cm_json_raw_value(&w, cm_slice_from_cstr(cm_db_value(res, 1, i, 3)));
-        cm_json_key(&w, "deleted");
-        cm_json_boolean(&w, false);
-        cm_json_key(&w, "active");
-        cm_json_boolean(&w, atoi(cm_db_value(res, 1, i, 4)) != 0);
-        cm_json_key(&w, "ensure_experience_continuity");
-        cm_json_boolean(&w, atoi(cm_db_value(res, 1, i, 5)) != 0);
-        cm_json_key(&w, "has_encrypted_payloads");
-        cm_json_boolean(&w, false);
-        cm_json_key(&w, "version");
-        cm_json_int(&w, atoll(cm_db_value(res, 1, i, 6)));
-        cm_json_key(&w, "evaluation_runtime");
-        cm_json_str_cstr(&w, cm_db_value(res, 1, i, 7));
-        cm_json_key(&w, "evaluation_contexts");
-        cm_json_raw_value(&w, cm_slice_from_cstr(cm_db_value(res, 1, i, 8)));
-        cm_json_key(&w, "bucketing_identifier");
-        const char *b = cm_db_value(res, 1, i, 9);
-        if (b)
-            cm_json_str_cstr(&w, b);
-        else
-            cm_json_null(&w);
-        cm_json_end_object(&w);
-    }
-    cm_json_end_array(&w);
-    cm_json_key(&w, "group_type_mapping");
-    cm_json_begin_object(&w);
-    for (size_t i = 0; i < cm_db_nrows(res, 2); i++) {
-        cm_json_key(&w, cm_db_value(res, 2, i, 0));
-        cm_json_str_cstr(&w, cm_db_value(res, 2, i, 1));
-    }
-    cm_json_end_object(&w);
-    cm_json_key(&w, "cohorts");
-    cm_json_begin_object(&w);
-    for (size_t i = 0; i < cm_db_nrows(res, 3); i++) {
-        cm_json_key(&w, cm_db_value(res, 3, i, 0));
-        cm_json_raw_value(&w, cm_slice_from_cstr(cm_db_value(res, 3, i, 1)));
-    }
-    cm_json_end_object(&w);
-    cm_json_end_object(&w);
-}
 
 static void on_fleet(int status, const cm_db_res_t *res, void *ud)
 {
@@ -190,7 +130,7 @@ static void on_fleet(int status, const cm_db_res_t *res, void *ud)
     bool deleted = atoi(cm_db_value(res, 0, 0, API_FLEET_DELETED)) != 0;
     bool limited = until && atoll(until) > (long long)time(NULL);
     cm_buf_t defs = CM_BUF_INIT;
-    envelope(&defs, res, id);
+    api_publish__envelope(&defs, res, id);
     p->failed = false;
     p->sending = true;
     SEND("MULTI");

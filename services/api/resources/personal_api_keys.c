@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cm/alloc.h"
 #include "cm/digest.h"
 #include "cm/err.h"
 #include "cm/token.h"
@@ -163,8 +164,8 @@ static int list_field(api_call_t *call, const char *field, bool ints, size_t max
         if (ints ? cm_json_as_int64(item, &n) != CM_OK || n <= 0
                  : s.p == NULL || cm_json_str_has_escapes(item) || (ok && !ok(s))) {
             cm_slice_t raw = cm_json_raw(item);
-            api_respond_invalid(call, field, "Invalid value %.*s.", (int)(raw.len > 80 ? 80 : raw.len),
-                                raw.p);
+            api_respond_invalid(call, field, "Invalid value %.*s.",
+                                (int)(raw.len > 80 ? 80 : raw.len), raw.p);
             return -1;
         }
         if (ints)
@@ -193,11 +194,10 @@ void api_keys_create(api_call_t *call)
         api_respond_invalid(call, "label", "A label of 1 to 40 characters is required.");
         return;
     }
-    create_t *c = calloc(1, sizeof(*c));
+    create_t *c = cm_xcalloc(1, sizeof(*c));
     bool has_scopes, has_orgs, has_teams;
     if (list_field(call, "scopes", false, 300, api_scope_valid, &c->scopes, &has_scopes) != 0 ||
-        list_field(call, "scoped_organizations", false, 100, org_id_ok, &c->orgs, &has_orgs) !=
-            0 ||
+        list_field(call, "scoped_organizations", false, 100, org_id_ok, &c->orgs, &has_orgs) != 0 ||
         list_field(call, "scoped_teams", true, 1000, NULL, &c->teams, &has_teams) != 0) {
         create_free(c);
         return;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cm/alloc.h"
 #include "cm/digest.h"
 #include "cm/token.h"
 #include "cm/uuid.h"
@@ -65,8 +66,8 @@ static void on_list(int status, const cm_db_res_t *res, void *ud)
 void api_projects_list(api_call_t *call)
 {
     if (api_call_page(call) == 0)
-        api_store_projects_list(call->ctx->db, call->user_id, call->limit_text,
-                                call->offset_text, on_list, call);
+        api_store_projects_list(call->ctx->db, call->user_id, call->limit_text, call->offset_text,
+                                on_list, call);
 }
 
 static void on_one(int status, const cm_db_res_t *res, void *ud)
@@ -110,11 +111,11 @@ static int opt_string(api_call_t *call, const char *name, size_t max, const char
         api_respond_invalid(call, name, "Ensure this field has 1 to %zu characters.", max);
         return -1;
     }
-    if (charset && strspn(s.p, charset) < s.len) {
+    if (charset && cm_slice_span(s, charset) < s.len) {
         api_respond_invalid(call, name, "\"%.*s\" is not a valid choice.", (int)s.len, s.p);
         return -1;
     }
-    *out = strndup(s.p, s.len);
+    *out = cm_xmemdup(s.p, s.len);
     return 0;
 }
 
@@ -154,7 +155,7 @@ static void on_created(int status, const cm_db_res_t *res, void *ud)
 
 void api_projects_create(api_call_t *call)
 {
-    create_t *c = calloc(1, sizeof(*c));
+    create_t *c = cm_xcalloc(1, sizeof(*c));
     call->state = c;
     call->state_free = create_free;
     if (api_call_body(call) != 0)

@@ -21,4 +21,11 @@ void api_keys_create(api_call_t *call);   /* POST /api/personal_api_keys/ */
 void api_keys_retrieve(api_call_t *call); /* GET /api/personal_api_keys/{id}/ */
 void api_keys_delete(api_call_t *call);   /* DELETE /api/personal_api_keys/{id}/ */
 
+/* feature_flags.c: /api/projects/{project_id}/feature_flags/ */
+void api_flags_list(api_call_t *call);     /* GET .../ */
+void api_flags_create(api_call_t *call);   /* POST .../ */
+void api_flags_retrieve(api_call_t *call); /* GET .../{id}/ */
+void api_flags_update(api_call_t *call);   /* PATCH .../{id}/ */
+void api_flags_delete(api_call_t *call);   /* DELETE .../{id}/: soft delete */
+
 #endif

@@ -16,14 +16,13 @@ void api_store_key_lookup(cm_db_t *db, const char *key_hash, const char *project
                           cm_db_done_cb done, void *ud)
 {
     const char *p[] = {key_hash, project_id};
-    cm_db_stmt_t s = {
-        "SELECT k.id, k.user_id, k.scopes, k.scoped_organizations, k.scoped_teams,"
-        " k.secure_value, k.last_used_at,"
-        " (SELECT p.organization_id FROM projects p JOIN memberships m"
-        "   ON m.organization_id = p.organization_id"
-        "  WHERE p.id = $2 AND m.user_id = k.user_id AND p.deleted = 0)"
-        " FROM personal_api_keys k WHERE k.secure_value = $1",
-        p, 2};
+    cm_db_stmt_t s = {"SELECT k.id, k.user_id, k.scopes, k.scoped_organizations, k.scoped_teams,"
+                      " k.secure_value, k.last_used_at,"
+                      " (SELECT p.organization_id FROM projects p JOIN memberships m"
+                      "   ON m.organization_id = p.organization_id"
+                      "  WHERE p.id = $2 AND m.user_id = k.user_id AND p.deleted = 0)"
+                      " FROM personal_api_keys k WHERE k.secure_value = $1",
+                      p, 2};
     cm_db_run(db, &s, 1, done, ud);
 }
 
@@ -75,8 +74,8 @@ void api_store_key_create(cm_db_t *db, const char *id, const char *user_id, cons
     cm_db_run(db, &s, 1, done, ud);
 }
 
-void api_store_key_delete(cm_db_t *db, const char *user_id, const char *key_id,
-                          cm_db_done_cb done, void *ud)
+void api_store_key_delete(cm_db_t *db, const char *user_id, const char *key_id, cm_db_done_cb done,
+                          void *ud)
 {
     const char *p[] = {user_id, key_id};
     cm_db_stmt_t s = {"DELETE FROM personal_api_keys WHERE user_id = $1 AND id = $2", p, 2};

@@ -42,8 +42,7 @@ void api_store_fleet_project(cm_db_t *db, const char *project_id, cm_db_done_cb 
         {"SELECT group_type_index, group_type FROM group_types WHERE project_id = $1"
          " ORDER BY group_type_index",
          p, 1},
-        {"SELECT id, filters FROM cohorts WHERE project_id = $1 AND deleted = 0 ORDER BY id", p,
-         1},
+        {"SELECT id, filters FROM cohorts WHERE project_id = $1 AND deleted = 0 ORDER BY id", p, 1},
     };
     cm_db_run(db, s, CM_ARRAY_LEN(s), done, ud);
 }

@@ -17,17 +17,19 @@ void api_store_orgs_list(cm_db_t *db, const char *user_id, const char *limit, co
 
 /* The API_PROJECT_* columns, each name after prefix P ("p." or ""). */
 #define PROJECT_COLUMNS(P)                                                                         \
-    P "id, " P "uuid, " P "organization_id, " P "name, " P "api_token, " P                       \
-      "secret_token_mask, " P "timezone, " P "created_at"
+    P "id, " P "uuid, " P "organization_id, " P "name, " P "api_token, " P "secret_token_mask, " P \
+      "timezone, " P "created_at"
 
 void api_store_projects_list(cm_db_t *db, const char *user_id, const char *limit,
                              const char *offset, cm_db_done_cb done, void *ud)
 {
     const char *p[] = {user_id, limit, offset};
-    cm_db_stmt_t s = {"SELECT " PROJECT_COLUMNS("p.") ", COUNT(*) OVER () FROM projects p"
-                      " JOIN memberships m ON m.organization_id = p.organization_id"
-                      " WHERE m.user_id = $1 AND p.deleted = 0 ORDER BY p.id LIMIT $2 OFFSET $3",
-                      p, 3};
+    cm_db_stmt_t s = {
+        "SELECT " PROJECT_COLUMNS(
+            "p.") ", COUNT(*) OVER () FROM projects p"
+                  " JOIN memberships m ON m.organization_id = p.organization_id"
+                  " WHERE m.user_id = $1 AND p.deleted = 0 ORDER BY p.id LIMIT $2 OFFSET $3",
+        p, 3};
     cm_db_run(db, &s, 1, done, ud);
 }
 
@@ -35,7 +37,7 @@ void api_store_project_get(cm_db_t *db, const char *project_id, cm_db_done_cb do
 {
     const char *p[] = {project_id};
     cm_db_stmt_t s = {"SELECT " PROJECT_COLUMNS("p.") ", 1 FROM projects p"
-                      " WHERE p.id = $1 AND p.deleted = 0",
+                                                      " WHERE p.id = $1 AND p.deleted = 0",
                       p, 1};
     cm_db_run(db, &s, 1, done, ud);
 }

@@ -9,14 +9,14 @@ void api_store_seed(cm_db_t *db, const api_store_seed_t *x, cm_db_done_cb done, 
     const char *org[] = {x->org_id, x->org_name, now};
     const char *user[] = {x->user_uuid, x->email, x->password_hash, now};
     const char *member[] = {x->org_id, x->email, now};
-    const char *project[] = {x->project_uuid, x->org_id,      x->project_name, x->token,
-                             x->secret_hash,  x->secret_mask, now};
+    const char *project[] = {x->project_uuid, x->org_id, x->project_name, x->token, x->secret_hash,
+                             x->secret_mask,  now};
     const char *key[] = {x->key_id, x->email, x->key_hash, x->key_mask, now};
     const char *outbox[] = {x->project_uuid, now};
     cm_db_stmt_t s[] = {
         {"INSERT INTO organizations (id, name, created_at) VALUES ($1, $2, $3)", org, 3},
-        {"INSERT INTO users (uuid, email, password_hash, created_at) VALUES ($1, $2, $3, $4)",
-         user, 4},
+        {"INSERT INTO users (uuid, email, password_hash, created_at) VALUES ($1, $2, $3, $4)", user,
+         4},
         {"INSERT INTO memberships (organization_id, user_id, level, created_at)"
          " SELECT $1, id, 15, $3 FROM users WHERE email = $2",
          member, 3},

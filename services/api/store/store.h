@@ -60,8 +60,8 @@ void api_store_key_create(cm_db_t *db, const char *id, const char *user_id, cons
                           const char *scoped_orgs, const char *scoped_teams, cm_db_done_cb done,
                           void *ud);
 /* Table 0 changes: 1 when it existed. */
-void api_store_key_delete(cm_db_t *db, const char *user_id, const char *key_id,
-                          cm_db_done_cb done, void *ud);
+void api_store_key_delete(cm_db_t *db, const char *user_id, const char *key_id, cm_db_done_cb done,
+                          void *ud);
 
 /* ---- organizations and projects -------------------------------------------- */
 
@@ -97,6 +97,49 @@ void api_store_project_create(cm_db_t *db, const char *user_id, const char *org_
                               const char *name, const char *token, const char *secret_hash,
                               const char *secret_mask, const char *timezone, cm_db_done_cb done,
                               void *ud);
+
+/* ---- feature flags ---------------------------------------------------------------- */
+
+enum {
+    API_FLAG_ID,
+    API_FLAG_KEY,
+    API_FLAG_NAME,
+    API_FLAG_FILTERS,
+    API_FLAG_ACTIVE,
+    API_FLAG_DELETED,
+    API_FLAG_EEC,
+    API_FLAG_RUNTIME,
+    API_FLAG_CONTEXTS,
+    API_FLAG_BUCKETING,
+    API_FLAG_VERSION,
+    API_FLAG_CREATED_BY,
+    API_FLAG_CREATED,
+    API_FLAG_UPDATED,
+    API_FLAG_TOTAL,
+};
+/* A flag's fields as text ("1"/"0" for booleans; bucketing may be NULL). */
+typedef struct {
+    const char *project_id, *user_id;
+    const char *key, *name, *filters, *active, *eec, *runtime, *contexts, *bucketing, *deleted;
+} api_store_flag_t;
+
+/* Live flags, newest first (API_FLAG_* columns). */
+void api_store_flags_list(cm_db_t *db, const char *project_id, const char *limit,
+                          const char *offset, cm_db_done_cb done, void *ud);
+void api_store_flag_get(cm_db_t *db, const char *project_id, const char *flag_id,
+                        cm_db_done_cb done, void *ud);
+/* What a write checks against, read together: table 0 the flag flag_id
+ * (none for NULL), table 1 the project's live cohort ids, table 2 its live
+ * flags (id, key, filters). */
+void api_store_flag_context(cm_db_t *db, const char *project_id, const char *flag_id,
+                            cm_db_done_cb done, void *ud);
+/* Table 0: the new row; the project is queued for publishing. A live flag
+ * with the same key: CM_ECONFLICT. */
+void api_store_flag_create(cm_db_t *db, const api_store_flag_t *f, cm_db_done_cb done, void *ud);
+/* Writes every field and bumps the version, only while the stored version is
+ * still `version`: table 0 is the new row, or empty when it changed meanwhile. */
+void api_store_flag_update(cm_db_t *db, const api_store_flag_t *f, const char *flag_id,
+                           const char *version, cm_db_done_cb done, void *ud);
 
 /* ---- bootstrap ---------------------------------------------------------------- */
 

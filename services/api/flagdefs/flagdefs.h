@@ -1,0 +1,32 @@
+/*
+ * flagdefs.h - feature flag definitions as the api stores them: checking a
+ * flag's filters before it is stored, and the references between flags and
+ * cohorts. Pure (no I/O): used by resources/ and publish/.
+ */
+#ifndef API_FLAGDEFS_H
+#define API_FLAGDEFS_H
+
+#include <stddef.h>
+
+#include "cm/api_error.h"
+#include "cm/json.h"
+
+#define API_FLAGDEFS_MAX_REFS 64
+
+/* Cohort and flag ids the filters point at (distinct, at most
+ * API_FLAGDEFS_MAX_REFS of each; more are not collected). */
+typedef struct {
+    long long cohorts[API_FLAGDEFS_MAX_REFS];
+    size_t ncohorts;
+    long long flags[API_FLAGDEFS_MAX_REFS];
+    size_t nflags;
+} api_flagdefs_refs_t;
+
+extern const char *const api_flagdefs_operators[]; /* NULL-terminated */
+
+/* 0, or -1 with e filled (400, attr "filters", a detail naming the place). */
+int api_flagdefs_check(cm_json_t filters, api_flagdefs_refs_t *refs, cm_api_error_t *e);
+/* The references of stored filters (JSON text); none when it does not parse. */
+void api_flagdefs_refs_of(const char *filters, api_flagdefs_refs_t *refs);
+
+#endif

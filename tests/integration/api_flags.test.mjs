@@ -1,0 +1,176 @@
+// api_flags.test.mjs - flag administration through the api, served by the
+// flags fleet, on both metadata stores: posthog-node (remote and local
+// evaluation) sees a flag made, changed and deleted over REST within a
+// second; the api refuses filters PostHog would refuse, each with a 400
+// naming the field; flag dependencies reach the fleet as keys with their
+// evaluation chain.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PostHog } from 'posthog-node';
+import { BUILD, startServer } from './lib/proc.mjs';
+import { startRedis, redisCommand } from './lib/redis.mjs';
+import { startPostgres } from './lib/postgres.mjs';
+import { sleep } from './lib/rawhttp.mjs';
+
+const run = promisify(execFile);
+const API = path.join(BUILD, 'bin/api');
+const FLAGS = path.join(BUILD, 'bin/flags');
+const quiet = { flushAt: 1000, flushInterval: 600000, sendFeatureFlagEvent: false };
+
+async function within(ms, what, fn) {
+  const end = Date.now() + ms;
+  for (;;) {
+    if (await fn()) return;
+    if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
+    await sleep(20);
+  }
+}
+
+for (const backend of ['sqlite', 'postgres']) {
+  describe(`flag administration on ${backend}`, () => {
+    let redis, pg, api, flags, tmp, boot, base, local, remote;
+    const call = async (method, p, body) => {
+      const r = await fetch(`${base}${p}`, {
+        method,
+        headers: { Authorization: `Bearer ${boot.personal_api_key}`, 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await r.text();
+      return { status: r.status, json: text ? JSON.parse(text) : null, text };
+    };
+    const flagsPath = () => `/api/projects/${boot.project_id}/feature_flags/`;
+
+    before(async () => {
+      redis = await startRedis();
+      tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-apiflags-'));
+      const dbUrl = backend === 'postgres' ? (pg = startPostgres()).database('meta') : `sqlite:${tmp}/meta.db`;
+      const env = { API_PORT: '0', REDIS_URL: redis.url, DATABASE_URL: dbUrl, LOG_LEVEL: 'warn' };
+      boot = JSON.parse((await run(API, ['bootstrap'], { env: { ...process.env, ...env } })).stdout);
+      api = await startServer(API, env);
+      base = `http://127.0.0.1:${api.port}`;
+      // The fleet re-reads everything only every minute here: what it sees
+      // within a second came through flags:changed.
+      flags = await startServer(FLAGS, { FLAGS_PORT: '0', REDIS_URL: redis.url, LOG_LEVEL: 'warn', DEFINITIONS_REFRESH: '60s' });
+      const host = `http://127.0.0.1:${flags.port}`;
+      remote = new PostHog(boot.project_api_token, { host, ...quiet });
+      local = new PostHog(boot.project_api_token, { host, personalApiKey: boot.project_secret_api_token, featureFlagsPollingInterval: 100, ...quiet });
+      await within(3000, 'the fleet knows the project', async () => (await fetch(`${host}/flags?v=2`, {
+        method: 'POST', body: JSON.stringify({ token: boot.project_api_token, distinct_id: 'x' }),
+      })).status === 200);
+    });
+    after(async () => {
+      await local?.shutdown();
+      await remote?.shutdown();
+      for (const s of [flags, api]) if (s) assert.equal((await s.stop()).code, 0, s.stderr());
+      if (pg) pg.stop();
+      await redis.stop();
+      fs.rmSync(tmp, { recursive: true, force: true });
+    });
+
+    test('create, change and delete over REST: remote and local evaluation follow within a second', async () => {
+      const made = await call('POST', flagsPath(), {
+        key: 'rest-flag', name: 'made over REST', filters: { groups: [{ properties: [], rollout_percentage: 100 }] },
+      });
+      assert.equal(made.status, 201, made.text);
+      assert.equal(made.json.version, 1);
+      assert.equal(made.json.active, true);
+      assert.deepEqual(made.json.filters, { groups: [{ properties: [], rollout_percentage: 100 }] });
+      await within(1000, 'remote sees it', async () => (await remote.getFeatureFlag('rest-flag', 'user-1')) === true);
+      await within(1000, 'local sees it', async () => (await local.getFeatureFlag('rest-flag', 'user-1', { onlyEvaluateLocally: true })) === true);
+
+      const off = await call('PATCH', `${flagsPath()}${made.json.id}/`, { filters: { groups: [{ properties: [], rollout_percentage: 0 }] } });
+      assert.equal(off.status, 200, off.text);
+      assert.equal(off.json.version, 2);
+      assert.equal(off.json.key, 'rest-flag');
+      await within(1000, 'remote sees 0 %', async () => (await remote.getFeatureFlag('rest-flag', 'user-1')) === false);
+      await within(1000, 'local sees 0 %', async () => (await local.getFeatureFlag('rest-flag', 'user-1', { onlyEvaluateLocally: true })) === false);
+
+      const list = await call('GET', flagsPath());
+      assert.equal(list.status, 200);
+      assert.deepEqual(list.json.results.map((f) => f.key), ['rest-flag']);
+
+      assert.equal((await call('DELETE', `${flagsPath()}${made.json.id}/`)).status, 204);
+      await within(1000, 'remote: gone', async () => (await remote.getFeatureFlag('rest-flag', 'user-1')) === undefined);
+      await within(1000, 'local: gone', async () => (await local.getFeatureFlag('rest-flag', 'user-1', { onlyEvaluateLocally: true })) === undefined);
+      assert.equal((await call('GET', `${flagsPath()}${made.json.id}/`)).status, 404);
+      // A deleted flag's key can be used again.
+      const again = await call('POST', flagsPath(), { key: 'rest-flag', filters: { groups: [] } });
+      assert.equal(again.status, 201, again.text);
+      assert.equal((await call('DELETE', `${flagsPath()}${again.json.id}/`)).status, 204);
+    });
+
+    test('PostHog refuses these filters; so does the api, naming the field, storing nothing', async () => {
+      const ok = await call('POST', flagsPath(), { key: 'taken', filters: { groups: [] } });
+      assert.equal(ok.status, 201, ok.text);
+      const cases = [
+        [{ key: 'taken', filters: { groups: [] } }, 'key', /already a feature flag with this key/],
+        [{ filters: { groups: [] } }, 'key', /required/],
+        [{ key: 'bad key!', filters: { groups: [] } }, 'key', /letters, numbers/],
+        [{ key: 'k1', filters: { groups: [{ properties: [{ key: 'plan', value: 'pro', operator: 'sounds_like' }] }] } }, 'filters', /unknown operator/],
+        [{ key: 'k2', filters: { groups: [{ rollout_percentage: 101 }] } }, 'filters', /0 to 100/],
+        [{ key: 'k3', filters: { multivariate: { variants: [{ key: 'a', rollout_percentage: 50 }, { key: 'b', rollout_percentage: 40 }] } } }, 'filters', /sum to 100/],
+        [{ key: 'k4', filters: { groups: [{ properties: [{ key: 'id', type: 'cohort', value: 424242 }] }] } }, 'filters', /Cohort with id 424242/],
+        [{ key: 'k5', filters: { groups: [{ properties: [{ key: '999999', type: 'flag', value: true, operator: 'flag_evaluates_to' }] }] } }, 'filters', /unknown flag/],
+        [{ key: 'k6', filters: { groups: [{ variant: 'nope' }] } }, 'filters', /variant/],
+        [{ key: 'k7', filters: 'everyone' }, 'filters', /object/],
+        [{ key: 'k8', filters: { groups: [] }, active: 'yes' }, 'active', /boolean/],
+        [{ key: 'k9', filters: { groups: [] }, evaluation_runtime: 'browser' }, 'evaluation_runtime', /valid choice/],
+        [{ key: "k'; DROP TABLE feature_flags; --", filters: { groups: [] } }, 'key', /letters, numbers/],
+      ];
+      for (const [body, attr, detail] of cases) {
+        const r = await call('POST', flagsPath(), body);
+        assert.equal(r.status, 400, `${JSON.stringify(body)}: ${r.text}`);
+        assert.equal(r.json.type, 'validation_error');
+        assert.equal(r.json.attr, attr, r.text);
+        assert.match(r.json.detail, detail);
+      }
+      const list = await call('GET', flagsPath());
+      assert.deepEqual(list.json.results.map((f) => f.key), ['taken']);
+    });
+
+    test('dependencies: stored by id, served by key with their chain; cycles refused', async () => {
+      const a = await call('POST', flagsPath(), { key: 'dep-a', filters: { groups: [{ rollout_percentage: 100 }] } });
+      const b = await call('POST', flagsPath(), {
+        key: 'dep-b',
+        filters: { groups: [{ properties: [{ key: String(a.json.id), type: 'flag', value: true, operator: 'flag_evaluates_to' }], rollout_percentage: 100 }] },
+      });
+      assert.equal(b.status, 201, b.text);
+      const c = await call('POST', flagsPath(), {
+        key: 'dep-c',
+        filters: { groups: [{ properties: [{ key: b.json.id, type: 'flag', value: true, operator: 'flag_evaluates_to' }] }] },
+      });
+      assert.equal(c.status, 201, c.text);
+      let defs;
+      await within(1000, 'published', async () => {
+        defs = JSON.parse(await redisCommand(redis.port, 'HGET', 'flags:definitions', String(boot.project_id)));
+        return defs.flags.some((f) => f.key === 'dep-c');
+      });
+      const prop = defs.flags.find((f) => f.key === 'dep-c').filters.groups[0].properties[0];
+      assert.equal(prop.key, 'dep-b');
+      assert.deepEqual(prop.dependency_chain, ['dep-a', 'dep-b']);
+      await within(1000, 'remote evaluates the chain', async () => (await remote.getFeatureFlag('dep-c', 'user-9')) === true);
+
+      const cycle = await call('PATCH', `${flagsPath()}${a.json.id}/`, {
+        filters: { groups: [{ properties: [{ key: String(c.json.id), type: 'flag', value: true, operator: 'flag_evaluates_to' }] }] },
+      });
+      assert.equal(cycle.status, 400, cycle.text);
+      assert.match(cycle.json.detail, /Circular dependency/);
+      assert.equal((await call('GET', `${flagsPath()}${a.json.id}/`)).json.version, 1);
+    });
+
+    test('another project cannot be reached through the flags routes', async () => {
+      for (const p of [`/api/projects/${boot.project_id + 100}/feature_flags/`, `/api/environments/${boot.project_id + 100}/feature_flags/`]) {
+        assert.equal((await call('GET', p)).status, 404);
+        assert.equal((await call('POST', p, { key: 'x', filters: { groups: [] } })).status, 404);
+      }
+      const twin = await call('GET', `/api/environments/${boot.project_id}/feature_flags/`);
+      assert.equal(twin.status, 200);
+      assert.ok(twin.json.count >= 1);
+    });
+  });
+}
