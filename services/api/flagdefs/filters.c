@@ -18,15 +18,45 @@
 #include "cm/err.h"
 #include "flagdefs/flagdefs.h"
 
-/* The operator names of proto/flag.schema.json (test_flag_filters checks
+/* The operator names of proto/flag.schema.json (test_flagdefs checks
  * the two agree). */
 const char *const api_flagdefs_operators[] = {
-    "exact", "is_not", "icontains", "not_icontains", "icontains_multi", "not_icontains_multi",
-    "starts_with", "not_starts_with", "ends_with", "not_ends_with", "regex", "not_regex", "gt",
-    "gte", "lt", "lte", "between", "not_between", "is_set", "is_not_set", "is_date_before",
-    "is_date_after", "is_date_exact", "semver_eq", "semver_neq", "semver_gt", "semver_gte",
-    "semver_lt", "semver_lte", "semver_tilde", "semver_caret", "semver_wildcard", "in", "not_in",
-    "flag_evaluates_to", NULL,
+    "exact",
+    "is_not",
+    "icontains",
+    "not_icontains",
+    "icontains_multi",
+    "not_icontains_multi",
+    "starts_with",
+    "not_starts_with",
+    "ends_with",
+    "not_ends_with",
+    "regex",
+    "not_regex",
+    "gt",
+    "gte",
+    "lt",
+    "lte",
+    "between",
+    "not_between",
+    "is_set",
+    "is_not_set",
+    "is_date_before",
+    "is_date_after",
+    "is_date_exact",
+    "semver_eq",
+    "semver_neq",
+    "semver_gt",
+    "semver_gte",
+    "semver_lt",
+    "semver_lte",
+    "semver_tilde",
+    "semver_caret",
+    "semver_wildcard",
+    "in",
+    "not_in",
+    "flag_evaluates_to",
+    NULL,
 };
 
 static const char *const types[] = {"person", "group", "cohort", "flag", "person_metadata", NULL};
@@ -120,8 +150,7 @@ static int check_property(cm_json_t p, size_t gi, size_t pi, api_flagdefs_refs_t
         cm_json_t gti = cm_json_get(p, "group_type_index");
         int64_t n;
         if (cm_json_as_int64(gti, &n) != CM_OK || n < 0 || n > 4)
-            return fail(e, "groups[%zu].properties[%zu]: group_type_index must be 0 to 4.", gi,
-                        pi);
+            return fail(e, "groups[%zu].properties[%zu]: group_type_index must be 0 to 4.", gi, pi);
     }
     cm_json_t neg = cm_json_get(p, "negation");
     bool b;
@@ -196,8 +225,9 @@ static int check_groups(cm_json_t groups, cm_json_t mv, const char *what, api_fl
         if (check_percentage(cm_json_get(g, "rollout_percentage"), what, gi, e) != 0)
             return -1;
         cm_json_t variant = cm_json_get(g, "variant");
-        if (!absent_or_null(variant) && (!is_type(variant, CM_JSON_STRING) ||
-                                         (strcmp(what, "groups") == 0 && !variant_known(mv, variant))))
+        if (!absent_or_null(variant) &&
+            (!is_type(variant, CM_JSON_STRING) ||
+             (strcmp(what, "groups") == 0 && !variant_known(mv, variant))))
             return fail(e, "%s[%zu]: variant must be one of the flag's variants.", what, gi);
         cm_json_t props = cm_json_get(g, "properties");
         if (absent_or_null(props))

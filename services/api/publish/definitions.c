@@ -18,7 +18,18 @@
 
 /* Table 1 of api_store_fleet_project: id, key, name, filters, active, eec,
  * version, runtime, contexts, bucketing. */
-enum { F_ID, F_KEY, F_NAME, F_FILTERS, F_ACTIVE, F_EEC, F_VERSION, F_RUNTIME, F_CONTEXTS, F_BUCKETING };
+enum {
+    F_ID,
+    F_KEY,
+    F_NAME,
+    F_FILTERS,
+    F_ACTIVE,
+    F_EEC,
+    F_VERSION,
+    F_RUNTIME,
+    F_CONTEXTS,
+    F_BUCKETING
+};
 
 typedef struct {
     long long id;

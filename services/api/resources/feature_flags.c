@@ -104,8 +104,8 @@ static void on_list(int status, const cm_db_res_t *res, void *ud)
 void api_flags_list(api_call_t *call)
 {
     if (api_call_page(call) == 0)
-        api_store_flags_list(call->ctx->db, call->project_id, call->limit_text,
-                             call->offset_text, on_list, call);
+        api_store_flags_list(call->ctx->db, call->project_id, call->limit_text, call->offset_text,
+                             on_list, call);
 }
 
 static void on_one(int status, const cm_db_res_t *res, void *ud)
@@ -199,8 +199,8 @@ static int bool_field(api_call_t *call, cm_json_t v, const char *attr, char **ou
     return 0;
 }
 
-static int choice_field(api_call_t *call, cm_json_t v, const char *attr,
-                        const char *const *choices, char **out)
+static int choice_field(api_call_t *call, cm_json_t v, const char *attr, const char *const *choices,
+                        char **out)
 {
     cm_slice_t s = cm_json_str_inner(v);
     for (size_t i = 0; s.p && choices[i]; i++)
@@ -229,7 +229,8 @@ static int contexts_field(api_call_t *call, cm_json_t v, char **out)
         cm_slice_t s = cm_json_str_inner(tag);
         if (s.p == NULL || cm_json_str_has_escapes(tag) || s.len == 0 || s.len > 100) {
             cm_buf_free(&b);
-            api_respond_invalid(call, "evaluation_contexts", "Each tag is a string of 1 to 100 characters.");
+            api_respond_invalid(call, "evaluation_contexts",
+                                "Each tag is a string of 1 to 100 characters.");
             return -1;
         }
         cm_json_str_s(&w, s);
@@ -294,7 +295,8 @@ static void complete(write_t *x, const cm_db_res_t *res)
     bool have = res && cm_db_nrows(res, 0) == 1;
 #define FILL(field, col, def)                                                                      \
     if (x->field == NULL)                                                                          \
-        x->field = cm_xstrdup(have && cm_db_value(res, 0, 0, col) ? cm_db_value(res, 0, 0, col) : def);
+        x->field =                                                                                 \
+            cm_xstrdup(have && cm_db_value(res, 0, 0, col) ? cm_db_value(res, 0, 0, col) : def);
     FILL(key, API_FLAG_KEY, "");
     FILL(name, API_FLAG_NAME, "");
     FILL(filters, API_FLAG_FILTERS, "{\"groups\":[]}");
@@ -375,7 +377,8 @@ static void on_written(int status, const cm_db_res_t *res, void *ud)
     api_call_t *call = ud;
     write_t *x = call->state;
     if (status != 0) {
-        api_respond_db_error(call, status, res, "key", "There is already a feature flag with this key.");
+        api_respond_db_error(call, status, res, "key",
+                             "There is already a feature flag with this key.");
         return;
     }
     if (cm_db_nrows(res, 0) != 1) {

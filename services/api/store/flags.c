@@ -3,7 +3,7 @@
 #include "store/store.h"
 
 #define FLAG_COLUMNS                                                                               \
-    "id, key, name, filters, active, deleted, ensure_experience_continuity, evaluation_runtime,"  \
+    "id, key, name, filters, active, deleted, ensure_experience_continuity, evaluation_runtime,"   \
     " evaluation_contexts, bucketing_identifier, version, created_by, created_at, updated_at"
 
 void api_store_flags_list(cm_db_t *db, const char *project_id, const char *limit,
@@ -36,8 +36,7 @@ void api_store_flag_context(cm_db_t *db, const char *project_id, const char *fla
          " WHERE project_id = $1 AND id = $2 AND deleted = 0",
          q, 2},
         {"SELECT id FROM cohorts WHERE project_id = $1 AND deleted = 0", p, 1},
-        {"SELECT id, key, filters FROM feature_flags WHERE project_id = $1 AND deleted = 0", p,
-         1},
+        {"SELECT id, key, filters FROM feature_flags WHERE project_id = $1 AND deleted = 0", p, 1},
     };
     cm_db_run(db, s, CM_ARRAY_LEN(s), done, ud);
 }
@@ -46,9 +45,8 @@ void api_store_flag_create(cm_db_t *db, const api_store_flag_t *f, cm_db_done_cb
 {
     char now[24];
     api_store_now(now);
-    const char *p[] = {f->project_id, f->key,     f->name,     f->filters, f->active,
-                       f->eec,        f->runtime, f->contexts, f->bucketing, f->user_id,
-                       now};
+    const char *p[] = {f->project_id, f->key,      f->name,      f->filters, f->active, f->eec,
+                       f->runtime,    f->contexts, f->bucketing, f->user_id, now};
     const char *q[] = {f->project_id, now};
     cm_db_stmt_t s[] = {
         {"INSERT INTO feature_flags (project_id, key, name, filters, active,"
@@ -67,8 +65,8 @@ void api_store_flag_update(cm_db_t *db, const api_store_flag_t *f, const char *f
 {
     char now[24];
     api_store_now(now);
-    const char *p[] = {f->project_id, flag_id, version,    f->key,       f->name,
-                       f->filters,    f->active, f->eec,   f->runtime,   f->contexts,
+    const char *p[] = {f->project_id, flag_id,    version, f->key,     f->name,
+                       f->filters,    f->active,  f->eec,  f->runtime, f->contexts,
                        f->bucketing,  f->deleted, now};
     const char *q[] = {f->project_id, now};
     cm_db_stmt_t s[] = {
