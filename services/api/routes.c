@@ -18,6 +18,7 @@
 
 static const api_route_t routes[] = {
     {GET, "/api/organizations/", "organization", api_organizations_list},
+    {PATCH, "/api/organizations/{org_id}/", "organization", api_organizations_update},
     {GET, "/api/projects/", "project", api_projects_list},
     {POST, "/api/projects/", "project", api_projects_create},
     {GET, "/api/projects/{project_id}/", "project", api_projects_retrieve},

@@ -163,6 +163,37 @@ for (const backend of ['sqlite', 'postgres']) {
       assert.equal((await call('GET', `${flagsPath()}${a.json.id}/`)).json.version, 1);
     });
 
+    test('the flags quota: set by an admin, quotaLimited appears; lifted, flags come back', async () => {
+      const host = `http://127.0.0.1:${flags.port}`;
+      const ask = async () => (await fetch(`${host}/flags?v=2`, {
+        method: 'POST', body: JSON.stringify({ token: boot.project_api_token, distinct_id: 'quota-user' }),
+      })).json();
+      const on = await call('POST', flagsPath(), { key: 'quota-visible', filters: { groups: [{ rollout_percentage: 100 }] } });
+      assert.equal(on.status, 201, on.text);
+      await within(1000, 'flag served', async () => (await ask()).flags['quota-visible']?.enabled === true);
+
+      const until = Math.floor(Date.now() / 1000) + 3600;
+      const set = await call('PATCH', `/api/organizations/${boot.organization_id}/`, { feature_flags_quota_limited_until: until });
+      assert.equal(set.status, 200, set.text);
+      assert.equal(set.json.feature_flags_quota_limited_until, until);
+      await within(1000, 'quotaLimited', async () => {
+        const r = await ask();
+        return Array.isArray(r.quotaLimited) && r.quotaLimited.includes('feature_flags') && Object.keys(r.flags).length === 0;
+      });
+      assert.equal(await remote.getFeatureFlag('quota-visible', 'quota-user'), undefined);
+
+      for (const body of [{}, { feature_flags_quota_limited_until: 'soon' }, { feature_flags_quota_limited_until: -5 }]) {
+        const r = await call('PATCH', `/api/organizations/${boot.organization_id}/`, body);
+        assert.equal(r.status, 400, r.text);
+      }
+      assert.equal((await call('PATCH', '/api/organizations/00000000-0000-4000-8000-000000000000/', { feature_flags_quota_limited_until: null })).status, 404);
+
+      const lift = await call('PATCH', `/api/organizations/${boot.organization_id}/`, { feature_flags_quota_limited_until: null });
+      assert.equal(lift.status, 200, lift.text);
+      assert.equal(lift.json.feature_flags_quota_limited_until, null);
+      await within(1000, 'flags back', async () => (await ask()).flags['quota-visible']?.enabled === true);
+    });
+
     test('another project cannot be reached through the flags routes', async () => {
       for (const p of [`/api/projects/${boot.project_id + 100}/feature_flags/`, `/api/environments/${boot.project_id + 100}/feature_flags/`]) {
         assert.equal((await call('GET', p)).status, 404);

@@ -9,6 +9,7 @@
 
 /* organizations.c: GET /api/organizations/ */
 void api_organizations_list(api_call_t *call);
+void api_organizations_update(api_call_t *call); /* PATCH /api/organizations/{org_id}/ */
 
 /* projects.c */
 void api_projects_list(api_call_t *call);     /* GET /api/projects/ */

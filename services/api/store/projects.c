@@ -66,3 +66,26 @@ void api_store_project_create(cm_db_t *db, const char *user_id, const char *org_
     };
     cm_db_run(db, s, 2, done, ud);
 }
+
+void api_store_org_set_quota(cm_db_t *db, const char *org_id, const char *user_id,
+                             const char *until, cm_db_done_cb done, void *ud)
+{
+    char now[24];
+    api_store_now(now);
+    const char *p[] = {org_id, user_id, until};
+    const char *q[] = {org_id, now, user_id};
+    cm_db_stmt_t s[] = {
+        {"UPDATE organizations SET flags_quota_until = $3 WHERE id = $1 AND EXISTS"
+         " (SELECT 1 FROM memberships m WHERE m.organization_id = $1 AND m.user_id = $2"
+         " AND m.level >= 8)"
+         " RETURNING id, name, created_at, flags_quota_until,"
+         " (SELECT level FROM memberships WHERE organization_id = $1 AND user_id = $2), 1",
+         p, 3},
+        {"INSERT INTO outbox (project_id, created_at) SELECT p.id, $2 FROM projects p"
+         " WHERE p.organization_id = $1 AND p.deleted = 0 AND EXISTS"
+         " (SELECT 1 FROM memberships m WHERE m.organization_id = $1 AND m.user_id = $3"
+         " AND m.level >= 8) ORDER BY p.id",
+         q, 3},
+    };
+    cm_db_run(db, s, 2, done, ud);
+}

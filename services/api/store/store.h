@@ -75,6 +75,11 @@ enum {
 };
 void api_store_orgs_list(cm_db_t *db, const char *user_id, const char *limit, const char *offset,
                          cm_db_done_cb done, void *ud);
+/* The organization's flags quota (unix seconds; NULL lifts it), only when
+ * user_id is an admin (level >= 8) of it; every project of it is queued for
+ * publishing. Table 0: the row (API_ORG_* columns), empty when refused. */
+void api_store_org_set_quota(cm_db_t *db, const char *org_id, const char *user_id,
+                             const char *until, cm_db_done_cb done, void *ud);
 
 enum {
     API_PROJECT_ID,
