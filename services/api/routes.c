@@ -31,6 +31,7 @@ static const api_route_t routes[] = {
     {GET, FLAGS "{id}/", "feature_flag", api_flags_retrieve},
     {PATCH, FLAGS "{id}/", "feature_flag", api_flags_update},
     {DELETE, FLAGS "{id}/", "feature_flag", api_flags_delete},
+    {GET, "/api/feature_flag/local_evaluation", "feature_flag", api_local_evaluation, true},
 };
 
 void api_routes(api_ctx_t *ctx)

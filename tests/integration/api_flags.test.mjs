@@ -194,6 +194,35 @@ for (const backend of ['sqlite', 'postgres']) {
       await within(1000, 'flags back', async () => (await ask()).flags['quota-visible']?.enabled === true);
     });
 
+    test('/api/feature_flag/local_evaluation: the same bytes as /flags/definitions, by secret token or personal key', async () => {
+      const host = `http://127.0.0.1:${flags.port}`;
+      const tok = encodeURIComponent(boot.project_api_token);
+      const fleet = await fetch(`${host}/flags/definitions?token=${tok}`, { headers: { Authorization: `Bearer ${boot.project_secret_api_token}` } });
+      assert.equal(fleet.status, 200);
+      const want = await fleet.text();
+      assert.ok(JSON.parse(want).flags.length > 0);
+      for (const bearer of [boot.project_secret_api_token, boot.personal_api_key]) {
+        const r = await fetch(`${base}/api/feature_flag/local_evaluation?token=${tok}&send_cohorts`, { headers: { Authorization: `Bearer ${bearer}` } });
+        assert.equal(r.status, 200);
+        assert.equal(await r.text(), want);
+      }
+      const cases = [
+        [`?token=${tok}`, undefined, 401],
+        [`?token=${tok}`, 'phs_not_the_secret', 401],
+        [`?token=${tok}`, 'phx_unknown', 401],
+        ['?token=phc_unknown', boot.personal_api_key, 401],
+        ['', boot.personal_api_key, 401],
+      ];
+      for (const [q, bearer, status] of cases) {
+        const r = await fetch(`${base}/api/feature_flag/local_evaluation${q}`, { headers: bearer ? { Authorization: `Bearer ${bearer}` } : {} });
+        assert.equal(r.status, status, `${q} ${bearer}`);
+        assert.ok(!(await r.text()).includes('"flags"'));
+      }
+      const narrow = await call('POST', '/api/personal_api_keys/', { label: 'no flags', scopes: ['project:read'] });
+      const r = await fetch(`${base}/api/feature_flag/local_evaluation?token=${tok}`, { headers: { Authorization: `Bearer ${narrow.json.value}` } });
+      assert.equal(r.status, 403);
+    });
+
     test('another project cannot be reached through the flags routes', async () => {
       for (const p of [`/api/projects/${boot.project_id + 100}/feature_flags/`, `/api/environments/${boot.project_id + 100}/feature_flags/`]) {
         assert.equal((await call('GET', p)).status, 404);

@@ -120,11 +120,12 @@ static void on_key(int status, const cm_db_res_t *res, void *ud)
         }
         snprintf(call->org_id, sizeof(call->org_id), "%s", org);
     }
-    route->handler(call);
+    call->next(call);
 }
 
-void api_http__authorize(api_call_t *call)
+void api_http_authorize(api_call_t *call, api_handler_t next)
 {
+    call->next = next;
     cm_slice_t auth = cm_http_req_header(call->req, "Authorization");
     cm_slice_t token = {NULL, 0};
     if (auth.len > 7 && strncasecmp(auth.p, "Bearer ", 7) == 0)

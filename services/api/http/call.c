@@ -28,7 +28,10 @@ static void on_request(cm_http_req_t *req, void *ud)
         api_respond_error(call, &e);
         return;
     }
-    api_http__authorize(call);
+    if (r->route->own_auth)
+        r->route->handler(call);
+    else
+        api_http_authorize(call, r->route->handler);
 }
 
 void api_http_route(api_ctx_t *ctx, const api_route_t *route)

@@ -31,6 +31,7 @@ typedef struct {
     const char *path;  /* cm_http_server_route pattern; {project_id} makes it a project route */
     const char *scope; /* object of the scope ("feature_flag"); NULL: any valid key */
     api_handler_t handler;
+    bool own_auth; /* the handler authenticates (api_http_authorize) itself */
 } api_route_t;
 
 struct api_call {
@@ -45,13 +46,19 @@ struct api_call {
     cm_json_doc_t *body;                  /* api_call_body: the parsed request body */
     long long limit, offset;              /* api_call_page */
     char limit_text[24], offset_text[24]; /* the same, as store parameters */
-    void *state; /* the handler's, freed by state_free when the call ends */
+    void *state;        /* the handler's, freed by state_free when the call ends */
+    api_handler_t next; /* api_http_authorize: what runs once authorized */
     void (*state_free)(void *state);
 };
 
 /* Registers route (which must outlive the server) under its path, and
  * under /api/environments/... as well for /api/projects/... paths. */
 void api_http_route(api_ctx_t *ctx, const api_route_t *route);
+
+/* auth.c: authenticates the call's personal API key, checks the route's
+ * scope and, when call->project_id is set (project routes: from the path),
+ * the project; then runs next(call), or answers 401/403/404/503 itself. */
+void api_http_authorize(api_call_t *call, api_handler_t next);
 
 /* Parses the body as a JSON object. On failure answers 400 and returns -1
  * (the call is gone). An empty body is an empty object. */

@@ -29,4 +29,7 @@ void api_flags_retrieve(api_call_t *call); /* GET .../{id}/ */
 void api_flags_update(api_call_t *call);   /* PATCH .../{id}/ */
 void api_flags_delete(api_call_t *call);   /* DELETE .../{id}/: soft delete */
 
+/* local_evaluation.c: GET /api/feature_flag/local_evaluation (own authentication) */
+void api_local_evaluation(api_call_t *call);
+
 #endif

@@ -89,3 +89,12 @@ void api_store_org_set_quota(cm_db_t *db, const char *org_id, const char *user_i
     };
     cm_db_run(db, s, 2, done, ud);
 }
+
+void api_store_project_by_token(cm_db_t *db, const char *token, cm_db_done_cb done, void *ud)
+{
+    const char *p[] = {token};
+    cm_db_stmt_t s = {"SELECT id, secret_token_hash FROM projects"
+                      " WHERE api_token = $1 AND deleted = 0",
+                      p, 1};
+    cm_db_run(db, &s, 1, done, ud);
+}

@@ -95,6 +95,8 @@ enum {
 void api_store_projects_list(cm_db_t *db, const char *user_id, const char *limit,
                              const char *offset, cm_db_done_cb done, void *ud);
 void api_store_project_get(cm_db_t *db, const char *project_id, cm_db_done_cb done, void *ud);
+/* The live project with this public token: id, secret_token_hash. */
+void api_store_project_by_token(cm_db_t *db, const char *token, cm_db_done_cb done, void *ud);
 /* Inserts the project into org_id (NULL: the user's oldest organization),
  * only if user_id belongs to it, and queues it for publishing. Table 0 is
  * the new row (API_PROJECT_* columns), empty when the user is no member. */
