@@ -14,7 +14,8 @@
 #define DELETE CM_HTTP_DELETE
 #define PATCH  CM_HTTP_PATCH
 
-#define FLAGS "/api/projects/{project_id}/feature_flags/"
+#define FLAGS   "/api/projects/{project_id}/feature_flags/"
+#define COHORTS "/api/projects/{project_id}/cohorts/"
 
 static const api_route_t routes[] = {
     {GET, "/api/organizations/", "organization", api_organizations_list},
@@ -31,6 +32,11 @@ static const api_route_t routes[] = {
     {GET, FLAGS "{id}/", "feature_flag", api_flags_retrieve},
     {PATCH, FLAGS "{id}/", "feature_flag", api_flags_update},
     {DELETE, FLAGS "{id}/", "feature_flag", api_flags_delete},
+    {GET, COHORTS, "cohort", api_cohorts_list},
+    {POST, COHORTS, "cohort", api_cohorts_create},
+    {GET, COHORTS "{id}/", "cohort", api_cohorts_retrieve},
+    {PATCH, COHORTS "{id}/", "cohort", api_cohorts_update},
+    {DELETE, COHORTS "{id}/", "cohort", api_cohorts_delete},
     {GET, "/api/feature_flag/local_evaluation", "feature_flag", api_local_evaluation, true},
 };
 

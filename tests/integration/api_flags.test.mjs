@@ -223,6 +223,47 @@ for (const backend of ['sqlite', 'postgres']) {
       assert.equal(r.status, 403);
     });
 
+    test('cohorts: a flag targets one, the fleet evaluates it; bad groups, self-inclusion and deleting one in use refused', async () => {
+      const group = { type: 'OR', values: [{ type: 'AND', values: [{ key: 'plan', value: 'pro', type: 'person', operator: 'exact' }] }] };
+      const co = await call('POST', `/api/projects/${boot.project_id}/cohorts/`, { name: 'Pro users', filters: { properties: group } });
+      assert.equal(co.status, 201, co.text);
+      assert.deepEqual(co.json.filters, { properties: group });
+      const f = await call('POST', flagsPath(), {
+        key: 'pro-cohort', filters: { groups: [{ properties: [{ key: 'id', type: 'cohort', value: co.json.id }], rollout_percentage: 100 }] },
+      });
+      assert.equal(f.status, 201, f.text);
+      await within(1000, 'remote: in the cohort', async () => (await remote.getFeatureFlag('pro-cohort', 'c-user', { personProperties: { plan: 'pro' } })) === true);
+      assert.equal(await remote.getFeatureFlag('pro-cohort', 'c-user', { personProperties: { plan: 'free' } }), false);
+      await within(1000, 'local: in the cohort', async () => (await local.getFeatureFlag('pro-cohort', 'c-user', { personProperties: { plan: 'pro' }, onlyEvaluateLocally: true })) === true);
+
+      const cpath = `/api/projects/${boot.project_id}/cohorts/`;
+      for (const body of [
+        { name: 'x' },
+        { filters: { properties: { type: 'XOR', values: [] } } },
+        { filters: { properties: { type: 'AND', values: [{ key: 'a', operator: 'near' }] } } },
+        { filters: { properties: { type: 'AND', values: [{ key: 'id', type: 'cohort', value: 999999 }] } } },
+        { filters: { properties: group }, is_static: true },
+      ]) {
+        const r = await call('POST', cpath, body);
+        assert.equal(r.status, 400, `${JSON.stringify(body)}: ${r.text}`);
+        assert.equal(r.json.type, 'validation_error');
+      }
+      const outer = await call('POST', cpath, { name: 'outer', filters: { properties: { type: 'AND', values: [{ key: 'id', type: 'cohort', value: co.json.id }] } } });
+      assert.equal(outer.status, 201, outer.text);
+      const loop = await call('PATCH', `${cpath}${co.json.id}/`, { filters: { properties: { type: 'AND', values: [{ key: 'id', type: 'cohort', value: outer.json.id }] } } });
+      assert.equal(loop.status, 400, loop.text);
+      assert.match(loop.json.detail, /cannot include itself/);
+      const inUse = await call('DELETE', `${cpath}${co.json.id}/`);
+      assert.equal(inUse.status, 400, inUse.text);
+      assert.match(inUse.json.detail, /used by (feature flag "pro-cohort"|cohort)/);
+      assert.equal((await call('DELETE', `${cpath}${outer.json.id}/`)).status, 204);
+      assert.equal((await call('GET', `${cpath}${outer.json.id}/`)).status, 404);
+      const renamed = await call('PATCH', `${cpath}${co.json.id}/`, { name: 'Pro plan' });
+      assert.equal(renamed.status, 200, renamed.text);
+      assert.equal(renamed.json.version, 2);
+      assert.deepEqual(renamed.json.filters, { properties: group });
+    });
+
     test('another project cannot be reached through the flags routes', async () => {
       for (const p of [`/api/projects/${boot.project_id + 100}/feature_flags/`, `/api/environments/${boot.project_id + 100}/feature_flags/`]) {
         assert.equal((await call('GET', p)).status, 404);

@@ -117,45 +117,42 @@ static bool ref_id(cm_json_t v, long long *out)
     return *out > 0;
 }
 
-static int check_property(cm_json_t p, size_t gi, size_t pi, api_flagdefs_refs_t *refs,
-                          cm_api_error_t *e)
+static int check_property(cm_json_t p, const char *at, api_flagdefs_refs_t *refs, cm_api_error_t *e)
 {
     if (!is_type(p, CM_JSON_OBJECT))
-        return fail(e, "groups[%zu].properties[%zu] must be an object.", gi, pi);
+        return fail(e, "%s must be an object.", at);
     cm_json_t type = cm_json_get(p, "type"), op = cm_json_get(p, "operator");
     cm_json_t key = cm_json_get(p, "key");
     cm_slice_t t = cm_json_str_inner(type);
     if (!absent_or_null(type) && (t.p == NULL || !in_list(types, t)))
-        return fail(e, "groups[%zu].properties[%zu]: unknown property type.", gi, pi);
+        return fail(e, "%s: unknown property type.", at);
     if (!absent_or_null(op)) {
         cm_slice_t o = cm_json_str_inner(op);
         if (o.p == NULL || !in_list(api_flagdefs_operators, o))
-            return fail(e, "groups[%zu].properties[%zu]: unknown operator \"%.*s\".", gi, pi,
-                        (int)(o.len > 40 ? 40 : o.len), o.p ? o.p : "");
+            return fail(e, "%s: unknown operator \"%.*s\".", at, (int)(o.len > 40 ? 40 : o.len),
+                        o.p ? o.p : "");
     }
     if (!is_type(key, CM_JSON_STRING) && !is_type(key, CM_JSON_NUMBER))
-        return fail(e, "groups[%zu].properties[%zu]: key is required.", gi, pi);
+        return fail(e, "%s: key is required.", at);
     long long id;
     if (cm_slice_eq_cstr(t, "cohort")) {
         if (!ref_id(cm_json_get(p, "value"), &id))
-            return fail(e, "groups[%zu].properties[%zu]: a cohort filter needs a cohort id.", gi,
-                        pi);
+            return fail(e, "%s: a cohort filter needs a cohort id.", at);
         add_ref(refs, true, id);
     } else if (cm_slice_eq_cstr(t, "flag")) {
         if (!ref_id(key, &id))
-            return fail(e, "groups[%zu].properties[%zu]: a flag filter's key is a flag id.", gi,
-                        pi);
+            return fail(e, "%s: a flag filter's key is a flag id.", at);
         add_ref(refs, false, id);
     } else if (cm_slice_eq_cstr(t, "group")) {
         cm_json_t gti = cm_json_get(p, "group_type_index");
         int64_t n;
         if (cm_json_as_int64(gti, &n) != CM_OK || n < 0 || n > 4)
-            return fail(e, "groups[%zu].properties[%zu]: group_type_index must be 0 to 4.", gi, pi);
+            return fail(e, "%s: group_type_index must be 0 to 4.", at);
     }
     cm_json_t neg = cm_json_get(p, "negation");
     bool b;
     if (!absent_or_null(neg) && cm_json_as_bool(neg, &b) != CM_OK)
-        return fail(e, "groups[%zu].properties[%zu]: negation must be a boolean.", gi, pi);
+        return fail(e, "%s: negation must be a boolean.", at);
     return 0;
 }
 
@@ -236,11 +233,47 @@ static int check_groups(cm_json_t groups, cm_json_t mv, const char *what, api_fl
             return fail(e, "%s[%zu].properties must be a list.", what, gi);
         cm_json_iter_t pit = cm_json_iter(props);
         cm_json_t p;
+        char at[96];
         for (size_t pi = 0; cm_json_next(&pit, NULL, &p); pi++)
-            if (check_property(p, gi, pi, refs, e) != 0)
+            if (snprintf(at, sizeof(at), "%s[%zu].properties[%zu]", what, gi, pi) > 0 &&
+                check_property(p, at, refs, e) != 0)
                 return -1;
     }
     return 0;
+}
+
+/* A cohort's property group: {"type": "AND"|"OR", "values": [groups...]}
+ * or, at the leaves, {"type": ..., "values": [property filters...]}. */
+static int check_group(cm_json_t g, const char *at, int depth, api_flagdefs_refs_t *refs,
+                       cm_api_error_t *e)
+{
+    cm_json_t type = cm_json_get(g, "type"), values = cm_json_get(g, "values");
+    if (depth > 10)
+        return fail(e, "%s: property groups nest 10 deep at most.", at);
+    if (!is_type(g, CM_JSON_OBJECT) || !is_type(values, CM_JSON_ARRAY) ||
+        !(cm_json_str_eq(type, cm_slice_from_cstr("AND")) ||
+          cm_json_str_eq(type, cm_slice_from_cstr("OR"))))
+        return fail(e, "%s must be {\"type\": \"AND\" or \"OR\", \"values\": [...]}.", at);
+    cm_json_iter_t it = cm_json_iter(values);
+    cm_json_t v;
+    char inner[160];
+    for (size_t i = 0; cm_json_next(&it, NULL, &v); i++) {
+        snprintf(inner, sizeof(inner), "%s.values[%zu]", at, i);
+        cm_json_t vt = cm_json_get(v, "type");
+        bool group = cm_json_str_eq(vt, cm_slice_from_cstr("AND")) ||
+                     cm_json_str_eq(vt, cm_slice_from_cstr("OR"));
+        int rc =
+            group ? check_group(v, inner, depth + 1, refs, e) : check_property(v, inner, refs, e);
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int api_flagdefs_check_cohort(cm_json_t group, api_flagdefs_refs_t *refs, cm_api_error_t *e)
+{
+    memset(refs, 0, sizeof(*refs));
+    return check_group(group, "filters.properties", 0, refs, e);
 }
 
 int api_flagdefs_check(cm_json_t f, api_flagdefs_refs_t *refs, cm_api_error_t *e)

@@ -26,6 +26,9 @@ extern const char *const api_flagdefs_operators[]; /* NULL-terminated */
 
 /* 0, or -1 with e filled (400, attr "filters", a detail naming the place). */
 int api_flagdefs_check(cm_json_t filters, api_flagdefs_refs_t *refs, cm_api_error_t *e);
+/* A cohort's property group (nested AND/OR, property filters at the
+ * leaves); refs gets the cohorts it points at. 0, or -1 with e filled. */
+int api_flagdefs_check_cohort(cm_json_t group, api_flagdefs_refs_t *refs, cm_api_error_t *e);
 /* The references of stored filters (JSON text); none when it does not parse. */
 void api_flagdefs_refs_of(const char *filters, api_flagdefs_refs_t *refs);
 

@@ -29,6 +29,13 @@ void api_flags_retrieve(api_call_t *call); /* GET .../{id}/ */
 void api_flags_update(api_call_t *call);   /* PATCH .../{id}/ */
 void api_flags_delete(api_call_t *call);   /* DELETE .../{id}/: soft delete */
 
+/* cohorts.c: /api/projects/{project_id}/cohorts/ */
+void api_cohorts_list(api_call_t *call);
+void api_cohorts_create(api_call_t *call);
+void api_cohorts_retrieve(api_call_t *call);
+void api_cohorts_update(api_call_t *call); /* PATCH */
+void api_cohorts_delete(api_call_t *call); /* soft delete, refused while in use */
+
 /* local_evaluation.c: GET /api/feature_flag/local_evaluation (own authentication) */
 void api_local_evaluation(api_call_t *call);
 

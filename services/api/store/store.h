@@ -148,6 +148,35 @@ void api_store_flag_create(cm_db_t *db, const api_store_flag_t *f, cm_db_done_cb
 void api_store_flag_update(cm_db_t *db, const api_store_flag_t *f, const char *flag_id,
                            const char *version, cm_db_done_cb done, void *ud);
 
+/* ---- cohorts ------------------------------------------------------------------------ */
+
+enum {
+    API_COHORT_ID,
+    API_COHORT_NAME,
+    API_COHORT_DESCRIPTION,
+    API_COHORT_FILTERS, /* the property group, JSON */
+    API_COHORT_DELETED,
+    API_COHORT_VERSION,
+    API_COHORT_CREATED,
+    API_COHORT_UPDATED,
+    API_COHORT_TOTAL,
+};
+void api_store_cohorts_list(cm_db_t *db, const char *project_id, const char *limit,
+                            const char *offset, cm_db_done_cb done, void *ud);
+/* Table 0 the cohort cohort_id (none for NULL), table 1 the project's live
+ * cohorts (id, filters), table 2 its live flags (id, key, filters). */
+void api_store_cohort_context(cm_db_t *db, const char *project_id, const char *cohort_id,
+                              cm_db_done_cb done, void *ud);
+/* Table 0: the new row; the project is queued for publishing. */
+void api_store_cohort_create(cm_db_t *db, const char *project_id, const char *name,
+                             const char *description, const char *filters, cm_db_done_cb done,
+                             void *ud);
+/* Every field, while the version is still `version` (else table 0 is empty). */
+void api_store_cohort_update(cm_db_t *db, const char *project_id, const char *cohort_id,
+                             const char *version, const char *name, const char *description,
+                             const char *filters, const char *deleted, cm_db_done_cb done,
+                             void *ud);
+
 /* ---- bootstrap ---------------------------------------------------------------- */
 
 /* Everything bootstrap makes, in one transaction. */

@@ -1,0 +1,349 @@
+/*
+ * cohorts.c - /api/projects/{id}/cohorts/: property-based (dynamic)
+ * cohorts, the ones flags evaluate locally. filters is PostHog's
+ * {"properties": {"type": "AND"|"OR", "values": [...]}}, nested groups with
+ * property filters at the leaves (flagdefs/ checks it). A cohort may point
+ * at other cohorts, never back at itself; one that a live flag or cohort
+ * uses cannot be deleted. Static cohorts (uploaded lists) are not here yet.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm/alloc.h"
+#include "cm/err.h"
+#include "flagdefs/flagdefs.h"
+#include "publish/publish.h"
+#include "resources/resources.h"
+#include "store/store.h"
+
+static void write_cohort(cm_json_writer_t *w, const cm_db_res_t *res, size_t row)
+{
+#define V(col) cm_db_value(res, 0, row, col)
+    cm_json_begin_object(w);
+    cm_json_key(w, "id");
+    cm_json_int(w, atoll(V(API_COHORT_ID)));
+    cm_json_key(w, "name");
+    cm_json_str_cstr(w, V(API_COHORT_NAME));
+    cm_json_key(w, "description");
+    cm_json_str_cstr(w, V(API_COHORT_DESCRIPTION));
+    cm_json_key(w, "filters");
+    cm_json_begin_object(w);
+    cm_json_key(w, "properties");
+    api_json_stored(w, V(API_COHORT_FILTERS));
+    cm_json_end_object(w);
+    cm_json_key(w, "is_static");
+    cm_json_boolean(w, false);
+    cm_json_key(w, "deleted");
+    cm_json_boolean(w, atoi(V(API_COHORT_DELETED)) != 0);
+    cm_json_key(w, "version");
+    cm_json_int(w, atoll(V(API_COHORT_VERSION)));
+    cm_json_key(w, "created_at");
+    api_json_time(w, V(API_COHORT_CREATED));
+    cm_json_key(w, "updated_at");
+    api_json_time(w, V(API_COHORT_UPDATED));
+    cm_json_end_object(w);
+#undef V
+}
+
+static void on_list(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+    cm_buf_t out = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &out);
+    api_page_begin(&w, call, cm_db_value(res, 0, 0, API_COHORT_TOTAL));
+    for (size_t i = 0; i < cm_db_nrows(res, 0); i++)
+        write_cohort(&w, res, i);
+    api_page_end(&w);
+    api_respond_json(call, 200, &out);
+}
+
+void api_cohorts_list(api_call_t *call)
+{
+    if (api_call_page(call) == 0)
+        api_store_cohorts_list(call->ctx->db, call->project_id, call->limit_text, call->offset_text,
+                               on_list, call);
+}
+
+/* ---- writes and the one-cohort read ------------------------------------------ */
+
+typedef struct {
+    char id[24];
+    char *name, *description, *filters, *deleted;
+    bool read_only, is_delete;
+    api_flagdefs_refs_t refs;
+} cohort_write_t;
+
+static void cohort_write_free(void *p)
+{
+    cohort_write_t *x = p;
+    free(x->name);
+    free(x->description);
+    free(x->filters);
+    free(x->deleted);
+    free(x);
+}
+
+static int string_field(api_call_t *call, const char *attr, size_t max, char **out)
+{
+    cm_json_t v = cm_json_get(cm_json_root(call->body), attr);
+    if (!cm_json_exists(v))
+        return 0;
+    cm_slice_t s = cm_json_str_inner(v);
+    if (cm_json_is_null(v)) {
+        *out = cm_xstrdup("");
+        return 0;
+    }
+    if (s.p == NULL || cm_json_str_has_escapes(v) || s.len > max ||
+        !cm_json_utf8_valid(s.p, s.len)) {
+        api_respond_invalid(call, attr, "Expected a string of %zu characters at most.", max);
+        return -1;
+    }
+    *out = cm_xmemdup(s.p, s.len);
+    return 0;
+}
+
+static int parse_body(api_call_t *call, cohort_write_t *x)
+{
+    cm_json_t root = cm_json_root(call->body), v;
+    if (string_field(call, "name", 400, &x->name) != 0 ||
+        string_field(call, "description", 1000, &x->description) != 0)
+        return -1;
+    bool b;
+    if (cm_json_exists(v = cm_json_get(root, "is_static")) && cm_json_as_bool(v, &b) == CM_OK &&
+        b) {
+        api_respond_invalid(call, "is_static", "Static cohorts are not supported yet.");
+        return -1;
+    }
+    if (cm_json_exists(v = cm_json_get(root, "deleted"))) {
+        if (cm_json_as_bool(v, &b) != CM_OK) {
+            api_respond_invalid(call, "deleted", "Must be a valid boolean.");
+            return -1;
+        }
+        x->deleted = cm_xstrdup(b ? "1" : "0");
+    }
+    if (cm_json_exists(v = cm_json_get(root, "filters"))) {
+        cm_json_t group = cm_json_get(v, "properties");
+        cm_api_error_t e;
+        if (cm_json_type(v) != CM_JSON_OBJECT || !cm_json_exists(group)) {
+            api_respond_invalid(call, "filters",
+                                "Expected {\"properties\": {\"type\": ..., "
+                                "\"values\": [...]}}.");
+            return -1;
+        }
+        if (api_flagdefs_check_cohort(group, &x->refs, &e) != 0) {
+            api_respond_error(call, &e);
+            return -1;
+        }
+        cm_buf_t text = CM_BUF_INIT;
+        cm_json_writer_t w;
+        cm_json_writer_init(&w, &text);
+        cm_json_value(&w, group);
+        x->filters = cm_buf_detach(&text, NULL);
+    }
+    return 0;
+}
+
+/* Does cohort `from` lead to `target` through cohort filters (table 1 of
+ * the context), with the written cohort's new references in place? */
+static bool cohort_reaches(const cm_db_res_t *res, const cohort_write_t *x, long long from,
+                           long long target, int depth)
+{
+    if (from == target || depth > 64)
+        return true;
+    api_flagdefs_refs_t stored;
+    const api_flagdefs_refs_t *r = NULL;
+    if (x->id[0] && from == atoll(x->id)) {
+        r = &x->refs;
+    } else {
+        for (size_t i = 0; i < cm_db_nrows(res, 1) && r == NULL; i++)
+            if (atoll(cm_db_value(res, 1, i, 0)) == from) {
+                cm_json_doc_t *doc = NULL;
+                cm_api_error_t ignored;
+                const char *text = cm_db_value(res, 1, i, 1);
+                memset(&stored, 0, sizeof(stored));
+                if (cm_json_parse(text, strlen(text), NULL, &doc, NULL) == CM_OK)
+                    api_flagdefs_check_cohort(cm_json_root(doc), &stored, &ignored);
+                cm_json_doc_free(doc);
+                r = &stored;
+            }
+    }
+    for (size_t i = 0; r && i < r->ncohorts; i++)
+        if (cohort_reaches(res, x, r->cohorts[i], target, depth + 1))
+            return true;
+    return false;
+}
+
+static bool known_cohort(const cm_db_res_t *res, long long id)
+{
+    for (size_t i = 0; i < cm_db_nrows(res, 1); i++)
+        if (atoll(cm_db_value(res, 1, i, 0)) == id)
+            return true;
+    return false;
+}
+
+/* A live flag or another cohort that uses this one: its name, for the detail. */
+static bool used_by(const cm_db_res_t *res, const cohort_write_t *x, char *who, size_t size)
+{
+    long long me = atoll(x->id);
+    api_flagdefs_refs_t refs;
+    for (size_t i = 0; i < cm_db_nrows(res, 2); i++) {
+        api_flagdefs_refs_of(cm_db_value(res, 2, i, 2), &refs);
+        for (size_t j = 0; j < refs.ncohorts; j++)
+            if (refs.cohorts[j] == me) {
+                snprintf(who, size, "feature flag \"%s\"", cm_db_value(res, 2, i, 1));
+                return true;
+            }
+    }
+    for (size_t i = 0; i < cm_db_nrows(res, 1); i++) {
+        long long other = atoll(cm_db_value(res, 1, i, 0));
+        if (other != me && cohort_reaches(res, x, other, me, 0)) {
+            snprintf(who, size, "cohort %lld", other);
+            return true;
+        }
+    }
+    return false;
+}
+
+static void on_written(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    cohort_write_t *x = call->state;
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+    if (cm_db_nrows(res, 0) != 1) {
+        cm_api_error_t e;
+        cm_api_error_set(&e, 409, "conflict", NULL,
+                         "The cohort was changed by another request meanwhile; read it and retry.");
+        api_respond_error(call, &e);
+        return;
+    }
+    api_publisher_kick(call->ctx->publisher);
+    if (x->is_delete) {
+        api_respond_empty(call, 204);
+        return;
+    }
+    cm_buf_t out = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &out);
+    write_cohort(&w, res, 0);
+    api_respond_json(call, x->id[0] ? 200 : 201, &out);
+}
+
+static void on_context(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    cohort_write_t *x = call->state;
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+    bool have = cm_db_nrows(res, 0) == 1;
+    if (x->id[0] && !have) {
+        api_respond_not_found(call);
+        return;
+    }
+    if (x->read_only) {
+        cm_buf_t out = CM_BUF_INIT;
+        cm_json_writer_t w;
+        cm_json_writer_init(&w, &out);
+        write_cohort(&w, res, 0);
+        api_respond_json(call, 200, &out);
+        return;
+    }
+    for (size_t i = 0; x->filters && i < x->refs.ncohorts; i++) {
+        long long dep = x->refs.cohorts[i];
+        if (!known_cohort(res, dep)) {
+            api_respond_invalid(call, "filters", "Cohort with id %lld does not exist.", dep);
+            return;
+        }
+        if (x->id[0] && cohort_reaches(res, x, dep, atoll(x->id), 0)) {
+            api_respond_invalid(call, "filters",
+                                "A cohort cannot include itself (through cohort %lld).", dep);
+            return;
+        }
+    }
+    char who[160];
+    if (x->deleted && strcmp(x->deleted, "1") == 0 && used_by(res, x, who, sizeof(who))) {
+        api_respond_invalid(call, "deleted", "This cohort is used by %s.", who);
+        return;
+    }
+#define KEEP(field, col, def)                                                                      \
+    if (x->field == NULL)                                                                          \
+        x->field = cm_xstrdup(have ? cm_db_value(res, 0, 0, col) : def);
+    KEEP(name, API_COHORT_NAME, "");
+    KEEP(description, API_COHORT_DESCRIPTION, "");
+    KEEP(deleted, API_COHORT_DELETED, "0");
+#undef KEEP
+    if (x->id[0])
+        api_store_cohort_update(call->ctx->db, call->project_id, x->id,
+                                cm_db_value(res, 0, 0, API_COHORT_VERSION), x->name, x->description,
+                                x->filters ? x->filters
+                                           : cm_db_value(res, 0, 0, API_COHORT_FILTERS),
+                                x->deleted, on_written, call);
+    else
+        api_store_cohort_create(call->ctx->db, call->project_id, x->name, x->description,
+                                x->filters, on_written, call);
+}
+
+static cohort_write_t *begin(api_call_t *call, bool with_id)
+{
+    cohort_write_t *x = cm_xcalloc(1, sizeof(*x));
+    call->state = x;
+    call->state_free = cohort_write_free;
+    if (with_id) {
+        cm_slice_t id = cm_http_req_param(call->req, "id");
+        if (id.len == 0 || id.len > 18 || cm_slice_span(id, "0123456789") < id.len) {
+            api_respond_not_found(call);
+            return NULL;
+        }
+        snprintf(x->id, sizeof(x->id), "%.*s", (int)id.len, id.p);
+    }
+    return x;
+}
+
+void api_cohorts_retrieve(api_call_t *call)
+{
+    cohort_write_t *x = begin(call, true);
+    if (x == NULL)
+        return;
+    x->read_only = true;
+    api_store_cohort_context(call->ctx->db, call->project_id, x->id, on_context, call);
+}
+
+void api_cohorts_create(api_call_t *call)
+{
+    cohort_write_t *x = begin(call, false);
+    if (api_call_body(call) != 0 || parse_body(call, x) != 0)
+        return;
+    if (x->filters == NULL) {
+        api_respond_invalid(call, "filters", "This field is required.");
+        return;
+    }
+    api_store_cohort_context(call->ctx->db, call->project_id, NULL, on_context, call);
+}
+
+void api_cohorts_update(api_call_t *call)
+{
+    cohort_write_t *x = begin(call, true);
+    if (x == NULL || api_call_body(call) != 0 || parse_body(call, x) != 0)
+        return;
+    api_store_cohort_context(call->ctx->db, call->project_id, x->id, on_context, call);
+}
+
+void api_cohorts_delete(api_call_t *call)
+{
+    cohort_write_t *x = begin(call, true);
+    if (x == NULL)
+        return;
+    x->deleted = cm_xstrdup("1");
+    x->is_delete = true;
+    api_store_cohort_context(call->ctx->db, call->project_id, x->id, on_context, call);
+}
