@@ -81,6 +81,18 @@ void api_respond_not_found(api_call_t *call);
 void api_respond_db_error(api_call_t *call, int status, const cm_db_res_t *res,
                           const char *conflict_attr, const char *conflict_detail);
 
+/* Writes one row of a store result (table 0) as a resource's JSON object. */
+typedef void (*api_row_writer_t)(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res,
+                                 size_t row);
+/* The end of a list read: the store's error, or a page of table 0's rows
+ * whose count is column total_col. */
+void api_respond_rows(api_call_t *call, int status, const cm_db_res_t *res, size_t total_col,
+                      api_row_writer_t row);
+/* The end of a one-row read or write: the store's error, 404 without a row,
+ * or row 0 with http_status. */
+void api_respond_row(api_call_t *call, int status, const cm_db_res_t *res, int http_status,
+                     api_row_writer_t row);
+
 /* Writes {"count", "next", "previous", "results": [ then the caller's rows,
  * then api_page_end closes it. next/previous are absolute URLs on BASE_URL. */
 void api_page_begin(cm_json_writer_t *w, api_call_t *call, const char *total);

@@ -97,6 +97,41 @@ void api_page_end(cm_json_writer_t *w)
     cm_json_end_object(w);
 }
 
+void api_respond_rows(api_call_t *call, int status, const cm_db_res_t *res, size_t total_col,
+                      api_row_writer_t row)
+{
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+    cm_buf_t out = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &out);
+    api_page_begin(&w, call, cm_db_value(res, 0, 0, total_col));
+    for (size_t i = 0; i < cm_db_nrows(res, 0); i++)
+        row(&w, call, res, i);
+    api_page_end(&w);
+    api_respond_json(call, 200, &out);
+}
+
+void api_respond_row(api_call_t *call, int status, const cm_db_res_t *res, int http_status,
+                     api_row_writer_t row)
+{
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+    if (cm_db_nrows(res, 0) < 1) {
+        api_respond_not_found(call);
+        return;
+    }
+    cm_buf_t out = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &out);
+    row(&w, call, res, 0);
+    api_respond_json(call, http_status, &out);
+}
+
 void api_json_time(cm_json_writer_t *w, const char *ms_text)
 {
     if (ms_text == NULL) {

@@ -17,8 +17,9 @@
 #include "resources/resources.h"
 #include "store/store.h"
 
-static void write_cohort(cm_json_writer_t *w, const cm_db_res_t *res, size_t row)
+static void write_cohort(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res, size_t row)
 {
+    (void)call;
 #define V(col) cm_db_value(res, 0, row, col)
     cm_json_begin_object(w);
     cm_json_key(w, "id");
@@ -48,19 +49,7 @@ static void write_cohort(cm_json_writer_t *w, const cm_db_res_t *res, size_t row
 
 static void on_list(int status, const cm_db_res_t *res, void *ud)
 {
-    api_call_t *call = ud;
-    if (status != 0) {
-        api_respond_db_error(call, status, res, NULL, NULL);
-        return;
-    }
-    cm_buf_t out = CM_BUF_INIT;
-    cm_json_writer_t w;
-    cm_json_writer_init(&w, &out);
-    api_page_begin(&w, call, cm_db_value(res, 0, 0, API_COHORT_TOTAL));
-    for (size_t i = 0; i < cm_db_nrows(res, 0); i++)
-        write_cohort(&w, res, i);
-    api_page_end(&w);
-    api_respond_json(call, 200, &out);
+    api_respond_rows(ud, status, res, API_COHORT_TOTAL, write_cohort);
 }
 
 void api_cohorts_list(api_call_t *call)
@@ -230,11 +219,7 @@ static void on_written(int status, const cm_db_res_t *res, void *ud)
         api_respond_empty(call, 204);
         return;
     }
-    cm_buf_t out = CM_BUF_INIT;
-    cm_json_writer_t w;
-    cm_json_writer_init(&w, &out);
-    write_cohort(&w, res, 0);
-    api_respond_json(call, x->id[0] ? 200 : 201, &out);
+    api_respond_row(call, 0, res, x->id[0] ? 200 : 201, write_cohort);
 }
 
 static void on_context(int status, const cm_db_res_t *res, void *ud)
@@ -251,11 +236,7 @@ static void on_context(int status, const cm_db_res_t *res, void *ud)
         return;
     }
     if (x->read_only) {
-        cm_buf_t out = CM_BUF_INIT;
-        cm_json_writer_t w;
-        cm_json_writer_init(&w, &out);
-        write_cohort(&w, res, 0);
-        api_respond_json(call, 200, &out);
+        api_respond_row(call, 0, res, 200, write_cohort);
         return;
     }
     for (size_t i = 0; x->filters && i < x->refs.ncohorts; i++) {

@@ -27,9 +27,10 @@ static void write_bool(cm_json_writer_t *w, const char *v)
     cm_json_boolean(w, v && atoi(v) != 0);
 }
 
-static void write_flag(cm_json_writer_t *w, const cm_db_res_t *res, size_t t, size_t row)
+static void write_flag(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res, size_t row)
 {
-#define V(col) cm_db_value(res, t, row, col)
+    (void)call;
+#define V(col) cm_db_value(res, 0, row, col)
     cm_json_begin_object(w);
     cm_json_key(w, "id");
     cm_json_int(w, atoll(V(API_FLAG_ID)));
@@ -75,30 +76,9 @@ static void write_flag(cm_json_writer_t *w, const cm_db_res_t *res, size_t t, si
 #undef V
 }
 
-static void answer_one(api_call_t *call, int status, const cm_db_res_t *res, size_t t)
-{
-    cm_buf_t out = CM_BUF_INIT;
-    cm_json_writer_t w;
-    cm_json_writer_init(&w, &out);
-    write_flag(&w, res, t, 0);
-    api_respond_json(call, status, &out);
-}
-
 static void on_list(int status, const cm_db_res_t *res, void *ud)
 {
-    api_call_t *call = ud;
-    if (status != 0) {
-        api_respond_db_error(call, status, res, NULL, NULL);
-        return;
-    }
-    cm_buf_t out = CM_BUF_INIT;
-    cm_json_writer_t w;
-    cm_json_writer_init(&w, &out);
-    api_page_begin(&w, call, cm_db_value(res, 0, 0, API_FLAG_TOTAL));
-    for (size_t i = 0; i < cm_db_nrows(res, 0); i++)
-        write_flag(&w, res, 0, i);
-    api_page_end(&w);
-    api_respond_json(call, 200, &out);
+    api_respond_rows(ud, status, res, API_FLAG_TOTAL, write_flag);
 }
 
 void api_flags_list(api_call_t *call)
@@ -110,13 +90,7 @@ void api_flags_list(api_call_t *call)
 
 static void on_one(int status, const cm_db_res_t *res, void *ud)
 {
-    api_call_t *call = ud;
-    if (status != 0)
-        api_respond_db_error(call, status, res, NULL, NULL);
-    else if (cm_db_nrows(res, 0) != 1)
-        api_respond_not_found(call);
-    else
-        answer_one(call, 200, res, 0);
+    api_respond_row(ud, status, res, 200, write_flag);
 }
 
 static bool flag_id_param(api_call_t *call, char *out, size_t size)
@@ -392,7 +366,7 @@ static void on_written(int status, const cm_db_res_t *res, void *ud)
     if (x->is_delete)
         api_respond_empty(call, 204);
     else
-        answer_one(call, x->id[0] ? 200 : 201, res, 0);
+        api_respond_row(call, 0, res, x->id[0] ? 200 : 201, write_flag);
 }
 
 static api_store_flag_t store_fields(api_call_t *call, const write_t *x)

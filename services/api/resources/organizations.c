@@ -14,8 +14,9 @@
 #include "resources/resources.h"
 #include "store/store.h"
 
-static void write_org(cm_json_writer_t *w, const cm_db_res_t *res, size_t i)
+static void write_org(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res, size_t i)
 {
+    (void)call;
     cm_json_begin_object(w);
     cm_json_key(w, "id");
     cm_json_str_cstr(w, cm_db_value(res, 0, i, API_ORG_ID));
@@ -36,20 +37,7 @@ static void write_org(cm_json_writer_t *w, const cm_db_res_t *res, size_t i)
 
 static void on_orgs(int status, const cm_db_res_t *res, void *ud)
 {
-    api_call_t *call = ud;
-    if (status != 0) {
-        api_respond_db_error(call, status, res, NULL, NULL);
-        return;
-    }
-    cm_buf_t out = CM_BUF_INIT;
-    cm_json_writer_t w;
-    cm_json_writer_init(&w, &out);
-    size_t n = cm_db_nrows(res, 0);
-    api_page_begin(&w, call, cm_db_value(res, 0, 0, API_ORG_TOTAL));
-    for (size_t i = 0; i < n; i++)
-        write_org(&w, res, i);
-    api_page_end(&w);
-    api_respond_json(call, 200, &out);
+    api_respond_rows(ud, status, res, API_ORG_TOTAL, write_org);
 }
 
 void api_organizations_list(api_call_t *call)
@@ -71,11 +59,7 @@ static void on_updated(int status, const cm_db_res_t *res, void *ud)
         return;
     }
     api_publisher_kick(call->ctx->publisher);
-    cm_buf_t out = CM_BUF_INIT;
-    cm_json_writer_t w;
-    cm_json_writer_init(&w, &out);
-    write_org(&w, res, 0);
-    api_respond_json(call, 200, &out);
+    api_respond_row(call, 0, res, 200, write_org);
 }
 
 void api_organizations_update(api_call_t *call)

@@ -18,9 +18,16 @@
 #include "resources/resources.h"
 #include "store/store.h"
 
-static void write_key(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res, size_t row,
-                      const char *value)
+typedef struct {
+    char value[CM_TOKEN_MAX];
+    cm_buf_t scopes, orgs, teams;
+} create_t;
+
+/* The key's value only in the answer that made it (call->state). */
+static void write_key(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res, size_t row)
 {
+    const create_t *made = call->state;
+    const char *value = made ? made->value : NULL;
     cm_json_begin_object(w);
     cm_json_key(w, "id");
     cm_json_str_cstr(w, cm_db_value(res, 0, row, API_KEYROW_ID));
@@ -49,19 +56,7 @@ static void write_key(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *
 
 static void on_list(int status, const cm_db_res_t *res, void *ud)
 {
-    api_call_t *call = ud;
-    if (status != 0) {
-        api_respond_db_error(call, status, res, NULL, NULL);
-        return;
-    }
-    cm_buf_t out = CM_BUF_INIT;
-    cm_json_writer_t w;
-    cm_json_writer_init(&w, &out);
-    api_page_begin(&w, call, cm_db_value(res, 0, 0, API_KEYROW_TOTAL));
-    for (size_t i = 0; i < cm_db_nrows(res, 0); i++)
-        write_key(&w, call, res, i, NULL);
-    api_page_end(&w);
-    api_respond_json(call, 200, &out);
+    api_respond_rows(ud, status, res, API_KEYROW_TOTAL, write_key);
 }
 
 void api_keys_list(api_call_t *call)
@@ -70,11 +65,6 @@ void api_keys_list(api_call_t *call)
         api_store_keys_list(call->ctx->db, call->user_id, call->limit_text, call->offset_text,
                             on_list, call);
 }
-
-typedef struct {
-    char value[CM_TOKEN_MAX];
-    cm_buf_t scopes, orgs, teams;
-} create_t;
 
 static void create_free(void *p)
 {
@@ -88,20 +78,7 @@ static void create_free(void *p)
 static void on_one(int status, const cm_db_res_t *res, void *ud)
 {
     api_call_t *call = ud;
-    if (status != 0) {
-        api_respond_db_error(call, status, res, NULL, NULL);
-        return;
-    }
-    if (cm_db_nrows(res, 0) != 1) {
-        api_respond_not_found(call);
-        return;
-    }
-    cm_buf_t out = CM_BUF_INIT;
-    cm_json_writer_t w;
-    cm_json_writer_init(&w, &out);
-    create_t *c = call->state; /* set by create only */
-    write_key(&w, call, res, 0, c ? c->value : NULL);
-    api_respond_json(call, c ? 201 : 200, &out);
+    api_respond_row(call, status, res, call->state ? 201 : 200, write_key);
 }
 
 static bool id_param(api_call_t *call, char *out, size_t size)

@@ -17,9 +17,16 @@
 #include "resources/resources.h"
 #include "store/store.h"
 
-static void write_project(cm_json_writer_t *w, const cm_db_res_t *res, size_t row,
-                          const char *secret)
+typedef struct {
+    char *name, *timezone, *org;
+    char secret[CM_TOKEN_MAX];
+} create_t;
+
+/* The secret token in full only in the answer that made it (call->state). */
+static void write_project(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res, size_t row)
 {
+    const create_t *made = call->state;
+    const char *secret = made ? made->secret : NULL;
     cm_json_begin_object(w);
     cm_json_key(w, "id");
     cm_json_int(w, atoll(cm_db_value(res, 0, row, API_PROJECT_ID)));
@@ -48,19 +55,7 @@ static void write_project(cm_json_writer_t *w, const cm_db_res_t *res, size_t ro
 
 static void on_list(int status, const cm_db_res_t *res, void *ud)
 {
-    api_call_t *call = ud;
-    if (status != 0) {
-        api_respond_db_error(call, status, res, NULL, NULL);
-        return;
-    }
-    cm_buf_t out = CM_BUF_INIT;
-    cm_json_writer_t w;
-    cm_json_writer_init(&w, &out);
-    api_page_begin(&w, call, cm_db_value(res, 0, 0, API_PROJECT_TOTAL));
-    for (size_t i = 0; i < cm_db_nrows(res, 0); i++)
-        write_project(&w, res, i, NULL);
-    api_page_end(&w);
-    api_respond_json(call, 200, &out);
+    api_respond_rows(ud, status, res, API_PROJECT_TOTAL, write_project);
 }
 
 void api_projects_list(api_call_t *call)
@@ -72,20 +67,7 @@ void api_projects_list(api_call_t *call)
 
 static void on_one(int status, const cm_db_res_t *res, void *ud)
 {
-    api_call_t *call = ud;
-    if (status != 0) {
-        api_respond_db_error(call, status, res, NULL, NULL);
-        return;
-    }
-    if (cm_db_nrows(res, 0) != 1) {
-        api_respond_not_found(call);
-        return;
-    }
-    cm_buf_t out = CM_BUF_INIT;
-    cm_json_writer_t w;
-    cm_json_writer_init(&w, &out);
-    write_project(&w, res, 0, NULL);
-    api_respond_json(call, 200, &out);
+    api_respond_row(ud, status, res, 200, write_project);
 }
 
 void api_projects_retrieve(api_call_t *call)
@@ -119,11 +101,6 @@ static int opt_string(api_call_t *call, const char *name, size_t max, const char
     return 0;
 }
 
-typedef struct {
-    char *name, *timezone, *org;
-    char secret[CM_TOKEN_MAX];
-} create_t;
-
 static void create_free(void *p)
 {
     create_t *c = p;
@@ -136,7 +113,6 @@ static void create_free(void *p)
 static void on_created(int status, const cm_db_res_t *res, void *ud)
 {
     api_call_t *call = ud;
-    create_t *c = call->state;
     if (status != 0) {
         api_respond_db_error(call, status, res, NULL, NULL);
         return;
@@ -146,11 +122,7 @@ static void on_created(int status, const cm_db_res_t *res, void *ud)
         return;
     }
     api_publisher_kick(call->ctx->publisher);
-    cm_buf_t out = CM_BUF_INIT;
-    cm_json_writer_t w;
-    cm_json_writer_init(&w, &out);
-    write_project(&w, res, 0, c->secret);
-    api_respond_json(call, 201, &out);
+    api_respond_row(call, 0, res, 201, write_project);
 }
 
 void api_projects_create(api_call_t *call)
