@@ -37,6 +37,8 @@ static const api_route_t routes[] = {
     {GET, COHORTS "{id}/", "cohort", api_cohorts_retrieve},
     {PATCH, COHORTS "{id}/", "cohort", api_cohorts_update},
     {DELETE, COHORTS "{id}/", "cohort", api_cohorts_delete},
+    {GET, "/api/projects/{project_id}/groups_types/", "group", api_group_types_list},
+    {POST, "/api/projects/{project_id}/groups_types/", "group", api_group_types_create},
     {GET, "/api/feature_flag/local_evaluation", "feature_flag", api_local_evaluation, true},
 };
 

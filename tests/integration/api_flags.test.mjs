@@ -264,6 +264,34 @@ for (const backend of ['sqlite', 'postgres']) {
       assert.deepEqual(renamed.json.filters, { properties: group });
     });
 
+    test('group types: mapped over REST, published, and a group flag aggregates by them', async () => {
+      const gpath = `/api/projects/${boot.project_id}/groups_types/`;
+      const names = ['company', 'team', 'workspace', 'region', 'account'];
+      for (const [i, name] of names.entries()) {
+        const r = await call('POST', gpath, { group_type: name });
+        assert.equal(r.status, 201, r.text);
+        assert.equal(r.json.group_type_index, i);
+      }
+      const dup = await call('POST', gpath, { group_type: 'company' });
+      assert.equal(dup.status, 400, dup.text);
+      const sixth = await call('POST', gpath, { group_type: 'sixth' });
+      assert.equal(sixth.status, 400, sixth.text);
+      assert.match(sixth.json.detail, /five/);
+      const list = await call('GET', gpath);
+      assert.deepEqual(list.json.map((g) => g.group_type), names);
+
+      const f = await call('POST', flagsPath(), {
+        key: 'per-company', filters: { aggregation_group_type_index: 0, groups: [{ properties: [{ key: 'tier', value: 'gold', type: 'group', group_type_index: 0 }], rollout_percentage: 100 }] },
+      });
+      assert.equal(f.status, 201, f.text);
+      await within(1000, 'group flag served', async () => (await remote.getFeatureFlag('per-company', 'g-user', {
+        groups: { company: 'acme' }, groupProperties: { company: { tier: 'gold' } },
+      })) === true);
+      assert.equal(await remote.getFeatureFlag('per-company', 'g-user', { groups: { company: 'acme' }, groupProperties: { company: { tier: 'tin' } } }), false);
+      const defs = JSON.parse(await redisCommand(redis.port, 'HGET', 'flags:definitions', String(boot.project_id)));
+      assert.deepEqual(defs.group_type_mapping, { 0: 'company', 1: 'team', 2: 'workspace', 3: 'region', 4: 'account' });
+    });
+
     test('another project cannot be reached through the flags routes', async () => {
       for (const p of [`/api/projects/${boot.project_id + 100}/feature_flags/`, `/api/environments/${boot.project_id + 100}/feature_flags/`]) {
         assert.equal((await call('GET', p)).status, 404);

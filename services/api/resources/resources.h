@@ -36,6 +36,10 @@ void api_cohorts_retrieve(api_call_t *call);
 void api_cohorts_update(api_call_t *call); /* PATCH */
 void api_cohorts_delete(api_call_t *call); /* soft delete, refused while in use */
 
+/* group_types.c: /api/projects/{project_id}/groups_types/ */
+void api_group_types_list(api_call_t *call);
+void api_group_types_create(api_call_t *call);
+
 /* local_evaluation.c: GET /api/feature_flag/local_evaluation (own authentication) */
 void api_local_evaluation(api_call_t *call);
 

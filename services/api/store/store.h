@@ -177,6 +177,16 @@ void api_store_cohort_update(cm_db_t *db, const char *project_id, const char *co
                              const char *filters, const char *deleted, cm_db_done_cb done,
                              void *ud);
 
+/* ---- group types ------------------------------------------------------------------ */
+
+enum { API_GROUP_TYPE_INDEX, API_GROUP_TYPE_NAME, API_GROUP_TYPE_TOTAL };
+void api_store_group_types_list(cm_db_t *db, const char *project_id, cm_db_done_cb done, void *ud);
+/* Gives group_type the lowest free index (0-4) and queues the project for
+ * publishing. Table 0: the new row, empty when all five are taken; a name
+ * already mapped: CM_ECONFLICT. */
+void api_store_group_type_create(cm_db_t *db, const char *project_id, const char *group_type,
+                                 cm_db_done_cb done, void *ud);
+
 /* ---- bootstrap ---------------------------------------------------------------- */
 
 /* Everything bootstrap makes, in one transaction. */
