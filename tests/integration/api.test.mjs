@@ -72,13 +72,13 @@ for (const backend of ['sqlite', 'postgres']) {
       base = `http://127.0.0.1:${api.port}`;
     });
     after(async () => {
-      if (api) {
-        const { code } = await api.stop();
-        assert.equal(code, 0, `api exit: ${api.stderr()}`);
-      }
+      // Everything is stopped before anything is asserted, so a failure
+      // leaves no server behind.
+      const exit = api ? await api.stop() : { code: 0 };
       if (pg) pg.stop();
       await redis.stop();
       fs.rmSync(tmp, { recursive: true, force: true });
+      assert.equal(exit.code, 0, `api exit: ${api?.stderr()}`);
     });
 
     test('bootstrap made a demo project once; a second run only reports it', async () => {

@@ -66,10 +66,14 @@ for (const backend of ['sqlite', 'postgres']) {
     after(async () => {
       await local?.shutdown();
       await remote?.shutdown();
-      for (const s of [flags, api]) if (s) assert.equal((await s.stop()).code, 0, s.stderr());
+      // Everything is stopped before anything is asserted, so a failure
+      // leaves no server behind.
+      const exits = [];
+      for (const s of [flags, api]) if (s) exits.push([await s.stop(), s]);
       if (pg) pg.stop();
       await redis.stop();
       fs.rmSync(tmp, { recursive: true, force: true });
+      for (const [exit, s] of exits) assert.equal(exit.code, 0, s.stderr());
     });
 
     test('create, change and delete over REST: remote and local evaluation follow within a second', async () => {
