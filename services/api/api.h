@@ -42,7 +42,8 @@ typedef struct {
     cm_redis_t *redis;
     api_publisher_t *publisher;
     cm_http_server_t *http;
-    bool migrated; /* the schema is in place: routes may run */
+    bool migrated;  /* the schema is in place: routes may run */
+    bool bootstrap; /* `api bootstrap`: no HTTP, seed or summarise, exit */
 } api_ctx_t;
 
 /* routes.c: every route of the service on ctx->http. */

@@ -19,7 +19,6 @@
 
 #define DEMO_EMAIL "demo@example.com"
 
-static bool wanted;
 static int status;
 static void (*finish_fn)(void *);
 
@@ -28,16 +27,6 @@ static struct {
     char key_id[CM_UUID_STR_LEN + 1];
     char password[CM_TOKEN_MAX], token[CM_TOKEN_MAX], secret[CM_TOKEN_MAX], key[CM_TOKEN_MAX];
 } made;
-
-void api_bootstrap_want(bool yes)
-{
-    wanted = yes;
-}
-
-bool api_bootstrap_wanted(void)
-{
-    return wanted;
-}
 
 int api_bootstrap_status(void)
 {

@@ -6,8 +6,6 @@
 
 #include "api.h"
 
-void api_bootstrap_want(bool yes);
-bool api_bootstrap_wanted(void);
 /* After the migrations: seeds an empty store or summarises a populated one
  * on stdout, then calls finish(NULL) to end the process's loop. */
 void api_bootstrap_run(api_ctx_t *ctx, void (*finish)(void *ud));

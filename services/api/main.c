@@ -116,7 +116,7 @@ static void on_migrated(int status, const cm_db_res_t *res, void *ud)
         return;
     }
     ctx.migrated = true;
-    if (api_bootstrap_wanted()) {
+    if (ctx.bootstrap) {
         api_bootstrap_run(&ctx, on_term);
         return;
     }
@@ -143,7 +143,7 @@ static void make_sqlite_dir(const char *url)
         cm_log(CM_LOG_WARN, NULL, "cannot create %s: %s", dir, strerror(errno));
 }
 
-static int start(bool serve)
+static int start(void)
 {
     make_sqlite_dir(ctx.cfg.database_url);
     if (cm_db_open(ctx.loop, &(cm_db_opts_t){.url = ctx.cfg.database_url, .name = "store"},
@@ -153,14 +153,15 @@ static int start(bool serve)
     }
     cm_redis_opts_t ro = {
         .url = ctx.cfg.svc.redis_url, .name = "redis", .command_timeout_ms = 5000};
-    if (serve && cm_redis_new(ctx.loop, &ro, &ctx.redis) != 0) { /* bootstrap publishes nothing */
+    if (!ctx.bootstrap &&
+        cm_redis_new(ctx.loop, &ro, &ctx.redis) != 0) { /* bootstrap publishes nothing */
         cm_log(CM_LOG_ERROR, NULL, "REDIS_URL is not a valid redis:// URL");
         return CM_EINVAL;
     }
     ctx.publisher = api_publisher_new(&ctx);
     uv_timer_init(ctx.loop, &migrate_retry);
     migrate();
-    if (!serve)
+    if (ctx.bootstrap)
         return CM_OK;
     ctx.http = cm_service_http_new(ctx.loop, "api", &ctx.cfg.svc, ctx.metrics, ready, &ctx);
     api_routes(&ctx);
@@ -170,26 +171,25 @@ static int start(bool serve)
 int main(int argc, char **argv)
 {
     bool printed;
-    bool bootstrap = argc > 1 && strcmp(argv[1], "bootstrap") == 0;
+    ctx.bootstrap = argc > 1 && strcmp(argv[1], "bootstrap") == 0;
     if (cm_service_config("api", argc, argv, api_config_keys, api_config_nkeys, &ctx.cfg,
                           &ctx.cfg.svc, &printed) != CM_OK)
         return 2; /* bad configuration, reported */
     if (printed)
         return 0;
-    if (argc > 1 && !bootstrap) {
+    if (argc > 1 && !ctx.bootstrap) {
         fprintf(stderr, "usage: api [bootstrap | --print-config]\n");
         return 2;
     }
-    api_bootstrap_want(bootstrap);
     ctx.loop = uv_default_loop();
     ctx.metrics = cm_metrics_new();
     signals = cm_signals_start(ctx.loop, on_term, NULL); /* runs only once the loop does */
-    if (start(!bootstrap) != 0)
+    if (start() != 0)
         return 1;
     uv_run(ctx.loop, UV_RUN_DEFAULT);
     int rc = cm_service_finish(ctx.loop, api_config_keys, api_config_nkeys, &ctx.cfg);
     cm_metrics_free(ctx.metrics);
-    if (rc == 0 && bootstrap)
+    if (rc == 0 && ctx.bootstrap)
         rc = api_bootstrap_status();
     return rc ? rc : exit_code;
 }

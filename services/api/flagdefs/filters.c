@@ -297,12 +297,26 @@ int api_flagdefs_check(cm_json_t f, api_flagdefs_refs_t *refs, cm_api_error_t *e
     return 0;
 }
 
-void api_flagdefs_refs_of(const char *filters, api_flagdefs_refs_t *refs)
+/* The references of stored JSON text, read by one of the checks above
+ * (stored text passed them once; if it no longer parses, none). */
+static void refs_of(const char *text,
+                    int (*check)(cm_json_t, api_flagdefs_refs_t *, cm_api_error_t *),
+                    api_flagdefs_refs_t *refs)
 {
     cm_json_doc_t *doc = NULL;
     cm_api_error_t ignored;
     memset(refs, 0, sizeof(*refs));
-    if (filters && cm_json_parse(filters, strlen(filters), NULL, &doc, NULL) == CM_OK)
-        api_flagdefs_check(cm_json_root(doc), refs, &ignored);
+    if (text && cm_json_parse(text, strlen(text), NULL, &doc, NULL) == CM_OK)
+        check(cm_json_root(doc), refs, &ignored);
     cm_json_doc_free(doc);
+}
+
+void api_flagdefs_refs_of(const char *filters, api_flagdefs_refs_t *refs)
+{
+    refs_of(filters, api_flagdefs_check, refs);
+}
+
+void api_flagdefs_cohort_refs_of(const char *group, api_flagdefs_refs_t *refs)
+{
+    refs_of(group, api_flagdefs_check_cohort, refs);
 }

@@ -34,8 +34,9 @@ static void unauthorized(api_call_t *call, const char *code, const char *detail)
     api_respond_error(call, &e);
 }
 
-/* Is text (a JSON array of strings) holding want? */
-static bool json_list_has(const char *text, const char *want)
+/* Does text (a JSON array of strings or numbers) hold one of wants
+ * (NULL-terminated)? One parse however many are asked. */
+static bool json_list_has_any(const char *text, const char *const *wants)
 {
     cm_json_doc_t *doc = NULL;
     bool found = false;
@@ -47,22 +48,26 @@ static bool json_list_has(const char *text, const char *want)
         cm_slice_t s = cm_json_str_inner(v);
         if (s.p == NULL)
             s = cm_json_raw(v); /* project ids may be numbers */
-        found = cm_slice_eq_cstr(s, want);
+        for (size_t i = 0; wants[i] && !found; i++)
+            found = cm_slice_eq_cstr(s, wants[i]);
     }
     cm_json_doc_free(doc);
     return found;
 }
 
+static bool json_list_has(const char *text, const char *want)
+{
+    return json_list_has_any(text, (const char *const[]){want, NULL});
+}
+
+/* "*", "<object>:write", or for a read "<object>:read". */
 static bool scope_allows(const char *scopes, const char *object, bool write)
 {
-    char want[96];
-    if (json_list_has(scopes, "*"))
-        return true;
-    snprintf(want, sizeof(want), "%s:write", object);
-    if (json_list_has(scopes, want))
-        return true;
-    snprintf(want, sizeof(want), "%s:read", object);
-    return !write && json_list_has(scopes, want);
+    char can_write[96], can_read[96];
+    snprintf(can_write, sizeof(can_write), "%s:write", object);
+    snprintf(can_read, sizeof(can_read), "%s:read", object);
+    return json_list_has_any(scopes,
+                             (const char *const[]){"*", can_write, write ? NULL : can_read, NULL});
 }
 
 static void on_touched(int status, const cm_db_res_t *res, void *ud)
@@ -123,13 +128,18 @@ static void on_key(int status, const cm_db_res_t *res, void *ud)
     call->next(call);
 }
 
+cm_slice_t api_call_bearer(api_call_t *call)
+{
+    cm_slice_t auth = cm_http_req_header(call->req, "Authorization");
+    if (auth.len > 7 && strncasecmp(auth.p, "Bearer ", 7) == 0)
+        return cm_slice_trim((cm_slice_t){auth.p + 7, auth.len - 7});
+    return (cm_slice_t){NULL, 0};
+}
+
 void api_http_authorize(api_call_t *call, api_handler_t next)
 {
     call->next = next;
-    cm_slice_t auth = cm_http_req_header(call->req, "Authorization");
-    cm_slice_t token = {NULL, 0};
-    if (auth.len > 7 && strncasecmp(auth.p, "Bearer ", 7) == 0)
-        token = cm_slice_trim((cm_slice_t){auth.p + 7, auth.len - 7});
+    cm_slice_t token = api_call_bearer(call);
     if (token.len == 0) {
         unauthorized(call, "not_authenticated", "Authentication credentials were not provided.");
         return;

@@ -82,6 +82,30 @@ int api_call_body(api_call_t *call)
     return 0;
 }
 
+int api_body_string(api_call_t *call, const char *attr, size_t min, size_t max, const char *charset,
+                    const char *charset_detail, char **out)
+{
+    cm_json_t v = cm_json_get(cm_json_root(call->body), attr);
+    cm_buf_t scratch = CM_BUF_INIT;
+    cm_slice_t s;
+    int rc = -1;
+    *out = NULL;
+    if (!cm_json_exists(v) || cm_json_is_null(v))
+        return 1;
+    if (cm_json_as_str(v, &scratch, &s) != CM_OK || memchr(s.p, '\0', s.len) != NULL) {
+        api_respond_invalid(call, attr, "Not a valid string.");
+    } else if (s.len < min || s.len > max) {
+        api_respond_invalid(call, attr, "Ensure this field has %zu to %zu characters.", min, max);
+    } else if (charset && cm_slice_span(s, charset) < s.len) {
+        api_respond_invalid(call, attr, "%s", charset_detail);
+    } else {
+        *out = cm_xmemdup(s.p, s.len);
+        rc = 0;
+    }
+    cm_buf_free(&scratch);
+    return rc;
+}
+
 static int query_int(api_call_t *call, const char *name, long long def, long long max,
                      long long *out)
 {

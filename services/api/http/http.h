@@ -59,10 +59,22 @@ void api_http_route(api_ctx_t *ctx, const api_route_t *route);
  * scope and, when call->project_id is set (project routes: from the path),
  * the project; then runs next(call), or answers 401/403/404/503 itself. */
 void api_http_authorize(api_call_t *call, api_handler_t next);
+/* The token of "Authorization: Bearer <token>", trimmed; empty when absent. */
+cm_slice_t api_call_bearer(api_call_t *call);
 
 /* Parses the body as a JSON object. On failure answers 400 and returns -1
  * (the call is gone). An empty body is an empty object. */
 int api_call_body(api_call_t *call);
+/*
+ * The body's field attr as a string (escapes decoded) of min to max bytes,
+ * only of charset's bytes when charset is given (else charset_detail is the
+ * 400's detail); *out is a copy. Returns 1 when the field is absent or null
+ * (*out NULL), 0, or -1 when it answered 400 (not a string, a NUL inside,
+ * the length, the charset).
+ */
+int api_body_string(api_call_t *call, const char *attr, size_t min, size_t max, const char *charset,
+                    const char *charset_detail, char **out);
+
 /* ?limit= and ?offset= as DRF's LimitOffsetPagination reads them (default
  * limit 100, at most 1000) into call->limit/offset(_text). On a bad value
  * answers 400 and returns -1. */

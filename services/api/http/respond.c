@@ -2,10 +2,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cm/err.h"
 #include "cm/log.h"
+#include "cm/timefmt.h"
 #include "http/http_int.h"
 
 void api_respond_json(api_call_t *call, int status, cm_buf_t *body)
@@ -132,19 +132,14 @@ void api_respond_row(api_call_t *call, int status, const cm_db_res_t *res, int h
     api_respond_json(call, http_status, &out);
 }
 
-void api_json_time(cm_json_writer_t *w, const char *ms_text)
+void api_json_time(cm_json_writer_t *w, const char *ms)
 {
-    if (ms_text == NULL) {
+    char out[CM_ISO8601_MAX];
+    if (ms == NULL) {
         cm_json_null(w);
         return;
     }
-    long long ms = atoll(ms_text);
-    time_t secs = (time_t)(ms / 1000);
-    struct tm tm;
-    char out[40];
-    gmtime_r(&secs, &tm);
-    size_t n = strftime(out, sizeof(out), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out + n, sizeof(out) - n, ".%03lldZ", ms % 1000);
+    cm_iso8601_format(atoll(ms) * 1000, 3, out);
     cm_json_str_cstr(w, out);
 }
 

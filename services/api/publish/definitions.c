@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cm/alloc.h"
 #include "cm/json.h"
 #include "flagdefs/flagdefs.h"
 #include "publish/publish_int.h"
@@ -31,53 +30,12 @@ enum {
     F_BUCKETING
 };
 
-typedef struct {
-    long long id;
-    const char *key;
-    api_flagdefs_refs_t refs;
-    int mark; /* chain walk: 0 new, 1 on the path, 2 done */
-} node_t;
-
-typedef struct {
-    node_t *nodes;
-    size_t n;
-} graph_t;
-
-static node_t *find(graph_t *g, long long id)
-{
-    for (size_t i = 0; i < g->n; i++)
-        if (g->nodes[i].id == id)
-            return &g->nodes[i];
-    return NULL;
-}
-
-/* Post-order walk from id: dependencies first. false on a missing flag or a cycle. */
-static bool walk(graph_t *g, long long id, const char **chain, size_t *len, size_t max)
-{
-    node_t *n = find(g, id);
-    if (n == NULL || n->mark == 1)
-        return false;
-    if (n->mark == 2)
-        return true;
-    n->mark = 1;
-    for (size_t i = 0; i < n->refs.nflags; i++)
-        if (!walk(g, n->refs.flags[i], chain, len, max))
-            return false;
-    n->mark = 2;
-    if (*len < max)
-        chain[(*len)++] = n->key;
-    return true;
-}
-
-static void write_chain(cm_json_writer_t *w, graph_t *g, long long id)
+static void write_chain(cm_json_writer_t *w, api_flagdefs_graph_t *g, long long id)
 {
     const char *chain[256];
-    size_t len = 0;
-    for (size_t i = 0; i < g->n; i++)
-        g->nodes[i].mark = 0;
-    bool ok = walk(g, id, chain, &len, 256);
+    size_t len = api_flagdefs_graph_chain(g, id, chain, 256);
     cm_json_begin_array(w);
-    for (size_t i = 0; ok && i < len; i++)
+    for (size_t i = 0; i < len; i++)
         cm_json_str_cstr(w, chain[i]);
     cm_json_end_array(w);
 }
@@ -94,7 +52,7 @@ static void copy_key(cm_json_writer_t *w, cm_json_t k, cm_slice_t *name)
     cm_buf_free(&scratch);
 }
 
-static void copy_property(cm_json_writer_t *w, cm_json_t p, graph_t *g)
+static void copy_property(cm_json_writer_t *w, cm_json_t p, api_flagdefs_graph_t *g)
 {
     if (!cm_json_str_eq(cm_json_get(p, "type"), cm_slice_from_cstr("flag"))) {
         cm_json_value(w, p);
@@ -107,7 +65,7 @@ static void copy_property(cm_json_writer_t *w, cm_json_t p, graph_t *g)
         id = n;
     else if (cm_json_str_inner(key).p)
         id = atoll(cm_json_str_inner(key).p); /* digits, checked when stored */
-    node_t *target = find(g, id);
+    const char *target = api_flagdefs_graph_key(g, id);
     cm_json_iter_t it = cm_json_iter(p);
     cm_json_t k, v;
     cm_json_begin_object(w);
@@ -120,7 +78,7 @@ static void copy_property(cm_json_writer_t *w, cm_json_t p, graph_t *g)
     }
     cm_json_key(w, "key");
     if (target)
-        cm_json_str_cstr(w, target->key);
+        cm_json_str_cstr(w, target);
     else
         cm_json_value(w, key);
     cm_json_key(w, "dependency_chain");
@@ -128,7 +86,7 @@ static void copy_property(cm_json_writer_t *w, cm_json_t p, graph_t *g)
     cm_json_end_object(w);
 }
 
-static void copy_condition(cm_json_writer_t *w, cm_json_t c, graph_t *g)
+static void copy_condition(cm_json_writer_t *w, cm_json_t c, api_flagdefs_graph_t *g)
 {
     if (cm_json_type(c) != CM_JSON_OBJECT) {
         cm_json_value(w, c);
@@ -154,7 +112,7 @@ static void copy_condition(cm_json_writer_t *w, cm_json_t c, graph_t *g)
     cm_json_end_object(w);
 }
 
-static void copy_conditions(cm_json_writer_t *w, cm_json_t list, graph_t *g)
+static void copy_conditions(cm_json_writer_t *w, cm_json_t list, api_flagdefs_graph_t *g)
 {
     cm_json_iter_t it = cm_json_iter(list);
     cm_json_t c;
@@ -164,7 +122,7 @@ static void copy_conditions(cm_json_writer_t *w, cm_json_t list, graph_t *g)
     cm_json_end_array(w);
 }
 
-static void copy_filters(cm_json_writer_t *w, const char *text, graph_t *g)
+static void copy_filters(cm_json_writer_t *w, const char *text, api_flagdefs_graph_t *g)
 {
     cm_json_doc_t *doc = NULL;
     if (text == NULL || cm_json_parse(text, strlen(text), NULL, &doc, NULL) != 0 ||
@@ -192,7 +150,7 @@ static void copy_filters(cm_json_writer_t *w, const char *text, graph_t *g)
 }
 
 static void write_flag(cm_json_writer_t *w, const cm_db_res_t *res, size_t i, long long team,
-                       graph_t *g)
+                       api_flagdefs_graph_t *g)
 {
 #define V(col) cm_db_value(res, 1, i, col)
     cm_json_begin_object(w);
@@ -232,11 +190,12 @@ static void write_flag(cm_json_writer_t *w, const cm_db_res_t *res, size_t i, lo
 void api_publish__envelope(cm_buf_t *out, const cm_db_res_t *res, const char *project_id)
 {
     size_t nflags = cm_db_nrows(res, 1);
-    graph_t g = {cm_xcalloc(nflags ? nflags : 1, sizeof(node_t)), nflags};
+    api_flagdefs_graph_t *g = api_flagdefs_graph_new(nflags);
     for (size_t i = 0; i < nflags; i++) {
-        g.nodes[i].id = atoll(cm_db_value(res, 1, i, F_ID));
-        g.nodes[i].key = cm_db_value(res, 1, i, F_KEY);
-        api_flagdefs_refs_of(cm_db_value(res, 1, i, F_FILTERS), &g.nodes[i].refs);
+        api_flagdefs_refs_t refs;
+        api_flagdefs_refs_of(cm_db_value(res, 1, i, F_FILTERS), &refs);
+        api_flagdefs_graph_add(g, atoll(cm_db_value(res, 1, i, F_ID)),
+                               cm_db_value(res, 1, i, F_KEY), refs.flags, refs.nflags);
     }
     cm_json_writer_t w;
     cm_json_writer_init(&w, out);
@@ -244,7 +203,7 @@ void api_publish__envelope(cm_buf_t *out, const cm_db_res_t *res, const char *pr
     cm_json_key(&w, "flags");
     cm_json_begin_array(&w);
     for (size_t i = 0; i < nflags; i++)
-        write_flag(&w, res, i, atoll(project_id), &g);
+        write_flag(&w, res, i, atoll(project_id), g);
     cm_json_end_array(&w);
     cm_json_key(&w, "group_type_mapping");
     cm_json_begin_object(&w);
@@ -261,5 +220,5 @@ void api_publish__envelope(cm_buf_t *out, const cm_db_res_t *res, const char *pr
     }
     cm_json_end_object(&w);
     cm_json_end_object(&w);
-    free(g.nodes);
+    api_flagdefs_graph_free(g);
 }

@@ -78,30 +78,11 @@ static void cohort_write_free(void *p)
     free(x);
 }
 
-static int string_field(api_call_t *call, const char *attr, size_t max, char **out)
-{
-    cm_json_t v = cm_json_get(cm_json_root(call->body), attr);
-    if (!cm_json_exists(v))
-        return 0;
-    cm_slice_t s = cm_json_str_inner(v);
-    if (cm_json_is_null(v)) {
-        *out = cm_xstrdup("");
-        return 0;
-    }
-    if (s.p == NULL || cm_json_str_has_escapes(v) || s.len > max ||
-        !cm_json_utf8_valid(s.p, s.len)) {
-        api_respond_invalid(call, attr, "Expected a string of %zu characters at most.", max);
-        return -1;
-    }
-    *out = cm_xmemdup(s.p, s.len);
-    return 0;
-}
-
 static int parse_body(api_call_t *call, cohort_write_t *x)
 {
     cm_json_t root = cm_json_root(call->body), v;
-    if (string_field(call, "name", 400, &x->name) != 0 ||
-        string_field(call, "description", 1000, &x->description) != 0)
+    if (api_body_string(call, "name", 0, 400, NULL, NULL, &x->name) < 0 ||
+        api_body_string(call, "description", 0, 1000, NULL, NULL, &x->description) < 0)
         return -1;
     bool b;
     if (cm_json_exists(v = cm_json_get(root, "is_static")) && cm_json_as_bool(v, &b) == CM_OK &&
@@ -138,45 +119,29 @@ static int parse_body(api_call_t *call, cohort_write_t *x)
     return 0;
 }
 
-/* Does cohort `from` lead to `target` through cohort filters (table 1 of
- * the context), with the written cohort's new references in place? */
-static bool cohort_reaches(const cm_db_res_t *res, const cohort_write_t *x, long long from,
-                           long long target, int depth)
+/* The project's cohorts (table 1 of the context: id, group) and what they
+ * include, with the written cohort's new references in place of its
+ * stored ones. */
+static api_flagdefs_graph_t *cohort_graph(const cm_db_res_t *res, const cohort_write_t *x)
 {
-    if (from == target || depth > 64)
-        return true;
-    api_flagdefs_refs_t stored;
-    const api_flagdefs_refs_t *r = NULL;
-    if (x->id[0] && from == atoll(x->id)) {
-        r = &x->refs;
-    } else {
-        for (size_t i = 0; i < cm_db_nrows(res, 1) && r == NULL; i++)
-            if (atoll(cm_db_value(res, 1, i, 0)) == from) {
-                cm_json_doc_t *doc = NULL;
-                cm_api_error_t ignored;
-                const char *text = cm_db_value(res, 1, i, 1);
-                memset(&stored, 0, sizeof(stored));
-                if (cm_json_parse(text, strlen(text), NULL, &doc, NULL) == CM_OK)
-                    api_flagdefs_check_cohort(cm_json_root(doc), &stored, &ignored);
-                cm_json_doc_free(doc);
-                r = &stored;
-            }
+    size_t n = cm_db_nrows(res, 1);
+    api_flagdefs_graph_t *g = api_flagdefs_graph_new(n + 1);
+    long long me = x->id[0] ? atoll(x->id) : 0;
+    for (size_t i = 0; i < n; i++) {
+        long long id = atoll(cm_db_value(res, 1, i, 0));
+        api_flagdefs_refs_t refs;
+        if (id == me)
+            continue;
+        api_flagdefs_cohort_refs_of(cm_db_value(res, 1, i, 1), &refs);
+        api_flagdefs_graph_add(g, id, NULL, refs.cohorts, refs.ncohorts);
     }
-    for (size_t i = 0; r && i < r->ncohorts; i++)
-        if (cohort_reaches(res, x, r->cohorts[i], target, depth + 1))
-            return true;
-    return false;
+    if (me)
+        api_flagdefs_graph_add(g, me, NULL, x->refs.cohorts, x->refs.ncohorts);
+    return g;
 }
 
-static bool known_cohort(const cm_db_res_t *res, long long id)
-{
-    for (size_t i = 0; i < cm_db_nrows(res, 1); i++)
-        if (atoll(cm_db_value(res, 1, i, 0)) == id)
-            return true;
-    return false;
-}
-
-/* A live flag or another cohort that uses this one: its name, for the detail. */
+/* A live flag or another cohort that includes this one directly: its name,
+ * for the detail (one that includes it further away includes a direct user). */
 static bool used_by(const cm_db_res_t *res, const cohort_write_t *x, char *who, size_t size)
 {
     long long me = atoll(x->id);
@@ -191,10 +156,12 @@ static bool used_by(const cm_db_res_t *res, const cohort_write_t *x, char *who, 
     }
     for (size_t i = 0; i < cm_db_nrows(res, 1); i++) {
         long long other = atoll(cm_db_value(res, 1, i, 0));
-        if (other != me && cohort_reaches(res, x, other, me, 0)) {
-            snprintf(who, size, "cohort %lld", other);
-            return true;
-        }
+        api_flagdefs_cohort_refs_of(cm_db_value(res, 1, i, 1), &refs);
+        for (size_t j = 0; other != me && j < refs.ncohorts; j++)
+            if (refs.cohorts[j] == me) {
+                snprintf(who, size, "cohort %lld", other);
+                return true;
+            }
     }
     return false;
 }
@@ -239,18 +206,22 @@ static void on_context(int status, const cm_db_res_t *res, void *ud)
         api_respond_row(call, 0, res, 200, write_cohort);
         return;
     }
+    api_flagdefs_graph_t *g = x->id[0] && x->refs.ncohorts ? cohort_graph(res, x) : NULL;
     for (size_t i = 0; x->filters && i < x->refs.ncohorts; i++) {
         long long dep = x->refs.cohorts[i];
-        if (!known_cohort(res, dep)) {
-            api_respond_invalid(call, "filters", "Cohort with id %lld does not exist.", dep);
-            return;
-        }
-        if (x->id[0] && cohort_reaches(res, x, dep, atoll(x->id), 0)) {
-            api_respond_invalid(call, "filters",
-                                "A cohort cannot include itself (through cohort %lld).", dep);
+        bool unknown = !api_store_has_id(res, 1, dep);
+        bool loops = !unknown && g && api_flagdefs_graph_reaches(g, dep, atoll(x->id));
+        if (unknown || loops) {
+            api_flagdefs_graph_free(g);
+            if (unknown)
+                api_respond_invalid(call, "filters", "Cohort with id %lld does not exist.", dep);
+            else
+                api_respond_invalid(call, "filters",
+                                    "A cohort cannot include itself (through cohort %lld).", dep);
             return;
         }
     }
+    api_flagdefs_graph_free(g);
     char who[160];
     if (x->deleted && strcmp(x->deleted, "1") == 0 && used_by(res, x, who, sizeof(who))) {
         api_respond_invalid(call, "deleted", "This cohort is used by %s.", who);

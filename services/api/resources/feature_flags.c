@@ -138,30 +138,6 @@ static void write_free(void *p)
     free(x);
 }
 
-static char *dup_slice(cm_slice_t s)
-{
-    return cm_xmemdup(s.p, s.len);
-}
-
-static int text_field(api_call_t *call, cm_json_t v, const char *attr, size_t max,
-                      const char *charset, bool empty_ok, char **out)
-{
-    cm_slice_t s = cm_json_str_inner(v);
-    if (s.p == NULL || cm_json_str_has_escapes(v) || s.len > max || (!empty_ok && s.len == 0) ||
-        !cm_json_utf8_valid(s.p, s.len)) {
-        api_respond_invalid(call, attr, "Expected a string of %s%zu characters at most.",
-                            empty_ok ? "" : "1 to ", max);
-        return -1;
-    }
-    if (charset && cm_slice_span(s, charset) < s.len) {
-        api_respond_invalid(call, attr,
-                            "Only letters, numbers, hyphens (-) & underscores (_) are allowed.");
-        return -1;
-    }
-    *out = dup_slice(s);
-    return 0;
-}
-
 static int bool_field(api_call_t *call, cm_json_t v, const char *attr, char **out)
 {
     bool b;
@@ -221,11 +197,10 @@ static int parse_body(api_call_t *call, write_t *x)
     static const char *const bucketing[] = {"distinct_id", "device_id", "", NULL};
     const char *key_chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
     cm_json_t root = cm_json_root(call->body), v;
-    if (cm_json_exists(v = cm_json_get(root, "key")) &&
-        text_field(call, v, "key", 400, key_chars, false, &x->key) != 0)
-        return -1;
-    if (cm_json_exists(v = cm_json_get(root, "name")) && !cm_json_is_null(v) &&
-        text_field(call, v, "name", 4000, NULL, true, &x->name) != 0)
+    if (api_body_string(call, "key", 1, 400, key_chars,
+                        "Only letters, numbers, hyphens (-) & underscores (_) are allowed.",
+                        &x->key) < 0 ||
+        api_body_string(call, "name", 0, 4000, NULL, NULL, &x->name) < 0)
         return -1;
     if (cm_json_exists(v = cm_json_get(root, "filters"))) {
         cm_api_error_t e;
@@ -284,58 +259,47 @@ static void complete(write_t *x, const cm_db_res_t *res)
         x->bucketing = cm_xstrdup(cm_db_value(res, 0, 0, API_FLAG_BUCKETING));
 }
 
-/* Does a path of flag dependencies lead from `from` to `target`? Depth-first
- * over the project's flags (table 2 of the context: id, key, filters), with
- * the written flag's new references standing in for its stored ones. */
-static bool reaches(const cm_db_res_t *res, const write_t *x, long long from, long long target,
-                    int depth)
+/* The project's flag dependencies (table 2 of the context: id, key,
+ * filters), with the written flag's new references in place of its stored
+ * ones. */
+static api_flagdefs_graph_t *flag_graph(const cm_db_res_t *res, const write_t *x)
 {
-    if (from == target)
-        return true;
-    if (depth > 64)
-        return true; /* deeper than any sane chain: refuse as a cycle */
-    api_flagdefs_refs_t refs;
-    const api_flagdefs_refs_t *r = NULL;
-    if (x->id[0] && from == atoll(x->id)) {
-        r = &x->refs;
-    } else {
-        for (size_t i = 0; i < cm_db_nrows(res, 2) && r == NULL; i++)
-            if (atoll(cm_db_value(res, 2, i, 0)) == from) {
-                api_flagdefs_refs_of(cm_db_value(res, 2, i, 2), &refs);
-                r = &refs;
-            }
+    size_t n = cm_db_nrows(res, 2);
+    api_flagdefs_graph_t *g = api_flagdefs_graph_new(n + 1);
+    long long me = x->id[0] ? atoll(x->id) : 0;
+    for (size_t i = 0; i < n; i++) {
+        long long id = atoll(cm_db_value(res, 2, i, 0));
+        api_flagdefs_refs_t refs;
+        if (id == me)
+            continue;
+        api_flagdefs_refs_of(cm_db_value(res, 2, i, 2), &refs);
+        api_flagdefs_graph_add(g, id, cm_db_value(res, 2, i, 1), refs.flags, refs.nflags);
     }
-    for (size_t i = 0; r && i < r->nflags; i++)
-        if (reaches(res, x, r->flags[i], target, depth + 1))
-            return true;
-    return false;
-}
-
-static bool in_column(const cm_db_res_t *res, size_t t, long long id)
-{
-    for (size_t i = 0; i < cm_db_nrows(res, t); i++)
-        if (atoll(cm_db_value(res, t, i, 0)) == id)
-            return true;
-    return false;
+    if (me)
+        api_flagdefs_graph_add(g, me, x->key, x->refs.flags, x->refs.nflags);
+    return g;
 }
 
 /* Unknown cohorts, unknown flags, cycles: -1 answered. */
 static int check_refs(api_call_t *call, write_t *x, const cm_db_res_t *res)
 {
     for (size_t i = 0; i < x->refs.ncohorts; i++)
-        if (!in_column(res, 1, x->refs.cohorts[i])) {
+        if (!api_store_has_id(res, 1, x->refs.cohorts[i])) {
             api_respond_invalid(call, "filters", "Cohort with id %lld does not exist.",
                                 x->refs.cohorts[i]);
             return -1;
         }
+    api_flagdefs_graph_t *g = x->id[0] && x->refs.nflags ? flag_graph(res, x) : NULL;
     for (size_t i = 0; i < x->refs.nflags; i++) {
         long long dep = x->refs.flags[i];
-        if (!in_column(res, 2, dep)) {
+        if (!api_store_has_id(res, 2, dep)) {
+            api_flagdefs_graph_free(g);
             api_respond_invalid(call, "filters", "Flag dependency references unknown flag id %lld.",
                                 dep);
             return -1;
         }
-        if (x->id[0] && reaches(res, x, dep, atoll(x->id), 0)) {
+        if (g && api_flagdefs_graph_reaches(g, dep, atoll(x->id))) {
+            api_flagdefs_graph_free(g);
             api_respond_invalid(call, "filters",
                                 "Circular dependency detected: flag %s depends on itself through "
                                 "flag %lld.",
@@ -343,6 +307,7 @@ static int check_refs(api_call_t *call, write_t *x, const cm_db_res_t *res)
             return -1;
         }
     }
+    api_flagdefs_graph_free(g);
     return 0;
 }
 

@@ -66,15 +66,14 @@ void api_group_types_create(api_call_t *call)
 {
     if (api_call_body(call) != 0)
         return;
-    cm_json_t v = cm_json_get(cm_json_root(call->body), "group_type");
-    cm_slice_t s = cm_json_str_inner(v);
-    if (s.p == NULL || cm_json_str_has_escapes(v) || s.len == 0 || s.len > 400 ||
-        !cm_json_utf8_valid(s.p, s.len)) {
+    char *name;
+    int rc = api_body_string(call, "group_type", 1, 400, NULL, NULL, &name);
+    if (rc > 0)
         api_respond_invalid(call, "group_type",
                             "A group type name of 1 to 400 characters is required.");
+    if (rc != 0)
         return;
-    }
-    char name[401];
-    snprintf(name, sizeof(name), "%.*s", (int)s.len, s.p);
+    call->state = name;
+    call->state_free = free;
     api_store_group_type_create(call->ctx->db, call->project_id, name, on_created, call);
 }

@@ -11,7 +11,6 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "cm/digest.h"
 #include "cm/form.h"
@@ -66,10 +65,7 @@ static void on_project(int status, const cm_db_res_t *res, void *ud)
         return;
     }
     snprintf(call->project_id, sizeof(call->project_id), "%s", cm_db_value(res, 0, 0, 0));
-    cm_slice_t auth = cm_http_req_header(call->req, "Authorization");
-    cm_slice_t bearer = {NULL, 0};
-    if (auth.len > 7 && strncasecmp(auth.p, "Bearer ", 7) == 0)
-        bearer = cm_slice_trim((cm_slice_t){auth.p + 7, auth.len - 7});
+    cm_slice_t bearer = api_call_bearer(call);
     if (cm_slice_starts_with(bearer, "phs_")) {
         char hash[CM_SHA256_HEX_LEN + 1];
         const char *stored = cm_db_value(res, 0, 0, 1);

@@ -20,6 +20,7 @@
 
 typedef struct {
     char value[CM_TOKEN_MAX];
+    char *label;
     cm_buf_t scopes, orgs, teams;
 } create_t;
 
@@ -69,6 +70,7 @@ void api_keys_list(api_call_t *call)
 static void create_free(void *p)
 {
     create_t *c = p;
+    free(c->label);
     cm_buf_free(&c->scopes);
     cm_buf_free(&c->orgs);
     cm_buf_free(&c->teams);
@@ -164,35 +166,30 @@ void api_keys_create(api_call_t *call)
 {
     if (api_call_body(call) != 0)
         return;
-    cm_json_t label = cm_json_get(cm_json_root(call->body), "label");
-    cm_slice_t l = cm_json_str_inner(label);
-    if (l.p == NULL || cm_json_str_has_escapes(label) || l.len == 0 || l.len > 40 ||
-        !cm_json_utf8_valid(l.p, l.len)) {
-        api_respond_invalid(call, "label", "A label of 1 to 40 characters is required.");
+    create_t *c = cm_xcalloc(1, sizeof(*c));
+    call->state = c;
+    call->state_free = create_free;
+    int rc = api_body_string(call, "label", 1, 40, NULL, NULL, &c->label);
+    if (rc != 0) {
+        if (rc > 0)
+            api_respond_invalid(call, "label", "A label of 1 to 40 characters is required.");
         return;
     }
-    create_t *c = cm_xcalloc(1, sizeof(*c));
     bool has_scopes, has_orgs, has_teams;
     if (list_field(call, "scopes", false, 300, api_scope_valid, &c->scopes, &has_scopes) != 0 ||
         list_field(call, "scoped_organizations", false, 100, org_id_ok, &c->orgs, &has_orgs) != 0 ||
-        list_field(call, "scoped_teams", true, 1000, NULL, &c->teams, &has_teams) != 0) {
-        create_free(c);
+        list_field(call, "scoped_teams", true, 1000, NULL, &c->teams, &has_teams) != 0)
         return;
-    }
     if (!has_scopes || c->scopes.len <= 2) {
-        create_free(c);
         api_respond_invalid(call, "scopes", "At least one scope is required.");
         return;
     }
-    call->state = c;
-    call->state_free = create_free;
-    char id[CM_UUID_STR_LEN + 1], hash[CM_SHA256_HEX_LEN + 1], mask[32], label_text[48];
+    char id[CM_UUID_STR_LEN + 1], hash[CM_SHA256_HEX_LEN + 1], mask[32];
     cm_uuid_v7(id);
     cm_token_new("phx_", c->value);
     cm_sha256_hex(c->value, strlen(c->value), hash);
     cm_token_mask(c->value, mask, sizeof(mask));
-    snprintf(label_text, sizeof(label_text), "%.*s", (int)l.len, l.p);
-    api_store_key_create(call->ctx->db, id, call->user_id, label_text, hash, mask,
+    api_store_key_create(call->ctx->db, id, call->user_id, c->label, hash, mask,
                          cm_buf_cstr(&c->scopes), has_orgs ? cm_buf_cstr(&c->orgs) : NULL,
                          has_teams ? cm_buf_cstr(&c->teams) : NULL, on_one, call);
 }

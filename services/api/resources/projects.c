@@ -75,32 +75,6 @@ void api_projects_retrieve(api_call_t *call)
     api_store_project_get(call->ctx->db, call->project_id, on_one, call);
 }
 
-/* Optional string field: absent or null leaves *out NULL. -1 answered. */
-static int opt_string(api_call_t *call, const char *name, size_t max, const char *charset,
-                      cm_buf_t *scratch, const char **out)
-{
-    cm_json_t v = cm_json_get(cm_json_root(call->body), name);
-    cm_slice_t s;
-    *out = NULL;
-    if (!cm_json_exists(v) || cm_json_is_null(v))
-        return 0;
-    cm_buf_reset(scratch);
-    if (cm_json_as_str(v, scratch, &s) != 0) {
-        api_respond_invalid(call, name, "Not a valid string.");
-        return -1;
-    }
-    if (s.len == 0 || s.len > max) {
-        api_respond_invalid(call, name, "Ensure this field has 1 to %zu characters.", max);
-        return -1;
-    }
-    if (charset && cm_slice_span(s, charset) < s.len) {
-        api_respond_invalid(call, name, "\"%.*s\" is not a valid choice.", (int)s.len, s.p);
-        return -1;
-    }
-    *out = cm_xmemdup(s.p, s.len);
-    return 0;
-}
-
 static void create_free(void *p)
 {
     create_t *c = p;
@@ -132,16 +106,12 @@ void api_projects_create(api_call_t *call)
     call->state_free = create_free;
     if (api_call_body(call) != 0)
         return;
-    cm_buf_t scratch = CM_BUF_INIT;
     const char *tz_chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_/+-";
-    int rc = opt_string(call, "name", 200, NULL, &scratch, (const char **)&c->name);
-    if (rc == 0)
-        rc = opt_string(call, "timezone", 64, tz_chars, &scratch, (const char **)&c->timezone);
-    if (rc == 0)
-        rc = opt_string(call, "organization", 36, "0123456789abcdef-", &scratch,
-                        (const char **)&c->org);
-    cm_buf_free(&scratch);
-    if (rc != 0)
+    if (api_body_string(call, "name", 1, 200, NULL, NULL, &c->name) < 0 ||
+        api_body_string(call, "timezone", 1, 64, tz_chars, "Not a valid time zone name.",
+                        &c->timezone) < 0 ||
+        api_body_string(call, "organization", 1, 36, "0123456789abcdef-",
+                        "Not a valid organization id.", &c->org) < 0)
         return;
     char token[CM_TOKEN_MAX], hash[CM_SHA256_HEX_LEN + 1], mask[32];
     cm_token_new("phc_", token);

@@ -1,16 +1,8 @@
 /* keys.c - personal API keys in the metadata store (see store.h). */
 #include <stdio.h>
-#include <sys/time.h>
 
 #include "cm/common.h"
 #include "store/store.h"
-
-void api_store_now(char out[24])
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    snprintf(out, 24, "%lld", (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000);
-}
 
 void api_store_key_lookup(cm_db_t *db, const char *key_hash, const char *project_id,
                           cm_db_done_cb done, void *ud)

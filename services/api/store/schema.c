@@ -7,7 +7,11 @@
  * INTEGERs; JSON is TEXT, parsed and validated by the api before it is
  * stored. A new version goes at the end; a released one never changes.
  */
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "cm/common.h"
+#include "cm/timefmt.h"
 #include "store/store.h"
 
 #define SQLITE_ID "INTEGER PRIMARY KEY AUTOINCREMENT"
@@ -99,3 +103,16 @@ const cm_db_migration_t api_store_migrations[] = {
     {1, SCHEMA_V1(SQLITE_ID), SCHEMA_V1(PG_ID)},
 };
 const size_t api_store_nmigrations = CM_ARRAY_LEN(api_store_migrations);
+
+void api_store_now(char out[24])
+{
+    snprintf(out, 24, "%lld", (long long)(cm_now_us() / 1000));
+}
+
+bool api_store_has_id(const cm_db_res_t *res, size_t table, long long id)
+{
+    for (size_t i = 0; i < cm_db_nrows(res, table); i++)
+        if (atoll(cm_db_value(res, table, i, 0)) == id)
+            return true;
+    return false;
+}

@@ -11,12 +11,16 @@
 #ifndef API_STORE_H
 #define API_STORE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cm/db.h"
 
 extern const cm_db_migration_t api_store_migrations[];
 extern const size_t api_store_nmigrations;
+
+/* Is id in column 0 of one of res's tables (a context read's id list)? */
+bool api_store_has_id(const cm_db_res_t *res, size_t table, long long id);
 
 /* Unix milliseconds now, as text for a parameter. */
 void api_store_now(char out[24]);

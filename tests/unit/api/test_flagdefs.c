@@ -145,13 +145,47 @@ static void test_operators_match_schema(void **state)
     cm_json_doc_free(doc);
 }
 
+/* Reach and chains over a diamond, a missing node and a loop; a long
+ * shared ladder stays linear (it would be 2^40 paths walked naively). */
+static void test_graph(void **state)
+{
+    (void)state;
+    api_flagdefs_graph_t *g = api_flagdefs_graph_new(1);
+    api_flagdefs_graph_add(g, 4, "d", (long long[]){2, 3}, 2);
+    api_flagdefs_graph_add(g, 1, "a", NULL, 0);
+    api_flagdefs_graph_add(g, 2, "b", (long long[]){1}, 1);
+    api_flagdefs_graph_add(g, 3, "c", (long long[]){1}, 1);
+    api_flagdefs_graph_add(g, 5, "e", (long long[]){99}, 1);
+    api_flagdefs_graph_add(g, 6, "f", (long long[]){7}, 1);
+    api_flagdefs_graph_add(g, 7, "g", (long long[]){6}, 1);
+    assert_true(api_flagdefs_graph_reaches(g, 4, 1));
+    assert_false(api_flagdefs_graph_reaches(g, 1, 4));
+    assert_true(api_flagdefs_graph_reaches(g, 6, 6));
+    assert_false(api_flagdefs_graph_reaches(g, 6, 1));
+    const char *chain[8];
+    assert_int_equal(api_flagdefs_graph_chain(g, 4, chain, 8), 4);
+    assert_string_equal(chain[0], "a");
+    assert_string_equal(chain[3], "d");
+    assert_int_equal(api_flagdefs_graph_chain(g, 5, chain, 8), 0); /* 99 is missing */
+    assert_int_equal(api_flagdefs_graph_chain(g, 6, chain, 8), 0); /* a loop */
+    assert_string_equal(api_flagdefs_graph_key(g, 3), "c");
+    assert_null(api_flagdefs_graph_key(g, 42));
+    api_flagdefs_graph_free(g);
+
+    g = api_flagdefs_graph_new(0);
+    for (long long i = 1; i <= 80; i++)
+        api_flagdefs_graph_add(g, 100 + i, "x", (long long[]){100 + i + 1, 100 + i + 2},
+                               i < 79 ? 2 : 0);
+    assert_false(api_flagdefs_graph_reaches(g, 101, 5));
+    api_flagdefs_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_accepts),
-        cmocka_unit_test(test_refuses),
-        cmocka_unit_test(test_refs),
-        cmocka_unit_test(test_operators_match_schema),
+        cmocka_unit_test(test_accepts), cmocka_unit_test(test_refuses),
+        cmocka_unit_test(test_refs),    cmocka_unit_test(test_operators_match_schema),
+        cmocka_unit_test(test_graph),
     };
     return cmocka_run_group_tests_name("flagdefs", tests, NULL, NULL);
 }
