@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <time.h>
 
+#include "cm/civil.h"
 #include "cm/err.h"
 
 #define US_PER_SEC INT64_C(1000000)
@@ -37,50 +38,6 @@ uint64_t cm_mono_ms(void)
 }
 
 /* ---- calendar ------------------------------------------------------------ */
-
-static int64_t floor_div(int64_t a, int64_t b)
-{
-    int64_t q = a / b;
-    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
-static bool is_leap(int y)
-{
-    return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-}
-
-static int days_in_month(int y, int m)
-{
-    static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    return m == 2 && is_leap(y) ? 29 : mdays[m - 1];
-}
-
-/*
- * Days since 1970-01-01. Shifting the year to start in March puts the leap
- * day last, so the day-of-year is a closed formula of the month.
- */
-static int64_t days_from_civil(int y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = floor_div(y, 400);
-    int64_t yoe = y - era * 400;                                  /* 0..399 */
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1; /* 0..365 */
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;          /* 0..146096 */
-    return era * 146097 + doe - 719468;
-}
-
-static void civil_from_days(int64_t z, int *y, int *m, int *d)
-{
-    z += 719468;
-    int64_t era = floor_div(z, 146097);
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
-    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
-    *y = (int)(yoe + era * 400 + (*m <= 2));
-}
 
 /* ---- parsing ------------------------------------------------------------- */
 
@@ -187,7 +144,7 @@ int cm_iso8601_parse(const char *s, size_t len, int64_t *out_us)
     cursor_t c = {s, s + len};
     int y, m, d;
     if (!take_num(&c, 4, &y) || !take_char(&c, '-') || !take_num(&c, 2, &m) || m < 1 || m > 12 ||
-        !take_char(&c, '-') || !take_num(&c, 2, &d) || d < 1 || d > days_in_month(y, m))
+        !take_char(&c, '-') || !take_num(&c, 2, &d) || d < 1 || d > cm_days_in_month(y, m))
         return CM_EINVAL;
 
     int64_t day_us = 0, off_s = 0;
@@ -197,7 +154,7 @@ int cm_iso8601_parse(const char *s, size_t len, int64_t *out_us)
         if (!take_time(&c, &day_us) || !take_zone(&c, &off_s))
             return CM_EINVAL;
     }
-    *out_us = days_from_civil(y, m, d) * US_PER_DAY + day_us - off_s * US_PER_SEC;
+    *out_us = cm_days_from_civil(y, m, d) * US_PER_DAY + day_us - off_s * US_PER_SEC;
     return CM_OK;
 }
 
@@ -212,9 +169,11 @@ static civil_t split(int64_t us)
 {
     civil_t t;
     us = us < MIN_US ? MIN_US : us > MAX_US ? MAX_US : us;
-    int64_t days = floor_div(us, US_PER_DAY);
+    int64_t days = cm_floor_div(us, US_PER_DAY);
     int64_t rem = us - days * US_PER_DAY; /* 0 .. US_PER_DAY-1 */
-    civil_from_days(days, &t.y, &t.mo, &t.d);
+    int64_t year; /* 0..9999 after the clamp above */
+    cm_civil_from_days(days, &year, &t.mo, &t.d);
+    t.y = (int)year;
     t.wday = (int)((days % 7 + 11) % 7); /* 1970-01-01 was a Thursday */
     t.us = rem % US_PER_SEC;
     int secs = (int)(rem / US_PER_SEC);

@@ -12,6 +12,7 @@
 
 #include <string.h>
 
+#include "cm/civil.h"
 #include "compat/text.h"
 
 #define NONE INT32_MIN
@@ -41,16 +42,6 @@ typedef struct {
     size_t i;
     tok_t next; /* the lookahead */
 } scan_t;
-
-int64_t flg_days_from_civil(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
 
 static uint32_t peek_cp(const scan_t *sc, size_t *len)
 {
@@ -520,7 +511,7 @@ bool flg_js_date_parse(cm_slice_t s, int64_t *ms, bool *naive)
         return false;
     if (y > 400000 || y < -400000) /* far outside Date's range: no overflow below */
         return false;
-    int64_t t = (flg_days_from_civil(y, m, 1) + d - 1) * INT64_C(86400000) + tod;
+    int64_t t = (cm_days_from_civil(y, m, 1) + d - 1) * INT64_C(86400000) + tod;
     if (tz.sign == NONE || date_only) {
         /* Local time: V8 allows ten extra days before converting. */
         if (t > FLG_DATE_MAX_MS + INT64_C(864000000) || t < -FLG_DATE_MAX_MS - INT64_C(864000000))

@@ -25,9 +25,6 @@
 /* JavaScript's Date range: +-8.64e15 ms. */
 #define FLG_DATE_MAX_MS INT64_C(8640000000000000)
 
-/* Days from 1970-01-01 to y-m-d on the proleptic Gregorian calendar, as
- * ECMAScript's MakeDay counts them (H. Hinnant's days-from-civil). */
-int64_t flg_days_from_civil(int64_t y, int m, int d);
 
 /* true and *ms (wall clock when *naive) if V8 would return a valid Date. */
 bool flg_js_date_parse(cm_slice_t s, int64_t *ms, bool *naive);

@@ -10,40 +10,16 @@
 #include <math.h>
 #include <string.h>
 
+#include "cm/civil.h"
 #include "compat/text.h"
 
 #define DAY_MS INT64_C(86400000)
-
-static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
-{
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
-    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
-    *y = yoe + era * 400 + (*m <= 2);
-}
-
-static int days_in_month(int64_t y, int m)
-{
-    static const int dm[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    return m == 2 && leap ? 29 : dm[m - 1];
-}
-
-static int64_t floor_div(int64_t a, int64_t b)
-{
-    return a / b - (a % b != 0 && (a < 0) != (b < 0));
-}
 
 int64_t flg_utc_to_local_ms(int64_t utc_ms, const flg_tz_t *tz)
 {
     if (!tz || !tz->utc_offset)
         return utc_ms;
-    return utc_ms + (int64_t)tz->utc_offset(tz, floor_div(utc_ms, 1000)) * 1000;
+    return utc_ms + (int64_t)tz->utc_offset(tz, cm_floor_div(utc_ms, 1000)) * 1000;
 }
 
 int64_t flg_local_to_utc_ms(int64_t local_ms, const flg_tz_t *tz)
@@ -51,9 +27,9 @@ int64_t flg_local_to_utc_ms(int64_t local_ms, const flg_tz_t *tz)
     if (!tz || !tz->utc_offset)
         return local_ms;
     /* Guess with the offset at "local read as UTC", then correct once (DST edges). */
-    int64_t off1 = tz->utc_offset(tz, floor_div(local_ms, 1000));
+    int64_t off1 = tz->utc_offset(tz, cm_floor_div(local_ms, 1000));
     int64_t utc = local_ms - off1 * 1000;
-    int64_t off2 = tz->utc_offset(tz, floor_div(utc, 1000));
+    int64_t off2 = tz->utc_offset(tz, cm_floor_div(utc, 1000));
     return off2 == off1 ? utc : local_ms - off2 * 1000;
 }
 
@@ -202,7 +178,7 @@ bool flg_date_parse(cm_slice_t s, int64_t *ms, bool *naive)
         return false;
     if (mo < 1 || mo > 12 || d < 1 || d > 31)
         return false;
-    int64_t t = (flg_days_from_civil(y, (int)mo, 1) + d - 1) * DAY_MS + tod - off;
+    int64_t t = (cm_days_from_civil(y, (int)mo, 1) + d - 1) * DAY_MS + tod - off;
     if (t > FLG_DATE_MAX_MS || t < -FLG_DATE_MAX_MS)
         return false;
     *ms = t;
@@ -235,10 +211,10 @@ bool flg_date_relative_parse(cm_slice_t s, uint32_t *n, char *unit)
 /* Months back one at a time, clamping the day to each month's length. */
 static int64_t minus_months(int64_t t, uint32_t n, bool years)
 {
-    int64_t days = floor_div(t, DAY_MS), tod = t - days * DAY_MS;
+    int64_t days = cm_floor_div(t, DAY_MS), tod = t - days * DAY_MS;
     int64_t y;
     int m, d;
-    civil_from_days(days, &y, &m, &d);
+    cm_civil_from_days(days, &y, &m, &d);
     if (years) {
         if (n > 0 && m == 2 && d == 29)
             d = 28;
@@ -246,16 +222,16 @@ static int64_t minus_months(int64_t t, uint32_t n, bool years)
     } else {
         for (uint32_t step = 1; step <= n && d > 28; step++) {
             int64_t k = (int64_t)m - 1 - step; /* 0-based month, may be negative */
-            int64_t yy = y + floor_div(k, 12);
-            int mm = (int)(k - floor_div(k, 12) * 12) + 1;
-            int last = days_in_month(yy, mm);
+            int64_t yy = y + cm_floor_div(k, 12);
+            int mm = (int)(k - cm_floor_div(k, 12) * 12) + 1;
+            int last = cm_days_in_month(yy, mm);
             d = d < last ? d : last;
         }
         int64_t k = (int64_t)m - 1 - n;
-        y += floor_div(k, 12);
-        m = (int)(k - floor_div(k, 12) * 12) + 1;
+        y += cm_floor_div(k, 12);
+        m = (int)(k - cm_floor_div(k, 12) * 12) + 1;
     }
-    return (flg_days_from_civil(y, m, 1) + d - 1) * DAY_MS + tod;
+    return (cm_days_from_civil(y, m, 1) + d - 1) * DAY_MS + tod;
 }
 
 int64_t flg_date_relative_apply(int64_t now_ms, uint32_t n, char unit, const flg_tz_t *tz)

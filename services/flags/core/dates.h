@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "cm/buf.h"
-#include "compat/jsdate.h" /* FLG_DATE_MAX_MS, flg_days_from_civil */
+#include "compat/jsdate.h" /* FLG_DATE_MAX_MS */
 
 /*
  * A project time zone, supplied by the caller (evaluation does no I/O):

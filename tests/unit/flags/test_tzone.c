@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cm/civil.h"
 #include "core/dates.h"
 #include "core/tzone.h"
 
@@ -19,7 +20,7 @@
 /* Unix seconds of a UTC civil time. */
 static int64_t utc(int y, int m, int d, int hh, int mm)
 {
-    return flg_days_from_civil(y, m, d) * 86400 + hh * 3600 + mm * 60;
+    return cm_days_from_civil(y, m, d) * 86400 + hh * 3600 + mm * 60;
 }
 
 static int32_t offset(const flg_tzone_t *z, int64_t t)
