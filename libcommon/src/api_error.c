@@ -27,12 +27,6 @@ int cm_api_error_set(cm_api_error_t *e, int status, const char *code, const char
     return -1;
 }
 
-void cm_api_error_write(cm_buf_t *out, const cm_api_error_t *e)
-{
-    cm_api_error_json(out, e->type ? e->type : cm_api_error_type_for_status(e->status), e->code,
-                      e->detail, e->attr[0] ? e->attr : NULL);
-}
-
 void cm_api_error_json(cm_buf_t *out, const char *type, const char *code, const char *detail,
                        const char *attr)
 {

@@ -12,6 +12,7 @@
  * UTF-8) passes through. The _lossy variants additionally check UTF-8 and
  * replace each maximal ill-formed subsequence with U+FFFD.
  */
+#include "cm/hex.h"
 #include "cm/json.h"
 
 #include <inttypes.h>
@@ -47,13 +48,13 @@ static const char esc_char[256] = {
 
 static void put_escape(cm_buf_t *b, unsigned char c)
 {
-    static const char hex[] = "0123456789abcdef";
     char e = esc_char[c];
     if (e != 'u') {
         char two[2] = {'\\', e};
         cm_buf_append(b, two, 2);
     } else {
-        char six[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+        char six[6] = {'\\', 'u', '0', '0'};
+        cm_hex_byte(c, six + 4);
         cm_buf_append(b, six, 6);
     }
 }

@@ -171,7 +171,7 @@ static civil_t split(int64_t us)
     us = us < MIN_US ? MIN_US : us > MAX_US ? MAX_US : us;
     int64_t days = cm_floor_div(us, US_PER_DAY);
     int64_t rem = us - days * US_PER_DAY; /* 0 .. US_PER_DAY-1 */
-    int64_t year; /* 0..9999 after the clamp above */
+    int64_t year;                         /* 0..9999 after the clamp above */
     cm_civil_from_days(days, &year, &t.mo, &t.d);
     t.y = (int)year;
     t.wday = (int)((days % 7 + 11) % 7); /* 1970-01-01 was a Thursday */

@@ -43,9 +43,6 @@ int cm_api_error_set(cm_api_error_t *e, int status, const char *code, const char
 /* The same with a va_list, for validators that wrap it. */
 int cm_api_error_vset(cm_api_error_t *e, int status, const char *code, const char *attr,
                       const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
-/* Appends e's envelope. */
-void cm_api_error_write(cm_buf_t *out, const cm_api_error_t *e);
-
 /* Appends the envelope; detail and attr may be NULL (attr becomes null). */
 void cm_api_error_json(cm_buf_t *out, const char *type, const char *code, const char *detail,
                        const char *attr);

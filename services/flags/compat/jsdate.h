@@ -25,7 +25,6 @@
 /* JavaScript's Date range: +-8.64e15 ms. */
 #define FLG_DATE_MAX_MS INT64_C(8640000000000000)
 
-
 /* true and *ms (wall clock when *naive) if V8 would return a valid Date. */
 bool flg_js_date_parse(cm_slice_t s, int64_t *ms, bool *naive);
 
