@@ -308,8 +308,7 @@ void cm_http_respond_error(cm_http_req_t *req, int status, const char *type, con
 
 void cm_http_respond_api_error(cm_http_req_t *req, const cm_api_error_t *e)
 {
-    cm_http_respond_error(req, e->status, e->type, e->code, e->detail,
-                          e->attr[0] ? e->attr : NULL);
+    cm_http_respond_error(req, e->status, e->type, e->code, e->detail, e->attr[0] ? e->attr : NULL);
 }
 
 /*

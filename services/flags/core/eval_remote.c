@@ -199,11 +199,7 @@ static bool super_keys_present(ev_t *ev, const flg_condition_t *c)
 bool ev_early_access(ev_t *ev, const flg_flag_t *f, flg_result_t *out)
 {
     if (f->feature_enrollment) {
-        cm_buf_t key = CM_BUF_INIT;
-        cm_buf_append_cstr(&key, "$feature_enrollment/");
-        cm_buf_append_slice(&key, f->key);
-        cm_json_t v = ev_person_get(ev, cm_buf_slice(&key));
-        cm_buf_free(&key);
+        cm_json_t v = ev_person_get(ev, f->enrollment_key);
         if (cm_json_exists(v)) {
             bool b = false, on = cm_json_str_eq(v, CM_SLICE_LIT("true"));
             if (cm_json_as_bool(v, &b) == 0 && b)
@@ -234,15 +230,6 @@ bool ev_early_access(ev_t *ev, const flg_flag_t *f, flg_result_t *out)
 }
 
 /* ---- the flag ------------------------------------------------------------------------------ */
-
-static bool has_missing_dependency(const flg_flag_t *f)
-{
-    for (uint32_t i = 0; i < f->nconds; i++)
-        for (uint32_t k = 0; k < f->conds[i].nfilters; k++)
-            if (f->conds[i].filters[k].type == FLG_PT_FLAG && f->conds[i].filters[k].target < 0)
-                return true;
-    return false;
-}
 
 static bool held_out(ev_t *ev, const flg_flag_t *f)
 {
@@ -318,7 +305,7 @@ void ev_remote_flag(ev_t *ev, int32_t i, flg_result_t *r)
     }
     if (ev_early_access(ev, f, r))
         return;
-    if (has_missing_dependency(f)) {
+    if (f->missing_dependency) {
         ev_track_t t = {FLG_REASON_MISSING_DEPENDENCY, -1, false};
         ev_set_nomatch(r, &t);
         return;

@@ -206,7 +206,9 @@ typedef struct flg_flag {
     double holdout_pct;
 
     bool feature_enrollment;
+    cm_slice_t enrollment_key;   /* "$feature_enrollment/<key>", when feature_enrollment */
     flg_condition_t *super_cond; /* super_groups[0], if any */
+    bool missing_dependency;     /* a flag filter whose flag is not in the snapshot */
 } flg_flag_t;
 
 #endif

@@ -497,6 +497,13 @@ static bool parse_filters_object(loader_t *L, cm_json_t fl, flg_flag_t *f)
     if (!opt_bool(cm_json_get(fl, "feature_enrollment"), false, &f->feature_enrollment) ||
         !opt_bool(cm_json_get(fl, "early_exit"), false, &f->early_exit))
         return fail(L, "feature_enrollment / early_exit is not a boolean");
+    if (f->feature_enrollment) {
+        cm_buf_t key = CM_BUF_INIT;
+        cm_buf_append_cstr(&key, "$feature_enrollment/");
+        cm_buf_append_slice(&key, f->key);
+        f->enrollment_key = flg_arena_dup(&L->s->arena, cm_buf_slice(&key));
+        cm_buf_free(&key);
+    }
     cm_json_t super = cm_json_get(fl, "super_groups");
     if (!absent(super) && cm_json_type(super) != CM_JSON_ARRAY)
         return fail(L, "super_groups is not an array");
@@ -630,8 +637,12 @@ static void resolve(flg_snapshot_t *s)
         flg_flag_t *f = &s->flags[i];
         if (f->invalid)
             continue;
-        for (uint32_t c = 0; c < f->nconds; c++)
+        for (uint32_t c = 0; c < f->nconds; c++) {
             resolve_condition(s, &f->conds[c]);
+            for (uint32_t k = 0; k < f->conds[c].nfilters; k++)
+                if (f->conds[c].filters[k].type == FLG_PT_FLAG && f->conds[c].filters[k].target < 0)
+                    f->missing_dependency = true;
+        }
         if (f->super_cond)
             resolve_condition(s, f->super_cond);
     }
