@@ -268,6 +268,27 @@ static bool node_knows(flg_op_t op)
            op != FLG_OP_UNKNOWN;
 }
 
+/* The value as text (JavaScript's String() for the SDK's semantics, the
+ * server's for its), ASCII-lowercased into pc->b: what the text operators
+ * compare. */
+static cm_slice_t lowered(cm_json_t v, bool server, flg_pctx_t *pc)
+{
+    cm_buf_reset(&pc->a);
+    cm_buf_reset(&pc->b);
+    if (server)
+        flg_exact_string(v, FLG_STR_SERVER, &pc->a);
+    else
+        flg_js_string(v, &pc->a);
+    flg_lower_ascii(cm_buf_slice(&pc->a), &pc->b);
+    return cm_buf_slice(&pc->b);
+}
+
+/* icontains, starts_with, ends_with and their negations on lowered text. */
+static flg_match_t text_op(const flg_filter_t *f, cm_slice_t lower)
+{
+    return tf(text_holds(f->op, lower, f->prep.js_lower) != is_negative_op(f->op));
+}
+
 flg_match_t flg_prop_match_node(const flg_filter_t *f, const flg_bag_t *bag, flg_pctx_t *pc)
 {
     cm_json_t v = flg_bag_get(bag, f->key, false);
@@ -291,12 +312,7 @@ flg_match_t flg_prop_match_node(const flg_filter_t *f, const flg_bag_t *bag, flg
     case FLG_OP_NOT_STARTS_WITH:
     case FLG_OP_ENDS_WITH:
     case FLG_OP_NOT_ENDS_WITH: {
-        cm_buf_reset(&pc->a);
-        cm_buf_reset(&pc->b);
-        flg_js_string(v, &pc->a);
-        flg_lower_ascii(cm_buf_slice(&pc->a), &pc->b);
-        bool holds = text_holds(f->op, cm_buf_slice(&pc->b), f->prep.js_lower);
-        return tf(holds != is_negative_op(f->op));
+        return text_op(f, lowered(v, false, pc));
     }
     case FLG_OP_REGEX:
     case FLG_OP_NOT_REGEX: return node_regex(f, v, pc);
@@ -397,13 +413,10 @@ static flg_match_t server_regex(const flg_filter_t *f, cm_json_t v, flg_pctx_t *
 
 static flg_match_t server_multi(const flg_filter_t *f, cm_json_t v, flg_pctx_t *pc)
 {
-    cm_buf_reset(&pc->a);
-    cm_buf_reset(&pc->b);
-    flg_exact_string(v, FLG_STR_SERVER, &pc->a);
-    flg_lower_ascii(cm_buf_slice(&pc->a), &pc->b);
+    cm_slice_t text = lowered(v, true, pc);
     bool any = false;
     for (uint32_t i = 0; i < f->prep.nneedles && !any; i++)
-        any = flg_slice_contains(cm_buf_slice(&pc->b), f->prep.needles[i]);
+        any = flg_slice_contains(text, f->prep.needles[i]);
     return tf(any == (f->op == FLG_OP_ICONTAINS_MULTI));
 }
 
@@ -427,12 +440,7 @@ static flg_match_t server_present(const flg_filter_t *f, cm_json_t v, flg_pctx_t
     case FLG_OP_NOT_STARTS_WITH:
     case FLG_OP_ENDS_WITH:
     case FLG_OP_NOT_ENDS_WITH: {
-        cm_buf_reset(&pc->a);
-        cm_buf_reset(&pc->b);
-        flg_exact_string(v, FLG_STR_SERVER, &pc->a);
-        flg_lower_ascii(cm_buf_slice(&pc->a), &pc->b);
-        bool holds = text_holds(f->op, cm_buf_slice(&pc->b), f->prep.js_lower);
-        return tf(holds != is_negative_op(f->op));
+        return text_op(f, lowered(v, true, pc));
     }
     case FLG_OP_ICONTAINS_MULTI:
     case FLG_OP_NOT_ICONTAINS_MULTI: return server_multi(f, v, pc);
