@@ -53,7 +53,8 @@ void api_flagdefs_graph_add(api_flagdefs_graph_t *g, long long id, const char *k
     n->id = id;
     n->key = key;
     n->ndeps = ndeps < API_FLAGDEFS_MAX_REFS ? ndeps : API_FLAGDEFS_MAX_REFS;
-    memcpy(n->deps, deps, n->ndeps * sizeof(*deps));
+    if (n->ndeps)
+        memcpy(n->deps, deps, n->ndeps * sizeof(*deps));
     g->sorted = false;
 }
 
