@@ -43,7 +43,8 @@ typedef struct {
     api_publisher_t *publisher;
     cm_http_server_t *http;
     bool migrated;  /* the schema is in place: routes may run */
-    bool bootstrap; /* `api bootstrap`: no HTTP, seed or summarise, exit */
+    bool bootstrap; /* `api bootstrap` or `api adduser`: no HTTP, seed or summarise, exit */
+    const char *new_user_email; /* `api adduser EMAIL` */
 } api_ctx_t;
 
 /* routes.c: every route of the service on ctx->http. */

@@ -1,7 +1,8 @@
 /*
  * bootstrap.c - `api bootstrap` (see main.c): the demo organization, user,
  * project and personal API key that `make run` starts with, printed as one
- * JSON object. The secrets (password, phs_ and phx_ tokens) exist only in
+ * JSON object; `api adduser EMAIL` makes the same for another user, in an
+ * organization of their own. The secrets (password, phs_ and phx_ tokens) exist only in
  * this output: the store keeps their hashes. Nothing is published here: the
  * serving api republishes every project when it starts.
  */
@@ -23,6 +24,7 @@ static int status;
 static void (*finish_fn)(void *);
 
 static struct {
+    char email[256], org_name[300];
     char org[CM_UUID_STR_LEN + 1], user[CM_UUID_STR_LEN + 1], project[CM_UUID_STR_LEN + 1];
     char key_id[CM_UUID_STR_LEN + 1];
     char password[CM_TOKEN_MAX], token[CM_TOKEN_MAX], secret[CM_TOKEN_MAX], key[CM_TOKEN_MAX];
@@ -66,7 +68,7 @@ static void on_seeded(int rc, const cm_db_res_t *res, void *ud)
     cm_json_key(&w, "project_secret_api_token");
     cm_json_str_cstr(&w, made.secret);
     cm_json_key(&w, "email");
-    cm_json_str_cstr(&w, DEMO_EMAIL);
+    cm_json_str_cstr(&w, made.email);
     cm_json_key(&w, "password");
     cm_json_str_cstr(&w, made.password);
     cm_json_key(&w, "personal_api_key");
@@ -100,9 +102,9 @@ static void seed(api_ctx_t *ctx)
     cm_token_mask(made.key, key_mask, sizeof(key_mask));
     api_store_seed_t s = {
         .org_id = made.org,
-        .org_name = "Demo organization",
+        .org_name = made.org_name,
         .user_uuid = made.user,
-        .email = DEMO_EMAIL,
+        .email = made.email,
         .password_hash = password_hash,
         .project_uuid = made.project,
         .project_name = "Demo project",
@@ -171,5 +173,19 @@ static void on_summary(int rc, const cm_db_res_t *res, void *ud)
 void api_bootstrap_run(api_ctx_t *ctx, void (*finish)(void *ud))
 {
     finish_fn = finish;
-    api_store_summary(ctx->db, on_summary, ctx);
+    if (ctx->new_user_email == NULL) {
+        snprintf(made.email, sizeof(made.email), "%s", DEMO_EMAIL);
+        snprintf(made.org_name, sizeof(made.org_name), "Demo organization");
+        api_store_summary(ctx->db, on_summary, ctx);
+        return;
+    }
+    const char *e = ctx->new_user_email;
+    if (!api_email_normalize((cm_slice_t){e, strlen(e)}, made.email, sizeof(made.email))) {
+        cm_log(CM_LOG_ERROR, NULL, "adduser: not an email address: %s", ctx->new_user_email);
+        status = 1;
+        finish_fn(NULL);
+        return;
+    }
+    snprintf(made.org_name, sizeof(made.org_name), "%s's organization", made.email);
+    seed(ctx);
 }

@@ -7,6 +7,11 @@
  *                    project and personal API key and print them (the key
  *                    and password only this once); on a populated store,
  *                    print what exists. No HTTP. Used by `make run`.
+ *   api adduser EMAIL
+ *                    a new organization owned by a new user EMAIL, with a
+ *                    project and a personal API key (scope *), printed as
+ *                    bootstrap prints; the serving api publishes them
+ *                    within PUBLISH_RETRY. No HTTP.
  *
  * SIGTERM: stop accepting, finish requests in progress, let the publisher
  * finish the project it is writing, close the store and Redis, exit 0.
@@ -172,13 +177,17 @@ int main(int argc, char **argv)
 {
     bool printed;
     ctx.bootstrap = argc > 1 && strcmp(argv[1], "bootstrap") == 0;
+    if (argc == 3 && strcmp(argv[1], "adduser") == 0) {
+        ctx.bootstrap = true;
+        ctx.new_user_email = argv[2];
+    }
     if (cm_service_config("api", argc, argv, api_config_keys, api_config_nkeys, &ctx.cfg,
                           &ctx.cfg.svc, &printed) != CM_OK)
         return 2; /* bad configuration, reported */
     if (printed)
         return 0;
     if (argc > 1 && !ctx.bootstrap) {
-        fprintf(stderr, "usage: api [bootstrap | --print-config]\n");
+        fprintf(stderr, "usage: api [bootstrap | adduser EMAIL | --print-config]\n");
         return 2;
     }
     ctx.loop = uv_default_loop();

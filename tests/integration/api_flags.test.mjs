@@ -1,6 +1,7 @@
 // api_flags.test.mjs - flag administration through the api, served by the
-// flags fleet, on both metadata stores: posthog-node (remote and local
-// evaluation) sees a flag made, changed and deleted over REST within a
+// flags fleet, on both metadata stores: posthog-node through the edge
+// router (remote evaluation, and local evaluation authenticated by a
+// personal API key) sees a flag made, changed and deleted over REST within a
 // second; the api refuses filters PostHog would refuse, each with a 400
 // naming the field; flag dependencies reach the fleet as keys with their
 // evaluation chain.
@@ -15,6 +16,7 @@ import { PostHog } from 'posthog-node';
 import { BUILD, startServer } from './lib/proc.mjs';
 import { startRedis, redisCommand } from './lib/redis.mjs';
 import { startPostgres } from './lib/postgres.mjs';
+import { startEdge } from './lib/edge.mjs';
 import { sleep } from './lib/rawhttp.mjs';
 
 const run = promisify(execFile);
@@ -33,7 +35,7 @@ async function within(ms, what, fn) {
 
 for (const backend of ['sqlite', 'postgres']) {
   describe(`flag administration on ${backend}`, () => {
-    let redis, pg, api, flags, tmp, boot, base, local, remote;
+    let redis, pg, api, flags, edge, tmp, boot, base, local, remote;
     const call = async (method, p, body) => {
       const r = await fetch(`${base}${p}`, {
         method,
@@ -56,9 +58,12 @@ for (const backend of ['sqlite', 'postgres']) {
       // The fleet re-reads everything only every minute here: what it sees
       // within a second came through flags:changed.
       flags = await startServer(FLAGS, { FLAGS_PORT: '0', REDIS_URL: redis.url, LOG_LEVEL: 'warn', DEFINITIONS_REFRESH: '60s' });
-      const host = `http://127.0.0.1:${flags.port}`;
+      edge = await startEdge({ api: api.port, flags: flags.port });
+      const host = edge.url;
       remote = new PostHog(boot.project_api_token, { host, ...quiet });
-      local = new PostHog(boot.project_api_token, { host, personalApiKey: boot.project_secret_api_token, featureFlagsPollingInterval: 100, ...quiet });
+      // Local evaluation polls /flags/definitions with the personal API key
+      // (phx_), as posthog-node users configure it.
+      local = new PostHog(boot.project_api_token, { host, personalApiKey: boot.personal_api_key, featureFlagsPollingInterval: 100, ...quiet });
       await within(3000, 'the fleet knows the project', async () => (await fetch(`${host}/flags?v=2`, {
         method: 'POST', body: JSON.stringify({ token: boot.project_api_token, distinct_id: 'x' }),
       })).status === 200);
@@ -68,6 +73,7 @@ for (const backend of ['sqlite', 'postgres']) {
       await remote?.shutdown();
       // Everything is stopped before anything is asserted, so a failure
       // leaves no server behind.
+      if (edge) await edge.stop();
       const exits = [];
       for (const s of [flags, api]) if (s) exits.push([await s.stop(), s]);
       if (pg) pg.stop();

@@ -13,6 +13,7 @@
 #define CM_REDISKEY_PROJECT_TOKENS           "projects:tokens"
 #define CM_REDISKEY_PROJECT_SECRET_TOKENS    "projects:secret_tokens"
 #define CM_REDISKEY_PROJECT_TIMEZONES        "projects:timezones"
+#define CM_REDISKEY_PERSONAL_KEYS            "personal_api_keys"
 #define CM_REDISKEY_QUOTA_EVENTS             "@posthog/quota-limits/events"
 #define CM_REDISKEY_QUOTA_FLAGS              "@posthog/quota-limits/feature_flag_requests"
 #define CM_REDISKEY_FLAG_DEFINITIONS         "flags:definitions"

@@ -16,6 +16,7 @@
 #include "cm/err.h"
 #include "cm/json.h"
 #include "cm/log.h"
+#include "access/access.h"
 #include "http/http_int.h"
 #include "store/store.h"
 
@@ -32,42 +33,6 @@ static void unauthorized(api_call_t *call, const char *code, const char *detail)
     cm_api_error_set(&e, 401, code, NULL, "%s", detail);
     e.type = CM_ERR_AUTHENTICATION;
     api_respond_error(call, &e);
-}
-
-/* Does text (a JSON array of strings or numbers) hold one of wants
- * (NULL-terminated)? One parse however many are asked. */
-static bool json_list_has_any(const char *text, const char *const *wants)
-{
-    cm_json_doc_t *doc = NULL;
-    bool found = false;
-    if (text == NULL || cm_json_parse(text, strlen(text), NULL, &doc, NULL) != CM_OK)
-        return false;
-    cm_json_iter_t it = cm_json_iter(cm_json_root(doc));
-    cm_json_t v;
-    while (!found && cm_json_next(&it, NULL, &v)) {
-        cm_slice_t s = cm_json_str_inner(v);
-        if (s.p == NULL)
-            s = cm_json_raw(v); /* project ids may be numbers */
-        for (size_t i = 0; wants[i] && !found; i++)
-            found = cm_slice_eq_cstr(s, wants[i]);
-    }
-    cm_json_doc_free(doc);
-    return found;
-}
-
-static bool json_list_has(const char *text, const char *want)
-{
-    return json_list_has_any(text, (const char *const[]){want, NULL});
-}
-
-/* "*", "<object>:write", or for a read "<object>:read". */
-static bool scope_allows(const char *scopes, const char *object, bool write)
-{
-    char can_write[96], can_read[96];
-    snprintf(can_write, sizeof(can_write), "%s:write", object);
-    snprintf(can_read, sizeof(can_read), "%s:read", object);
-    return json_list_has_any(scopes,
-                             (const char *const[]){"*", can_write, write ? NULL : can_read, NULL});
 }
 
 static void on_touched(int status, const cm_db_res_t *res, void *ud)
@@ -106,7 +71,7 @@ static void on_key(int status, const cm_db_res_t *res, void *ud)
     const api_route_t *route = call->route;
     bool write = (cm_http_req_method(call->req) & (CM_HTTP_GET | CM_HTTP_HEAD)) == 0;
     if (route->scope &&
-        !scope_allows(cm_db_value(res, 0, 0, API_KEY_SCOPES), route->scope, write)) {
+        !api_access_allows(cm_db_value(res, 0, 0, API_KEY_SCOPES), route->scope, write)) {
         cm_api_error_t e;
         cm_api_error_set(&e, 403, "permission_denied", NULL,
                          "API key missing required scope '%s:%s'", route->scope,
@@ -118,8 +83,7 @@ static void on_key(int status, const cm_db_res_t *res, void *ud)
         const char *org = cm_db_value(res, 0, 0, API_KEY_PROJECT_ORG);
         const char *teams = cm_db_value(res, 0, 0, API_KEY_SCOPED_TEAMS);
         const char *orgs = cm_db_value(res, 0, 0, API_KEY_SCOPED_ORGS);
-        if (org == NULL || (teams && !json_list_has(teams, call->project_id)) ||
-            (orgs && !json_list_has(orgs, org))) {
+        if (!api_access_reaches(teams, orgs, call->project_id, org)) {
             api_respond_not_found(call);
             return;
         }

@@ -1,4 +1,5 @@
 /* call.c - routes into calls, request bodies and paging (see http.h). */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,5 +140,39 @@ int api_call_page(api_call_t *call)
         call->limit = 100;
     snprintf(call->limit_text, sizeof(call->limit_text), "%lld", call->limit);
     snprintf(call->offset_text, sizeof(call->offset_text), "%lld", call->offset);
+    return 0;
+}
+
+bool api_email_normalize(cm_slice_t in, char *out, size_t size)
+{
+    size_t at = 0, ats = 0;
+    if (in.len < 3 || in.len > 254 || in.len >= size)
+        return false;
+    for (size_t i = 0; i < in.len; i++) {
+        unsigned char c = (unsigned char)in.p[i];
+        if (c <= ' ' || c >= 0x7f)
+            return false;
+        if (c == '@')
+            ats++, at = i;
+        out[i] = (char)tolower(c);
+    }
+    out[in.len] = '\0';
+    return ats == 1 && at > 0 && at + 1 < in.len;
+}
+
+int api_body_email(api_call_t *call, const char *attr, char **out)
+{
+    char *raw;
+    int rc = api_body_string(call, attr, 3, 254, NULL, NULL, &raw);
+    if (rc != 0)
+        return rc;
+    char norm[256];
+    if (!api_email_normalize(cm_slice_from_cstr(raw), norm, sizeof(norm))) {
+        free(raw);
+        api_respond_invalid(call, attr, "Enter a valid email address.");
+        return -1;
+    }
+    free(raw);
+    *out = cm_xstrdup(norm);
     return 0;
 }

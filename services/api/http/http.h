@@ -75,6 +75,12 @@ int api_call_body(api_call_t *call);
 int api_body_string(api_call_t *call, const char *attr, size_t min, size_t max, const char *charset,
                     const char *charset_detail, char **out);
 
+/* An email address as users are stored: lowercased, one '@' with text on
+ * both sides, printable ASCII without spaces, at most 254 bytes. */
+bool api_email_normalize(cm_slice_t in, char *out, size_t size);
+/* The body's field attr as such an address (api_body_string's returns). */
+int api_body_email(api_call_t *call, const char *attr, char **out);
+
 /* ?limit= and ?offset= as DRF's LimitOffsetPagination reads them (default
  * limit 100, at most 1000) into call->limit/offset(_text). On a bad value
  * answers 400 and returns -1. */
@@ -117,6 +123,13 @@ bool api_scope_valid(cm_slice_t scope);
  * Slow by design: call it off the loop. 0 or CM_EINVAL. */
 int api_password_hash(const char *password, char *out, size_t size);
 bool api_password_check(const char *encoded, const char *password);
+/* On libuv's thread pool: checks current against stored (skipped when
+ * stored is NULL), then hashes fresh (when given and the check passed);
+ * done(call, current_ok, new_hash or NULL) runs on the loop. The strings are
+ * copied (and the passwords wiped after). */
+typedef void (*api_password_done_cb)(api_call_t *call, bool current_ok, const char *new_hash);
+void api_password_job(api_call_t *call, const char *stored, const char *current, const char *fresh,
+                      api_password_done_cb done);
 
 /* Unix ms (text) -> ISO 8601 with milliseconds and Z; null for NULL. */
 void api_json_time(cm_json_writer_t *w, const char *ms);

@@ -6,8 +6,11 @@
  * takes tens of milliseconds: request paths call it on the thread pool.
  */
 #include <argon2.h>
+#include <stdlib.h>
 #include <string.h>
+#include <uv.h>
 
+#include "cm/alloc.h"
 #include "cm/err.h"
 #include "cm/uuid.h"
 #include "http/http.h"
@@ -30,4 +33,57 @@ int api_password_hash(const char *password, char *out, size_t size)
 bool api_password_check(const char *encoded, const char *password)
 {
     return argon2id_verify(encoded, password, strlen(password)) == ARGON2_OK;
+}
+
+/* ---- off the loop ---------------------------------------------------------- */
+
+typedef struct {
+    uv_work_t work;
+    api_call_t *call;
+    char *stored, *current, *fresh; /* copies; the passwords are wiped before free */
+    bool current_ok;
+    char hash[128];
+    bool hashed;
+    api_password_done_cb done;
+} job_t;
+
+static void wipe_free(char *s)
+{
+    if (s) {
+        explicit_bzero(s, strlen(s));
+        free(s);
+    }
+}
+
+static void job_work(uv_work_t *w)
+{
+    job_t *j = w->data;
+    j->current_ok = j->stored == NULL || (j->current && api_password_check(j->stored, j->current));
+    if (j->current_ok && j->fresh)
+        j->hashed = api_password_hash(j->fresh, j->hash, sizeof(j->hash)) == CM_OK;
+}
+
+static void job_after(uv_work_t *w, int status)
+{
+    job_t *j = w->data;
+    bool ok = status == 0 && j->current_ok;
+    j->done(j->call, ok, ok && j->hashed ? j->hash : NULL);
+    wipe_free(j->current);
+    wipe_free(j->fresh);
+    free(j->stored);
+    explicit_bzero(j->hash, sizeof(j->hash));
+    free(j);
+}
+
+void api_password_job(api_call_t *call, const char *stored, const char *current, const char *fresh,
+                      api_password_done_cb done)
+{
+    job_t *j = cm_xcalloc(1, sizeof(*j));
+    j->call = call;
+    j->stored = stored ? cm_xstrdup(stored) : NULL;
+    j->current = current ? cm_xstrdup(current) : NULL;
+    j->fresh = fresh ? cm_xstrdup(fresh) : NULL;
+    j->done = done;
+    j->work.data = j;
+    uv_queue_work(call->ctx->loop, &j->work, job_work, job_after);
 }

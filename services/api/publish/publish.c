@@ -9,6 +9,7 @@
 #include "cm/json.h"
 #include "cm/log.h"
 #include "cm/rediskeys.h"
+#include "access/access.h"
 #include "publish/publish.h"
 #include "publish/publish_int.h"
 #include "store/store.h"
@@ -21,6 +22,7 @@ struct api_publisher {
     bool draining, again, idle, closing;
     bool want_all; /* queue every project before the next drain */
     char ids[BATCH][24], projects[BATCH][24];
+    char *retired_token[BATCH], *retired_secret[BATCH]; /* what the fleet must forget */
     size_t n, i;
     int pending;  /* Redis replies still to come for the current project */
     bool sending; /* inside the sends: replies that fail at once wait for the end */
@@ -30,6 +32,16 @@ struct api_publisher {
 };
 
 static void drain(api_publisher_t *p);
+
+static void forget_batch(api_publisher_t *p)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        free(p->retired_token[i]);
+        free(p->retired_secret[i]);
+        p->retired_token[i] = p->retired_secret[i] = NULL;
+    }
+    p->n = 0;
+}
 
 static void on_timer(uv_timer_t *t)
 {
@@ -50,14 +62,15 @@ static void timer_closed(uv_handle_t *h)
 static void stop(api_publisher_t *p, bool retry)
 {
     p->draining = false;
+    forget_batch(p);
     if (p->closing) {
         uv_close((uv_handle_t *)&p->timer, timer_closed);
         return;
     }
-    if (retry)
-        uv_timer_start(&p->timer, on_timer, (uint64_t)p->ctx->cfg.publish_retry_ms, 0);
-    else if (p->again)
+    if (p->again && !retry)
         uv_timer_start(&p->timer, on_timer, 0, 0);
+    else /* a retry; or a look, in a while, for what other processes queued (api adduser) */
+        uv_timer_start(&p->timer, on_timer, (uint64_t)p->ctx->cfg.publish_retry_ms, 0);
 }
 
 static void next_project(api_publisher_t *p);
@@ -128,22 +141,35 @@ static void on_fleet(int status, const cm_db_res_t *res, void *ud)
     const char *tz = cm_db_value(res, 0, 0, API_FLEET_TIMEZONE);
     const char *until = cm_db_value(res, 0, 0, API_FLEET_QUOTA_UNTIL);
     bool deleted = atoi(cm_db_value(res, 0, 0, API_FLEET_DELETED)) != 0;
+    const char *backup = cm_db_value(res, 0, 0, API_FLEET_SECRET_BACKUP_HASH);
+    const char *old_token = p->retired_token[p->i], *old_secret = p->retired_secret[p->i];
     bool limited = until && atoll(until) > (long long)time(NULL);
     cm_buf_t defs = CM_BUF_INIT;
     api_publish__envelope(&defs, res, id);
     p->failed = false;
     p->sending = true;
     SEND("MULTI");
+    if (old_token && strcmp(old_token, token) != 0) {
+        SEND("HDEL", CM_REDISKEY_PROJECT_TOKENS, old_token);
+        SEND("ZREM", CM_REDISKEY_QUOTA_FLAGS, old_token);
+    }
+    if (old_secret && !(secret && strcmp(old_secret, secret) == 0) &&
+        !(backup && strcmp(old_secret, backup) == 0))
+        SEND("HDEL", CM_REDISKEY_PROJECT_SECRET_TOKENS, old_secret);
     if (deleted) {
         SEND("HDEL", CM_REDISKEY_PROJECT_TOKENS, token);
         if (secret)
             SEND("HDEL", CM_REDISKEY_PROJECT_SECRET_TOKENS, secret);
+        if (backup)
+            SEND("HDEL", CM_REDISKEY_PROJECT_SECRET_TOKENS, backup);
         SEND("HDEL", CM_REDISKEY_PROJECT_TIMEZONES, id);
         SEND("HDEL", CM_REDISKEY_FLAG_DEFINITIONS, id);
     } else {
         SEND("HSET", CM_REDISKEY_PROJECT_TOKENS, token, id);
         if (secret)
             SEND("HSET", CM_REDISKEY_PROJECT_SECRET_TOKENS, secret, id);
+        if (backup) /* the rotated-out secret keeps working until it is dropped */
+            SEND("HSET", CM_REDISKEY_PROJECT_SECRET_TOKENS, backup, id);
         SEND("HSET", CM_REDISKEY_PROJECT_TIMEZONES, id, tz);
         SEND("HSET", CM_REDISKEY_FLAG_DEFINITIONS, id, cm_buf_cstr(&defs));
     }
@@ -159,18 +185,80 @@ static void on_fleet(int status, const cm_db_res_t *res, void *ud)
         project_done(p);
 }
 
+/* The personal API key table: each key hash -> the comma-separated ids of
+ * the projects whose definitions it may read (feature_flag:read or more),
+ * replaced whole in one MULTI/EXEC. */
+static void on_keys(int status, const cm_db_res_t *res, void *ud)
+{
+    api_publisher_t *p = ud;
+    if (status != 0) {
+        cm_log(CM_LOG_WARN, NULL, "publish: store: %s", cm_db_error(res));
+        stop(p, true);
+        return;
+    }
+    size_t rows = cm_db_nrows(res, 0);
+    /* argv: HSET key, then hash/value pairs; values live in one buffer of
+     * NUL-separated lists, pointed to once it stops growing. */
+    const char **argv = cm_xcalloc(2 + 2 * rows, sizeof(*argv));
+    size_t *at = cm_xcalloc(rows + 1, sizeof(*at));
+    cm_buf_t lists = CM_BUF_INIT;
+    int argc = 2, pairs = 0;
+    argv[0] = "HSET";
+    argv[1] = CM_REDISKEY_PERSONAL_KEYS;
+    for (size_t r = 0; r < rows; r++) {
+        const char *hash = cm_db_value(res, 0, r, API_FLEETKEY_HASH);
+        const char *project = cm_db_value(res, 0, r, API_FLEETKEY_PROJECT);
+        if (!api_access_allows(cm_db_value(res, 0, r, API_FLEETKEY_SCOPES), "feature_flag",
+                               false) ||
+            !api_access_reaches(cm_db_value(res, 0, r, API_FLEETKEY_SCOPED_TEAMS),
+                                cm_db_value(res, 0, r, API_FLEETKEY_SCOPED_ORGS), project,
+                                cm_db_value(res, 0, r, API_FLEETKEY_ORG)))
+            continue;
+        if (pairs == 0 || strcmp(argv[argc - 2], hash) != 0) {
+            if (pairs > 0)
+                cm_buf_append(&lists, "", 1); /* ends the previous list */
+            argv[argc++] = hash;
+            at[pairs++] = lists.len;
+            argc++; /* its value, set below */
+        } else {
+            cm_buf_append_cstr(&lists, ",");
+        }
+        cm_buf_append_cstr(&lists, project);
+    }
+    cm_buf_append(&lists, "", 1);
+    for (int k = 0; k < pairs; k++)
+        argv[2 + 2 * k + 1] = lists.p + at[k];
+    p->failed = false;
+    p->sending = true;
+    SEND("MULTI");
+    SEND("DEL", CM_REDISKEY_PERSONAL_KEYS);
+    if (pairs > 0)
+        send_cmd(p, argc, argv, NULL);
+    SEND("EXEC");
+    SEND("PUBLISH", CM_REDISKEY_FLAGS_CHANGED, CM_REDISKEY_PERSONAL_KEYS);
+    p->sending = false;
+    cm_buf_free(&lists);
+    free(at);
+    free(argv);
+    if (p->pending == 0)
+        project_done(p);
+}
+
 static void next_project(api_publisher_t *p)
 {
-    /* A project queued several times in the batch is published at its last entry. */
+    /* A project queued several times in the batch is published at its last
+     * entry, unless an entry names tokens to retire. */
     while (p->i < p->n) {
         bool later = false;
         for (size_t j = p->i + 1; j < p->n && !later; j++)
             later = strcmp(p->projects[j], p->projects[p->i]) == 0;
-        if (!later)
+        if (!later || p->retired_token[p->i] || p->retired_secret[p->i])
             break;
         p->i++;
     }
-    if (p->i < p->n)
+    if (p->i < p->n && strcmp(p->projects[p->i], API_OUTBOX_KEYS_PROJECT) == 0)
+        api_store_fleet_keys(p->ctx->db, on_keys, p);
+    else if (p->i < p->n)
         api_store_fleet_project(p->ctx->db, p->projects[p->i], on_fleet, p);
     else
         api_store_outbox_ack(p->ctx->db, p->ids[p->n - 1], on_acked, p);
@@ -195,6 +283,10 @@ static void on_head(int status, const cm_db_res_t *res, void *ud)
         snprintf(p->ids[i], sizeof(p->ids[i]), "%s", cm_db_value(res, 0, i, API_OUTBOX_ID));
         snprintf(p->projects[i], sizeof(p->projects[i]), "%s",
                  cm_db_value(res, 0, i, API_OUTBOX_PROJECT));
+        const char *t = cm_db_value(res, 0, i, API_OUTBOX_RETIRED_TOKEN);
+        const char *sec = cm_db_value(res, 0, i, API_OUTBOX_RETIRED_SECRET);
+        p->retired_token[i] = t ? cm_xstrdup(t) : NULL;
+        p->retired_secret[i] = sec ? cm_xstrdup(sec) : NULL;
     }
     next_project(p);
 }

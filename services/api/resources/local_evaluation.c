@@ -5,9 +5,9 @@
  * the same Redis entry the publisher writes.
  *
  * Authentication: the project's secret API token (phs_, compared by hash in
- * constant time), or a personal API key with feature_flag:read that can
- * reach the project (the usual checks of http/auth.c). An unknown project
- * token is 401, as on the flags service.
+ * constant time; after a rotation the previous one too, until dropped), or a personal API key with
+ * feature_flag:read that can reach the project (the usual checks of http/auth.c). An unknown
+ * project token is 401, as on the flags service.
  */
 #include <stdio.h>
 #include <string.h>
@@ -53,6 +53,12 @@ static void serve(api_call_t *call)
                      CM_REDISKEY_FLAG_DEFINITIONS, call->project_id);
 }
 
+static bool hash_is(const char *stored, const char *hash)
+{
+    return stored && strlen(stored) == CM_SHA256_HEX_LEN &&
+           cm_ct_equal(stored, hash, CM_SHA256_HEX_LEN);
+}
+
 static void on_project(int status, const cm_db_res_t *res, void *ud)
 {
     api_call_t *call = ud;
@@ -68,10 +74,9 @@ static void on_project(int status, const cm_db_res_t *res, void *ud)
     cm_slice_t bearer = api_call_bearer(call);
     if (cm_slice_starts_with(bearer, "phs_")) {
         char hash[CM_SHA256_HEX_LEN + 1];
-        const char *stored = cm_db_value(res, 0, 0, 1);
         cm_sha256_hex(bearer.p, bearer.len, hash);
-        if (stored == NULL || strlen(stored) != CM_SHA256_HEX_LEN ||
-            !cm_ct_equal(stored, hash, CM_SHA256_HEX_LEN)) {
+        if (!hash_is(cm_db_value(res, 0, 0, 1), hash) &&
+            !hash_is(cm_db_value(res, 0, 0, 2), hash)) { /* the secret, or its backup */
             unauthorized(call, "The secret API token is not this project's.");
             return;
         }

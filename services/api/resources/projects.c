@@ -1,9 +1,13 @@
 /*
- * projects.c - /api/projects/: list, create, retrieve.
+ * projects.c - /api/projects/: list, create, retrieve, and PostHog's token
+ * actions (PATCH .../reset_token/, .../rotate_secret_token/,
+ * .../delete_secret_token_backup/, for admins of the organization).
  *
  * A project has a public token (phc_, in every SDK) and a secret API token
  * (phs_, for definitions and server-side calls) that is shown once, when it
- * is made, and kept only as its SHA-256.
+ * is made or rotated, and kept only as its SHA-256. Rotating keeps the
+ * previous secret working as the backup until it is dropped (or rotated out
+ * by the next rotation), so servers can be moved to the new one first.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +48,12 @@ static void write_project(cm_json_writer_t *w, api_call_t *call, const cm_db_res
         cm_json_str_cstr(w, secret);
     else if (mask)
         cm_json_str_cstr(w, mask);
+    else
+        cm_json_null(w);
+    cm_json_key(w, "secret_api_token_backup");
+    const char *backup = cm_db_value(res, 0, row, API_PROJECT_SECRET_BACKUP_MASK);
+    if (backup)
+        cm_json_str_cstr(w, backup);
     else
         cm_json_null(w);
     cm_json_key(w, "timezone");
@@ -121,4 +131,57 @@ void api_projects_create(api_call_t *call)
     api_store_project_create(call->ctx->db, call->user_id, c->org,
                              c->name ? c->name : "Default project", token, hash, mask,
                              c->timezone ? c->timezone : "UTC", on_created, call);
+}
+
+static void on_rotated(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+    if (cm_db_nrows(res, 0) != 1) { /* a member, not an admin */
+        cm_api_error_t e;
+        cm_api_error_set(&e, 403, "permission_denied", NULL,
+                         "You don't have edit permissions for this project.");
+        api_respond_error(call, &e);
+        return;
+    }
+    api_publisher_kick(call->ctx->publisher);
+    api_respond_row(call, 0, res, 200, write_project);
+}
+
+/* The token actions take no fields, but a body that is not a JSON object
+ * is refused like anywhere else rather than ignored. */
+void api_projects_reset_token(api_call_t *call)
+{
+    if (api_call_body(call) != 0)
+        return;
+    char token[CM_TOKEN_MAX];
+    cm_token_new("phc_", token);
+    api_store_project_reset_token(call->ctx->db, call->project_id, call->user_id, token, on_rotated,
+                                  call);
+}
+
+void api_projects_rotate_secret(api_call_t *call)
+{
+    create_t *c = cm_xcalloc(1, sizeof(*c)); /* the new secret, answered once */
+    call->state = c;
+    call->state_free = create_free;
+    if (api_call_body(call) != 0)
+        return;
+    char hash[CM_SHA256_HEX_LEN + 1], mask[32];
+    cm_token_new("phs_", c->secret);
+    cm_sha256_hex(c->secret, strlen(c->secret), hash);
+    cm_token_mask(c->secret, mask, sizeof(mask));
+    api_store_project_rotate_secret(call->ctx->db, call->project_id, call->user_id, hash, mask,
+                                    on_rotated, call);
+}
+
+void api_projects_drop_secret_backup(api_call_t *call)
+{
+    if (api_call_body(call) != 0)
+        return;
+    api_store_project_drop_secret_backup(call->ctx->db, call->project_id, call->user_id, on_rotated,
+                                         call);
 }

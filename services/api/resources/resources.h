@@ -15,6 +15,15 @@ void api_organizations_update(api_call_t *call); /* PATCH /api/organizations/{or
 void api_projects_list(api_call_t *call);     /* GET /api/projects/ */
 void api_projects_create(api_call_t *call);   /* POST /api/projects/ */
 void api_projects_retrieve(api_call_t *call); /* GET /api/projects/{project_id}/ */
+/* PATCH /api/projects/{project_id}/reset_token/, rotate_secret_token/,
+ * delete_secret_token_backup/ (admins) */
+void api_projects_reset_token(api_call_t *call);
+void api_projects_rotate_secret(api_call_t *call);
+void api_projects_drop_secret_backup(api_call_t *call);
+
+/* users.c: /api/users/@me/ */
+void api_users_me(api_call_t *call);        /* GET */
+void api_users_me_update(api_call_t *call); /* PATCH first_name, email, password */
 
 /* personal_api_keys.c */
 void api_keys_list(api_call_t *call);     /* GET /api/personal_api_keys/ */

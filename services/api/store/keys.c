@@ -58,18 +58,39 @@ void api_store_key_create(cm_db_t *db, const char *id, const char *user_id, cons
     char now[24];
     api_store_now(now);
     const char *p[] = {id, user_id, label, hash, mask, scopes, scoped_orgs, scoped_teams, now};
-    cm_db_stmt_t s = {"INSERT INTO personal_api_keys (id, user_id, label, secure_value,"
-                      " mask_value, scopes, scoped_organizations, scoped_teams, created_at)"
-                      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
-                      " RETURNING " KEY_COLUMNS ", 1",
-                      p, 9};
-    cm_db_run(db, &s, 1, done, ud);
+    const char *q[] = {now};
+    cm_db_stmt_t s[] = {
+        {"INSERT INTO personal_api_keys (id, user_id, label, secure_value,"
+         " mask_value, scopes, scoped_organizations, scoped_teams, created_at)"
+         " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+         " RETURNING " KEY_COLUMNS ", 1",
+         p, 9},
+        {API_STORE_QUEUE_KEYS, q, 1},
+    };
+    cm_db_run(db, s, CM_ARRAY_LEN(s), done, ud);
 }
 
 void api_store_key_delete(cm_db_t *db, const char *user_id, const char *key_id, cm_db_done_cb done,
                           void *ud)
 {
+    char now[24];
+    api_store_now(now);
     const char *p[] = {user_id, key_id};
-    cm_db_stmt_t s = {"DELETE FROM personal_api_keys WHERE user_id = $1 AND id = $2", p, 2};
+    const char *q[] = {now};
+    cm_db_stmt_t s[] = {
+        {"DELETE FROM personal_api_keys WHERE user_id = $1 AND id = $2", p, 2},
+        {API_STORE_QUEUE_KEYS, q, 1},
+    };
+    cm_db_run(db, s, CM_ARRAY_LEN(s), done, ud);
+}
+
+void api_store_fleet_keys(cm_db_t *db, cm_db_done_cb done, void *ud)
+{
+    cm_db_stmt_t s = {"SELECT k.secure_value, k.scopes, k.scoped_organizations, k.scoped_teams,"
+                      " p.id, p.organization_id FROM personal_api_keys k"
+                      " JOIN memberships m ON m.user_id = k.user_id"
+                      " JOIN projects p ON p.organization_id = m.organization_id AND p.deleted = 0"
+                      " ORDER BY k.secure_value, p.id",
+                      NULL, 0};
     cm_db_run(db, &s, 1, done, ud);
 }

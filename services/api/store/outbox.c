@@ -5,7 +5,9 @@
 void api_store_outbox_head(cm_db_t *db, const char *limit, cm_db_done_cb done, void *ud)
 {
     const char *p[] = {limit};
-    cm_db_stmt_t s = {"SELECT id, project_id FROM outbox ORDER BY id LIMIT $1", p, 1};
+    cm_db_stmt_t s = {"SELECT id, project_id, retired_token, retired_secret FROM outbox"
+                      " ORDER BY id LIMIT $1",
+                      p, 1};
     cm_db_run(db, &s, 1, done, ud);
 }
 
@@ -21,10 +23,12 @@ void api_store_outbox_all(cm_db_t *db, cm_db_done_cb done, void *ud)
     char now[24];
     api_store_now(now);
     const char *p[] = {now};
-    cm_db_stmt_t s = {"INSERT INTO outbox (project_id, created_at)"
-                      " SELECT id, $1 FROM projects ORDER BY id",
-                      p, 1};
-    cm_db_run(db, &s, 1, done, ud);
+    cm_db_stmt_t s[] = {
+        {"INSERT INTO outbox (project_id, created_at) SELECT id, $1 FROM projects ORDER BY id", p,
+         1},
+        {API_STORE_QUEUE_KEYS, p, 1},
+    };
+    cm_db_run(db, s, CM_ARRAY_LEN(s), done, ud);
 }
 
 void api_store_fleet_project(cm_db_t *db, const char *project_id, cm_db_done_cb done, void *ud)
@@ -32,7 +36,7 @@ void api_store_fleet_project(cm_db_t *db, const char *project_id, cm_db_done_cb 
     const char *p[] = {project_id};
     cm_db_stmt_t s[] = {
         {"SELECT p.id, p.api_token, p.secret_token_hash, p.timezone, p.deleted,"
-         " o.flags_quota_until FROM projects p JOIN organizations o"
+         " o.flags_quota_until, p.secret_token_backup_hash FROM projects p JOIN organizations o"
          " ON o.id = p.organization_id WHERE p.id = $1",
          p, 1},
         {"SELECT id, key, name, filters, active, ensure_experience_continuity, version,"

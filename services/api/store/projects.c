@@ -18,7 +18,7 @@ void api_store_orgs_list(cm_db_t *db, const char *user_id, const char *limit, co
 /* The API_PROJECT_* columns, each name after prefix P ("p." or ""). */
 #define PROJECT_COLUMNS(P)                                                                         \
     P "id, " P "uuid, " P "organization_id, " P "name, " P "api_token, " P "secret_token_mask, " P \
-      "timezone, " P "created_at"
+      "timezone, " P "created_at, " P "secret_token_backup_mask"
 
 void api_store_projects_list(cm_db_t *db, const char *user_id, const char *limit,
                              const char *offset, cm_db_done_cb done, void *ud)
@@ -52,6 +52,7 @@ void api_store_project_create(cm_db_t *db, const char *user_id, const char *org_
     cm_uuid_v7(uuid);
     const char *p[] = {uuid, org_id, name, token, secret_hash, secret_mask, timezone, now, user_id};
     const char *q[] = {uuid, now};
+    const char *k[] = {now};
     cm_db_stmt_t s[] = {
         {"INSERT INTO projects (uuid, organization_id, name, api_token, secret_token_hash,"
          " secret_token_mask, timezone, created_at)"
@@ -63,8 +64,9 @@ void api_store_project_create(cm_db_t *db, const char *user_id, const char *org_
         {"INSERT INTO outbox (project_id, created_at)"
          " SELECT id, $2 FROM projects WHERE uuid = $1",
          q, 2},
+        {API_STORE_QUEUE_KEYS, k, 1}, /* personal keys reach it */
     };
-    cm_db_run(db, s, 2, done, ud);
+    cm_db_run(db, s, CM_ARRAY_LEN(s), done, ud);
 }
 
 void api_store_org_set_quota(cm_db_t *db, const char *org_id, const char *user_id,
@@ -93,8 +95,71 @@ void api_store_org_set_quota(cm_db_t *db, const char *org_id, const char *user_i
 void api_store_project_by_token(cm_db_t *db, const char *token, cm_db_done_cb done, void *ud)
 {
     const char *p[] = {token};
-    cm_db_stmt_t s = {"SELECT id, secret_token_hash FROM projects"
+    cm_db_stmt_t s = {"SELECT id, secret_token_hash, secret_token_backup_hash FROM projects"
                       " WHERE api_token = $1 AND deleted = 0",
                       p, 1};
     cm_db_run(db, &s, 1, done, ud);
+}
+
+/* Admins (level 8+) of the project's organization only. */
+#define PROJECT_ADMIN                                                                              \
+    " AND deleted = 0 AND EXISTS (SELECT 1 FROM memberships m"                                     \
+    " WHERE m.organization_id = projects.organization_id AND m.user_id = $2 AND m.level >= 8)"
+
+/* The change (parameters id, user, then a and b when given), which also
+ * keeps what it retires in the project's retired_* columns and returns the
+ * row, then the outbox entry copying them; one transaction, the UPDATE's row
+ * lock ordering concurrent rotations. */
+static void rotate(cm_db_t *db, const char *update_sql, const char *project_id, const char *user_id,
+                   const char *a, const char *b, cm_db_done_cb done, void *ud)
+{
+    char now[24];
+    api_store_now(now);
+    const char *u[] = {project_id, user_id, a, b};
+    const char *o[] = {project_id, user_id, now};
+    cm_db_stmt_t s[] = {
+        {update_sql, u,
+         b   ? 4
+         : a ? 3
+             : 2},
+        {"INSERT INTO outbox (project_id, created_at, retired_token, retired_secret)"
+         " SELECT id, $3, retired_token, retired_secret_hash FROM projects"
+         " WHERE id = $1" PROJECT_ADMIN,
+         o, 3},
+    };
+    cm_db_run(db, s, CM_ARRAY_LEN(s), done, ud);
+}
+
+void api_store_project_reset_token(cm_db_t *db, const char *project_id, const char *user_id,
+                                   const char *token, cm_db_done_cb done, void *ud)
+{
+    rotate(db,
+           "UPDATE projects SET retired_token = api_token, retired_secret_hash = NULL,"
+           " api_token = $3 WHERE id = $1" PROJECT_ADMIN " RETURNING " PROJECT_COLUMNS("") ", 1",
+           project_id, user_id, token, NULL, done, ud);
+}
+
+void api_store_project_rotate_secret(cm_db_t *db, const char *project_id, const char *user_id,
+                                     const char *hash, const char *mask, cm_db_done_cb done,
+                                     void *ud)
+{
+    rotate(db,
+           "UPDATE projects SET retired_token = NULL,"
+           " retired_secret_hash = secret_token_backup_hash,"
+           " secret_token_backup_hash = secret_token_hash,"
+           " secret_token_backup_mask = secret_token_mask,"
+           " secret_token_hash = $3, secret_token_mask = $4 WHERE id = $1" PROJECT_ADMIN
+           " RETURNING " PROJECT_COLUMNS("") ", 1",
+           project_id, user_id, hash, mask, done, ud);
+}
+
+void api_store_project_drop_secret_backup(cm_db_t *db, const char *project_id, const char *user_id,
+                                          cm_db_done_cb done, void *ud)
+{
+    rotate(db,
+           "UPDATE projects SET retired_token = NULL,"
+           " retired_secret_hash = secret_token_backup_hash, secret_token_backup_hash = NULL,"
+           " secret_token_backup_mask = NULL WHERE id = $1" PROJECT_ADMIN
+           " RETURNING " PROJECT_COLUMNS("") ", 1",
+           project_id, user_id, NULL, NULL, done, ud);
 }

@@ -97,10 +97,25 @@
     " id " ID ","                               /* republished, in commit order */             \
     " project_id BIGINT NOT NULL,"                                                             \
     " created_at BIGINT NOT NULL);"
+
+/* Token rotation: the secret token's previous value keeps working until it
+ * is dropped (PostHog's secret_api_token_backup); an outbox entry names what
+ * the fleet must forget (a reset public token, a retired secret's hash),
+ * copied from the project's retired_* columns, which the rotation's own
+ * UPDATE fills (so the row lock orders concurrent rotations).
+ * Outbox entries of project 0 republish the personal API key table. */
+#define SCHEMA_V2                                                                              \
+    "ALTER TABLE projects ADD COLUMN secret_token_backup_hash TEXT;"                           \
+    "ALTER TABLE projects ADD COLUMN secret_token_backup_mask TEXT;"                           \
+    "ALTER TABLE projects ADD COLUMN retired_token TEXT;"                                      \
+    "ALTER TABLE projects ADD COLUMN retired_secret_hash TEXT;"                                \
+    "ALTER TABLE outbox ADD COLUMN retired_token TEXT;"                                        \
+    "ALTER TABLE outbox ADD COLUMN retired_secret TEXT;"
 /* clang-format on */
 
 const cm_db_migration_t api_store_migrations[] = {
     {1, SCHEMA_V1(SQLITE_ID), SCHEMA_V1(PG_ID)},
+    {2, SCHEMA_V2, SCHEMA_V2},
 };
 const size_t api_store_nmigrations = CM_ARRAY_LEN(api_store_migrations);
 

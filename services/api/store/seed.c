@@ -29,6 +29,7 @@ void api_store_seed(cm_db_t *db, const api_store_seed_t *x, cm_db_done_cb done, 
          key, 5},
         {"INSERT INTO outbox (project_id, created_at) SELECT id, $2 FROM projects WHERE uuid = $1",
          outbox, 2},
+        {API_STORE_QUEUE_KEYS, outbox + 1, 1},
         {"SELECT id FROM projects WHERE uuid = $1", outbox, 1},
     };
     cm_db_run(db, s, CM_ARRAY_LEN(s), done, ud);

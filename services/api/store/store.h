@@ -67,6 +67,24 @@ void api_store_key_create(cm_db_t *db, const char *id, const char *user_id, cons
 void api_store_key_delete(cm_db_t *db, const char *user_id, const char *key_id, cm_db_done_cb done,
                           void *ud);
 
+/* ---- users ------------------------------------------------------------------ */
+
+enum {
+    API_USER_ID,
+    API_USER_UUID,
+    API_USER_EMAIL,
+    API_USER_FIRST_NAME,
+    API_USER_CREATED,
+    API_USER_PASSWORD_HASH, /* argon2id, encoded: never in a response */
+};
+/* Table 0: the user; table 1: their organizations (id, name, level). */
+void api_store_user_get(cm_db_t *db, const char *user_id, cm_db_done_cb done, void *ud);
+/* Sets the fields that are not NULL; the same tables as api_store_user_get.
+ * An email another user has: CM_ECONFLICT. */
+void api_store_user_update(cm_db_t *db, const char *user_id, const char *first_name,
+                           const char *email, const char *password_hash, cm_db_done_cb done,
+                           void *ud);
+
 /* ---- organizations and projects -------------------------------------------- */
 
 enum {
@@ -94,12 +112,14 @@ enum {
     API_PROJECT_SECRET_MASK,
     API_PROJECT_TIMEZONE,
     API_PROJECT_CREATED,
+    API_PROJECT_SECRET_BACKUP_MASK,
     API_PROJECT_TOTAL,
 };
 void api_store_projects_list(cm_db_t *db, const char *user_id, const char *limit,
                              const char *offset, cm_db_done_cb done, void *ud);
 void api_store_project_get(cm_db_t *db, const char *project_id, cm_db_done_cb done, void *ud);
-/* The live project with this public token: id, secret_token_hash. */
+/* The live project with this public token: id, secret_token_hash,
+ * secret_token_backup_hash. */
 void api_store_project_by_token(cm_db_t *db, const char *token, cm_db_done_cb done, void *ud);
 /* Inserts the project into org_id (NULL: the user's oldest organization),
  * only if user_id belongs to it, and queues it for publishing. Table 0 is
@@ -108,6 +128,19 @@ void api_store_project_create(cm_db_t *db, const char *user_id, const char *org_
                               const char *name, const char *token, const char *secret_hash,
                               const char *secret_mask, const char *timezone, cm_db_done_cb done,
                               void *ud);
+
+/* Token rotation, by admins (level 8+) of the project's organization only;
+ * table 0 is the new row (API_PROJECT_*), empty when refused. Each queues
+ * the project with what the fleet must forget: the old public token; the
+ * backup secret that the rotation or the drop retires. */
+void api_store_project_reset_token(cm_db_t *db, const char *project_id, const char *user_id,
+                                   const char *token, cm_db_done_cb done, void *ud);
+/* The current secret becomes the backup (it keeps working); hash/mask new. */
+void api_store_project_rotate_secret(cm_db_t *db, const char *project_id, const char *user_id,
+                                     const char *hash, const char *mask, cm_db_done_cb done,
+                                     void *ud);
+void api_store_project_drop_secret_backup(cm_db_t *db, const char *project_id, const char *user_id,
+                                          cm_db_done_cb done, void *ud);
 
 /* ---- feature flags ---------------------------------------------------------------- */
 
@@ -207,12 +240,16 @@ void api_store_summary(cm_db_t *db, cm_db_done_cb done, void *ud);
 
 /* ---- the outbox (publish/) ------------------------------------------------------ */
 
-enum { API_OUTBOX_ID, API_OUTBOX_PROJECT };
+/* Queues the personal API key table (outbox project 0); $1 is now. */
+#define API_STORE_QUEUE_KEYS    "INSERT INTO outbox (project_id, created_at) VALUES (0, $1)"
+#define API_OUTBOX_KEYS_PROJECT "0"
+
+enum { API_OUTBOX_ID, API_OUTBOX_PROJECT, API_OUTBOX_RETIRED_TOKEN, API_OUTBOX_RETIRED_SECRET };
 /* The oldest queued entries, at most limit. */
 void api_store_outbox_head(cm_db_t *db, const char *limit, cm_db_done_cb done, void *ud);
 /* Removes every entry up to and including id. */
 void api_store_outbox_ack(cm_db_t *db, const char *id, cm_db_done_cb done, void *ud);
-/* Queues every live project (start-up: republish everything). */
+/* Queues every project and the key table (start-up: republish everything). */
 void api_store_outbox_all(cm_db_t *db, cm_db_done_cb done, void *ud);
 
 /* What the fleet needs of one project: table 0 the project (id, api_token,
@@ -224,7 +261,20 @@ enum {
     API_FLEET_TIMEZONE,
     API_FLEET_DELETED,
     API_FLEET_QUOTA_UNTIL,
+    API_FLEET_SECRET_BACKUP_HASH,
 };
 void api_store_fleet_project(cm_db_t *db, const char *project_id, cm_db_done_cb done, void *ud);
+
+/* What the fleet needs of personal API keys: one row per key and live
+ * project of its user's organizations, ordered by key (api_access_* decides). */
+enum {
+    API_FLEETKEY_HASH,
+    API_FLEETKEY_SCOPES,
+    API_FLEETKEY_SCOPED_ORGS,
+    API_FLEETKEY_SCOPED_TEAMS,
+    API_FLEETKEY_PROJECT,
+    API_FLEETKEY_ORG,
+};
+void api_store_fleet_keys(cm_db_t *db, cm_db_done_cb done, void *ud);
 
 #endif

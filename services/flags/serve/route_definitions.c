@@ -3,12 +3,13 @@
  * evaluation (notes: flags.md 1.1-1.2).
  *
  *   GET /flags/definitions?token=<project token>
- *   Authorization: Bearer <the project's secret API token>
+ *   Authorization: Bearer <the project's secret API token, or a personal
+ *                          API key with feature_flag:read that reaches it>
  *
  * Answers the project's stored envelope byte for byte with an ETag (quoted
  * SHA-1 of the bytes); If-None-Match with that ETag gets 304. A project
  * without definitions gets an empty envelope. 401 when the token is unknown
- * or the bearer is not that project's secret token.
+ * or the bearer is neither (the secret is tried first, as PostHog does).
  */
 #include <string.h>
 
@@ -47,9 +48,11 @@ static void on_definitions(cm_http_req_t *req, void *ud)
         unauthorized(req, "invalid_token", "Project API key invalid.");
         return;
     }
-    if (owner == NULL || strcmp(owner, pid) != 0) {
+    if ((owner == NULL || strcmp(owner, pid) != 0) &&
+        !flg_store_key_reaches(ctx->store, secret, pid)) {
         unauthorized(req, "authentication_failed",
-                     "Authenticate with the project's secret API key as a Bearer token.");
+                     "Authenticate with the project's secret API key, or a personal API key"
+                     " with feature_flag:read, as a Bearer token.");
         return;
     }
     flg_project_t *p = flg_store_definitions(ctx->store, pid);

@@ -23,7 +23,7 @@ typedef struct {
     int pending;
     bool failed;
     bool full;
-    cm_strset_t *tokens, *secrets, *projects, *limited, *timezones;
+    cm_strset_t *tokens, *secrets, *keys, *projects, *limited, *timezones;
 } refresh_t;
 
 /* Stands in the zone cache for a name ICU does not know (logged once). */
@@ -37,6 +37,7 @@ struct flg_store {
     uint64_t refresh_ms;
     cm_strset_t *tokens;    /* token -> project id (char *) */
     cm_strset_t *secrets;   /* hex sha256 -> project id (char *) */
+    cm_strset_t *keys;      /* hex sha256 of a personal key -> "id,id,..." (char *) */
     cm_strset_t *projects;  /* project id -> flg_project_t * */
     cm_strset_t *limited;   /* tokens */
     cm_strset_t *timezones; /* project id -> flg_tzone_t * (owned by zones) */
@@ -135,6 +136,23 @@ const char *flg_store_project_for_secret(const flg_store_t *s, cm_slice_t secret
     return cm_strset_get(s->secrets, (cm_slice_t){hex, 64});
 }
 
+bool flg_store_key_reaches(const flg_store_t *s, cm_slice_t key, const char *project_id)
+{
+    char hex[65];
+    if (key.len == 0)
+        return false;
+    cm_sha256_hex(key.p, key.len, hex);
+    const char *ids = cm_strset_get(s->keys, (cm_slice_t){hex, 64});
+    size_t want = strlen(project_id);
+    for (const char *at = ids; at && *at;) {
+        size_t n = strcspn(at, ",");
+        if (n == want && memcmp(at, project_id, n) == 0)
+            return true;
+        at += n + (at[n] == ',');
+    }
+    return false;
+}
+
 flg_project_t *flg_store_definitions(flg_store_t *s, const char *project_id)
 {
     flg_project_t *p = cm_strset_get(s->projects, cm_slice_from_cstr(project_id));
@@ -207,16 +225,19 @@ static void refresh_done(refresh_t *r)
     if (r->failed || s->closing || (!r->full && !s->loaded)) {
         cm_strset_free_with(r->tokens, free);
         cm_strset_free_with(r->secrets, free);
+        cm_strset_free_with(r->keys, free);
         cm_strset_free_with(r->projects, project_unref);
         cm_strset_free(r->limited);
         cm_strset_free(r->timezones);
     } else {
         cm_strset_free_with(s->tokens, free);
         cm_strset_free_with(s->secrets, free);
+        cm_strset_free_with(s->keys, free);
         cm_strset_free(s->limited);
         cm_strset_free(s->timezones);
         s->tokens = r->tokens;
         s->secrets = r->secrets;
+        s->keys = r->keys;
         s->limited = r->limited;
         s->timezones = r->timezones;
         if (r->full) {
@@ -258,6 +279,16 @@ static void on_secrets(cm_redis_t *c, const redisReply *reply, const char *err, 
     (void)c;
     if (reply_ok(r, reply, err, CM_REDISKEY_PROJECT_SECRET_TOKENS))
         r->secrets = pairs_to_map(reply);
+    if (--r->pending == 0)
+        refresh_done(r);
+}
+
+static void on_keys(cm_redis_t *c, const redisReply *reply, const char *err, void *ud)
+{
+    refresh_t *r = ud;
+    (void)c;
+    if (reply_ok(r, reply, err, CM_REDISKEY_PERSONAL_KEYS))
+        r->keys = pairs_to_map(reply);
     if (--r->pending == 0)
         refresh_done(r);
 }
@@ -341,7 +372,7 @@ static void read_tables(flg_store_t *s, bool full)
     refresh_t *r = cm_xcalloc(1, sizeof(*r));
     r->s = s;
     r->full = full;
-    r->pending = full ? 6 : 5; /* the commands plus this function's own hold */
+    r->pending = full ? 7 : 6; /* the commands plus this function's own hold */
     if (full)
         s->inflight = r;
     else
@@ -350,6 +381,7 @@ static void read_tables(flg_store_t *s, bool full)
     snprintf(now, sizeof(now), "%lld", (long long)time(NULL));
     cm_redis_command(s->cmd, on_tokens, r, "HGETALL %s", CM_REDISKEY_PROJECT_TOKENS);
     cm_redis_command(s->cmd, on_secrets, r, "HGETALL %s", CM_REDISKEY_PROJECT_SECRET_TOKENS);
+    cm_redis_command(s->cmd, on_keys, r, "HGETALL %s", CM_REDISKEY_PERSONAL_KEYS);
     if (full)
         cm_redis_command(s->cmd, on_definitions, r, "HGETALL %s", CM_REDISKEY_FLAG_DEFINITIONS);
     cm_redis_command(s->cmd, on_limited, r, "ZRANGEBYSCORE %s %s +inf", CM_REDISKEY_QUOTA_FLAGS,
@@ -418,6 +450,10 @@ static void on_changed(cm_redis_t *r, cm_slice_t channel, cm_slice_t msg, void *
     (void)channel;
     if (s->closing || msg.len == 0 || msg.len > 64)
         return;
+    if (cm_slice_eq_cstr(msg, CM_REDISKEY_PERSONAL_KEYS)) { /* no project's definitions changed */
+        read_tables(s, false);
+        return;
+    }
     one_t *o = cm_xcalloc(1, sizeof(*o));
     o->s = s;
     o->id = cm_xmemdup(msg.p, msg.len);
@@ -479,6 +515,7 @@ static void maybe_finish_close(flg_store_t *s)
         return;
     cm_strset_free_with(s->tokens, free);
     cm_strset_free_with(s->secrets, free);
+    cm_strset_free_with(s->keys, free);
     cm_strset_free_with(s->projects, project_unref);
     cm_strset_free(s->limited);
     cm_strset_free(s->timezones);
