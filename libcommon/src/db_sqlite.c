@@ -7,6 +7,10 @@
  * SQLite's own mutexes are off (SQLITE_OPEN_NOMUTEX). WAL lets other
  * processes read while this one writes; the busy timeout makes a writer wait
  * for another process's lock instead of failing.
+ *
+ * Prepared statements are kept (STMT_CACHE of them, by SQL text): a service
+ * runs the same few dozen statements over and over, and compiling one costs
+ * about as much as running it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +20,16 @@
 
 #include "cm/alloc.h"
 #include "cm/err.h"
+#include "cm/hashfn.h"
 #include "db_internal.h"
+
+#define STMT_CACHE 64 /* prepared statements kept per connection */
+
+typedef struct {
+    char *sql; /* NULL: free slot */
+    uint64_t hash;
+    sqlite3_stmt *st;
+} cached_stmt_t;
 
 typedef struct {
     struct cm_db base; /* first: a cm_db_t * is a sqlite_db_t * */
@@ -27,7 +40,47 @@ typedef struct {
     int state;        /* on the loop: 0 not opened yet, 1 open, -1 the last open failed */
     uv_work_t work;
     cm__db_job_t *job;
+    cached_stmt_t cache[STMT_CACHE]; /* touched only inside work callbacks */
+    size_t cache_next;               /* the slot replaced next when all are taken */
 } sqlite_db_t;
+
+static void cache_clear(sqlite_db_t *sq)
+{
+    for (size_t i = 0; i < STMT_CACHE; i++) {
+        sqlite3_finalize(sq->cache[i].st);
+        free(sq->cache[i].sql);
+        sq->cache[i] = (cached_stmt_t){0};
+    }
+}
+
+/* The kept statement for sql (one statement, nothing after it), reset and
+ * unbound; else prepares and keeps it. NULL with sq->conn's error set. */
+static sqlite3_stmt *cached_prepare(sqlite_db_t *sq, const char *sql)
+{
+    uint64_t h = cm_fnv1a_64(cm_slice_from_cstr(sql));
+    for (size_t i = 0; i < STMT_CACHE; i++) {
+        cached_stmt_t *c = &sq->cache[i];
+        if (c->sql && c->hash == h && strcmp(c->sql, sql) == 0) {
+            sqlite3_reset(c->st);
+            sqlite3_clear_bindings(c->st);
+            return c->st;
+        }
+    }
+    sqlite3_stmt *st = NULL;
+    const char *tail = NULL;
+    if (sqlite3_prepare_v3(sq->conn, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, &tail) != SQLITE_OK)
+        return NULL;
+    if (st == NULL || (tail && tail[strspn(tail, " \t\r\n;")] != '\0')) {
+        sqlite3_finalize(st); /* several statements: run_stmt's slow path */
+        return NULL;
+    }
+    cached_stmt_t *c = &sq->cache[sq->cache_next];
+    sq->cache_next = (sq->cache_next + 1) % STMT_CACHE;
+    sqlite3_finalize(c->st);
+    free(c->sql);
+    *c = (cached_stmt_t){cm_xstrdup(sql), h, st};
+    return st;
+}
 
 static int status_of(int rc)
 {
@@ -143,6 +196,14 @@ static int run_stmt(sqlite_db_t *sq, cm__db_job_t *job, const cm_db_stmt_t *s)
 {
     const char *sql = s->sql;
     size_t tables_before = job->res.ntables;
+    sqlite3_stmt *kept =
+        s->nparams > 0 || strchr(sql, ';') == NULL ? cached_prepare(sq, sql) : NULL;
+    if (kept) {
+        bind_params(kept, s);
+        int rc = step_rows(sq, job, kept);
+        sqlite3_reset(kept); /* ends its read, releases what it holds */
+        return rc;
+    }
     while (*sql) {
         sqlite3_stmt *st = NULL;
         const char *tail = NULL;
@@ -217,6 +278,7 @@ static bool sqlite_ready(cm_db_t *db, cm_buf_t *why)
 static void on_close_work(uv_work_t *w)
 {
     sqlite_db_t *sq = w->data;
+    cache_clear(sq);
     sqlite3_close_v2(sq->conn); /* a NULL connection is a no-op */
     sq->conn = NULL;
 }

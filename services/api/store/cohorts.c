@@ -8,7 +8,8 @@ void api_store_cohorts_list(cm_db_t *db, const char *project_id, const char *lim
                             const char *offset, cm_db_done_cb done, void *ud)
 {
     const char *p[] = {project_id, limit, offset};
-    cm_db_stmt_t s = {"SELECT " COHORT_COLUMNS ", COUNT(*) OVER () FROM cohorts"
+    cm_db_stmt_t s = {"SELECT " COHORT_COLUMNS ", (SELECT COUNT(*) FROM cohorts"
+                      " WHERE project_id = $1 AND deleted = 0) FROM cohorts"
                       " WHERE project_id = $1 AND deleted = 0 ORDER BY id DESC LIMIT $2 OFFSET $3",
                       p, 3};
     cm_db_run(db, &s, 1, done, ud);

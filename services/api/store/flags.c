@@ -10,7 +10,10 @@ void api_store_flags_list(cm_db_t *db, const char *project_id, const char *limit
                           const char *offset, cm_db_done_cb done, void *ud)
 {
     const char *p[] = {project_id, limit, offset};
-    cm_db_stmt_t s = {"SELECT " FLAG_COLUMNS ", COUNT(*) OVER () FROM feature_flags"
+    /* The total as a subquery run once, not COUNT(*) OVER (), which copies
+     * every row (filters and all) through a window before the page. */
+    cm_db_stmt_t s = {"SELECT " FLAG_COLUMNS ", (SELECT COUNT(*) FROM feature_flags"
+                      " WHERE project_id = $1 AND deleted = 0) FROM feature_flags"
                       " WHERE project_id = $1 AND deleted = 0 ORDER BY id DESC LIMIT $2 OFFSET $3",
                       p, 3};
     cm_db_run(db, &s, 1, done, ud);

@@ -103,14 +103,17 @@
  * the fleet must forget (a reset public token, a retired secret's hash),
  * copied from the project's retired_* columns, which the rotation's own
  * UPDATE fills (so the row lock orders concurrent rotations).
- * Outbox entries of project 0 republish the personal API key table. */
+ * Outbox entries of project 0 republish the personal API key table. The
+ * list indexes give the newest-first pages without a sort. */
 #define SCHEMA_V2                                                                              \
     "ALTER TABLE projects ADD COLUMN secret_token_backup_hash TEXT;"                           \
     "ALTER TABLE projects ADD COLUMN secret_token_backup_mask TEXT;"                           \
     "ALTER TABLE projects ADD COLUMN retired_token TEXT;"                                      \
     "ALTER TABLE projects ADD COLUMN retired_secret_hash TEXT;"                                \
     "ALTER TABLE outbox ADD COLUMN retired_token TEXT;"                                        \
-    "ALTER TABLE outbox ADD COLUMN retired_secret TEXT;"
+    "ALTER TABLE outbox ADD COLUMN retired_secret TEXT;"                                       \
+    "CREATE INDEX feature_flags_list ON feature_flags (project_id, id) WHERE deleted = 0;"     \
+    "CREATE INDEX cohorts_list ON cohorts (project_id, id) WHERE deleted = 0;"
 /* clang-format on */
 
 const cm_db_migration_t api_store_migrations[] = {
