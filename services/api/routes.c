@@ -23,6 +23,7 @@ static const api_route_t routes[] = {
     {GET, "/api/projects/", "project", api_projects_list},
     {POST, "/api/projects/", "project", api_projects_create},
     {GET, "/api/projects/{project_id}/", "project", api_projects_retrieve},
+    {PATCH, "/api/projects/{project_id}/", "project", api_projects_update},
     {PATCH, "/api/projects/{project_id}/reset_token/", "project", api_projects_reset_token},
     {PATCH, "/api/projects/{project_id}/rotate_secret_token/", "project",
      api_projects_rotate_secret},

@@ -95,6 +95,7 @@ for (const backend of ['sqlite', 'postgres']) {
         { m: 'POST', p: () => '/api/projects/', body: { name: 'made in the matrix', organization: orgA }, scope: 'project:write', ok: 201, other: 400 },
         { m: 'GET', p: () => `${P()}/`, scope: 'project:read', ok: 200, other: 404 },
         { m: 'GET', p: () => `/api/environments/${a.project_id}/`, scope: 'project:read', ok: 200, other: 404 },
+        { m: 'PATCH', p: () => `${P()}/`, body: { name: 'Demo project' }, scope: 'project:write', ok: 200, other: 404 },
         { m: 'PATCH', p: () => `${P()}/rotate_secret_token/`, scope: 'project:write', ok: 200, other: 404 },
         { m: 'PATCH', p: () => `${P()}/delete_secret_token_backup/`, scope: 'project:write', ok: 200, other: 404 },
         { m: 'GET', p: () => '/api/users/@me/', scope: 'user:read', ok: 200, other: 200 },
@@ -205,7 +206,9 @@ for (const backend of ['sqlite', 'postgres']) {
         c.flag = [flag.version, flag.name, JSON.stringify(flag.filters)];
         const cohort = (await call('GET', `${P()}/cohorts/${cohortA.id}/`, { key })).json;
         c.cohort = [cohort.version, cohort.name, cohort.description];
-        c.secret = (await call('GET', `${P()}/`, { key })).json.secret_api_token;
+        const project = (await call('GET', `${P()}/`, { key })).json;
+        c.secret = project.secret_api_token;
+        c.project = [project.name, project.timezone, project.api_token];
         return c;
       };
       const flagFilters = { groups: [{ properties: [], rollout_percentage: 50 }] };
@@ -214,6 +217,7 @@ for (const backend of ['sqlite', 'postgres']) {
       const routes = [
         { m: 'PATCH', p: `/api/organizations/${orgA}/`, base: {}, others: ['feature_flags_quota_limited_until'] },
         { m: 'POST', p: '/api/projects/', base: {}, strings: ['name', 'timezone', 'organization'] },
+        { m: 'PATCH', p: `${P()}/`, base: {}, strings: ['name', 'timezone'] },
         { m: 'PATCH', p: `${P()}/reset_token/`, rawOnly: true },
         { m: 'PATCH', p: `${P()}/rotate_secret_token/`, rawOnly: true },
         { m: 'PATCH', p: `${P()}/delete_secret_token_backup/`, rawOnly: true },
@@ -284,11 +288,23 @@ for (const backend of ['sqlite', 'postgres']) {
       await call('PATCH', `${P()}/feature_flags/${flagA.id}/`, { key, body: { name: start.flag[1] } });
       await call('PATCH', `${P()}/cohorts/${cohortA.id}/`, { key, body: { name: start.cohort[1], description: start.cohort[2] } });
       await call('PATCH', '/api/users/@me/', { key, body: { first_name: start.me[1] } });
+      await call('PATCH', `${P()}/`, { key, body: { name: start.project[0] } });
       const end = await counts();
       // The flag and cohort were written back to their names: only versions moved.
       end.flag[0] = start.flag[0];
       end.cohort[0] = start.cohort[0];
       assert.deepEqual(end, start);
+    });
+
+    test('PATCH a project: name and time zone; the fleet gets the zone', async () => {
+      const key = a.personal_api_key;
+      const r = await call('PATCH', `${P()}/`, { key, body: { timezone: 'Europe/Berlin' } });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.timezone, 'Europe/Berlin');
+      assert.equal(r.json.name, 'Demo project');
+      assert.ok(r.json.secret_api_token === null || r.json.secret_api_token.startsWith('phs_...'), 'never the secret in full');
+      await within(1000, 'the zone in Redis', async () => (await redisCommand(redis.port, 'HGET', 'projects:timezones', String(a.project_id))) === 'Europe/Berlin');
+      assert.equal((await call('PATCH', `${P()}/`, { key, body: { timezone: 'UTC' } })).status, 200);
     });
 
     test('token rotation: the backup secret works until dropped; retired tokens leave the fleet', async () => {
@@ -332,14 +348,16 @@ for (const backend of ['sqlite', 'postgres']) {
     test('personal API keys at the flags service: feature_flag:read and reach, revoked within a second', async () => {
       const key = a.personal_api_key;
       const made = async (body) => (await call('POST', '/api/personal_api_keys/', { key, body: { label: 'fleet', ...body } })).json;
-      const reader = await made({ scopes: ['feature_flag:read'] });
-      const writer = await made({ scopes: ['feature_flag:write'] });
+      // Made in this order, the last one a key that works: once it does, the
+      // fleet's table holds all four (each publication replaces it whole).
       const elsewhere = await made({ scopes: ['feature_flag:read'], scoped_teams: [b.project_id] });
       const unrelated = await made({ scopes: ['cohort:read'] });
-      await within(1000, 'a reading key works', async () => (await definitions(a.project_api_token, reader.value)).status === 200);
+      const reader = await made({ scopes: ['feature_flag:read'] });
+      const writer = await made({ scopes: ['feature_flag:write'] });
+      await within(1000, 'the last key made works', async () => (await definitions(a.project_api_token, writer.value)).status === 200);
       const got = await definitions(a.project_api_token, reader.value);
       assert.ok((await got.json()).flags.some((f) => f.key === 'alpha-private-flag'));
-      assert.equal((await definitions(a.project_api_token, writer.value)).status, 200);
+      assert.equal((await definitions(a.project_api_token, reader.value)).status, 200);
       assert.equal((await definitions(a.project_api_token, elsewhere.value)).status, 401, 'limited to another project');
       assert.equal((await definitions(a.project_api_token, unrelated.value)).status, 401, 'no feature_flag scope');
       assert.equal((await definitions(b.project_api_token, reader.value)).status, 401, 'another organization');

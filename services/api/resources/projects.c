@@ -1,5 +1,6 @@
 /*
- * projects.c - /api/projects/: list, create, retrieve, and PostHog's token
+ * projects.c - /api/projects/: list, create, retrieve, PATCH (name,
+ * timezone), and PostHog's token
  * actions (PATCH .../reset_token/, .../rotate_secret_token/,
  * .../delete_secret_token_backup/, for admins of the organization).
  *
@@ -26,11 +27,12 @@ typedef struct {
     char secret[CM_TOKEN_MAX];
 } create_t;
 
-/* The secret token in full only in the answer that made it (call->state). */
+/* The secret token in full only in the answer that made it (call->state,
+ * whose secret is empty for other writes). */
 static void write_project(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res, size_t row)
 {
     const create_t *made = call->state;
-    const char *secret = made ? made->secret : NULL;
+    const char *secret = made && made->secret[0] ? made->secret : NULL;
     cm_json_begin_object(w);
     cm_json_key(w, "id");
     cm_json_int(w, atoll(cm_db_value(res, 0, row, API_PROJECT_ID)));
@@ -109,6 +111,31 @@ static void on_created(int status, const cm_db_res_t *res, void *ud)
     api_respond_row(call, 0, res, 201, write_project);
 }
 
+#define TZ_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_/+-"
+
+static void on_patched(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    if (status == 0 && cm_db_nrows(res, 0) == 1)
+        api_publisher_kick(call->ctx->publisher);
+    api_respond_row(call, status, res, 200, write_project);
+}
+
+void api_projects_update(api_call_t *call)
+{
+    create_t *c = cm_xcalloc(1, sizeof(*c));
+    call->state = c;
+    call->state_free = create_free;
+    if (api_call_body(call) != 0)
+        return;
+    if (api_body_string(call, "name", 1, 200, NULL, NULL, &c->name) < 0 ||
+        api_body_string(call, "timezone", 1, 64, TZ_CHARS, "Not a valid time zone name.",
+                        &c->timezone) < 0)
+        return;
+    api_store_project_update(call->ctx->db, call->project_id, c->name, c->timezone, on_patched,
+                             call);
+}
+
 void api_projects_create(api_call_t *call)
 {
     create_t *c = cm_xcalloc(1, sizeof(*c));
@@ -116,9 +143,8 @@ void api_projects_create(api_call_t *call)
     call->state_free = create_free;
     if (api_call_body(call) != 0)
         return;
-    const char *tz_chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_/+-";
     if (api_body_string(call, "name", 1, 200, NULL, NULL, &c->name) < 0 ||
-        api_body_string(call, "timezone", 1, 64, tz_chars, "Not a valid time zone name.",
+        api_body_string(call, "timezone", 1, 64, TZ_CHARS, "Not a valid time zone name.",
                         &c->timezone) < 0 ||
         api_body_string(call, "organization", 1, 36, "0123456789abcdef-",
                         "Not a valid organization id.", &c->org) < 0)

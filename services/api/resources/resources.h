@@ -15,6 +15,7 @@ void api_organizations_update(api_call_t *call); /* PATCH /api/organizations/{or
 void api_projects_list(api_call_t *call);     /* GET /api/projects/ */
 void api_projects_create(api_call_t *call);   /* POST /api/projects/ */
 void api_projects_retrieve(api_call_t *call); /* GET /api/projects/{project_id}/ */
+void api_projects_update(api_call_t *call);   /* PATCH /api/projects/{project_id}/ */
 /* PATCH /api/projects/{project_id}/reset_token/, rotate_secret_token/,
  * delete_secret_token_backup/ (admins) */
 void api_projects_reset_token(api_call_t *call);

@@ -163,3 +163,20 @@ void api_store_project_drop_secret_backup(cm_db_t *db, const char *project_id, c
            " RETURNING " PROJECT_COLUMNS("") ", 1",
            project_id, user_id, NULL, NULL, done, ud);
 }
+
+void api_store_project_update(cm_db_t *db, const char *project_id, const char *name,
+                              const char *timezone, cm_db_done_cb done, void *ud)
+{
+    char now[24];
+    api_store_now(now);
+    const char *p[] = {project_id, name, timezone};
+    const char *q[] = {project_id, now};
+    cm_db_stmt_t s[] = {
+        {"UPDATE projects SET name = COALESCE(CAST($2 AS TEXT), name),"
+         " timezone = COALESCE(CAST($3 AS TEXT), timezone) WHERE id = $1 AND deleted = 0"
+         " RETURNING " PROJECT_COLUMNS("") ", 1",
+         p, 3},
+        {"INSERT INTO outbox (project_id, created_at) VALUES ($1, $2)", q, 2},
+    };
+    cm_db_run(db, s, CM_ARRAY_LEN(s), done, ud);
+}

@@ -129,6 +129,11 @@ void api_store_project_create(cm_db_t *db, const char *user_id, const char *org_
                               const char *secret_mask, const char *timezone, cm_db_done_cb done,
                               void *ud);
 
+/* Sets name and time zone where not NULL (members may: PostHog's project
+ * settings); queues the project (the time zone is the fleet's). Table 0 the
+ * row. */
+void api_store_project_update(cm_db_t *db, const char *project_id, const char *name,
+                              const char *timezone, cm_db_done_cb done, void *ud);
 /* Token rotation, by admins (level 8+) of the project's organization only;
  * table 0 is the new row (API_PROJECT_*), empty when refused. Each queues
  * the project with what the fleet must forget: the old public token; the
