@@ -35,6 +35,15 @@ int api_bootstrap_status(void)
     return status;
 }
 
+/* Ends the command with exit status 1, after logging why (when given). */
+static void fail(const char *what, const char *why)
+{
+    if (why)
+        cm_log(CM_LOG_ERROR, NULL, "%s: %s", what, why);
+    status = 1;
+    finish_fn(NULL);
+}
+
 static void print(cm_buf_t *out)
 {
     fwrite(out->p, 1, out->len, stdout);
@@ -48,9 +57,7 @@ static void on_seeded(int rc, const cm_db_res_t *res, void *ud)
 {
     (void)ud;
     if (rc != 0) {
-        cm_log(CM_LOG_ERROR, NULL, "bootstrap: %s", cm_db_error(res));
-        status = 1;
-        finish_fn(NULL);
+        fail("bootstrap", cm_db_error(res));
         return;
     }
     cm_buf_t out = CM_BUF_INIT;
@@ -92,8 +99,7 @@ static void seed(api_ctx_t *ctx)
     cm_token_new("phx_", made.key);
     /* a one-off command, not a server: hashing on this thread is fine */
     if (api_password_hash(made.password, password_hash, sizeof(password_hash)) != 0) {
-        status = 1;
-        finish_fn(NULL);
+        fail("bootstrap", "cannot hash the password");
         return;
     }
     cm_sha256_hex(made.secret, strlen(made.secret), secret_hash);
@@ -122,9 +128,7 @@ static void on_summary(int rc, const cm_db_res_t *res, void *ud)
 {
     api_ctx_t *ctx = ud;
     if (rc != 0) {
-        cm_log(CM_LOG_ERROR, NULL, "bootstrap: %s", cm_db_error(res));
-        status = 1;
-        finish_fn(NULL);
+        fail("bootstrap", cm_db_error(res));
         return;
     }
     if (cm_db_nrows(res, 0) == 0) {
@@ -181,9 +185,7 @@ void api_bootstrap_run(api_ctx_t *ctx, void (*finish)(void *ud))
     }
     const char *e = ctx->new_user_email;
     if (!api_email_normalize((cm_slice_t){e, strlen(e)}, made.email, sizeof(made.email))) {
-        cm_log(CM_LOG_ERROR, NULL, "adduser: not an email address: %s", ctx->new_user_email);
-        status = 1;
-        finish_fn(NULL);
+        fail("adduser: not an email address", ctx->new_user_email);
         return;
     }
     snprintf(made.org_name, sizeof(made.org_name), "%s's organization", made.email);

@@ -15,21 +15,12 @@ import path from 'node:path';
 import { BUILD, startServer } from './lib/proc.mjs';
 import { startRedis, redisCommand } from './lib/redis.mjs';
 import { startPostgres } from './lib/postgres.mjs';
-import { sleep } from './lib/rawhttp.mjs';
+import { within } from './lib/rawhttp.mjs';
 
 const run = promisify(execFile);
 const API = path.join(BUILD, 'bin/api');
 const FLAGS = path.join(BUILD, 'bin/flags');
 const sha256 = (s) => createHash('sha256').update(s).digest('hex');
-
-async function within(ms, what, fn) {
-  const end = Date.now() + ms;
-  for (;;) {
-    if (await fn()) return;
-    if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
-    await sleep(20);
-  }
-}
 
 for (const backend of ['sqlite', 'postgres']) {
   describe(`api access on ${backend}`, () => {

@@ -17,21 +17,12 @@ import { BUILD, startServer } from './lib/proc.mjs';
 import { startRedis, redisCommand } from './lib/redis.mjs';
 import { startPostgres } from './lib/postgres.mjs';
 import { startEdge } from './lib/edge.mjs';
-import { sleep } from './lib/rawhttp.mjs';
+import { within } from './lib/rawhttp.mjs';
 
 const run = promisify(execFile);
 const API = path.join(BUILD, 'bin/api');
 const FLAGS = path.join(BUILD, 'bin/flags');
 const quiet = { flushAt: 1000, flushInterval: 600000, sendFeatureFlagEvent: false };
-
-async function within(ms, what, fn) {
-  const end = Date.now() + ms;
-  for (;;) {
-    if (await fn()) return;
-    if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
-    await sleep(20);
-  }
-}
 
 for (const backend of ['sqlite', 'postgres']) {
   describe(`flag administration on ${backend}`, () => {

@@ -121,16 +121,25 @@ static void on_patched(int status, const cm_db_res_t *res, void *ud)
     api_respond_row(call, status, res, 200, write_project);
 }
 
-void api_projects_update(api_call_t *call)
+/* The call's state, its body read and its settings (name, timezone) taken;
+ * NULL when it answered 400. */
+static create_t *read_settings(api_call_t *call)
 {
     create_t *c = cm_xcalloc(1, sizeof(*c));
     call->state = c;
     call->state_free = create_free;
-    if (api_call_body(call) != 0)
-        return;
-    if (api_body_string(call, "name", 1, 200, NULL, NULL, &c->name) < 0 ||
+    if (api_call_body(call) != 0 ||
+        api_body_string(call, "name", 1, 200, NULL, NULL, &c->name) < 0 ||
         api_body_string(call, "timezone", 1, 64, TZ_CHARS, "Not a valid time zone name.",
                         &c->timezone) < 0)
+        return NULL;
+    return c;
+}
+
+void api_projects_update(api_call_t *call)
+{
+    create_t *c = read_settings(call);
+    if (c == NULL)
         return;
     api_store_project_update(call->ctx->db, call->project_id, c->name, c->timezone, on_patched,
                              call);
@@ -138,16 +147,9 @@ void api_projects_update(api_call_t *call)
 
 void api_projects_create(api_call_t *call)
 {
-    create_t *c = cm_xcalloc(1, sizeof(*c));
-    call->state = c;
-    call->state_free = create_free;
-    if (api_call_body(call) != 0)
-        return;
-    if (api_body_string(call, "name", 1, 200, NULL, NULL, &c->name) < 0 ||
-        api_body_string(call, "timezone", 1, 64, TZ_CHARS, "Not a valid time zone name.",
-                        &c->timezone) < 0 ||
-        api_body_string(call, "organization", 1, 36, "0123456789abcdef-",
-                        "Not a valid organization id.", &c->org) < 0)
+    create_t *c = read_settings(call);
+    if (c == NULL || api_body_string(call, "organization", 1, 36, "0123456789abcdef-",
+                                     "Not a valid organization id.", &c->org) < 0)
         return;
     char token[CM_TOKEN_MAX], hash[CM_SHA256_HEX_LEN + 1], mask[32];
     cm_token_new("phc_", token);

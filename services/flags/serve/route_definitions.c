@@ -11,7 +11,6 @@
  * without definitions gets an empty envelope. 401 when the token is unknown
  * or the bearer is neither (the secret is tried first, as PostHog does).
  */
-#include <string.h>
 
 #include "cm/api_error.h"
 #include "cm/form.h"
@@ -39,17 +38,15 @@ static void on_definitions(cm_http_req_t *req, void *ud)
     }
     const char *pid = flg_store_project_for_token(ctx->store, cm_buf_slice(&token));
     cm_buf_free(&token);
-    cm_slice_t auth = cm_http_req_header(req, "Authorization");
-    cm_slice_t secret = CM_SLICE_NULL;
-    if (auth.len > 7 && cm_slice_eq_nocase((cm_slice_t){auth.p, 7}, "bearer "))
-        secret = cm_slice_trim((cm_slice_t){auth.p + 7, auth.len - 7});
-    const char *owner = flg_store_project_for_secret(ctx->store, secret);
     if (pid == NULL) {
         unauthorized(req, "invalid_token", "Project API key invalid.");
         return;
     }
-    if ((owner == NULL || strcmp(owner, pid) != 0) &&
-        !flg_store_key_reaches(ctx->store, secret, pid)) {
+    cm_slice_t auth = cm_http_req_header(req, "Authorization");
+    cm_slice_t bearer = CM_SLICE_NULL;
+    if (auth.len > 7 && cm_slice_eq_nocase((cm_slice_t){auth.p, 7}, "bearer "))
+        bearer = cm_slice_trim((cm_slice_t){auth.p + 7, auth.len - 7});
+    if (!flg_store_bearer_reads(ctx->store, bearer, pid)) {
         unauthorized(req, "authentication_failed",
                      "Authenticate with the project's secret API key, or a personal API key"
                      " with feature_flag:read, as a Bearer token.");

@@ -127,22 +127,9 @@ const char *flg_store_project_for_token(const flg_store_t *s, cm_slice_t token)
     return cm_strset_get(s->tokens, token);
 }
 
-const char *flg_store_project_for_secret(const flg_store_t *s, cm_slice_t secret)
+/* Is project_id in ids ("2,7,12")? */
+static bool id_listed(const char *ids, const char *project_id)
 {
-    char hex[65];
-    if (secret.len == 0)
-        return NULL;
-    cm_sha256_hex(secret.p, secret.len, hex);
-    return cm_strset_get(s->secrets, (cm_slice_t){hex, 64});
-}
-
-bool flg_store_key_reaches(const flg_store_t *s, cm_slice_t key, const char *project_id)
-{
-    char hex[65];
-    if (key.len == 0)
-        return false;
-    cm_sha256_hex(key.p, key.len, hex);
-    const char *ids = cm_strset_get(s->keys, (cm_slice_t){hex, 64});
     size_t want = strlen(project_id);
     for (const char *at = ids; at && *at;) {
         size_t n = strcspn(at, ",");
@@ -151,6 +138,19 @@ bool flg_store_key_reaches(const flg_store_t *s, cm_slice_t key, const char *pro
         at += n + (at[n] == ',');
     }
     return false;
+}
+
+bool flg_store_bearer_reads(const flg_store_t *s, cm_slice_t bearer, const char *project_id)
+{
+    char hex[65];
+    if (bearer.len == 0)
+        return false;
+    cm_sha256_hex(bearer.p, bearer.len, hex);
+    cm_slice_t h = {hex, 64};
+    const char *owner = cm_strset_get(s->secrets, h); /* the secret first, as PostHog */
+    if (owner)
+        return strcmp(owner, project_id) == 0;
+    return id_listed(cm_strset_get(s->keys, h), project_id);
 }
 
 flg_project_t *flg_store_definitions(flg_store_t *s, const char *project_id)

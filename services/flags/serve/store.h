@@ -46,11 +46,11 @@ flg_store_t *flg_store_new(uv_loop_t *loop, cm_redis_t *cmd, const cm_redis_opts
                            uint64_t refresh_ms, cm_metrics_t *metrics);
 /* Project id for a project token, or NULL. */
 const char *flg_store_project_for_token(const flg_store_t *s, cm_slice_t token);
-/* Project id for a secret API token (compared by SHA-256), or NULL. */
-const char *flg_store_project_for_secret(const flg_store_t *s, cm_slice_t secret);
-/* May this personal API key (compared by SHA-256) read project_id's
- * definitions? (The api publishes each key with the projects it reaches.) */
-bool flg_store_key_reaches(const flg_store_t *s, cm_slice_t key, const char *project_id);
+/* May this bearer read project_id's definitions? It is the project's
+ * secret API token (or its backup), or a personal API key the api published
+ * with project_id among the projects it reaches; both compared by SHA-256,
+ * the secret first. */
+bool flg_store_bearer_reads(const flg_store_t *s, cm_slice_t bearer, const char *project_id);
 /* The project's current definitions with a reference taken, or NULL. */
 flg_project_t *flg_store_definitions(flg_store_t *s, const char *project_id);
 void flg_project_release(flg_project_t *p);

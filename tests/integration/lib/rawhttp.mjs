@@ -73,3 +73,13 @@ export function parseResponse(buf, { head = false } = {}) {
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Resolves once fn() is truthy (asked every 20 ms); throws after ms.
+export async function within(ms, what, fn) {
+  const end = Date.now() + ms;
+  for (;;) {
+    if (await fn()) return;
+    if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
+    await sleep(20);
+  }
+}
