@@ -101,6 +101,8 @@ static void pump(cm_db_t *db)
     db->pumping = true;
     while (db->running == NULL && db->head) {
         cm__db_job_t *job = db->head;
+        if (db->held && job->tx != CM__TX_COMMIT && job->tx != CM__TX_ROLLBACK)
+            break; /* the open transaction's own jobs go first (queued at the head) */
         db->head = job->next;
         if (db->head == NULL)
             db->tail = NULL;
@@ -112,7 +114,7 @@ static void pump(cm_db_t *db)
             db->ops->start(db, job);
     }
     db->pumping = false;
-    if (db->closing && !db->shut && db->running == NULL && db->head == NULL) {
+    if (db->closing && !db->shut && db->running == NULL && db->head == NULL && !db->held) {
         db->shut = true;
         db->ops->shutdown(db);
     }
@@ -144,14 +146,78 @@ void cm_db_run(cm_db_t *db, const cm_db_stmt_t *stmts, size_t n, cm_db_done_cb c
     cm__db_kick(db);
 }
 
+struct cm_db_txn {
+    cm_db_t *db;
+    uint64_t gen;
+};
+
 void cm__db_job_done(cm__db_job_t *job)
 {
     cm_db_t *db = job->db;
     if (db->running == job)
         db->running = NULL;
-    job->cb(job->status, &job->res, job->ud);
+    if (job->tx == CM__TX_OPEN) {
+        cm_db_txn_t *txn = NULL;
+        if (job->status == 0) {
+            txn = cm_xcalloc(1, sizeof(*txn));
+            txn->db = db;
+            txn->gen = job->gen;
+            db->held = txn;
+        }
+        job->txn_cb(job->status, &job->res, txn, job->ud);
+    } else {
+        if (job->tx == CM__TX_COMMIT || job->tx == CM__TX_ROLLBACK) {
+            free(db->held);
+            db->held = NULL;
+        }
+        job->cb(job->status, &job->res, job->ud);
+    }
     job_free(job);
     pump(db);
+}
+
+void cm_db_begin(cm_db_t *db, const cm_db_stmt_t *stmts, size_t n, cm_db_txn_cb cb, void *ud)
+{
+    cm__db_job_t *job = job_new(db, stmts, n);
+    job->tx = CM__TX_OPEN;
+    job->txn_cb = cb;
+    job->ud = ud;
+    if (db->closing)
+        cm__db_job_fail(job, CM_EUNAVAIL, "%s: closing", db->name);
+    if (db->tail)
+        db->tail->next = job;
+    else
+        db->head = job;
+    db->tail = job;
+    cm__db_kick(db);
+}
+
+/* The transaction's next job goes first: nothing else runs while it is open. */
+static void txn_job(cm_db_txn_t *txn, int tx, const cm_db_stmt_t *stmts, size_t n, cm_db_done_cb cb,
+                    void *ud)
+{
+    cm_db_t *db = txn->db;
+    cm__db_job_t *job = job_new(db, stmts, n);
+    job->tx = tx;
+    job->gen = txn->gen;
+    job->cb = cb;
+    job->ud = ud;
+    job->next = db->head;
+    db->head = job;
+    if (db->tail == NULL)
+        db->tail = job;
+    cm__db_kick(db);
+}
+
+void cm_db_txn_commit(cm_db_txn_t *txn, const cm_db_stmt_t *stmts, size_t n, cm_db_done_cb cb,
+                      void *ud)
+{
+    txn_job(txn, CM__TX_COMMIT, stmts, n, cb, ud);
+}
+
+void cm_db_txn_rollback(cm_db_txn_t *txn, cm_db_done_cb cb, void *ud)
+{
+    txn_job(txn, CM__TX_ROLLBACK, NULL, 0, cb, ud);
 }
 
 /* ---- close ------------------------------------------------------------------ */

@@ -17,6 +17,8 @@
 #ifndef CM_DB_INTERNAL_H
 #define CM_DB_INTERNAL_H
 
+#include <stdint.h>
+
 #include "cm/db.h"
 
 typedef struct {
@@ -34,6 +36,14 @@ struct cm_db_res {
     cm_buf_t error;
 };
 
+/* How a job relates to a transaction (see cm_db_begin in db.h). */
+enum {
+    CM__TX_AUTO = 0, /* cm_db_run: BEGIN and COMMIT around two or more statements */
+    CM__TX_OPEN,     /* cm_db_begin: BEGIN, the statements, and the transaction stays open */
+    CM__TX_COMMIT,   /* cm_db_txn_commit: the statements, then COMMIT */
+    CM__TX_ROLLBACK, /* cm_db_txn_rollback: ROLLBACK only */
+};
+
 typedef struct cm__db_job cm__db_job_t;
 struct cm__db_job {
     cm__db_job_t *next;
@@ -41,10 +51,28 @@ struct cm__db_job {
     cm_db_stmt_t *stmts; /* deep copies */
     size_t nstmts;
     cm_db_done_cb cb;
+    cm_db_txn_cb txn_cb; /* CM__TX_OPEN's callback instead of cb */
     void *ud;
     int status;
+    int tx;       /* CM__TX_* */
+    uint64_t gen; /* the connection the transaction lives on (backend's count) */
     cm_db_res_t res;
 };
+
+/* The statements run inside a transaction; one is opened first; it is
+ * committed at the end. Any failure inside a transaction rolls it back. */
+static inline bool cm__db_job_in_tx(const cm__db_job_t *j)
+{
+    return j->tx != CM__TX_AUTO || j->nstmts > 1;
+}
+static inline bool cm__db_job_opens(const cm__db_job_t *j)
+{
+    return j->tx == CM__TX_OPEN || (j->tx == CM__TX_AUTO && j->nstmts > 1);
+}
+static inline bool cm__db_job_commits(const cm__db_job_t *j)
+{
+    return j->tx == CM__TX_COMMIT || (j->tx == CM__TX_AUTO && j->nstmts > 1);
+}
 
 typedef struct {
     const char *name;
@@ -61,6 +89,7 @@ struct cm_db {
     char *name;
     cm__db_job_t *head, *tail; /* waiting, oldest first */
     cm__db_job_t *running;
+    cm_db_txn_t *held; /* an open transaction: only its own jobs run */
     bool pumping, closing, shut;
     uv_timer_t kick;
     cm_db_closed_cb done;

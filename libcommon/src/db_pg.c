@@ -36,7 +36,8 @@ typedef struct {
     cm__db_job_t *job; /* running */
     int phase;
     size_t step, tables_before;
-    int pending; /* first error of the running job, 0 if none */
+    int pending;  /* first error of the running job, 0 if none */
+    uint64_t gen; /* connections made: an open transaction lives on one */
     int closing_handles;
 } pg_db_t;
 
@@ -137,6 +138,7 @@ static void connecting(pg_db_t *pg)
         PQsetnonblocking(pg->conn, 1);
         PQsetNoticeProcessor(pg->conn, on_notice, pg);
         pg->state = PG_UP;
+        pg->gen++;
         pg->backoff_ms = 100;
         cm_log(CM_LOG_INFO, NULL, "%s: connected", pg->base.name);
         watch(pg, UV_READABLE);
@@ -157,6 +159,8 @@ static int status_of(const PGresult *r)
     if (state == NULL)
         return CM_EUNAVAIL;
     if (!strcmp(state, "23505") || !strcmp(state, "23503"))
+        return CM_ECONFLICT;
+    if (!strcmp(state, "40001") || !strcmp(state, "40P01")) /* serialization, deadlock */
         return CM_ECONFLICT;
     if (!strncmp(state, "08", 2) || !strncmp(state, "57", 2) || !strncmp(state, "53", 2))
         return CM_EUNAVAIL;
@@ -194,12 +198,28 @@ static void send_step(pg_db_t *pg)
     send_sql(pg, pg->job->stmts[pg->step].sql, &pg->job->stmts[pg->step]);
 }
 
+/* From pg->step on: the next statement, else the job's ending. */
+static void next_stmt(pg_db_t *pg)
+{
+    cm__db_job_t *job = pg->job;
+    pg->phase = PH_STMT;
+    if (pg->step < job->nstmts)
+        send_step(pg);
+    else if (cm__db_job_commits(job)) {
+        pg->phase = PH_COMMIT;
+        send_sql(pg, "COMMIT", NULL);
+    } else if (job->tx == CM__TX_ROLLBACK) {
+        pg->phase = PH_ROLLBACK;
+        send_sql(pg, "ROLLBACK", NULL);
+    } else
+        finish(pg); /* CM__TX_OPEN leaves its transaction open */
+}
+
 /* The command in flight has returned all its results: on to the next one. */
 static void advance(pg_db_t *pg)
 {
     cm__db_job_t *job = pg->job;
-    bool tx = job->nstmts > 1;
-    if (pg->pending && (pg->phase == PH_BEGIN || pg->phase == PH_STMT) && tx) {
+    if (pg->pending && (pg->phase == PH_BEGIN || pg->phase == PH_STMT) && cm__db_job_in_tx(job)) {
         pg->phase = PH_ROLLBACK;
         send_sql(pg, "ROLLBACK", NULL);
         return;
@@ -210,14 +230,7 @@ static void advance(pg_db_t *pg)
     }
     if (pg->phase == PH_STMT)
         pg->step++;
-    pg->phase = PH_STMT;
-    if (pg->step < job->nstmts)
-        send_step(pg);
-    else if (tx) {
-        pg->phase = PH_COMMIT;
-        send_sql(pg, "COMMIT", NULL);
-    } else
-        finish(pg);
+    next_stmt(pg);
 }
 
 static void keep_result(pg_db_t *pg, PGresult *r)
@@ -304,13 +317,21 @@ static void begin(pg_db_t *pg)
     cm__db_job_t *job = pg->job;
     pg->pending = 0;
     pg->step = 0;
-    if (job->nstmts > 1) {
-        pg->phase = PH_BEGIN;
-        send_sql(pg, "BEGIN", NULL);
-    } else {
-        pg->phase = PH_STMT;
-        send_step(pg);
+    if (job->tx == CM__TX_OPEN)
+        job->gen = pg->gen;
+    if ((job->tx == CM__TX_COMMIT || job->tx == CM__TX_ROLLBACK) && job->gen != pg->gen) {
+        pg->job = NULL; /* the transaction went with its connection */
+        cm__db_job_fail(job, CM_EUNAVAIL, "%s: the connection of the transaction was lost",
+                        pg->base.name);
+        cm__db_job_done(job);
+        return;
     }
+    if (cm__db_job_opens(job)) {
+        pg->phase = PH_BEGIN;
+        send_sql(pg, job->tx == CM__TX_OPEN ? "BEGIN ISOLATION LEVEL REPEATABLE READ" : "BEGIN",
+                 NULL);
+    } else
+        next_stmt(pg);
 }
 
 static void pg_start(cm_db_t *db, cm__db_job_t *job)

@@ -232,10 +232,14 @@ static void on_work(uv_work_t *w)
 {
     sqlite_db_t *sq = w->data;
     cm__db_job_t *job = sq->job;
-    bool tx = job->nstmts > 1;
+    bool tx = cm__db_job_in_tx(job);
     if (sq->conn == NULL && open_conn(sq, job) != 0)
         return;
-    if (tx && exec(sq, job, "BEGIN IMMEDIATE") != 0)
+    if (job->tx == CM__TX_ROLLBACK) {
+        exec(sq, job, "ROLLBACK");
+        return;
+    }
+    if (cm__db_job_opens(job) && exec(sq, job, "BEGIN IMMEDIATE") != 0)
         return;
     for (size_t i = 0; i < job->nstmts; i++)
         if (run_stmt(sq, job, &job->stmts[i]) != 0) {
@@ -243,7 +247,7 @@ static void on_work(uv_work_t *w)
                 sqlite3_exec(sq->conn, "ROLLBACK", NULL, NULL, NULL);
             return;
         }
-    if (tx && exec(sq, job, "COMMIT") != 0)
+    if (cm__db_job_commits(job) && exec(sq, job, "COMMIT") != 0)
         sqlite3_exec(sq->conn, "ROLLBACK", NULL, NULL, NULL);
 }
 

@@ -64,6 +64,7 @@ typedef struct {
     uv_loop_t loop;
     cm_db_t *db;
     cm_db_t *extra; /* a second handle a test opened; closed by the teardown */
+    char url[300];  /* the handle's URL */
 } fixture_t;
 
 static void on_created(int status, const cm_db_res_t *res, void *ud)
@@ -110,6 +111,7 @@ static int fx_setup(void **state)
     } else {
         fresh_pg_database(&fx->loop, ++seq, url_buf, sizeof(url_buf));
     }
+    snprintf(fx->url, sizeof(fx->url), "%s", url);
     assert_int_equal(cm_db_open(&fx->loop, &(cm_db_opts_t){.url = url, .name = "t"}, &fx->db), 0);
     *state = fx;
     return 0;
@@ -274,6 +276,118 @@ static void test_transaction_rolls_back_on_conflict(void **state)
     assert_int_equal(o.ntables, 2);
     assert_int_equal(o.nrows, 2);
     assert_string_equal(o.first, "fresh");
+}
+
+/* What a cm_db_begin callback saw. */
+typedef struct {
+    bool done;
+    int status;
+    char first[64];
+    cm_db_txn_t *txn;
+} opened_t;
+
+static void on_opened(int status, const cm_db_res_t *res, cm_db_txn_t *txn, void *ud)
+{
+    opened_t *o = ud;
+    o->done = true;
+    o->status = status;
+    o->txn = txn;
+    const char *v = cm_db_value(res, 0, 0, 0);
+    snprintf(o->first, sizeof(o->first), "%s", v ? v : "<null>");
+}
+
+static opened_t begin(fixture_t *fx, cm_db_t *db, const char *sql)
+{
+    opened_t o = {0};
+    cm_db_stmt_t s = {sql, NULL, 0};
+    cm_db_begin(db, &s, 1, on_opened, &o);
+    while (!o.done)
+        uv_run(&fx->loop, UV_RUN_ONCE);
+    return o;
+}
+
+/* A transaction stays open across callbacks: a job submitted meanwhile
+ * waits for it, then sees what it committed; a rollback leaves nothing. */
+static void test_txn_holds_until_commit(void **state)
+{
+    fixture_t *fx = *state;
+    migrate(fx, 2);
+    assert_int_equal(run1(fx, "INSERT INTO things (name, size) VALUES ('a', 1)", NULL, 0).status,
+                     0);
+    opened_t t = begin(fx, fx->db, "SELECT size FROM things WHERE name = 'a'");
+    assert_int_equal(t.status, 0);
+    assert_non_null(t.txn);
+    assert_string_equal(t.first, "1");
+    outcome_t later = {.pick = SIZE_MAX};
+    cm_db_stmt_t read = {"SELECT size FROM things WHERE name = 'a'", NULL, 0};
+    cm_db_run(fx->db, &read, 1, on_done, &later);
+    for (int i = 0; i < 20; i++)
+        uv_run(&fx->loop, UV_RUN_NOWAIT);
+    assert_false(later.done); /* held back by the open transaction */
+    outcome_t committed = {.pick = SIZE_MAX};
+    const char *p[] = {"2"};
+    cm_db_stmt_t w = {"UPDATE things SET size = size + $1 WHERE name = 'a'", p, 1};
+    cm_db_txn_commit(t.txn, &w, 1, on_done, &committed);
+    while (!later.done)
+        uv_run(&fx->loop, UV_RUN_ONCE);
+    assert_true(committed.done); /* the commit ran first */
+    assert_int_equal(committed.status, 0);
+    assert_int_equal(committed.changes, 1);
+    assert_string_equal(later.first, "3");
+
+    t = begin(fx, fx->db, "UPDATE things SET size = 100 WHERE name = 'a'");
+    assert_int_equal(t.status, 0);
+    outcome_t rolled = {.pick = SIZE_MAX};
+    cm_db_txn_rollback(t.txn, on_done, &rolled);
+    while (!rolled.done)
+        uv_run(&fx->loop, UV_RUN_ONCE);
+    assert_int_equal(rolled.status, 0);
+    assert_string_equal(run1(fx, "SELECT size FROM things WHERE name = 'a'", NULL, 0).first, "3");
+
+    /* a failed begin rolls back and hands no transaction */
+    t = begin(fx, fx->db, "SELECT nope FROM things");
+    assert_int_equal(t.status, CM_EINVAL);
+    assert_null(t.txn);
+    assert_int_equal(run1(fx, "SELECT COUNT(*) FROM things", NULL, 0).status, 0);
+}
+
+/* PostgreSQL: a row another transaction changed after this one read it
+ * makes the write fail with CM_ECONFLICT, and nothing of it is kept. */
+static void test_txn_conflict_pg(void **state)
+{
+    fixture_t *fx = *state;
+    migrate(fx, 2);
+    assert_int_equal(run1(fx, "INSERT INTO things (name, size) VALUES ('a', 1)", NULL, 0).status,
+                     0);
+    opened_t t = begin(fx, fx->db, "SELECT size FROM things WHERE name = 'a' FOR UPDATE");
+    assert_int_equal(t.status, 0);
+    outcome_t done = {.pick = SIZE_MAX};
+    cm_db_txn_rollback(t.txn, on_done, &done);
+    while (!done.done)
+        uv_run(&fx->loop, UV_RUN_ONCE);
+
+    /* the snapshot is taken by the first read; another connection then
+     * changes the row; this transaction's update of it must fail */
+    t = begin(fx, fx->db, "SELECT size FROM things WHERE name = 'a'");
+    assert_int_equal(t.status, 0);
+    assert_int_equal(
+        cm_db_open(&fx->loop, &(cm_db_opts_t){.url = fx->url, .name = "other"}, &fx->extra), 0);
+    outcome_t other = {.pick = SIZE_MAX};
+    cm_db_stmt_t bump = {"UPDATE things SET size = 50 WHERE name = 'a'", NULL, 0};
+    cm_db_run(fx->extra, &bump, 1, on_done, &other);
+    while (!other.done)
+        uv_run(&fx->loop, UV_RUN_ONCE);
+    assert_int_equal(other.status, 0);
+    outcome_t mine = {.pick = SIZE_MAX};
+    cm_db_stmt_t w[] = {{"INSERT INTO things (name) VALUES ('b')", NULL, 0},
+                        {"UPDATE things SET size = size + 1 WHERE name = 'a'", NULL, 0}};
+    cm_db_txn_commit(t.txn, w, 2, on_done, &mine);
+    while (!mine.done)
+        uv_run(&fx->loop, UV_RUN_ONCE);
+    assert_int_equal(mine.status, CM_ECONFLICT);
+    assert_string_equal(run1(fx, "SELECT size FROM things WHERE name = 'a'", NULL, 0).first, "50");
+    assert_string_equal(run1(fx, "SELECT COUNT(*) FROM things WHERE name = 'b'", NULL, 0).first,
+                        "0");
 }
 
 static void test_sql_error_is_einval(void **state)
@@ -455,6 +569,9 @@ int main(void)
         BOTH(test_migrate_once_in_order),
         BOTH(test_params_in_text_out),
         BOTH(test_transaction_rolls_back_on_conflict),
+        BOTH(test_txn_holds_until_commit),
+        cmocka_unit_test_prestate_setup_teardown(test_txn_conflict_pg, fx_setup, fx_teardown,
+                                                 "postgres"),
         BOTH(test_sql_error_is_einval),
         BOTH(test_script_keeps_last_result),
         BOTH(test_jobs_complete_in_order),

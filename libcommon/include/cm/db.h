@@ -79,6 +79,34 @@ void cm_db_run(cm_db_t *db, const cm_db_stmt_t *stmts, size_t n, cm_db_done_cb c
  * connection closes and done(ud) runs. */
 void cm_db_close(cm_db_t *db, cm_db_closed_cb done, void *ud);
 
+/*
+ * Transactions that span callbacks, for a read-decide-write cycle:
+ *
+ *   cm_db_begin(db, reads, n, on_read, ud);
+ *   on_read(status, res, txn, ud): decide from res, then
+ *       cm_db_txn_commit(txn, writes, m, on_written, ud)   or
+ *       cm_db_txn_rollback(txn, on_done, ud)
+ *
+ * cm_db_begin opens a transaction, runs stmts in it (n may be 0) and hands
+ * the open transaction to cb. The transaction is strict: SQLite takes the
+ * write lock at once (BEGIN IMMEDIATE, so nobody changes anything until it
+ * ends); PostgreSQL runs it at REPEATABLE READ, so when a concurrent
+ * transaction changed a row it read (SELECT ... FOR UPDATE) or inserted a
+ * key it inserts, the statement fails with CM_ECONFLICT: retry the whole
+ * cycle. While it is open, no other job of the handle starts: end it
+ * promptly, exactly once, with commit or rollback (both free txn; their
+ * callback runs as cm_db_run's does). When status != 0, the transaction is
+ * already rolled back and txn is NULL. A transaction whose connection broke
+ * fails its commit with CM_EUNAVAIL (nothing was committed).
+ */
+typedef struct cm_db_txn cm_db_txn_t;
+typedef void (*cm_db_txn_cb)(int status, const cm_db_res_t *res, cm_db_txn_t *txn, void *ud);
+
+void cm_db_begin(cm_db_t *db, const cm_db_stmt_t *stmts, size_t n, cm_db_txn_cb cb, void *ud);
+void cm_db_txn_commit(cm_db_txn_t *txn, const cm_db_stmt_t *stmts, size_t n, cm_db_done_cb cb,
+                      void *ud);
+void cm_db_txn_rollback(cm_db_txn_t *txn, cm_db_done_cb cb, void *ud);
+
 /* Results: one table per statement of the job, in order. */
 size_t cm_db_ntables(const cm_db_res_t *res);
 size_t cm_db_nrows(const cm_db_res_t *res, size_t table);

@@ -1,0 +1,302 @@
+/* queue_consume.c - the consumer's common part (see queue_consumer_internal.h). */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cm/alloc.h"
+#include "cm/err.h"
+#include "cm/log.h"
+#include "queue_consumer_internal.h"
+
+#define DEFAULT_MAX_BATCH  1000
+#define DEFAULT_BLOCK_MS   500
+#define DEFAULT_CLAIM_IDLE 30000
+
+static void count(cm_counter_t *m, uint64_t n)
+{
+    if (m)
+        cm_counter_add(m, n);
+}
+
+static void default_name(char *out, size_t cap)
+{
+    char host[128] = "host";
+    if (gethostname(host, sizeof(host)) != 0)
+        strcpy(host, "host");
+    host[sizeof(host) - 1] = '\0';
+    snprintf(out, cap, "%s-%ld", host, (long)getpid());
+}
+
+static void make_metrics(cm_consumer_t *c, cm_metrics_t *m, const char *backend)
+{
+    if (m == NULL)
+        return;
+    char labels[64];
+    snprintf(labels, sizeof(labels), "backend=\"%s\"", backend);
+    c->m_messages = cm_metrics_counter(m, "queue_consumer_messages_total",
+                                       "Messages delivered to the consumer's owner", labels);
+    c->m_batches = cm_metrics_counter(m, "queue_consumer_batches_total",
+                                      "Batches delivered to the consumer's owner", labels);
+    c->m_redelivered = cm_metrics_counter(
+        m, "queue_consumer_redelivered_total",
+        "Messages known to have been delivered before (pending, claimed)", labels);
+    c->m_commits = cm_metrics_counter(m, "queue_consumer_commits_total",
+                                      "Batches acknowledged after they were stored", labels);
+    c->m_commit_failures =
+        cm_metrics_counter(m, "queue_consumer_commit_failures_total",
+                           "Acknowledgements that failed (their messages come again)", labels);
+    c->m_retries = cm_metrics_counter(m, "queue_consumer_retries_total",
+                                      "Batches handed back to be delivered again", labels);
+}
+
+int cm__consumer_init(cm_consumer_t *c, const cm__consumer_ops_t *ops, uv_loop_t *loop,
+                      const cm_consumer_opts_t *opts, cm_consumer_batch_cb on_batch, void *ud)
+{
+    if (opts->ntopics == 0 || opts->topics == NULL || opts->group == NULL || !opts->group[0] ||
+        on_batch == NULL) {
+        cm_log(CM_LOG_ERROR, NULL, "queue consumer: topics, group and a callback are required");
+        return CM_EINVAL;
+    }
+    for (size_t i = 0; i < opts->ntopics; i++)
+        if (opts->topics[i] == NULL || !opts->topics[i][0]) {
+            cm_log(CM_LOG_ERROR, NULL, "queue consumer: empty topic name");
+            return CM_EINVAL;
+        }
+    c->ops = ops;
+    c->loop = loop;
+    c->ntopics = opts->ntopics;
+    c->topics = cm_xcalloc(opts->ntopics, sizeof(char *));
+    for (size_t i = 0; i < opts->ntopics; i++)
+        c->topics[i] = cm_xstrdup(opts->topics[i]);
+    c->group = cm_xstrdup(opts->group);
+    char name[200];
+    if (opts->consumer && opts->consumer[0])
+        snprintf(name, sizeof(name), "%s", opts->consumer);
+    else
+        default_name(name, sizeof(name));
+    c->consumer = cm_xstrdup(name);
+    c->max_batch = opts->max_batch ? opts->max_batch : DEFAULT_MAX_BATCH;
+    c->block_ms = opts->block_ms > 0 ? opts->block_ms : DEFAULT_BLOCK_MS;
+    c->claim_idle_ms = opts->claim_idle_ms > 0 ? opts->claim_idle_ms : DEFAULT_CLAIM_IDLE;
+    c->on_batch = on_batch;
+    c->ud = ud;
+    make_metrics(c, opts->metrics, ops->name);
+    return CM_OK;
+}
+
+void cm__consumer_fini(cm_consumer_t *c)
+{
+    for (size_t i = 0; i < c->ntopics; i++)
+        free(c->topics[i]);
+    free(c->topics);
+    free(c->group);
+    free(c->consumer);
+    c->topics = NULL;
+    c->group = c->consumer = NULL;
+}
+
+/* ---- batches ------------------------------------------------------------------ */
+
+cm_consumer_batch_t *cm__consumer_batch_new(cm_consumer_t *c, size_t source)
+{
+    cm_consumer_batch_t *b = cm_xcalloc(1, sizeof(*b));
+    b->c = c;
+    b->source = source;
+    return b;
+}
+
+void cm__consumer_batch_add(cm_consumer_batch_t *b, const char *id, cm_slice_t key,
+                            cm_slice_t value, const cm_queue_header_t *headers, size_t nheaders,
+                            bool redelivered)
+{
+    if (b->n == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 64;
+        b->msgs = cm_xrealloc(b->msgs, b->cap * sizeof(*b->msgs));
+        b->blocks = cm_xrealloc(b->blocks, b->cap * sizeof(*b->blocks));
+    }
+    size_t idlen = strlen(id) + 1;
+    size_t bytes = nheaders * sizeof(cm_queue_header_t) + idlen + key.len + value.len + 1;
+    for (size_t i = 0; i < nheaders; i++)
+        bytes += headers[i].name.len + headers[i].value.len;
+    char *block = cm_xmalloc(bytes);
+    cm_queue_header_t *hs = (cm_queue_header_t *)block;
+    char *p = block + nheaders * sizeof(cm_queue_header_t);
+    cm_consumed_t *m = &b->msgs[b->n];
+    memcpy(p, id, idlen);
+    m->id = p;
+    p += idlen;
+    memcpy(p, key.p ? key.p : "", key.len);
+    m->key = (cm_slice_t){p, key.len};
+    p += key.len;
+    memcpy(p, value.p ? value.p : "", value.len);
+    p[value.len] = '\0'; /* a convenience for parsers that want a C string */
+    m->value = (cm_slice_t){p, value.len};
+    p += value.len + 1;
+    for (size_t i = 0; i < nheaders; i++) {
+        memcpy(p, headers[i].name.p, headers[i].name.len);
+        hs[i].name = (cm_slice_t){p, headers[i].name.len};
+        p += headers[i].name.len;
+        memcpy(p, headers[i].value.p, headers[i].value.len);
+        hs[i].value = (cm_slice_t){p, headers[i].value.len};
+        p += headers[i].value.len;
+    }
+    m->headers = nheaders ? hs : NULL;
+    m->nheaders = nheaders;
+    m->topic = b->c->topics[b->source];
+    m->source = b->source;
+    m->redelivered = redelivered;
+    b->blocks[b->n++] = block;
+}
+
+void cm__consumer_batch_free(cm_consumer_batch_t *b)
+{
+    if (b == NULL)
+        return;
+    for (size_t i = 0; i < b->n; i++)
+        free(b->blocks[i]);
+    free(b->blocks);
+    free(b->msgs);
+    free(b);
+}
+
+size_t cm_consumer_batch_len(const cm_consumer_batch_t *b)
+{
+    return b->n;
+}
+
+const cm_consumed_t *cm_consumer_batch_msg(const cm_consumer_batch_t *b, size_t i)
+{
+    return i < b->n ? &b->msgs[i] : NULL;
+}
+
+/* ---- the cycle: fetch -> deliver -> commit or retry -> fetch ------------------ */
+
+static void maybe_shutdown(cm_consumer_t *c);
+
+static void on_timer(uv_timer_t *t)
+{
+    cm_consumer_t *c = t->data;
+    if (c->closing) {
+        maybe_shutdown(c);
+        return;
+    }
+    if (c->ready_batch) {
+        cm_consumer_batch_t *b = c->ready_batch;
+        c->ready_batch = NULL;
+        c->outstanding = b;
+        count(c->m_batches, 1);
+        count(c->m_messages, b->n);
+        size_t again = 0;
+        for (size_t i = 0; i < b->n; i++)
+            again += b->msgs[i].redelivered;
+        count(c->m_redelivered, again);
+        c->on_batch(b, c->ud);
+        return;
+    }
+    if (c->outstanding == NULL && !c->fetching) {
+        c->fetching = true;
+        c->ops->fetch(c);
+    }
+}
+
+void cm__consumer_start(cm_consumer_t *c)
+{
+    uv_timer_init(c->loop, &c->timer);
+    c->timer.data = c;
+    uv_timer_start(&c->timer, on_timer, 0, 0);
+}
+
+void cm__consumer_deliver(cm_consumer_t *c, cm_consumer_batch_t *b)
+{
+    c->fetching = false;
+    if (c->closing || b->n == 0) {
+        cm__consumer_batch_free(b); /* unacknowledged: the messages come again */
+        uv_timer_start(&c->timer, on_timer, 0, 0);
+        return;
+    }
+    c->ready_batch = b;
+    uv_timer_start(&c->timer, on_timer, 0, 0);
+}
+
+void cm__consumer_idle(cm_consumer_t *c, uint64_t delay_ms)
+{
+    c->fetching = false;
+    uv_timer_start(&c->timer, on_timer, c->closing ? 0 : delay_ms, 0);
+}
+
+void cm__consumer_commit_failed(cm_consumer_t *c)
+{
+    count(c->m_commit_failures, 1);
+}
+
+void cm_consumer_commit(cm_consumer_batch_t *b)
+{
+    cm_consumer_t *c = b->c;
+    c->ops->commit(c, b);
+    count(c->m_commits, 1);
+    c->outstanding = NULL;
+    cm__consumer_batch_free(b);
+    uv_timer_start(&c->timer, on_timer, 0, 0);
+}
+
+void cm_consumer_retry(cm_consumer_batch_t *b, uint64_t delay_ms)
+{
+    cm_consumer_t *c = b->c;
+    c->ops->rewind(c, b);
+    count(c->m_retries, 1);
+    c->outstanding = NULL;
+    cm__consumer_batch_free(b);
+    uv_timer_start(&c->timer, on_timer, c->closing ? 0 : delay_ms, 0);
+}
+
+bool cm_consumer_ready(cm_consumer_t *c, cm_buf_t *why)
+{
+    if (c->closing) {
+        cm_buf_append_cstr(why, "queue consumer closing");
+        return false;
+    }
+    return c->ops->ready(c, why);
+}
+
+const char *cm_consumer_backend(const cm_consumer_t *c)
+{
+    return c->ops->name;
+}
+
+/* ---- close -------------------------------------------------------------------- */
+
+static void timer_closed(uv_handle_t *h)
+{
+    cm_consumer_t *c = h->data;
+    cm_consumer_closed_cb done = c->done;
+    void *ud = c->done_ud;
+    cm__consumer_fini(c);
+    c->ops->free(c);
+    if (done)
+        done(ud);
+}
+
+static void maybe_shutdown(cm_consumer_t *c)
+{
+    if (c->shut || c->outstanding || c->fetching)
+        return;
+    cm__consumer_batch_free(c->ready_batch);
+    c->ready_batch = NULL;
+    c->shut = true;
+    c->ops->shutdown(c);
+}
+
+void cm__consumer_shutdown_done(cm_consumer_t *c)
+{
+    uv_close((uv_handle_t *)&c->timer, timer_closed);
+}
+
+void cm_consumer_close(cm_consumer_t *c, cm_consumer_closed_cb done, void *ud)
+{
+    if (c->closing)
+        return;
+    c->closing = true;
+    c->done = done;
+    c->done_ud = ud;
+    uv_timer_start(&c->timer, on_timer, 0, 0);
+}
