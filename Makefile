@@ -88,6 +88,10 @@ $(BUILD)/obj/llhttp/%.o: $(LLHTTP_SRC)/%.c
 	@mkdir -p $(@D)
 	$(CC) -I$(LLHTTP_INC) -std=c11 -g $(OPT) $(SAN_FLAGS) -w -c $< -o $@
 
+# event_store.c builds in the DDL files of proto/event_store/ (.incbin).
+$(BUILD)/obj/libcommon/src/event_store.o build/fuzz/obj/libcommon/src/event_store.o: \
+	$(wildcard proto/event_store/*.sql)
+
 $(LIBCOMMON): $(LIB_OBJS) $(LLHTTP_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^

@@ -12,11 +12,13 @@
  * runs the same few dozen statements over and over, and compiling one costs
  * about as much as running it.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include "cm/alloc.h"
 #include "cm/err.h"
@@ -114,8 +116,22 @@ static int exec(sqlite_db_t *sq, cm__db_job_t *job, const char *sql)
     return sqlite3_exec(sq->conn, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : fail(sq, job, sql);
 }
 
+/* var/meta.db on a fresh checkout: make the file's directory (one level). */
+static void make_dir_of(const char *path)
+{
+    char dir[1024];
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL || slash == dir)
+        return;
+    *slash = '\0';
+    if (mkdir(dir, 0750) != 0 && errno != EEXIST)
+        return; /* the open below says why */
+}
+
 static int open_conn(sqlite_db_t *sq, cm__db_job_t *job)
 {
+    make_dir_of(sq->path);
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
     int rc = sqlite3_open_v2(sq->path, &sq->conn, flags, NULL);
     if (rc == SQLITE_OK) {

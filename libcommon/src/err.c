@@ -15,6 +15,7 @@ const char *cm_strerror(int code)
     case CM_ETIMEDOUT: return "timed out";
     case CM_EUNAVAIL: return "unavailable";
     case CM_ECONFLICT: return "conflict";
+    case CM_EFORBIDDEN: return "forbidden by policy";
     default: return "unknown error";
     }
 }

@@ -17,7 +17,9 @@
  * than a few ms, where a lost one would wait for the next op (the
  * statistics, up to 1 s later).
  * An eventfd rather than a pipe, because a pipe can fill up, and librdkafka
- * turns the IO event off for good after a failed write.
+ * turns the IO event off for good after a failed write. (That glue, the
+ * settings helpers and the log levels are shared with the consumer:
+ * kafka_loop.h.)
  *
  * The poll handle is referenced only while messages are in flight, so an
  * idle queue does not keep the loop alive; waiting deliveries do.
@@ -59,11 +61,9 @@
  * callback librdkafka might still run during destruction (logs) sees
  * `destroying` and returns without touching the loop.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <librdkafka/rdkafka.h>
@@ -73,6 +73,7 @@
 #include "cm/json.h"
 #include "cm/log.h"
 #include "cm/strset.h"
+#include "kafka_loop.h"
 #include "queue_internal.h"
 
 #define DEFAULT_MESSAGE_TIMEOUT_MS 10000
@@ -80,6 +81,7 @@
 #define STATS_INTERVAL_MS          "1000"
 #define RECONNECT_BACKOFF_MAX_MS   "1000"
 #define REFUSAL_LOG_INTERVAL_MS    1000
+#define WHO                        "queue kafka"
 
 typedef struct {
     cm_queue_t base; /* first: the ops receive &base */
@@ -115,8 +117,6 @@ typedef struct pending {
     char *block;
     size_t vlen, klen;
 } pending_t;
-
-static const uint64_t wake_payload = 1;
 
 /* ---- librdkafka callbacks (loop thread, from rd_kafka_poll) ---------------- */
 
@@ -198,11 +198,7 @@ static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
     if (k->destroying || cm_json_parse(json, len, NULL, &doc, NULL) != 0)
         return 0;
     cm_json_t root = cm_json_root(doc);
-    cm_json_iter_t it = cm_json_iter(cm_json_get(root, "brokers"));
-    cm_json_t name, b;
-    bool any_up = false;
-    while (!any_up && cm_json_next(&it, &name, &b))
-        any_up = cm_json_str_eq(cm_json_get(b, "state"), CM_SLICE_LIT("UP"));
+    bool any_up = cm__kafka_stats_broker_up(root);
     cm_json_t eos = cm_json_get(root, "eos");
     bool pid = !k->idempotent || cm_json_type(eos) != CM_JSON_OBJECT ||
                cm_json_str_eq(cm_json_get(eos, "idemp_state"), CM_SLICE_LIT("Assigned"));
@@ -228,11 +224,7 @@ static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char 
         fprintf(stderr, "librdkafka %s: %s\n", fac, buf);
         return;
     }
-    cm_log_level_t lv = level <= 3   ? CM_LOG_ERROR
-                        : level == 4 ? CM_LOG_WARN
-                        : level <= 6 ? CM_LOG_INFO
-                                     : CM_LOG_DEBUG;
-    cm_log(lv, NULL, "queue kafka: %s: %s", fac, buf);
+    cm_log(cm__kafka_log_level(level), NULL, "queue kafka: %s: %s", fac, buf);
 }
 
 /* ---- the loop side ---------------------------------------------------------- */
@@ -240,13 +232,11 @@ static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char 
 static void on_poll(uv_poll_t *h, int status, int events)
 {
     kq_t *k = h->data;
-    uint64_t n;
 
     (void)events;
     if (status < 0)
         cm_log(CM_LOG_ERROR, NULL, "queue kafka: eventfd poll: %s", uv_strerror(status));
-    while (read(k->efd, &n, sizeof(n)) == (ssize_t)sizeof(n))
-        ; /* non-blocking: one read resets the counter, the next says EAGAIN */
+    cm__kafka_wake_drain(k->efd);
     rd_kafka_poll(k->rk, 0);
     if (k->base.in_flight == 0 && !k->destroying)
         uv_unref((uv_handle_t *)&k->poll);
@@ -483,7 +473,7 @@ static void kq_shutdown(cm_queue_t *q)
             rd_kafka_headers_destroy(k->pending[i].hdrs);
     }
     k->npending = 0;
-    rd_kafka_queue_io_event_enable(k->mainq, -1, NULL, 0);
+    cm__kafka_wake_detach(k->mainq);
     k->destroying = true;
     k->destroy_start = uv_hrtime();
     k->destroy_work.data = k;
@@ -510,67 +500,38 @@ static const cm__queue_ops_t kafka_ops = {
 
 /* ---- construction ----------------------------------------------------------- */
 
-static int conf_set(rd_kafka_conf_t *conf, const char *name, const char *value)
-{
-    char errstr[256];
-
-    if (rd_kafka_conf_set(conf, name, value, errstr, sizeof(errstr)) == RD_KAFKA_CONF_OK)
-        return 0;
-    /* The value is not logged: it may be a password. */
-    cm_log(CM_LOG_ERROR, NULL, "queue kafka: property %s: %s", name, errstr);
-    return CM_EINVAL;
-}
-
-static int conf_set_int(rd_kafka_conf_t *conf, const char *name, int value)
-{
-    char v[24];
-    snprintf(v, sizeof(v), "%d", value);
-    return conf_set(conf, name, v);
-}
-
 /* The settings and their reasons are in proto/queue.md. */
 static int build_conf(rd_kafka_conf_t *conf, const cm_queue_kafka_opts_t *o)
 {
-    int rc = 0;
+    cm__kafka_conf_t kc = {.conf = conf, .who = WHO};
 
-    rc |= conf_set(conf, "bootstrap.servers", o->brokers);
-    rc |= conf_set(conf, "client.id", o->client_id ? o->client_id : "cm-queue");
-    rc |= conf_set(conf, "acks", "all");
-    rc |= conf_set(conf, "enable.idempotence", "true");
-    rc |= conf_set_int(conf, "linger.ms", o->linger_ms > 0 ? o->linger_ms : 0);
-    rc |= conf_set_int(conf, "message.timeout.ms",
-                       o->message_timeout_ms > 0 ? o->message_timeout_ms
-                                                 : DEFAULT_MESSAGE_TIMEOUT_MS);
-    rc |= conf_set_int(conf, "message.max.bytes",
-                       o->message_max_bytes > 0 ? o->message_max_bytes : DEFAULT_MESSAGE_MAX_BYTES);
-    rc |= conf_set(conf, "partitioner", "murmur2_random");
+    cm__kafka_set(&kc, "bootstrap.servers", o->brokers);
+    cm__kafka_set(&kc, "client.id", o->client_id ? o->client_id : "cm-queue");
+    cm__kafka_set(&kc, "acks", "all");
+    cm__kafka_set(&kc, "enable.idempotence", "true");
+    cm__kafka_set_int(&kc, "linger.ms", o->linger_ms > 0 ? o->linger_ms : 0);
+    cm__kafka_set_int(&kc, "message.timeout.ms",
+                      o->message_timeout_ms > 0 ? o->message_timeout_ms
+                                                : DEFAULT_MESSAGE_TIMEOUT_MS);
+    cm__kafka_set_int(&kc, "message.max.bytes",
+                      o->message_max_bytes > 0 ? o->message_max_bytes : DEFAULT_MESSAGE_MAX_BYTES);
+    cm__kafka_set(&kc, "partitioner", "murmur2_random");
     if (o->queue_buffering_max_kbytes > 0)
-        rc |= conf_set_int(conf, "queue.buffering.max.kbytes", o->queue_buffering_max_kbytes);
-    rc |= conf_set(conf, "socket.nagle.disable", "true");
-    rc |= conf_set(conf, "reconnect.backoff.max.ms", RECONNECT_BACKOFF_MAX_MS);
-    rc |= conf_set(conf, "statistics.interval.ms", STATS_INTERVAL_MS);
-    rc |= conf_set(conf, "log.queue", "true");
-    for (size_t i = 0; i < o->nextra && rc == 0; i++) {
-        const char *eq = o->extra[i] ? strchr(o->extra[i], '=') : NULL;
-        if (eq == NULL || eq == o->extra[i]) {
-            cm_log(CM_LOG_ERROR, NULL, "queue kafka: extra property #%zu is not name=value", i);
-            return CM_EINVAL;
-        }
-        char *name = cm_xmemdup(o->extra[i], (size_t)(eq - o->extra[i]));
-        rc |= conf_set(conf, name, eq + 1);
-        free(name);
-    }
-    return rc != 0 ? CM_EINVAL : 0;
+        cm__kafka_set_int(&kc, "queue.buffering.max.kbytes", o->queue_buffering_max_kbytes);
+    cm__kafka_set(&kc, "socket.nagle.disable", "true");
+    cm__kafka_set(&kc, "reconnect.backoff.max.ms", RECONNECT_BACKOFF_MAX_MS);
+    cm__kafka_set(&kc, "statistics.interval.ms", STATS_INTERVAL_MS);
+    cm__kafka_set(&kc, "log.queue", "true");
+    cm__kafka_set_extra(&kc, o->extra, o->nextra);
+    return kc.rc != 0 ? CM_EINVAL : 0;
 }
 
 /* The eventfd, the poll handle and the wake-up plumbing of the main queue. */
 static int attach_loop(kq_t *k, uv_loop_t *loop)
 {
-    k->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (k->efd < 0) {
-        cm_log(CM_LOG_ERROR, NULL, "queue kafka: eventfd: %s", strerror(errno));
+    k->efd = cm__kafka_wake_open(WHO);
+    if (k->efd < 0)
         return CM_EIO;
-    }
     int rc = uv_poll_init(loop, &k->poll, k->efd);
     if (rc != 0) {
         cm_log(CM_LOG_ERROR, NULL, "queue kafka: uv_poll_init: %s", uv_strerror(rc));
@@ -585,11 +546,7 @@ static int attach_loop(kq_t *k, uv_loop_t *loop)
     uv_unref((uv_handle_t *)&k->poll);
     rd_kafka_set_log_queue(k->rk, NULL); /* logs join the main queue */
     k->mainq = rd_kafka_queue_get_main(k->rk);
-    rd_kafka_queue_io_event_enable(k->mainq, k->efd, &wake_payload, sizeof(wake_payload));
-    /* Ops queued before the IO event existed would wait for the next
-     * empty -> non-empty transition: wake ourselves once to serve them. */
-    if (write(k->efd, &wake_payload, sizeof(wake_payload)) < 0)
-        cm_log(CM_LOG_WARN, NULL, "queue kafka: eventfd write: %s", strerror(errno));
+    cm__kafka_wake_attach(k->mainq, k->efd, WHO);
     return 0;
 }
 

@@ -28,6 +28,10 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <mbedtls/sha1.h>
+#include <mbedtls/version.h>
+
+#include "cm/err.h"
 #include "cm/hex.h"
 #include "cm/timefmt.h"
 
@@ -204,6 +208,45 @@ void cm_uuid_v4(char out[CM_UUID_STR_LEN + 1])
     b[6] = (unsigned char)(0x40 | (b[6] & 0x0f));
     b[8] = (unsigned char)(0x80 | (b[8] & 0x3f));
     to_text(b, out);
+}
+
+bool cm_uuid_valid(const char *s, size_t len);
+
+static int hex_digit(char c)
+{
+    return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+}
+
+/* RFC 9562 section 5.5: SHA-1 of the namespace's 16 bytes then the name. */
+int cm_uuid_v5(const char *ns, const void *name, size_t len, char out[CM_UUID_STR_LEN + 1])
+{
+    unsigned char nsb[16], digest[20];
+    if (!cm_uuid_valid(ns, strlen(ns)))
+        return CM_EINVAL;
+    for (size_t i = 0, j = 0; i < 16; j++) {
+        if (ns[j] == '-')
+            continue;
+        nsb[i++] = (unsigned char)(hex_digit(ns[j]) << 4 | hex_digit(ns[j + 1]));
+        j++;
+    }
+    mbedtls_sha1_context c;
+    mbedtls_sha1_init(&c);
+#if MBEDTLS_VERSION_MAJOR >= 3
+    mbedtls_sha1_starts(&c);
+    mbedtls_sha1_update(&c, nsb, sizeof(nsb));
+    mbedtls_sha1_update(&c, name, len);
+    mbedtls_sha1_finish(&c, digest);
+#else
+    mbedtls_sha1_starts_ret(&c);
+    mbedtls_sha1_update_ret(&c, nsb, sizeof(nsb));
+    mbedtls_sha1_update_ret(&c, name, len);
+    mbedtls_sha1_finish_ret(&c, digest);
+#endif
+    mbedtls_sha1_free(&c);
+    digest[6] = (unsigned char)(0x50 | (digest[6] & 0x0f));
+    digest[8] = (unsigned char)(0x80 | (digest[8] & 0x3f));
+    to_text(digest, out);
+    return CM_OK;
 }
 
 static bool is_hex(char c)

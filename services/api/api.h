@@ -17,6 +17,7 @@
 
 #include "cm/config.h"
 #include "cm/db.h"
+#include "cm/event_store.h"
 #include "cm/http_server.h"
 #include "cm/metrics.h"
 #include "cm/redis.h"
@@ -27,6 +28,8 @@ typedef struct {
     char *database_url;
     char *base_url;
     long long publish_retry_ms;
+    char *clickhouse_url;
+    char *events_sqlite;
 } api_config_t;
 
 extern const cm_cfg_key_t api_config_keys[];
@@ -39,6 +42,7 @@ typedef struct {
     uv_loop_t *loop;
     cm_metrics_t *metrics;
     cm_db_t *db;
+    cm_evstore_t *events; /* read-only here: the writer fills it */
     cm_redis_t *redis;
     api_publisher_t *publisher;
     cm_http_server_t *http;

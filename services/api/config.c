@@ -17,6 +17,10 @@ const cm_cfg_key_t api_config_keys[] = {
      "public address of the app host (WWW-Authenticate, links in responses)", 0},
     {"PUBLISH_RETRY", CM_CFG_DURATION, F(publish_retry_ms), "1s", 10, 600000,
      "while Redis is down, how often the outbox tries to publish again", 0},
+    {"CLICKHOUSE_URL", CM_CFG_STR, F(clickhouse_url), "", 0, 0,
+     "the event store on ClickHouse (as the writer's); empty = SQLite (EVENTS_DB)", CM_CFG_SECRET},
+    {"EVENTS_DB", CM_CFG_STR, F(events_sqlite), "var/events.db", 0, 0,
+     "the SQLite event store the writer fills, when CLICKHOUSE_URL is empty", 0},
 };
 
 const size_t api_config_nkeys = CM_ARRAY_LEN(api_config_keys);

@@ -68,10 +68,19 @@ static void db_closed(void *ud)
         redis_closed(NULL);
 }
 
+static void events_closed(void *ud)
+{
+    (void)ud;
+    cm_db_close(ctx.db, db_closed, NULL);
+}
+
 static void retry_closed(uv_handle_t *h)
 {
     (void)h;
-    cm_db_close(ctx.db, db_closed, NULL);
+    if (ctx.events)
+        cm_evstore_close(ctx.events, events_closed, NULL);
+    else
+        events_closed(NULL);
 }
 
 static void publisher_closed(void *ud)
@@ -133,24 +142,8 @@ static void migrate(void)
     cm_db_migrate(ctx.db, api_store_migrations, api_store_nmigrations, on_migrated, NULL);
 }
 
-/* sqlite:var/meta.db: make var/ (once, at start, before the loop runs). */
-static void make_sqlite_dir(const char *url)
-{
-    if (strncmp(url, "sqlite:", 7) != 0)
-        return;
-    char dir[1024];
-    snprintf(dir, sizeof(dir), "%s", url + 7);
-    char *slash = strrchr(dir, '/');
-    if (slash == NULL || slash == dir)
-        return;
-    *slash = '\0';
-    if (mkdir(dir, 0750) != 0 && errno != EEXIST)
-        cm_log(CM_LOG_WARN, NULL, "cannot create %s: %s", dir, strerror(errno));
-}
-
 static int start(void)
 {
-    make_sqlite_dir(ctx.cfg.database_url);
     if (cm_db_open(ctx.loop, &(cm_db_opts_t){.url = ctx.cfg.database_url, .name = "store"},
                    &ctx.db) != 0) {
         cm_log(CM_LOG_ERROR, NULL, "DATABASE_URL: use sqlite:<path> or postgres://...");
@@ -161,6 +154,17 @@ static int start(void)
     if (!ctx.bootstrap &&
         cm_redis_new(ctx.loop, &ro, &ctx.redis) != 0) { /* bootstrap publishes nothing */
         cm_log(CM_LOG_ERROR, NULL, "REDIS_URL is not a valid redis:// URL");
+        return CM_EINVAL;
+    }
+    char events_url[4096];
+    if (ctx.cfg.clickhouse_url[0])
+        snprintf(events_url, sizeof(events_url), "%s", ctx.cfg.clickhouse_url);
+    else
+        snprintf(events_url, sizeof(events_url), "sqlite:%s", ctx.cfg.events_sqlite);
+    if (!ctx.bootstrap &&
+        cm_evstore_open(ctx.loop, &(cm_evstore_opts_t){.url = events_url, .name = "events"},
+                        &ctx.events) != 0) {
+        cm_log(CM_LOG_ERROR, NULL, "cannot open the event store (CLICKHOUSE_URL / EVENTS_DB)");
         return CM_EINVAL;
     }
     ctx.publisher = api_publisher_new(&ctx);

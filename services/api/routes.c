@@ -47,6 +47,10 @@ static const api_route_t routes[] = {
     {DELETE, COHORTS "{id}/", "cohort", api_cohorts_delete},
     {GET, "/api/projects/{project_id}/groups_types/", "group", api_group_types_list},
     {POST, "/api/projects/{project_id}/groups_types/", "group", api_group_types_create},
+    {GET, "/api/projects/{project_id}/events/", "query", api_events_list},
+    {GET, "/api/projects/{project_id}/persons/", "person", api_persons_list},
+    {GET, "/array/{token}/config", NULL, api_remote_config_json, true},
+    {GET, "/array/{token}/config.js", NULL, api_remote_config_js, true},
     {GET, "/api/feature_flag/local_evaluation", "feature_flag", api_local_evaluation, true},
 };
 

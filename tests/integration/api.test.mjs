@@ -45,7 +45,7 @@ async function waitFor(what, fn, ms = 5000) {
 for (const backend of ['sqlite', 'postgres']) {
   describe(`api on ${backend}`, () => {
     let redis, pg, api, dbUrl, tmp, boot, base;
-    const env = () => ({ API_PORT: '0', REDIS_URL: redis.url, DATABASE_URL: dbUrl, LOG_LEVEL: 'warn', PUBLISH_RETRY: '100ms' });
+    const env = () => ({ API_PORT: '0', REDIS_URL: redis.url, DATABASE_URL: dbUrl, EVENTS_DB: `${tmp}/events.db`, LOG_LEVEL: 'warn', PUBLISH_RETRY: '100ms' });
     const call = async (method, p, { key, body, raw, headers = {} } = {}) => {
       const h = { ...headers };
       if (key !== undefined) h.Authorization = `Bearer ${key}`;

@@ -42,7 +42,7 @@ for (const backend of ['sqlite', 'postgres']) {
       redis = await startRedis();
       tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-apiflags-'));
       const dbUrl = backend === 'postgres' ? (pg = startPostgres()).database('meta') : `sqlite:${tmp}/meta.db`;
-      const env = { API_PORT: '0', REDIS_URL: redis.url, DATABASE_URL: dbUrl, LOG_LEVEL: 'warn' };
+      const env = { API_PORT: '0', REDIS_URL: redis.url, DATABASE_URL: dbUrl, EVENTS_DB: `${tmp}/events.db`, LOG_LEVEL: 'warn' };
       boot = JSON.parse((await run(API, ['bootstrap'], { env: { ...process.env, ...env } })).stdout);
       api = await startServer(API, env);
       base = `http://127.0.0.1:${api.port}`;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cm/timefmt.h"
+#include "cm/err.h"
 #include "cm/uuid.h"
 
 static int hexval(char c)
@@ -196,13 +197,29 @@ static void test_fork_does_not_share_pool(void **state)
     assert_string_not_equal(parent, child);
 }
 
+/* RFC 9562 appendix A.4's vector, and PostHog's person namespace. */
+static void test_v5(void **state)
+{
+    (void)state;
+    char out[CM_UUID_STR_LEN + 1];
+    assert_int_equal(cm_uuid_v5("6ba7b810-9dad-11d1-80b4-00c04fd430c8", "www.example.com", 15, out),
+                     0);
+    assert_string_equal(out, "2ed6657d-e927-568b-95e1-2665a8aea6a2");
+    assert_int_equal(cm_uuid_v5("not-a-uuid", "x", 1, out), CM_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_v7_format),    cmocka_unit_test(test_v4_format),
-        cmocka_unit_test(test_v7_monotonic), cmocka_unit_test(test_v7_uses_clock),
-        cmocka_unit_test(test_v7_at),        cmocka_unit_test(test_valid),
-        cmocka_unit_test(test_random_bytes), cmocka_unit_test(test_fork_does_not_share_pool),
+        cmocka_unit_test(test_v5),
+        cmocka_unit_test(test_v7_format),
+        cmocka_unit_test(test_v4_format),
+        cmocka_unit_test(test_v7_monotonic),
+        cmocka_unit_test(test_v7_uses_clock),
+        cmocka_unit_test(test_v7_at),
+        cmocka_unit_test(test_valid),
+        cmocka_unit_test(test_random_bytes),
+        cmocka_unit_test(test_fork_does_not_share_pool),
     };
     return cmocka_run_group_tests_name("uuid", tests, NULL, NULL);
 }

@@ -20,6 +20,7 @@
 #define CM_REDISKEY_FLAGS_CHANGED            "flags:changed" /* pub/sub channel */
 #define CM_REDISKEY_EVENTS_STREAM            "events_plugin_ingestion"
 #define CM_REDISKEY_EVENTS_HISTORICAL_STREAM "events_plugin_ingestion_historical"
+#define CM_REDISKEY_EVENTS_DEAD_LETTER       "events_plugin_ingestion_dlq"
 
 /* NULL-terminated: every fixed name above. */
 extern const char *const cm_rediskeys_fixed[];

@@ -18,6 +18,9 @@
 void cm_uuid_v7(char out[CM_UUID_STR_LEN + 1]);
 void cm_uuid_v7_at(int64_t unix_ms, char out[CM_UUID_STR_LEN + 1]);
 void cm_uuid_v4(char out[CM_UUID_STR_LEN + 1]);
+/* UUIDv5 (name-based, SHA-1) of name in the namespace ns (a uuid in text);
+ * CM_EINVAL when ns is not one. */
+int cm_uuid_v5(const char *ns, const void *name, size_t len, char out[CM_UUID_STR_LEN + 1]);
 /* 8-4-4-4-12 hex digits, either case (any version). */
 bool cm_uuid_valid(const char *s, size_t len);
 /* Fills buf with n random bytes (getrandom, falling back to /dev/urandom). */

@@ -89,6 +89,8 @@ int api_call_page(api_call_t *call);
 /* Responds with body (taken over) and ends the call. */
 void api_respond_json(api_call_t *call, int status, cm_buf_t *body);
 void api_respond_empty(api_call_t *call, int status);
+/* Any other type (JavaScript, text): body taken over. */
+void api_respond_text(api_call_t *call, int status, const char *content_type, cm_buf_t *body);
 void api_respond_error(api_call_t *call, const cm_api_error_t *e);
 /* 400 validation_error with attr and a formatted detail. */
 void api_respond_invalid(api_call_t *call, const char *attr, const char *fmt, ...)

@@ -14,6 +14,13 @@ void api_respond_json(api_call_t *call, int status, cm_buf_t *body)
     api_http__call_end(call);
 }
 
+void api_respond_text(api_call_t *call, int status, const char *content_type, cm_buf_t *body)
+{
+    cm_http_respond(call->req, status, content_type, body->p, body->len);
+    cm_buf_free(body);
+    api_http__call_end(call);
+}
+
 void api_respond_empty(api_call_t *call, int status)
 {
     cm_http_respond(call->req, status, NULL, "", 0);

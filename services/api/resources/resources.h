@@ -53,4 +53,12 @@ void api_group_types_create(api_call_t *call);
 /* local_evaluation.c: GET /api/feature_flag/local_evaluation (own authentication) */
 void api_local_evaluation(api_call_t *call);
 
+/* remote_config.c: posthog-js's /array/{token}/config and config.js (public). */
+void api_remote_config_json(api_call_t *call);
+void api_remote_config_js(api_call_t *call);
+
+/* events.c: what the writer stored (the event store, read-only). */
+void api_events_list(api_call_t *call);
+void api_persons_list(api_call_t *call);
+
 #endif

@@ -101,6 +101,16 @@ void api_store_project_by_token(cm_db_t *db, const char *token, cm_db_done_cb do
     cm_db_run(db, &s, 1, done, ud);
 }
 
+void api_store_remote_config(cm_db_t *db, const char *token, cm_db_done_cb done, void *ud)
+{
+    const char *p[] = {token};
+    cm_db_stmt_t s = {"SELECT id, (SELECT COUNT(*) FROM feature_flags f WHERE f.project_id ="
+                      " projects.id AND f.deleted = 0 AND f.active = 1) FROM projects"
+                      " WHERE api_token = $1 AND deleted = 0",
+                      p, 1};
+    cm_db_run(db, &s, 1, done, ud);
+}
+
 /* Admins (level 8+) of the project's organization only. */
 #define PROJECT_ADMIN                                                                              \
     " AND deleted = 0 AND EXISTS (SELECT 1 FROM memberships m"                                     \

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "cm/db.h"
+#include "cm/event_store.h"
 
 extern const cm_db_migration_t api_store_migrations[];
 extern const size_t api_store_nmigrations;
@@ -121,6 +122,9 @@ void api_store_project_get(cm_db_t *db, const char *project_id, cm_db_done_cb do
 /* The live project with this public token: id, secret_token_hash,
  * secret_token_backup_hash. */
 void api_store_project_by_token(cm_db_t *db, const char *token, cm_db_done_cb done, void *ud);
+/* What posthog-js's remote config needs of the project with this public
+ * token: (id, number of active flags). */
+void api_store_remote_config(cm_db_t *db, const char *token, cm_db_done_cb done, void *ud);
 /* Inserts the project into org_id (NULL: the user's oldest organization),
  * only if user_id belongs to it, and queues it for publishing. Table 0 is
  * the new row (API_PROJECT_* columns), empty when the user is no member. */
@@ -281,5 +285,35 @@ enum {
     API_FLEETKEY_ORG,
 };
 void api_store_fleet_keys(cm_db_t *db, cm_db_done_cb done, void *ud);
+
+/* ---- the event store (events.c): reads of what the writer stored ---------- */
+
+typedef struct {
+    const char *project_id;
+    const char *event;           /* NULL: any */
+    const char *distinct_id;     /* NULL: any */
+    int64_t before_ms, after_ms; /* 0: no bound */
+    long long limit;
+} api_events_query_t;
+enum {
+    API_EVENT_UUID,
+    API_EVENT_NAME,
+    API_EVENT_DISTINCT_ID,
+    API_EVENT_PROPERTIES,
+    API_EVENT_TIME_MS,
+    API_EVENT_PERSON_ID,
+};
+/* Newest first. */
+void api_store_events_list(cm_evstore_t *es, const api_events_query_t *q, cm_evstore_query_cb done,
+                           void *ud);
+
+enum { API_PERSON_ID, API_PERSON_PROPERTIES, API_PERSON_CREATED, API_PERSON_IDENTIFIED };
+/* Live persons, newest first; distinct_id (or NULL) narrows to its person. */
+void api_store_persons_list(cm_evstore_t *es, const char *project_id, const char *distinct_id,
+                            long long limit, long long offset, cm_evstore_query_cb done, void *ud);
+enum { API_PDI_PERSON, API_PDI_DISTINCT_ID };
+void api_store_person_distinct_ids(cm_evstore_t *es, const char *project_id,
+                                   const char *const *person_ids, size_t n,
+                                   cm_evstore_query_cb done, void *ud);
 
 #endif

@@ -1,0 +1,143 @@
+/*
+ * event_store.h - where captured events, persons and groups are kept for
+ * queries: SQLite or ClickHouse behind one interface.
+ *
+ *   cm_evstore_open(loop, &(cm_evstore_opts_t){.url = "sqlite:var/events.db"}, &es);
+ *   cm_evstore_write(es, &rows, on_written, ud);      (one batch, all or nothing)
+ *   cm_evstore_query(es, "SELECT ...", on_rows, ud);  (reads, in the store's dialect)
+ *
+ * The tables are a contract written in proto/event_store/ (one DDL file per
+ * backend) and explained in proto/event-store.md; opening a store creates
+ * them when they are missing.
+ *
+ * Backends (one file each, behind event_store.c):
+ *   "sqlite:<path>"  evstore_sqlite.c: cm_db on libuv's thread pool, WAL,
+ *                    one transaction per write;
+ *   "http://..."     evstore_clickhouse.c: ClickHouse's HTTP interface
+ *   "https://..."    (JSONEachRow inserts); the URL may carry database,
+ *                    user and password as query parameters.
+ *
+ * Writes are idempotent for events: an event whose uuid is already stored
+ * is skipped (redelivered messages are the normal case, see
+ * proto/queue.md), so a write can simply be repeated after a failure.
+ * Persons, distinct ids and groups carry a version: a row replaces the
+ * stored one only when its version is higher.
+ *
+ * Callbacks run exactly once, on the loop, never from inside the call that
+ * started them. Status: 0, CM_EUNAVAIL (the store cannot be reached or
+ * failed mid-way: nothing or everything may be stored; repeat the write),
+ * CM_EINVAL (the store refused the SQL or the rows). Loop-thread only.
+ */
+#ifndef CM_EVENT_STORE_H
+#define CM_EVENT_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "cm/buf.h"
+#include "cm/metrics.h"
+
+typedef struct cm_evstore cm_evstore_t;
+
+typedef enum { CM_EVSTORE_SQLITE = 1, CM_EVSTORE_CLICKHOUSE = 2 } cm_evstore_kind_t;
+
+typedef struct {
+    const char *url;  /* see above */
+    const char *name; /* for logs; default "events" */
+    int timeout_ms;   /* ClickHouse: one request's limit; default 30000 */
+    cm_metrics_t *metrics;
+} cm_evstore_opts_t;
+
+/* Rows to write. Text is borrowed for the duration of cm_evstore_write. */
+typedef struct {
+    const char *uuid; /* lowercase canonical */
+    long long project_id;
+    cm_slice_t event;
+    cm_slice_t distinct_id;
+    const char *person_id;        /* uuid */
+    cm_slice_t properties;        /* a JSON object */
+    cm_slice_t person_properties; /* a JSON object, "{}" when none */
+    int64_t timestamp_ms;         /* event time, epoch ms (UTC) */
+    int64_t created_at_ms;        /* when it was written */
+    cm_slice_t session_id;        /* properties.$session_id, empty when none */
+} cm_evstore_event_t;
+
+typedef struct {
+    const char *id; /* uuid */
+    long long project_id;
+    cm_slice_t properties; /* a JSON object */
+    bool is_identified;
+    bool is_deleted;
+    int64_t created_at_ms;
+    long long version;
+} cm_evstore_person_t;
+
+typedef struct {
+    long long project_id;
+    cm_slice_t distinct_id;
+    const char *person_id;
+    long long version;
+    bool is_deleted;
+} cm_evstore_distinct_id_t;
+
+typedef struct {
+    long long project_id;
+    cm_slice_t group_type; /* the type's name ("company") */
+    cm_slice_t group_key;
+    cm_slice_t properties; /* a JSON object */
+    int64_t created_at_ms;
+    long long version;
+} cm_evstore_group_t;
+
+typedef struct {
+    const cm_evstore_event_t *events;
+    size_t nevents;
+    const cm_evstore_person_t *persons;
+    size_t npersons;
+    const cm_evstore_distinct_id_t *distinct_ids;
+    size_t ndistinct_ids;
+    const cm_evstore_group_t *groups;
+    size_t ngroups;
+} cm_evstore_rows_in_t;
+
+/* inserted: events newly stored (the others were there already). */
+typedef void (*cm_evstore_write_cb)(int status, const char *err, size_t inserted, void *ud);
+
+/* A query's answer: every value as text (NULL for SQL NULL), valid only
+ * during the callback. */
+typedef struct cm_evstore_rows cm_evstore_rows_t;
+typedef void (*cm_evstore_query_cb)(int status, const char *err, const cm_evstore_rows_t *rows,
+                                    void *ud);
+typedef void (*cm_evstore_closed_cb)(void *ud);
+
+/* CM_EINVAL for a URL of no known scheme (nothing opened). The tables are
+ * created in the background; until then cm_evstore_ready is false and
+ * writes wait for it. */
+int cm_evstore_open(uv_loop_t *loop, const cm_evstore_opts_t *opts, cm_evstore_t **out);
+cm_evstore_kind_t cm_evstore_kind(const cm_evstore_t *es);
+bool cm_evstore_ready(cm_evstore_t *es, cm_buf_t *why);
+
+/* Copies what it needs before returning. */
+void cm_evstore_write(cm_evstore_t *es, const cm_evstore_rows_in_t *rows, cm_evstore_write_cb cb,
+                      void *ud);
+
+/* One SELECT in the store's dialect; values go in as literals made by
+ * cm_evstore_quote (ClickHouse 18.16's HTTP interface has no bound
+ * parameters). */
+void cm_evstore_query(cm_evstore_t *es, const char *sql, cm_evstore_query_cb cb, void *ud);
+/* Appends s as a string literal of es's dialect, quotes included. */
+void cm_evstore_quote(const cm_evstore_t *es, cm_buf_t *out, cm_slice_t s);
+
+size_t cm_evstore_nrows(const cm_evstore_rows_t *rows);
+size_t cm_evstore_ncols(const cm_evstore_rows_t *rows);
+const char *cm_evstore_colname(const cm_evstore_rows_t *rows, size_t col);
+const char *cm_evstore_value(const cm_evstore_rows_t *rows, size_t row, size_t col);
+
+/* Work already submitted finishes (its callbacks run), then everything is
+ * released and done(ud) runs. es must not be used after this call. */
+void cm_evstore_close(cm_evstore_t *es, cm_evstore_closed_cb done, void *ud);
+
+#endif

@@ -1,0 +1,137 @@
+/* event_store.c - dispatch, rows and literals of the event store (see event_store.h). */
+#include "cm/event_store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm/alloc.h"
+#include "cm/err.h"
+#include "cm/timefmt.h"
+#include "evstore_internal.h"
+
+/*
+ * The DDL files of proto/event_store/ are the contract, so they are built
+ * in as they are rather than copied into C strings that could drift from
+ * them. The Makefile makes this object depend on them; paths are relative
+ * to the repository root, where the compiler runs.
+ */
+__asm__(".pushsection .rodata\n"
+        ".global cm__evstore_ddl_sqlite\n"
+        "cm__evstore_ddl_sqlite:\n"
+        ".incbin \"proto/event_store/sqlite.sql\"\n"
+        ".byte 0\n"
+        ".global cm__evstore_ddl_clickhouse\n"
+        "cm__evstore_ddl_clickhouse:\n"
+        ".incbin \"proto/event_store/clickhouse.sql\"\n"
+        ".byte 0\n"
+        ".popsection\n");
+
+int cm_evstore_open(uv_loop_t *loop, const cm_evstore_opts_t *opts, cm_evstore_t **out)
+{
+    const char *url = opts && opts->url ? opts->url : "";
+    *out = NULL;
+    if (strncmp(url, "sqlite:", 7) == 0 && url[7] != '\0')
+        return cm__evstore_open_sqlite(loop, opts, url + 7, out);
+    if (strncmp(url, "http://", 7) == 0 || strncmp(url, "https://", 8) == 0)
+        return cm__evstore_open_clickhouse(loop, opts, out);
+    return CM_EINVAL;
+}
+
+void cm__evstore_init(cm_evstore_t *es, const cm__evstore_ops_t *ops, uv_loop_t *loop,
+                      const char *name)
+{
+    es->ops = ops;
+    es->loop = loop;
+    es->name = cm_xstrdup(name && *name ? name : "events");
+}
+
+void cm__evstore_fini(cm_evstore_t *es)
+{
+    free(es->name);
+    es->name = NULL;
+}
+
+cm_evstore_kind_t cm_evstore_kind(const cm_evstore_t *es)
+{
+    return es->ops->kind;
+}
+
+bool cm_evstore_ready(cm_evstore_t *es, cm_buf_t *why)
+{
+    if (es->closing) {
+        cm_buf_appendf(why, "%s: closing", es->name);
+        return false;
+    }
+    return es->ops->ready(es, why);
+}
+
+void cm_evstore_write(cm_evstore_t *es, const cm_evstore_rows_in_t *rows, cm_evstore_write_cb cb,
+                      void *ud)
+{
+    es->ops->write(es, rows, cb, ud);
+}
+
+void cm_evstore_query(cm_evstore_t *es, const char *sql, cm_evstore_query_cb cb, void *ud)
+{
+    es->ops->query(es, sql, cb, ud);
+}
+
+void cm_evstore_close(cm_evstore_t *es, cm_evstore_closed_cb done, void *ud)
+{
+    if (es->closing)
+        return;
+    es->closing = true;
+    es->ops->close(es, done, ud);
+}
+
+/* SQLite: only ' is special (doubled). ClickHouse: backslash escapes, and
+ * its parser also stops at NUL, so control bytes are written as \xHH. */
+void cm_evstore_quote(const cm_evstore_t *es, cm_buf_t *out, cm_slice_t s)
+{
+    bool ch = es->ops->kind == CM_EVSTORE_CLICKHOUSE;
+    cm_buf_putc(out, '\'');
+    for (size_t i = 0; i < s.len; i++) {
+        unsigned char c = (unsigned char)s.p[i];
+        if (c == '\'')
+            cm_buf_append_cstr(out, ch ? "\\'" : "''");
+        else if (ch && c == '\\')
+            cm_buf_append_cstr(out, "\\\\");
+        else if (ch && c < 0x20)
+            cm_buf_appendf(out, "\\x%02x", c);
+        else
+            cm_buf_putc(out, (char)c);
+    }
+    cm_buf_putc(out, '\'');
+}
+
+size_t cm_evstore_nrows(const cm_evstore_rows_t *rows)
+{
+    return rows ? rows->nrows : 0;
+}
+
+size_t cm_evstore_ncols(const cm_evstore_rows_t *rows)
+{
+    return rows ? rows->ncols : 0;
+}
+
+const char *cm_evstore_colname(const cm_evstore_rows_t *rows, size_t col)
+{
+    return rows && col < rows->ncols ? rows->cells[col] : NULL;
+}
+
+const char *cm_evstore_value(const cm_evstore_rows_t *rows, size_t row, size_t col)
+{
+    if (rows == NULL || row >= rows->nrows || col >= rows->ncols)
+        return NULL;
+    return rows->cells[rows->ncols + row * rows->ncols + col];
+}
+
+void cm__evstore_datetime(int64_t ms, char out[20])
+{
+    char iso[CM_ISO8601_MAX];
+    int64_t us = (ms - (ms % 1000 + 1000) % 1000) * 1000; /* whole seconds, floored */
+    cm_iso8601_format(us, 0, iso);                        /* YYYY-MM-DDTHH:MM:SSZ */
+    memcpy(out, iso, 19);
+    out[10] = ' ';
+    out[19] = '\0';
+}

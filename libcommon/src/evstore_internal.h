@@ -1,0 +1,54 @@
+/*
+ * evstore_internal.h - what event_store.c (dispatch, rows, literals, the
+ * embedded DDL) shares with the backends evstore_sqlite.c and
+ * evstore_clickhouse.c. Not public.
+ *
+ * A backend embeds struct cm_evstore first and supplies an ops table; the
+ * common code only dispatches and checks for a closed store.
+ */
+#ifndef CM_EVSTORE_INTERNAL_H
+#define CM_EVSTORE_INTERNAL_H
+
+#include "cm/event_store.h"
+
+typedef struct cm__evstore_ops cm__evstore_ops_t;
+struct cm__evstore_ops {
+    const char *name;
+    cm_evstore_kind_t kind;
+    void (*write)(cm_evstore_t *es, const cm_evstore_rows_in_t *rows, cm_evstore_write_cb cb,
+                  void *ud);
+    void (*query)(cm_evstore_t *es, const char *sql, cm_evstore_query_cb cb, void *ud);
+    bool (*ready)(cm_evstore_t *es, cm_buf_t *why);
+    /* Finish what was submitted, release everything, then done(ud). */
+    void (*close)(cm_evstore_t *es, cm_evstore_closed_cb done, void *ud);
+};
+
+struct cm_evstore {
+    const cm__evstore_ops_t *ops;
+    uv_loop_t *loop;
+    char *name;
+    bool closing;
+};
+
+/* A query's rows: ncols names, then nrows * ncols values, row-major. */
+struct cm_evstore_rows {
+    size_t ncols, nrows;
+    const char *const *cells;
+};
+
+/* The DDL of proto/event_store/<backend>.sql, embedded at build time. */
+extern const char cm__evstore_ddl_sqlite[];
+extern const char cm__evstore_ddl_clickhouse[];
+
+void cm__evstore_init(cm_evstore_t *es, const cm__evstore_ops_t *ops, uv_loop_t *loop,
+                      const char *name);
+void cm__evstore_fini(cm_evstore_t *es);
+
+/* epoch ms -> "YYYY-MM-DD HH:MM:SS" (UTC), the text both stores use. */
+void cm__evstore_datetime(int64_t ms, char out[20]);
+
+int cm__evstore_open_sqlite(uv_loop_t *loop, const cm_evstore_opts_t *opts, const char *path,
+                            cm_evstore_t **out);
+int cm__evstore_open_clickhouse(uv_loop_t *loop, const cm_evstore_opts_t *opts, cm_evstore_t **out);
+
+#endif

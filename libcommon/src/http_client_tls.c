@@ -1,0 +1,234 @@
+/*
+ * http_client_tls.c - mbedTLS for the HTTP client, over memory buffers.
+ *
+ * mbedTLS never sees the socket. Its bio callbacks take ciphertext from
+ * `in`, which the connection fills from its libuv reads, and put what it
+ * sends into `out`, which the connection hands to uv_write. Every step
+ * (handshake, record in, record out) so runs synchronously on the bytes
+ * that have arrived, and "need more" is MBEDTLS_ERR_SSL_WANT_READ, never a
+ * blocking read. Sends never block: `out` takes everything.
+ *
+ * The configuration is one per client: the CTR-DRBG is seeded once from
+ * the entropy pool, the CA file parsed once, and peer verification is
+ * required (MBEDTLS_SSL_VERIFY_REQUIRED: the handshake fails on an
+ * untrusted chain or a host name the certificate does not carry; the host
+ * name is also the SNI). TLS 1.2 is the least accepted.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/entropy.h>
+#include <mbedtls/error.h>
+#include <mbedtls/ssl.h>
+#include <mbedtls/x509_crt.h>
+
+#include "cm/alloc.h"
+#include "cm/common.h"
+#include "cm/err.h"
+#include "http_client_internal.h"
+
+struct cm__http_client_tls_conf {
+    mbedtls_entropy_context entropy;
+    mbedtls_ctr_drbg_context drbg;
+    mbedtls_x509_crt ca;
+    mbedtls_ssl_config conf;
+};
+
+struct cm__http_client_tls {
+    mbedtls_ssl_context ssl;
+    cm_buf_t in; /* ciphertext received; in.p[in_off..] not yet read by mbedTLS */
+    size_t in_off;
+    cm_buf_t out; /* ciphertext to send */
+};
+
+static void describe(int rc, const char *what, char *why, size_t why_size)
+{
+    char msg[160];
+    mbedtls_strerror(rc, msg, sizeof(msg));
+    snprintf(why, why_size, "%s: %s", what, msg);
+}
+
+void cm__http_client_tls_conf_free(cm__http_client_tls_conf_t *t)
+{
+    if (t == NULL)
+        return;
+    mbedtls_ssl_config_free(&t->conf);
+    mbedtls_x509_crt_free(&t->ca);
+    mbedtls_ctr_drbg_free(&t->drbg);
+    mbedtls_entropy_free(&t->entropy);
+    free(t);
+}
+
+int cm__http_client_tls_conf_new(const char *ca_file, cm__http_client_tls_conf_t **out, char *why,
+                                 size_t why_size)
+{
+    static const char pers[] = "cm_http_client";
+    cm__http_client_tls_conf_t *t = cm_xcalloc(1, sizeof(*t));
+    char what[300];
+    int rc;
+
+    *out = NULL;
+    mbedtls_entropy_init(&t->entropy);
+    mbedtls_ctr_drbg_init(&t->drbg);
+    mbedtls_x509_crt_init(&t->ca);
+    mbedtls_ssl_config_init(&t->conf);
+    rc = mbedtls_ctr_drbg_seed(&t->drbg, mbedtls_entropy_func, &t->entropy,
+                               (const unsigned char *)pers, sizeof(pers) - 1);
+    if (rc != 0) {
+        describe(rc, "cannot seed the TLS random generator", why, why_size);
+        goto fail;
+    }
+    /* A bundle may hold a certificate mbedTLS cannot parse (rc > 0 counts
+     * them): usable as long as one was read. */
+    rc = mbedtls_x509_crt_parse_file(&t->ca, ca_file);
+    if (rc < 0 || t->ca.version == 0) {
+        snprintf(what, sizeof(what), "cannot read the CA file %s", ca_file);
+        describe(rc < 0 ? rc : MBEDTLS_ERR_X509_INVALID_FORMAT, what, why, why_size);
+        goto fail;
+    }
+    rc = mbedtls_ssl_config_defaults(&t->conf, MBEDTLS_SSL_IS_CLIENT, MBEDTLS_SSL_TRANSPORT_STREAM,
+                                     MBEDTLS_SSL_PRESET_DEFAULT);
+    if (rc != 0) {
+        describe(rc, "cannot configure TLS", why, why_size);
+        goto fail;
+    }
+    mbedtls_ssl_conf_authmode(&t->conf, MBEDTLS_SSL_VERIFY_REQUIRED);
+    mbedtls_ssl_conf_ca_chain(&t->conf, &t->ca, NULL);
+    mbedtls_ssl_conf_rng(&t->conf, mbedtls_ctr_drbg_random, &t->drbg);
+    mbedtls_ssl_conf_min_version(&t->conf, MBEDTLS_SSL_MAJOR_VERSION_3,
+                                 MBEDTLS_SSL_MINOR_VERSION_3);
+    *out = t;
+    return CM_OK;
+fail:
+    cm__http_client_tls_conf_free(t);
+    return CM_EINVAL;
+}
+
+/* ---- the memory bio ------------------------------------------------------------ */
+
+static int bio_send(void *ctx, const unsigned char *p, size_t n)
+{
+    cm__http_client_tls_t *t = ctx;
+    cm_buf_append(&t->out, p, n);
+    return (int)n; /* records are at most 16 KiB and change */
+}
+
+static int bio_recv(void *ctx, unsigned char *p, size_t n)
+{
+    cm__http_client_tls_t *t = ctx;
+    size_t avail = t->in.len - t->in_off;
+    if (avail == 0)
+        return MBEDTLS_ERR_SSL_WANT_READ;
+    n = CM_MIN(n, avail);
+    memcpy(p, t->in.p + t->in_off, n);
+    t->in_off += n;
+    if (t->in_off == t->in.len) {
+        cm_buf_reset(&t->in);
+        t->in_off = 0;
+    }
+    return (int)n;
+}
+
+/* ---- one connection --------------------------------------------------------------- */
+
+int cm__http_client_tls_new(cm__http_client_tls_conf_t *conf, const char *host,
+                            cm__http_client_tls_t **out)
+{
+    cm__http_client_tls_t *t = cm_xcalloc(1, sizeof(*t));
+    mbedtls_ssl_init(&t->ssl);
+    *out = NULL;
+    if (mbedtls_ssl_setup(&t->ssl, &conf->conf) != 0 ||
+        mbedtls_ssl_set_hostname(&t->ssl, host) != 0) {
+        cm__http_client_tls_free(t);
+        return CM_EINVAL;
+    }
+    mbedtls_ssl_set_bio(&t->ssl, t, bio_send, bio_recv, NULL);
+    *out = t;
+    return CM_OK;
+}
+
+void cm__http_client_tls_free(cm__http_client_tls_t *t)
+{
+    if (t == NULL)
+        return;
+    mbedtls_ssl_free(&t->ssl);
+    cm_buf_free(&t->in);
+    cm_buf_free(&t->out);
+    free(t);
+}
+
+void cm__http_client_tls_feed(cm__http_client_tls_t *t, const char *p, size_t n)
+{
+    if (t->in_off > 0) {
+        cm_buf_consume(&t->in, t->in_off);
+        t->in_off = 0;
+    }
+    cm_buf_append(&t->in, p, n);
+}
+
+/* mbedTLS's verification report is one line per problem. */
+static void verify_failure(uint32_t flags, char *why, size_t why_size)
+{
+    char info[512];
+    if (mbedtls_x509_crt_verify_info(info, sizeof(info), "", flags) < 0)
+        snprintf(info, sizeof(info), "flags 0x%x", (unsigned)flags);
+    for (char *nl = strchr(info, '\n'); nl != NULL; nl = strchr(nl, '\n'))
+        *nl = nl[1] == '\0' ? '\0' : ';';
+    snprintf(why, why_size, "certificate not accepted: %s", info);
+}
+
+int cm__http_client_tls_handshake(cm__http_client_tls_t *t, char *why, size_t why_size)
+{
+    int rc = mbedtls_ssl_handshake(&t->ssl);
+    if (rc == 0)
+        return CM_OK;
+    if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE)
+        return CM_EAGAIN;
+    uint32_t flags = mbedtls_ssl_get_verify_result(&t->ssl);
+    if (rc == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED && flags != 0 && flags != (uint32_t)-1)
+        verify_failure(flags, why, why_size);
+    else
+        describe(rc, "TLS handshake failed", why, why_size);
+    return CM_EUNAVAIL;
+}
+
+int cm__http_client_tls_read(cm__http_client_tls_t *t, char *buf, size_t cap, char *why,
+                             size_t why_size)
+{
+    int rc = mbedtls_ssl_read(&t->ssl, (unsigned char *)buf, cap);
+    if (rc > 0)
+        return rc;
+    if (rc == 0 || rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY)
+        return 0;
+    if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE)
+        return CM_EAGAIN;
+    describe(rc, "TLS", why, why_size);
+    return CM_EIO;
+}
+
+int cm__http_client_tls_write(cm__http_client_tls_t *t, const char *p, size_t n)
+{
+    while (n > 0) {
+        int rc = mbedtls_ssl_write(&t->ssl, (const unsigned char *)p, n);
+        if (rc <= 0)
+            return CM_EIO; /* never WANT_WRITE: bio_send takes everything */
+        p += rc;
+        n -= (size_t)rc;
+    }
+    return CM_OK;
+}
+
+bool cm__http_client_tls_pending(const cm__http_client_tls_t *t)
+{
+    return t->in.len > t->in_off || mbedtls_ssl_get_bytes_avail(&t->ssl) > 0 ||
+           mbedtls_ssl_check_pending(&t->ssl) != 0;
+}
+
+char *cm__http_client_tls_output(cm__http_client_tls_t *t, size_t *len)
+{
+    if (t->out.len == 0)
+        return NULL;
+    return cm_buf_detach(&t->out, len);
+}

@@ -1,0 +1,946 @@
+/*
+ * queue_consume_kafka.c - the Kafka backend of the queue consumer
+ * (queue_consumer.h; batches, delivery and the close sequence are
+ * queue_consume.c's). librdkafka 2.0.
+ *
+ * One librdkafka consumer (rd_kafka_t) per topic of opts.topics, all in the
+ * group opts.group (a group may hold members with different
+ * subscriptions), each subscribed to its one topic. Separate consumers
+ * give each topic its own queue, so a batch is taken from one topic at a
+ * time and the topics' priority is simply the order their queues are
+ * looked at.
+ *
+ * Threads. librdkafka works on its own threads and hands everything over
+ * as ops on two queues per consumer:
+ *   - the consumer queue: messages, consumer errors and rebalances;
+ *   - the main queue: logs (log.queue=true), errors, statistics and the
+ *     results of our commits (rd_kafka_commit_queue() names it).
+ * Every queue of every topic writes to one eventfd when an op arrives
+ * while it is empty (kafka_loop.h); a uv_poll_t watches it. Each wake-up
+ * serves the main queues at once (rd_kafka_consume_batch_queue() with a
+ * zero timeout, which runs the callbacks), so logs, statistics and commit
+ * results never wait. The consumer queues are served only by a fetch, so
+ * their callbacks (rebalances) run there, on the loop thread, BETWEEN
+ * batches: a rebalance never revokes the partitions of a batch the caller
+ * holds, and the caller's commit of it is sent before the revocation
+ * completes (librdkafka finishes an unassign only once the commits in
+ * flight are answered). It waits, at most, for the batch in hand.
+ *
+ * Fetch (ops->fetch). The topics are tried in priority order; the first
+ * whose queue holds messages gives up to max_batch of them (taken one by
+ * one with rd_kafka_consume_queue(), zero timeout, until the batch is full
+ * or the queue empty: see gather() for why not in batches) and they are
+ * delivered. With nothing anywhere the fetch
+ * parks: the next wake-up (or a 100 ms backstop timer, which also notices
+ * a close) tries again. A topic holds the next ones back while it is
+ * catching up even though its queue is momentarily empty: some partition
+ * it was assigned has messages on their way (no fetch response seen since
+ * the assignment, or our position below the high watermark of the last
+ * response, as after a rewind). So a consumer started on a backlog of
+ * both topics takes the main one's first, although the other's fetch
+ * response may come first. A partition holds back for at most 1 s after
+ * its assignment or its last message, so a stuck one cannot starve the
+ * other topics. Consumer errors are logged (once a second at most) and
+ * skipped; partition EOF events are disabled. Messages of a partition
+ * revoked while a batch was being gathered are dropped: they were never
+ * delivered and their new owner reads them from the committed offset.
+ *
+ * Commit (ops->commit): per partition of the batch, its highest offset + 1,
+ * sent asynchronously; the result comes back on the main queue, where a
+ * failure is logged and counted (cm__consumer_commit_failed). An offset is
+ * only ever one after a message delivered in the batch the caller just
+ * stored, and every earlier message of that partition was stored before
+ * (its batches were committed) or is re-read (a retry seeks back, a new
+ * owner starts at the committed offset): nothing is skipped. A partition
+ * no longer assigned, or an assignment librdkafka reports lost (session
+ * timed out), is not committed (counted as a failure): its new owner
+ * starts from the last committed offset, so those messages come again,
+ * and a stale commit cannot move the new owner's offset backwards.
+ *
+ * Retry (ops->rewind): each partition of the batch is seeked back to the
+ * batch's lowest offset in it (rd_kafka_seek_partitions(), zero timeout:
+ * asynchronous). The seek bumps the partition's version at once, so what
+ * librdkafka had already prefetched behind the batch is discarded unread
+ * and fetched again from the new position. So each partition of the batch
+ * delivers its messages again, in order, before any later message of that
+ * partition, and lower-priority topics wait for them (the catching-up rule
+ * above). Messages of other partitions already prefetched may be delivered
+ * in between: Kafka orders messages within a partition only.
+ *
+ * Rebalance. partition.assignment.strategy is cooperative-sticky: a
+ * rebalance only moves the partitions that must move, so a member joining
+ * or leaving does not stop every other member (with an eager strategy,
+ * range or roundrobin, every member revokes everything and re-reads from
+ * its committed offsets on every rebalance of the group, which the topics'
+ * members share). The callback follows the protocol librdkafka reports,
+ * so an eager strategy given in `extra` works too.
+ *
+ * Readiness (ops->ready): every topic's consumer has joined the group
+ * (received its first assignment, possibly empty: a member may get no
+ * partition when the group has more members than partitions) and the last
+ * news says it is connected: the statistics (every second) list a broker
+ * connection UP and the group coordinator "up", with no _ALL_BROKERS_DOWN
+ * error since. So a new consumer is ready once the group is joined, not
+ * ready within a second of the broker going away, and ready again within a
+ * second of it coming back.
+ *
+ * Close (ops->shutdown). rd_kafka_consumer_close_queue() closes each
+ * consumer in the background (revoke, commits in flight, leave the
+ * group) and forwards the consumer queue to the main queue, which the loop
+ * keeps serving (the rebalance callbacks run on the loop thread as ever)
+ * until rd_kafka_consumer_closed(). A thread-pool close would run those
+ * callbacks on another thread, racing the loop's state. Then
+ * rd_kafka_destroy(), which joins librdkafka's threads, runs on the thread
+ * pool; callbacks librdkafka might still make meanwhile see `destroying`
+ * and touch nothing.
+ *
+ * Settings (then opts `extra`, applied last, may override any):
+ *   group.id                       opts.group
+ *   enable.auto.commit             false: offsets are committed in cm_consumer_commit() only
+ *   enable.auto.offset.store       false: nothing is stored behind our back
+ *   auto.offset.reset              earliest: a new group reads what was queued before it existed
+ *   partition.assignment.strategy  cooperative-sticky (see Rebalance)
+ *   session.timeout.ms             10000: a dead member's partitions move after 10 s
+ *   heartbeat.interval.ms          1000: a member learns of a rebalance within 1 s
+ *   enable.partition.eof           false
+ *   socket.nagle.disable           true, as the producer (proto/queue.md)
+ *   reconnect.backoff.max.ms       1000: back within a second after an outage
+ *   statistics.interval.ms         1000: readiness
+ *   log.queue                      true: logs on the loop thread
+ * max.poll.interval.ms stays librdkafka's (300 s); the main queues are
+ * served at every statistics tick, which counts as polling, so only a loop
+ * stuck that long leaves the group.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <librdkafka/rdkafka.h>
+
+#include "cm/alloc.h"
+#include "cm/err.h"
+#include "cm/json.h"
+#include "cm/log.h"
+#include "kafka_loop.h"
+#include "queue_consumer_internal.h"
+
+#define WHO                      "queue consumer kafka"
+#define SESSION_TIMEOUT_MS       "10000"
+#define HEARTBEAT_INTERVAL_MS    "1000"
+#define RECONNECT_BACKOFF_MAX_MS "1000"
+#define STATS_INTERVAL_MS        "1000"
+#define BACKSTOP_MS              100  /* a parked fetch or a close looks again this often */
+#define CATCH_UP_MS              1000 /* longest a partition holds the next topics back */
+#define ERROR_LOG_INTERVAL_MS    1000
+#define SERVE_CHUNK              64 /* ops taken from a main queue per call */
+#define HEADERS_ON_STACK         16
+
+typedef struct kc kc_t;
+
+/* A partition of a topic's consumer, indexed by partition id. */
+typedef struct {
+    int64_t next;   /* offset after the last message taken; -1: none since assigned */
+    uint64_t since; /* uv_now() of the assignment, the last message taken or a rewind */
+    bool assigned;
+} kpart_t;
+
+typedef struct {
+    kc_t *k;
+    size_t index;     /* in opts.topics: a batch's source */
+    const char *name; /* k->base.topics[index] */
+    rd_kafka_t *rk;
+    rd_kafka_queue_t *cq; /* consumer queue: messages, consumer errors, rebalances */
+    rd_kafka_queue_t *mq; /* main queue: logs, errors, statistics, commit results */
+    kpart_t *parts;
+    size_t nparts;        /* allocated, not assigned */
+    size_t nassigned;     /* of parts */
+    bool joined;          /* an assignment (maybe empty) was received */
+    bool conn_up;         /* the last news: connected (see the top) */
+    const char *down_why; /* static text: why not conn_up */
+    bool fatal;
+    char fatal_reason[256];
+    bool closed; /* the close finished, or could not start */
+    cm_log_limit_t error_log;
+} ktopic_t;
+
+struct kc {
+    cm_consumer_t base; /* first: the ops receive &base */
+    ktopic_t *t;
+    size_t nt;
+    rd_kafka_message_t **msgs; /* the batch being gathered, max_batch */
+    size_t nmsgs;
+    int efd;
+    uv_poll_t poll;
+    uv_timer_t backstop;
+    int handles_open;
+    bool parked;         /* a fetch is in flight, waiting for a wake-up */
+    bool closing;        /* ops->shutdown ran */
+    bool destroy_queued; /* every consumer closed, destroy work queued */
+    bool destroying;     /* librdkafka may call back from its own threads */
+    uv_work_t destroy_work;
+};
+
+/* ---- partitions ----------------------------------------------------------------- */
+
+static kpart_t *part_of(ktopic_t *t, int32_t p, bool grow)
+{
+    if (p < 0)
+        return NULL;
+    if ((size_t)p >= t->nparts) {
+        if (!grow)
+            return NULL;
+        size_t n = t->nparts ? t->nparts : 8;
+        while (n <= (size_t)p)
+            n *= 2;
+        t->parts = cm_xrealloc(t->parts, n * sizeof(*t->parts));
+        memset(t->parts + t->nparts, 0, (n - t->nparts) * sizeof(*t->parts));
+        t->nparts = n;
+    }
+    return &t->parts[p];
+}
+
+static bool is_assigned(ktopic_t *t, int32_t p)
+{
+    kpart_t *s = part_of(t, p, false);
+    return s != NULL && s->assigned;
+}
+
+static void set_assigned(ktopic_t *t, const rd_kafka_topic_partition_list_t *parts, bool on)
+{
+    uint64_t now = uv_now(t->k->base.loop);
+    for (int i = 0; i < parts->cnt; i++) {
+        const rd_kafka_topic_partition_t *tp = &parts->elems[i];
+        if (strcmp(tp->topic, t->name) != 0)
+            continue;
+        kpart_t *s = part_of(t, tp->partition, on);
+        if (s == NULL || s->assigned == on)
+            continue;
+        *s = (kpart_t){.next = -1, .since = now, .assigned = on};
+        if (on)
+            t->nassigned++;
+        else
+            t->nassigned--;
+    }
+}
+
+static void unassign_all(ktopic_t *t)
+{
+    for (size_t p = 0; p < t->nparts; p++)
+        t->parts[p].assigned = false;
+    t->nassigned = 0;
+}
+
+/* One entry per partition of a batch: its lowest and highest offsets. */
+typedef struct {
+    int32_t partition;
+    int64_t lo, hi;
+} span_t;
+
+/* From the messages' ids, "partition:offset"; *out is malloc'd. */
+static size_t batch_spans(const cm_consumer_batch_t *b, span_t **out)
+{
+    span_t *s = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        char *end;
+        long p = strtol(b->msgs[i].id, &end, 10);
+        if (*end != ':')
+            continue;
+        int64_t off = strtoll(end + 1, NULL, 10);
+        size_t j = 0;
+        while (j < n && s[j].partition != p)
+            j++;
+        if (j == n) {
+            if (n == cap) {
+                cap = cap ? cap * 2 : 8;
+                s = cm_xrealloc(s, cap * sizeof(*s));
+            }
+            s[n++] = (span_t){(int32_t)p, off, off};
+        } else {
+            if (off < s[j].lo)
+                s[j].lo = off;
+            if (off > s[j].hi)
+                s[j].hi = off;
+        }
+    }
+    *out = s;
+    return n;
+}
+
+/* ---- librdkafka callbacks (loop thread, from the queues we serve) ------------- */
+
+/* why: static text, kept for cm_consumer_ready(). */
+static void set_conn(ktopic_t *t, bool up, const char *why)
+{
+    if (!up)
+        t->down_why = why;
+    if (up == t->conn_up)
+        return;
+    t->conn_up = up;
+    if (up)
+        cm_log(CM_LOG_INFO, NULL, WHO " %s: connected", t->name);
+    else
+        cm_log(CM_LOG_WARN, NULL, WHO " %s: not connected: %s", t->name, why);
+}
+
+static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                         rd_kafka_topic_partition_list_t *parts, void *opaque)
+{
+    ktopic_t *t = opaque;
+    const char *proto = rd_kafka_rebalance_protocol(rk);
+    bool coop = proto != NULL && strcmp(proto, "COOPERATIVE") == 0;
+    bool assign = err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS;
+    bool lost = !assign && rd_kafka_assignment_lost(rk);
+    rd_kafka_error_t *e = NULL;
+    rd_kafka_resp_err_t re = RD_KAFKA_RESP_ERR_NO_ERROR;
+
+    if (assign && coop)
+        e = rd_kafka_incremental_assign(rk, parts);
+    else if (assign)
+        re = rd_kafka_assign(rk, parts);
+    else if (coop && err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS)
+        e = rd_kafka_incremental_unassign(rk, parts);
+    else
+        re = rd_kafka_assign(rk, NULL); /* revoke (eager), or an error: start over */
+    if (t->k->destroying) {
+        if (e)
+            rd_kafka_error_destroy(e);
+        return;
+    }
+    const char *failed = e ? rd_kafka_error_string(e) : re ? rd_kafka_err2str(re) : NULL;
+    if (failed != NULL)
+        cm_log(CM_LOG_ERROR, NULL, WHO " %s: %s of %d partition(s) failed: %s", t->name,
+               assign ? "assignment" : "revocation", parts ? parts->cnt : 0, failed);
+    if (assign && failed == NULL) {
+        set_assigned(t, parts, true);
+        t->joined = true;
+        set_conn(t, true, NULL); /* the group protocol just went through */
+    } else if (!assign) {
+        if (coop && err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS && parts != NULL)
+            set_assigned(t, parts, false);
+        else
+            unassign_all(t);
+    }
+    if (err != RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS && err != RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS)
+        cm_log(CM_LOG_ERROR, NULL, WHO " %s: rebalance error: %s", t->name, rd_kafka_err2str(err));
+    else
+        cm_log(CM_LOG_INFO, NULL, WHO " %s: %s %d partition(s)%s (%s), %zu assigned", t->name,
+               assign ? "assigned" : "revoked", parts ? parts->cnt : 0,
+               lost ? " (assignment lost)" : "", coop ? "cooperative" : "eager", t->nassigned);
+    if (e != NULL)
+        rd_kafka_error_destroy(e);
+}
+
+static void on_commit(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                      rd_kafka_topic_partition_list_t *offsets, void *opaque)
+{
+    ktopic_t *t = opaque;
+    int32_t partition = -1;
+
+    (void)rk;
+    if (t->k->destroying)
+        return;
+    for (int i = 0; err == RD_KAFKA_RESP_ERR_NO_ERROR && offsets != NULL && i < offsets->cnt; i++)
+        if (offsets->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            err = offsets->elems[i].err;
+            partition = offsets->elems[i].partition;
+        }
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
+        return;
+    if (partition >= 0)
+        cm_log(CM_LOG_WARN, NULL, WHO " %s: commit failed (partition %" PRId32 "): %s", t->name,
+               partition, rd_kafka_err2str(err));
+    else
+        cm_log(CM_LOG_WARN, NULL, WHO " %s: commit failed: %s", t->name, rd_kafka_err2str(err));
+    cm__consumer_commit_failed(&t->k->base);
+}
+
+static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+    ktopic_t *t = opaque;
+
+    if (t->k->destroying)
+        return;
+    if (err == RD_KAFKA_RESP_ERR__FATAL) {
+        char why[160];
+        rd_kafka_resp_err_t orig = rd_kafka_fatal_error(rk, why, sizeof(why));
+        t->fatal = true;
+        snprintf(t->fatal_reason, sizeof(t->fatal_reason), "%.64s: %s", rd_kafka_err2name(orig),
+                 why);
+        cm_log(CM_LOG_ERROR, NULL, WHO " %s: fatal error: %s", t->name, t->fatal_reason);
+        return;
+    }
+    if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN)
+        set_conn(t, false, "all brokers are down");
+    cm_log(CM_LOG_WARN, NULL, WHO " %s: %s: %s", t->name, rd_kafka_err2name(err), reason);
+}
+
+/* Connected: some broker connection UP and the group coordinator "up"
+ * (cgrp.state); joined once cgrp.join_state is "steady" (the rebalance
+ * callback usually says so first). */
+static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
+{
+    ktopic_t *t = opaque;
+    cm_json_doc_t *doc = NULL;
+
+    (void)rk;
+    if (t->k->destroying || cm_json_parse(json, len, NULL, &doc, NULL) != 0)
+        return 0;
+    cm_json_t root = cm_json_root(doc);
+    bool any_up = cm__kafka_stats_broker_up(root);
+    cm_json_t g = cm_json_get(root, "cgrp");
+    bool coord_up = cm_json_str_eq(cm_json_get(g, "state"), CM_SLICE_LIT("up"));
+    bool steady = cm_json_str_eq(cm_json_get(g, "join_state"), CM_SLICE_LIT("steady"));
+    cm_json_doc_free(doc);
+    if (coord_up && steady)
+        t->joined = true;
+    if (!any_up)
+        set_conn(t, false, "no broker connection is up");
+    else if (!coord_up)
+        set_conn(t, false, "the group coordinator is not reachable");
+    else
+        set_conn(t, true, NULL);
+    return 0; /* librdkafka frees json */
+}
+
+static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+    ktopic_t *t = rd_kafka_opaque(rk);
+
+    /* Queued logs only (log.queue=true), except while destroying, from
+     * librdkafka's threads: cm_log is not thread-safe. */
+    if (t == NULL || t->k->destroying) {
+        fprintf(stderr, "librdkafka %s: %s\n", fac, buf);
+        return;
+    }
+    cm_log(cm__kafka_log_level(level), NULL, WHO " %s: %s: %s", t->name, fac, buf);
+}
+
+static void log_consumer_error(ktopic_t *t, const rd_kafka_message_t *m)
+{
+    uint64_t skipped;
+    if (!cm_log_limit(&t->error_log, uv_now(t->k->base.loop), ERROR_LOG_INTERVAL_MS, &skipped))
+        return;
+    cm_log(CM_LOG_WARN, NULL, WHO " %s: %s: %s (%" PRIu64 " more since the last line)", t->name,
+           rd_kafka_err2name(m->err), rd_kafka_message_errstr(m), skipped);
+}
+
+/* ---- fetch ---------------------------------------------------------------------- */
+
+/* Serves a main queue: the callbacks run; a message returned (an error,
+ * or, while closing, one forwarded from the consumer queue) is dropped. */
+static void serve_main(ktopic_t *t)
+{
+    rd_kafka_message_t *ms[SERVE_CHUNK];
+    for (int round = 0; round < 64; round++) {
+        ssize_t n = rd_kafka_consume_batch_queue(t->mq, 0, ms, SERVE_CHUNK);
+        for (ssize_t i = 0; i < n; i++) {
+            if (ms[i]->err)
+                log_consumer_error(t, ms[i]);
+            rd_kafka_message_destroy(ms[i]);
+        }
+        /* Fewer than asked and nothing left: served. (A TERMINATE op ends
+         * a call early, with ops left behind.) */
+        if (n < SERVE_CHUNK && rd_kafka_queue_length(t->mq) == 0)
+            break;
+    }
+}
+
+static void serve_mains(kc_t *k)
+{
+    for (size_t i = 0; i < k->nt; i++)
+        serve_main(&k->t[i]);
+}
+
+/* Drops gathered messages of partitions not assigned (any more). */
+static void prune(kc_t *k, ktopic_t *t)
+{
+    size_t w = 0, dropped = 0;
+    for (size_t i = 0; i < k->nmsgs; i++) {
+        rd_kafka_message_t *m = k->msgs[i];
+        if (is_assigned(t, m->partition)) {
+            k->msgs[w++] = m;
+        } else {
+            rd_kafka_message_destroy(m);
+            dropped++;
+        }
+    }
+    k->nmsgs = w;
+    if (dropped > 0)
+        cm_log(CM_LOG_DEBUG, NULL, WHO " %s: %zu message(s) of revoked partitions dropped", t->name,
+               dropped);
+}
+
+/*
+ * Takes t's queued messages into k->msgs, up to max_batch (see the top).
+ * One message per call: librdkafka 2.0's batch call
+ * (rd_kafka_consume_batch_queue) may drop messages it had already taken
+ * from its result, after moving the partition's position past them, when a
+ * pause, resume or seek barrier arrives during the call, and a cooperative
+ * rebalance pauses and resumes every assigned partition from librdkafka's
+ * own thread: those messages would be skipped (its 2.0 "known issue",
+ * fixed in 2.1). A single message is never taken back.
+ */
+static void gather(kc_t *k, ktopic_t *t)
+{
+    size_t max = k->base.max_batch;
+    while (k->nmsgs < max) {
+        rd_kafka_message_t *m = rd_kafka_consume_queue(t->cq, 0);
+        if (m == NULL)
+            break; /* empty (or a callback yielded: the next fetch goes on) */
+        if (m->err) {
+            log_consumer_error(t, m);
+            rd_kafka_message_destroy(m);
+            continue;
+        }
+        k->msgs[k->nmsgs++] = m;
+    }
+    /* A rebalance served meanwhile may have revoked partitions whose
+     * messages were taken before it. */
+    prune(k, t);
+    uint64_t now = uv_now(k->base.loop);
+    for (size_t i = 0; i < k->nmsgs; i++) {
+        kpart_t *s = part_of(t, k->msgs[i]->partition, false);
+        s->next = k->msgs[i]->offset + 1;
+        s->since = now;
+    }
+}
+
+/* librdkafka tells a null key or header value apart from an empty one; the
+ * queue has no nulls. */
+static cm_slice_t slice_of(const void *p, size_t len)
+{
+    return p != NULL ? (cm_slice_t){p, len} : CM_SLICE_LIT("");
+}
+
+/* The gathered messages as a batch; they are released. */
+static cm_consumer_batch_t *build_batch(kc_t *k, ktopic_t *t)
+{
+    cm_consumer_batch_t *b = cm__consumer_batch_new(&k->base, t->index);
+    cm_queue_header_t on_stack[HEADERS_ON_STACK];
+
+    for (size_t i = 0; i < k->nmsgs; i++) {
+        rd_kafka_message_t *m = k->msgs[i];
+        char id[48];
+        snprintf(id, sizeof(id), "%" PRId32 ":%" PRId64, m->partition, m->offset);
+        rd_kafka_headers_t *hdrs = NULL;
+        size_t nh = 0;
+        if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR)
+            nh = rd_kafka_header_cnt(hdrs);
+        cm_queue_header_t *hs = nh <= HEADERS_ON_STACK ? on_stack : cm_xmalloc(nh * sizeof(*hs));
+        for (size_t j = 0; j < nh; j++) {
+            const char *name = "";
+            const void *value = NULL;
+            size_t size = 0;
+            if (rd_kafka_header_get_all(hdrs, j, &name, &value, &size) != 0)
+                name = "";
+            hs[j] = (cm_queue_header_t){cm_slice_from_cstr(name), slice_of(value, size)};
+        }
+        cm__consumer_batch_add(b, id, slice_of(m->key, m->key_len), slice_of(m->payload, m->len),
+                               hs, nh, false);
+        if (hs != on_stack)
+            free(hs);
+        rd_kafka_message_destroy(m);
+    }
+    k->nmsgs = 0;
+    return b;
+}
+
+/* True while some partition assigned to t may have messages on their way:
+ * no fetch response yet, or our position below its high watermark; each
+ * for at most CATCH_UP_MS after its assignment or its last message. */
+static bool catching_up(ktopic_t *t, uint64_t now)
+{
+    for (size_t p = 0; p < t->nparts; p++) {
+        const kpart_t *s = &t->parts[p];
+        if (!s->assigned || now - s->since >= CATCH_UP_MS)
+            continue;
+        int64_t lo = -1, hi = -1;
+        if (rd_kafka_get_watermark_offsets(t->rk, t->name, (int32_t)p, &lo, &hi) !=
+                RD_KAFKA_RESP_ERR_NO_ERROR ||
+            hi < 0)
+            return true;
+        /* Nothing taken yet: a partition that is not empty may still be
+         * delivering from wherever the group's offset left it. */
+        if (s->next >= 0 ? s->next < hi : lo < 0 || hi > lo)
+            return true;
+    }
+    return false;
+}
+
+static void on_backstop(uv_timer_t *h);
+
+static void try_fetch(kc_t *k)
+{
+    uint64_t now = uv_now(k->base.loop);
+    for (size_t i = 0; i < k->nt; i++) {
+        ktopic_t *t = &k->t[i];
+        gather(k, t);
+        if (k->nmsgs > 0) {
+            cm__consumer_deliver(&k->base, build_batch(k, t));
+            return;
+        }
+        if (catching_up(t, now))
+            break;
+    }
+    k->parked = true;
+    uv_timer_start(&k->backstop, on_backstop, BACKSTOP_MS, 0);
+}
+
+/* A parked fetch tries again; a close ends it. */
+static void unpark(kc_t *k)
+{
+    if (!k->parked)
+        return;
+    k->parked = false;
+    uv_timer_stop(&k->backstop);
+    if (k->base.closing)
+        cm__consumer_idle(&k->base, 0);
+    else
+        try_fetch(k);
+}
+
+static void kc_fetch(cm_consumer_t *c)
+{
+    try_fetch((kc_t *)c);
+}
+
+/* ---- commit, rewind, ready ------------------------------------------------------ */
+
+static void kc_commit(cm_consumer_t *c, cm_consumer_batch_t *b)
+{
+    kc_t *k = (kc_t *)c;
+    ktopic_t *t = &k->t[b->source];
+    span_t *s;
+    size_t n = batch_spans(b, &s);
+    bool lost = rd_kafka_assignment_lost(t->rk) != 0;
+    size_t skipped = 0;
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)n);
+
+    for (size_t j = 0; j < n; j++) {
+        if (lost || !is_assigned(t, s[j].partition))
+            skipped++;
+        else
+            rd_kafka_topic_partition_list_add(l, t->name, s[j].partition)->offset = s[j].hi + 1;
+    }
+    free(s);
+    if (skipped > 0) {
+        cm_log(CM_LOG_WARN, NULL,
+               WHO " %s: %zu partition(s) of a batch no longer assigned%s: not committed, their "
+                   "messages come again",
+               t->name, skipped, lost ? " (assignment lost)" : "");
+        cm__consumer_commit_failed(c);
+    }
+    if (l->cnt > 0) {
+        rd_kafka_resp_err_t err = rd_kafka_commit_queue(t->rk, l, t->mq, on_commit, t);
+        if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            cm_log(CM_LOG_WARN, NULL, WHO " %s: commit: %s", t->name, rd_kafka_err2str(err));
+            cm__consumer_commit_failed(c);
+        }
+    }
+    rd_kafka_topic_partition_list_destroy(l);
+}
+
+static void kc_rewind(cm_consumer_t *c, cm_consumer_batch_t *b)
+{
+    kc_t *k = (kc_t *)c;
+    ktopic_t *t = &k->t[b->source];
+    span_t *s;
+    size_t n = batch_spans(b, &s);
+    uint64_t now = uv_now(c->loop);
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)n);
+
+    /* A partition no longer assigned is read again by its new owner. */
+    for (size_t j = 0; j < n; j++) {
+        kpart_t *p = is_assigned(t, s[j].partition) ? part_of(t, s[j].partition, false) : NULL;
+        if (p == NULL)
+            continue;
+        rd_kafka_topic_partition_list_add(l, t->name, s[j].partition)->offset = s[j].lo;
+        p->next = s[j].lo;
+        p->since = now;
+    }
+    free(s);
+    rd_kafka_error_t *e = l->cnt > 0 ? rd_kafka_seek_partitions(t->rk, l, 0) : NULL;
+    if (e != NULL) {
+        cm_log(CM_LOG_ERROR, NULL, WHO " %s: seek: %s", t->name, rd_kafka_error_string(e));
+        rd_kafka_error_destroy(e);
+    }
+    for (int i = 0; i < l->cnt; i++)
+        if (l->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR &&
+            l->elems[i].err != RD_KAFKA_RESP_ERR__IN_PROGRESS)
+            cm_log(CM_LOG_ERROR, NULL, WHO " %s: seek partition %" PRId32 ": %s", t->name,
+                   l->elems[i].partition, rd_kafka_err2str(l->elems[i].err));
+    rd_kafka_topic_partition_list_destroy(l);
+}
+
+static bool kc_ready(cm_consumer_t *c, cm_buf_t *why)
+{
+    kc_t *k = (kc_t *)c;
+    for (size_t i = 0; i < k->nt; i++) {
+        const ktopic_t *t = &k->t[i];
+        const char *reason = t->fatal      ? t->fatal_reason
+                             : !t->conn_up ? t->down_why
+                             : !t->joined  ? "the consumer group is not joined yet"
+                                           : NULL;
+        if (reason != NULL) {
+            if (why != NULL)
+                cm_buf_appendf(why, "kafka consumer %s: %s%s", t->name,
+                               t->fatal ? "fatal error: " : "", reason);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- shutdown (see the top) ------------------------------------------------------ */
+
+/* Thread pool. */
+static void destroy_work(uv_work_t *w)
+{
+    kc_t *k = w->data;
+    for (size_t i = 0; i < k->nt; i++) {
+        ktopic_t *t = &k->t[i];
+        rd_kafka_queue_destroy(t->cq);
+        rd_kafka_queue_destroy(t->mq);
+        rd_kafka_destroy_flags(t->rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+    }
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+    kc_t *k = h->data;
+    if (--k->handles_open > 0)
+        return;
+    close(k->efd);
+    cm__consumer_shutdown_done(&k->base);
+}
+
+static void after_destroy(uv_work_t *w, int status)
+{
+    kc_t *k = w->data;
+    (void)status; /* never cancelled */
+    uv_close((uv_handle_t *)&k->poll, on_handle_closed);
+    uv_close((uv_handle_t *)&k->backstop, on_handle_closed);
+}
+
+static void check_closed(kc_t *k)
+{
+    if (k->destroy_queued)
+        return;
+    for (size_t i = 0; i < k->nt; i++) {
+        ktopic_t *t = &k->t[i];
+        if (!t->closed && rd_kafka_consumer_closed(t->rk))
+            t->closed = true;
+        if (!t->closed)
+            return;
+    }
+    /* The last results (commits answered before the close ended). */
+    serve_mains(k);
+    k->destroy_queued = true;
+    uv_timer_stop(&k->backstop);
+    uv_poll_stop(&k->poll);
+    for (size_t i = 0; i < k->nt; i++) {
+        cm__kafka_wake_detach(k->t[i].cq);
+        cm__kafka_wake_detach(k->t[i].mq);
+    }
+    k->destroying = true;
+    k->destroy_work.data = k;
+    uv_queue_work(k->base.loop, &k->destroy_work, destroy_work, after_destroy);
+}
+
+static void kc_shutdown(cm_consumer_t *c)
+{
+    kc_t *k = (kc_t *)c;
+
+    k->closing = true;
+    k->parked = false;
+    for (size_t i = 0; i < k->nt; i++) {
+        ktopic_t *t = &k->t[i];
+        rd_kafka_error_t *e = rd_kafka_consumer_close_queue(t->rk, t->mq);
+        if (e != NULL) {
+            cm_log(CM_LOG_WARN, NULL, WHO " %s: close: %s", t->name, rd_kafka_error_string(e));
+            rd_kafka_error_destroy(e);
+            t->closed = true;
+        }
+    }
+    uv_timer_start(&k->backstop, on_backstop, BACKSTOP_MS, BACKSTOP_MS);
+}
+
+static void kc_free(cm_consumer_t *c)
+{
+    kc_t *k = (kc_t *)c;
+    for (size_t i = 0; i < k->nt; i++)
+        free(k->t[i].parts);
+    free(k->t);
+    free(k->msgs);
+    free(k);
+}
+
+/* ---- the loop side ---------------------------------------------------------------- */
+
+static void on_poll(uv_poll_t *h, int status, int events)
+{
+    kc_t *k = h->data;
+
+    (void)events;
+    if (status < 0)
+        cm_log(CM_LOG_ERROR, NULL, WHO ": eventfd poll: %s", uv_strerror(status));
+    cm__kafka_wake_drain(k->efd);
+    serve_mains(k);
+    if (k->closing)
+        check_closed(k);
+    else
+        unpark(k);
+}
+
+static void on_backstop(uv_timer_t *h)
+{
+    kc_t *k = h->data;
+
+    serve_mains(k);
+    if (k->closing)
+        check_closed(k);
+    else
+        unpark(k);
+}
+
+static const cm__consumer_ops_t kafka_ops = {
+    .name = "kafka",
+    .fetch = kc_fetch,
+    .commit = kc_commit,
+    .rewind = kc_rewind,
+    .ready = kc_ready,
+    .shutdown = kc_shutdown,
+    .free = kc_free,
+};
+
+/* ---- construction --------------------------------------------------------------- */
+
+static int build_conf(rd_kafka_conf_t *conf, const char *group, const cm_consumer_kafka_opts_t *o)
+{
+    cm__kafka_conf_t kc = {.conf = conf, .who = WHO};
+
+    cm__kafka_set(&kc, "bootstrap.servers", o->brokers);
+    cm__kafka_set(&kc, "group.id", group);
+    cm__kafka_set(&kc, "enable.auto.commit", "false");
+    cm__kafka_set(&kc, "enable.auto.offset.store", "false");
+    cm__kafka_set(&kc, "auto.offset.reset", "earliest");
+    cm__kafka_set(&kc, "partition.assignment.strategy", "cooperative-sticky");
+    cm__kafka_set(&kc, "session.timeout.ms", SESSION_TIMEOUT_MS);
+    cm__kafka_set(&kc, "heartbeat.interval.ms", HEARTBEAT_INTERVAL_MS);
+    cm__kafka_set(&kc, "enable.partition.eof", "false");
+    cm__kafka_set(&kc, "socket.nagle.disable", "true");
+    cm__kafka_set(&kc, "reconnect.backoff.max.ms", RECONNECT_BACKOFF_MAX_MS);
+    cm__kafka_set(&kc, "statistics.interval.ms", STATS_INTERVAL_MS);
+    cm__kafka_set(&kc, "log.queue", "true");
+    cm__kafka_set_extra(&kc, o->extra, o->nextra);
+    return kc.rc != 0 ? CM_EINVAL : 0;
+}
+
+/* The consumer of one topic, subscribed; its queues not yet attached. */
+static int open_topic(kc_t *k, ktopic_t *t, const cm_consumer_kafka_opts_t *o)
+{
+    char errstr[512];
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+
+    if (build_conf(conf, k->base.group, o) != 0) {
+        rd_kafka_conf_destroy(conf);
+        return CM_EINVAL;
+    }
+    rd_kafka_conf_set_opaque(conf, t);
+    rd_kafka_conf_set_rebalance_cb(conf, on_rebalance);
+    rd_kafka_conf_set_error_cb(conf, on_error);
+    rd_kafka_conf_set_stats_cb(conf, on_stats);
+    rd_kafka_conf_set_log_cb(conf, on_log);
+    t->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
+    if (t->rk == NULL) { /* conf is still ours on failure */
+        cm_log(CM_LOG_ERROR, NULL, WHO " %s: cannot create the consumer: %s", t->name, errstr);
+        rd_kafka_conf_destroy(conf);
+        return CM_EINVAL;
+    }
+    rd_kafka_set_log_queue(t->rk, NULL); /* logs join the main queue */
+    t->mq = rd_kafka_queue_get_main(t->rk);
+    t->cq = rd_kafka_queue_get_consumer(t->rk);
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(l, t->name, RD_KAFKA_PARTITION_UA);
+    rd_kafka_resp_err_t err = rd_kafka_subscribe(t->rk, l);
+    rd_kafka_topic_partition_list_destroy(l);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        cm_log(CM_LOG_ERROR, NULL, WHO " %s: subscribe: %s", t->name, rd_kafka_err2str(err));
+        return CM_EINVAL;
+    }
+    return 0;
+}
+
+/* Startup failures only: blocking is acceptable (nothing was consumed). */
+static void destroy_now(kc_t *k)
+{
+    k->destroying = true;
+    for (size_t i = 0; i < k->nt; i++) {
+        ktopic_t *t = &k->t[i];
+        if (t->cq)
+            rd_kafka_queue_destroy(t->cq);
+        if (t->mq)
+            rd_kafka_queue_destroy(t->mq);
+        if (t->rk)
+            rd_kafka_destroy_flags(t->rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+        free(t->parts);
+    }
+    cm__consumer_fini(&k->base);
+    free(k->t);
+    free(k->msgs);
+    free(k);
+}
+
+int cm_consumer_kafka_new(uv_loop_t *loop, const cm_consumer_opts_t *opts,
+                          const cm_consumer_kafka_opts_t *kopts, cm_consumer_batch_cb on_batch,
+                          void *ud, cm_consumer_t **out)
+{
+    if (loop == NULL || opts == NULL || kopts == NULL || kopts->brokers == NULL ||
+        kopts->brokers[0] == '\0' || (kopts->nextra > 0 && kopts->extra == NULL) || out == NULL) {
+        cm_log(CM_LOG_ERROR, NULL, WHO ": loop, options, brokers and out are required");
+        return CM_EINVAL;
+    }
+    kc_t *k = cm_xcalloc(1, sizeof(*k));
+    int rc = cm__consumer_init(&k->base, &kafka_ops, loop, opts, on_batch, ud);
+    if (rc != 0) {
+        free(k);
+        return rc;
+    }
+    k->nt = k->base.ntopics;
+    k->t = cm_xcalloc(k->nt, sizeof(*k->t));
+    k->msgs = cm_xcalloc(k->base.max_batch, sizeof(*k->msgs));
+    for (size_t i = 0; i < k->nt && rc == 0; i++) {
+        ktopic_t *t = &k->t[i];
+        t->k = k;
+        t->index = i;
+        t->name = k->base.topics[i];
+        t->down_why = "no broker reached yet";
+        rc = open_topic(k, t, kopts);
+    }
+    if (rc == 0 && (k->efd = cm__kafka_wake_open(WHO)) < 0)
+        rc = CM_EIO;
+    if (rc == 0 && (rc = uv_poll_init(loop, &k->poll, k->efd)) != 0) {
+        cm_log(CM_LOG_ERROR, NULL, WHO ": uv_poll_init: %s", uv_strerror(rc));
+        close(k->efd);
+        rc = CM_EIO;
+    }
+    if (rc != 0) {
+        destroy_now(k);
+        return rc;
+    }
+    k->poll.data = k;
+    uv_timer_init(loop, &k->backstop);
+    k->backstop.data = k;
+    k->handles_open = 2;
+    uv_poll_start(&k->poll, UV_READABLE, on_poll);
+    for (size_t i = 0; i < k->nt; i++) {
+        cm__kafka_wake_attach(k->t[i].mq, k->efd, WHO);
+        cm__kafka_wake_attach(k->t[i].cq, k->efd, WHO);
+    }
+    cm__consumer_start(&k->base);
+    *out = &k->base;
+    return 0;
+}

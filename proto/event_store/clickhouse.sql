@@ -1,0 +1,49 @@
+-- The event store's tables on ClickHouse (version 1), in a spelling both
+-- ClickHouse 18.16 and current releases accept. proto/event-store.md gives
+-- each column's meaning and the reasons. One statement per ';'.
+
+CREATE TABLE IF NOT EXISTS events (
+    uuid UUID,
+    project_id Int64,
+    event String,
+    distinct_id String,
+    person_id UUID,
+    properties String,
+    person_properties String,
+    timestamp DateTime('UTC'),
+    timestamp_ms Int64,
+    created_at DateTime('UTC'),
+    session_id String
+) ENGINE = ReplacingMergeTree()
+PARTITION BY toYYYYMM(timestamp)
+ORDER BY (project_id, toDate(timestamp), event, cityHash64(distinct_id), cityHash64(toString(uuid)));
+
+CREATE TABLE IF NOT EXISTS persons (
+    id UUID,
+    project_id Int64,
+    properties String,
+    is_identified UInt8,
+    is_deleted UInt8,
+    created_at DateTime('UTC'),
+    version Int64
+) ENGINE = ReplacingMergeTree(version)
+ORDER BY (project_id, id);
+
+CREATE TABLE IF NOT EXISTS person_distinct_ids (
+    project_id Int64,
+    distinct_id String,
+    person_id UUID,
+    version Int64,
+    is_deleted UInt8
+) ENGINE = ReplacingMergeTree(version)
+ORDER BY (project_id, distinct_id);
+
+CREATE TABLE IF NOT EXISTS groups (
+    project_id Int64,
+    group_type String,
+    group_key String,
+    properties String,
+    created_at DateTime('UTC'),
+    version Int64
+) ENGINE = ReplacingMergeTree(version)
+ORDER BY (project_id, group_type, group_key);

@@ -1,0 +1,82 @@
+/*
+ * writer.h - the writer service's configuration and shared context.
+ *
+ * One wr_ctx_t is made in main() and handed to every part; nothing else is
+ * global. The pipeline for one batch of queue messages (consume.c):
+ *   parse (event.c) -> project ids from tokens (tokens.c) -> dead letters
+ *   (deadletter.c) -> persons in one transaction (persons.c on
+ *   persons_store.c) -> the event store and the Redis mirror (sink.c) ->
+ *   acknowledge. Any failure hands the batch back to the queue and retries
+ *   it with backoff; nothing is acknowledged before it is stored.
+ */
+#ifndef WR_WRITER_H
+#define WR_WRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cm/config.h"
+#include "cm/db.h"
+#include "cm/event_store.h"
+#include "cm/log.h"
+#include "cm/metrics.h"
+#include "cm/queue.h"
+#include "cm/queue_consumer.h"
+#include "cm/redis.h"
+#include "cm/service.h"
+
+typedef struct {
+    cm_service_cfg_t svc; /* ops port, Redis, drain, log level */
+    char *kafka_brokers;
+    char *topic_main;
+    char *topic_historical;
+    char *topic_dead_letter;
+    char *kafka_properties;
+    char *group;
+    char *consumer_name;
+    long long batch_size;
+    long long claim_idle_ms;
+    long long retry_max_ms;
+    size_t max_event;
+    char *clickhouse_url;
+    char *events_sqlite;
+    char *persons_url;
+    long long seen_days;
+    long long tokens_refresh_ms;
+} wr_config_t;
+
+extern const cm_cfg_key_t wr_config_keys[];
+extern const size_t wr_config_nkeys;
+
+typedef struct wr_tokens wr_tokens_t;
+typedef struct wr_batch wr_batch_t;
+
+typedef struct {
+    wr_config_t cfg;
+    uv_loop_t *loop;
+    cm_metrics_t *metrics;
+    cm_redis_t *redis;        /* commands: tokens, mirror, dead letters on Streams */
+    cm_redis_t *redis_stream; /* the consumer's own (XREADGROUP BLOCK holds it) */
+    cm_consumer_t *consumer;
+    cm_queue_t *dead_letters;
+    cm_evstore_t *events;
+    cm_db_t *persons;
+    bool persons_migrated;
+    wr_tokens_t *tokens;
+    cm_http_server_t *http;
+    wr_batch_t *batch; /* the batch under way, NULL when idle */
+    uint64_t backoff_ms;
+    bool failing; /* the last attempt failed: not ready */
+    char last_error[256];
+    uv_timer_t prune;
+    cm_counter_t *m_stored, *m_duplicates, *m_dead, *m_dropped_token, *m_dropped_invalid,
+        *m_warnings, *m_conflicts, *m_failures;
+    cm_histogram_t *m_batch_seconds;
+    cm_log_limit_t fail_log;
+} wr_ctx_t;
+
+/* consume.c: the batch pipeline; on_batch is the consumer's callback. */
+void wr_on_batch(cm_consumer_batch_t *b, void *ud);
+bool wr_idle(const wr_ctx_t *ctx);
+
+#endif
