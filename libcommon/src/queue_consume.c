@@ -9,6 +9,7 @@
 #include "queue_consumer_internal.h"
 
 #define DEFAULT_MAX_BATCH  1000
+#define DEFAULT_MAX_BYTES  (4u << 20)
 #define DEFAULT_BLOCK_MS   500
 #define DEFAULT_CLAIM_IDLE 30000
 
@@ -76,6 +77,7 @@ int cm__consumer_init(cm_consumer_t *c, const cm__consumer_ops_t *ops, uv_loop_t
         default_name(name, sizeof(name));
     c->consumer = cm_xstrdup(name);
     c->max_batch = opts->max_batch ? opts->max_batch : DEFAULT_MAX_BATCH;
+    c->max_batch_bytes = opts->max_batch_bytes ? opts->max_batch_bytes : DEFAULT_MAX_BYTES;
     c->block_ms = opts->block_ms > 0 ? opts->block_ms : DEFAULT_BLOCK_MS;
     c->claim_idle_ms = opts->claim_idle_ms > 0 ? opts->claim_idle_ms : DEFAULT_CLAIM_IDLE;
     c->on_batch = on_batch;

@@ -57,6 +57,7 @@ typedef struct {
     size_t claim_topic; /* the stream the current claim round is on */
     size_t probe;       /* step 4: the stream being read without blocking */
     size_t in_flight;   /* commands whose reply has not come (XACK, trims) */
+    size_t count;       /* COUNT of the next read: grows from 64 while batches stay small */
     bool shutting;
     char idtext[48];
     uint64_t last_log;
@@ -183,6 +184,14 @@ static bool deliver_entries(rc_t *rc, size_t topic, const redisReply *entries, b
         cm__consumer_batch_free(b);
         return ngone > 0; /* fetch again: there may be more */
     }
+    /* The next COUNT: double while the average message leaves room in
+     * max_batch_bytes, shrink when it does not (Redis answers by count). */
+    size_t bytes = 0, n = cm_consumer_batch_len(b);
+    for (size_t i = 0; i < n; i++)
+        bytes += cm_consumer_batch_msg(b, i)->value.len + 64;
+    size_t fit = rc->base.max_batch_bytes / (bytes / n + 1);
+    size_t next = rc->count * 2 < fit ? rc->count * 2 : fit;
+    rc->count = next < 1 ? 1 : next > rc->base.max_batch ? rc->base.max_batch : next;
     cm__consumer_deliver(&rc->base, b);
     return true;
 }
@@ -317,7 +326,7 @@ static void send_read(rc_t *rc, size_t topic, const char *from, bool block, cm_r
     const char **argv = cm_xmalloc((10 + 2 * n) * sizeof(char *));
     char count[24], blockms[24];
     int argc = 0;
-    snprintf(count, sizeof(count), "%zu", rc->base.max_batch);
+    snprintf(count, sizeof(count), "%zu", rc->count);
     snprintf(blockms, sizeof(blockms), "%d", rc->base.block_ms);
     argv[argc++] = "XREADGROUP";
     argv[argc++] = "GROUP";
@@ -381,7 +390,7 @@ static void fetch(cm_consumer_t *c)
             rtopic_t *t = &rc->t[rc->claim_topic];
             char idle[24], count[24];
             snprintf(idle, sizeof(idle), "%d", c->claim_idle_ms);
-            snprintf(count, sizeof(count), "%zu", c->max_batch);
+            snprintf(count, sizeof(count), "%zu", rc->count);
             const char *argv[] = {"XAUTOCLAIM", c->topics[rc->claim_topic],
                                   c->group,     c->consumer,
                                   idle,         t->cursor,
@@ -546,6 +555,7 @@ int cm_consumer_redis_new(uv_loop_t *loop, cm_redis_t *client, const cm_consumer
         return CM_EINVAL;
     }
     rc->client = client;
+    rc->count = rc->base.max_batch < 64 ? rc->base.max_batch : 64;
     rc->t = cm_xcalloc(rc->base.ntopics, sizeof(*rc->t));
     for (size_t i = 0; i < rc->base.ntopics; i++) {
         rc->t[i].pending_first = true;

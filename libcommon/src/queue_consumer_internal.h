@@ -59,6 +59,7 @@ struct cm_consumer {
     char *group;
     char *consumer;
     size_t max_batch;
+    size_t max_batch_bytes;
     int block_ms;
     int claim_idle_ms;
     cm_consumer_batch_cb on_batch;

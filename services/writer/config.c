@@ -31,6 +31,8 @@ const cm_cfg_key_t wr_config_keys[] = {
      "this writer's name in the group; empty = <hostname>-<pid>", 0},
     {"WRITER_BATCH", CM_CFG_INT, F(batch_size), "1000", 1, 100000,
      "messages per batch (one transaction each)", 0},
+    {"WRITER_BATCH_BYTES", CM_CFG_SIZE, F(batch_bytes), "4MiB", 4096, 1LL << 30,
+     "about this many bytes of messages per batch at most", 0},
     {"WRITER_CLAIM_IDLE", CM_CFG_DURATION, F(claim_idle_ms), "30s", 100, 86400000,
      "Redis Streams: take over messages left pending this long by a writer that went away", 0},
     {"WRITER_RETRY_MAX", CM_CFG_DURATION, F(retry_max_ms), "5s", 100, 600000,

@@ -30,6 +30,7 @@
 
 #define CONFLICT_RETRIES 5
 #define FIRST_BACKOFF_MS 100
+#define SLICE_NS         (5 * 1000 * 1000) /* parsing yields the loop after this */
 
 struct wr_batch {
     wr_ctx_t *ctx;
@@ -40,6 +41,7 @@ struct wr_batch {
     wr_state_t st;
     wr_stmts_t load, save;
     int conflicts;
+    size_t parsed; /* messages parsed so far (parsing goes in slices) */
     uint64_t started;
     int64_t now_ms;
 };
@@ -227,6 +229,37 @@ static void on_tokens(bool ok, void *ud)
 
 /* ---- 1. parse --------------------------------------------------------------------------- */
 
+/* A slice of the batch, then the loop gets a turn: a batch of large
+ * messages never holds it for long. */
+static void parse_some(wr_batch_t *wb);
+
+static void on_step(uv_timer_t *t)
+{
+    parse_some(t->data);
+}
+
+static void parse_some(wr_batch_t *wb)
+{
+    wr_ctx_t *ctx = wb->ctx;
+    uint64_t start = uv_hrtime();
+    while (wb->parsed < wb->n) {
+        const cm_consumed_t *m = cm_consumer_batch_msg(wb->b, wb->parsed);
+        wr_event_t *e = &wb->events[wb->parsed++];
+        wr_event_parse(e, m->value.p, m->value.len, ctx->cfg.max_event);
+        if (e->fate == WR_EVENT_DROP)
+            cm_counter_inc(ctx->m_dropped_invalid);
+        if (wb->parsed < wb->n && uv_hrtime() - start > SLICE_NS) {
+            ctx->step.data = wb;
+            uv_timer_start(&ctx->step, on_step, 0, 0);
+            return;
+        }
+    }
+    if (resolve(wb, false) > 0)
+        wr_tokens_refresh(ctx->tokens, on_tokens, wb);
+    else
+        step_dead(wb);
+}
+
 void wr_on_batch(cm_consumer_batch_t *b, void *ud)
 {
     wr_ctx_t *ctx = ud;
@@ -240,16 +273,7 @@ void wr_on_batch(cm_consumer_batch_t *b, void *ud)
     wb->started = uv_now(ctx->loop);
     wb->now_ms = cm_now_us() / 1000;
     wr_state_init(&wb->st);
-    for (size_t i = 0; i < wb->n; i++) {
-        const cm_consumed_t *m = cm_consumer_batch_msg(b, i);
-        wr_event_parse(&wb->events[i], m->value.p, m->value.len, ctx->cfg.max_event);
-        if (wb->events[i].fate == WR_EVENT_DROP)
-            cm_counter_inc(ctx->m_dropped_invalid);
-    }
-    if (resolve(wb, false) > 0)
-        wr_tokens_refresh(ctx->tokens, on_tokens, wb);
-    else
-        step_dead(wb);
+    parse_some(wb);
 }
 
 bool wr_idle(const wr_ctx_t *ctx)

@@ -84,7 +84,8 @@ static void queue_closed(void *ud)
 static void consumer_closed(void *ud)
 {
     (void)ud;
-    closing_left = 3 + (ctx.redis != NULL) + (ctx.redis_stream != NULL);
+    closing_left = 4 + (ctx.redis != NULL) + (ctx.redis_stream != NULL);
+    uv_close((uv_handle_t *)&ctx.step, prune_closed);
     cm_evstore_close(ctx.events, one_closed, NULL);
     cm_db_close(ctx.persons, one_closed, NULL);
     uv_close((uv_handle_t *)&ctx.prune, prune_closed);
@@ -126,6 +127,7 @@ static int make_queue(void)
         .group = ctx.cfg.group,
         .consumer = ctx.cfg.consumer_name,
         .max_batch = (size_t)ctx.cfg.batch_size,
+        .max_batch_bytes = ctx.cfg.batch_bytes,
         .claim_idle_ms = (int)ctx.cfg.claim_idle_ms,
         .metrics = ctx.metrics,
     };
@@ -249,6 +251,7 @@ static int start(void)
     ctx.tokens = wr_tokens_new(ctx.loop, ctx.redis, (uint64_t)ctx.cfg.tokens_refresh_ms);
     if (make_queue() != 0)
         return CM_EINVAL;
+    uv_timer_init(ctx.loop, &ctx.step);
     uv_timer_init(ctx.loop, &ctx.prune);
     uv_timer_start(&ctx.prune, on_prune, 60 * 1000, PRUNE_EVERY_MS);
     ctx.http = cm_service_http_new(ctx.loop, "writer", &ctx.cfg.svc, ctx.metrics, ready, &ctx);

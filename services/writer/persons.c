@@ -103,8 +103,8 @@ static wr_pdi_t *add_pdi(wr_state_t *st, long long project_id, const char *did, 
 }
 
 wr_person_t *wr_state_person(wr_state_t *st, long long project_id, const char *uuid,
-                             cm_slice_t properties, bool is_identified, long long version,
-                             int64_t created_at_ms)
+                             cm_slice_t properties, cm_slice_t times, bool is_identified,
+                             long long version, int64_t created_at_ms)
 {
     wr_person_t *p = find_person(st, uuid);
     if (p)
@@ -113,6 +113,8 @@ wr_person_t *wr_state_person(wr_state_t *st, long long project_id, const char *u
     snprintf(p->uuid, sizeof(p->uuid), "%s", uuid);
     p->project_id = project_id;
     wr_props_load(&p->props, properties);
+    if (times.len)
+        wr_props_load_times(&p->props, times);
     p->is_identified = is_identified;
     p->version = version;
     p->created_at_ms = created_at_ms;
@@ -155,10 +157,13 @@ static wr_group_t *add_group(wr_state_t *st, long long project_id, const char *t
 }
 
 void wr_state_group(wr_state_t *st, long long project_id, const char *type, const char *key,
-                    cm_slice_t properties, long long version, int64_t created_at_ms)
+                    cm_slice_t properties, cm_slice_t times, long long version,
+                    int64_t created_at_ms)
 {
     wr_group_t *g = add_group(st, project_id, type, key);
     wr_props_load(&g->props, properties);
+    if (times.len)
+        wr_props_load_times(&g->props, times);
     g->version = version;
     g->created_at_ms = created_at_ms;
 }
@@ -190,35 +195,79 @@ static wr_person_t *create_person(wr_state_t *st, const wr_event_t *ev, const ch
     p->dirty = true;
     char quoted[CM_UUID_STR_LEN + 3];
     snprintf(quoted, sizeof(quoted), "\"%s\"", ev->uuid);
-    wr_props_set(&p->props, CM_SLICE_LIT("$creator_event_uuid"), cm_slice_from_cstr(quoted));
+    wr_props_set_once_at(&p->props, CM_SLICE_LIT("$creator_event_uuid"), cm_slice_from_cstr(quoted),
+                         ev->timestamp_ms);
     GROW(st->persons, st->npersons, st->cap);
     st->persons[st->npersons++] = p;
     add_pdi(st, ev->project_id, did, p, 0, true);
     return p;
 }
 
+/*
+ * Properties that change on almost every event (the page, the screen, the
+ * browser's version): as PostHog does, a new value of one the person
+ * already has is kept in memory (the event's person_properties show it) but
+ * does not by itself make the person be written; a person event ($identify,
+ * $set, the merges) or any other change writes it with everything.
+ */
+static bool high_churn(cm_slice_t key)
+{
+    static const char *const keys[] = {"$current_url",
+                                       "$pathname",
+                                       "$referrer",
+                                       "$referring_domain",
+                                       "$screen_height",
+                                       "$screen_width",
+                                       "$viewport_height",
+                                       "$viewport_width",
+                                       "$browser",
+                                       "$browser_version",
+                                       "$device_type",
+                                       "$raw_user_agent",
+                                       "$os",
+                                       "$os_name",
+                                       "$os_version"};
+    if (key.len > 7 && !memcmp(key.p, "$geoip_", 7))
+        return true;
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (cm_slice_eq_cstr(key, keys[i]))
+            return true;
+    return false;
+}
+
+static bool person_event(const wr_event_t *ev)
+{
+    return ev->kind != WR_KIND_PLAIN || !strcmp(ev->event, "$set") ||
+           !strcmp(ev->event, "$identify");
+}
+
 /* $set_once, then $set, then $unset, as PostHog applies them; the event
  * that creates the person ignores $unset (there is nothing to remove). */
 static void apply_updates(wr_person_t *p, const wr_event_t *ev, bool created)
 {
+    bool quiet_churn = !created && !person_event(ev);
     bool changed = false;
+    int64_t t = ev->timestamp_ms;
     for (size_t i = 0; i < ev->set_once.n; i++) {
         const wr_prop_t *x = &ev->set_once.v[i];
         if (x->val)
-            changed |= wr_props_set_once(&p->props, (cm_slice_t){x->key, x->klen},
-                                         (cm_slice_t){x->val, x->vlen});
+            changed |= wr_props_set_once_at(&p->props, (cm_slice_t){x->key, x->klen},
+                                            (cm_slice_t){x->val, x->vlen}, t);
     }
     for (size_t i = 0; i < ev->set.n; i++) {
         const wr_prop_t *x = &ev->set.v[i];
-        if (x->val)
-            changed |= wr_props_set(&p->props, (cm_slice_t){x->key, x->klen},
-                                    (cm_slice_t){x->val, x->vlen});
+        if (x->val == NULL)
+            continue;
+        cm_slice_t key = {x->key, x->klen};
+        bool quiet = quiet_churn && high_churn(key) && wr_props_has(&p->props, key);
+        if (wr_props_set_at(&p->props, key, (cm_slice_t){x->val, x->vlen}, t) && !quiet)
+            changed = true;
     }
     if (!created)
         for (size_t i = 0; i < ev->unset.n; i++) {
             const wr_prop_t *x = &ev->unset.v[i];
             if (x->val)
-                changed |= wr_props_unset(&p->props, (cm_slice_t){x->key, x->klen});
+                changed |= wr_props_unset_at(&p->props, (cm_slice_t){x->key, x->klen}, t);
         }
     if (changed)
         touch(p);
@@ -328,8 +377,8 @@ static void group_identify(wr_state_t *st, wr_event_t *ev)
     for (size_t i = 0; i < ev->group_set.n; i++) {
         const wr_prop_t *x = &ev->group_set.v[i];
         if (x->val)
-            changed |= wr_props_set(&g->props, (cm_slice_t){x->key, x->klen},
-                                    (cm_slice_t){x->val, x->vlen});
+            changed |= wr_props_set_at(&g->props, (cm_slice_t){x->key, x->klen},
+                                       (cm_slice_t){x->val, x->vlen}, ev->timestamp_ms);
     }
     if (changed && !g->dirty) {
         g->version++;

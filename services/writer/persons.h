@@ -69,14 +69,16 @@ void wr_state_init(wr_state_t *st);
 void wr_state_free(wr_state_t *st);
 
 /* Loading what the store holds. */
+/* times: the properties' change times (wr_props_write_times), may be empty. */
 wr_person_t *wr_state_person(wr_state_t *st, long long project_id, const char *uuid,
-                             cm_slice_t properties, bool is_identified, long long version,
-                             int64_t created_at_ms);
+                             cm_slice_t properties, cm_slice_t times, bool is_identified,
+                             long long version, int64_t created_at_ms);
 /* person must have been added first (by uuid); false when it was not. */
 bool wr_state_distinct_id(wr_state_t *st, long long project_id, const char *distinct_id,
                           const char *person_uuid, long long version);
 void wr_state_group(wr_state_t *st, long long project_id, const char *type, const char *key,
-                    cm_slice_t properties, long long version, int64_t created_at_ms);
+                    cm_slice_t properties, cm_slice_t times, long long version,
+                    int64_t created_at_ms);
 
 /* Applies one event (ev->project_id set). Fills ev->person_id,
  * ev->person_properties and ev->warning. seen: the event was processed

@@ -43,6 +43,13 @@ const cm_db_migration_t wr_persons_migrations[] = {
      " created_at BIGINT NOT NULL, PRIMARY KEY (project_id, group_type, group_key));"
      "CREATE TABLE events_seen (uuid TEXT PRIMARY KEY, seen_at BIGINT NOT NULL);"
      "CREATE INDEX events_seen_at ON events_seen (seen_at)"},
+    /* When each property last changed, and how (props.h): events taken out
+     * of order still end as in time order. */
+    {2,
+     "ALTER TABLE persons ADD COLUMN properties_ts TEXT NOT NULL DEFAULT '{}';"
+     "ALTER TABLE groups ADD COLUMN properties_ts TEXT NOT NULL DEFAULT '{}'",
+     "ALTER TABLE persons ADD COLUMN properties_ts TEXT NOT NULL DEFAULT '{}';"
+     "ALTER TABLE groups ADD COLUMN properties_ts TEXT NOT NULL DEFAULT '{}'"},
 };
 const size_t wr_persons_nmigrations =
     sizeof(wr_persons_migrations) / sizeof(wr_persons_migrations[0]);
@@ -50,12 +57,12 @@ const size_t wr_persons_nmigrations =
 /* Every distinct id of every person one of the listed distinct ids has. */
 static const char load_persons_sqlite[] =
     "SELECT d.distinct_id, d.version, p.uuid, p.properties, p.is_identified, p.version,"
-    " p.created_at FROM person_distinct_ids d JOIN persons p ON p.uuid = d.person_uuid"
+    " p.created_at, p.properties_ts FROM person_distinct_ids d JOIN persons p ON p.uuid = d.person_uuid"
     " WHERE d.project_id = $1 AND d.person_uuid IN (SELECT person_uuid FROM person_distinct_ids"
     " WHERE project_id = $1 AND distinct_id IN (SELECT value FROM json_each($2)))";
 static const char load_persons_pg[] =
     "SELECT d.distinct_id, d.version, p.uuid, p.properties, CASE WHEN p.is_identified THEN 1"
-    " ELSE 0 END, p.version, p.created_at FROM person_distinct_ids d JOIN persons p"
+    " ELSE 0 END, p.version, p.created_at, p.properties_ts FROM person_distinct_ids d JOIN persons p"
     " ON p.uuid = d.person_uuid WHERE d.project_id = $1 AND d.person_uuid IN (SELECT person_uuid"
     " FROM person_distinct_ids WHERE project_id = $1 AND distinct_id IN"
     " (SELECT jsonb_array_elements_text(CAST($2 AS jsonb)))) FOR UPDATE";
@@ -64,33 +71,35 @@ static const char load_seen_sqlite[] =
 static const char load_seen_pg[] = "SELECT uuid FROM events_seen WHERE uuid IN"
                                    " (SELECT jsonb_array_elements_text(CAST($1 AS jsonb)))";
 static const char load_group_sqlite[] =
-    "SELECT project_id, group_type, group_key, properties, version, created_at FROM groups"
-    " WHERE project_id = $1 AND group_type = $2 AND group_key = $3";
+    "SELECT project_id, group_type, group_key, properties, version, created_at, properties_ts"
+    " FROM groups WHERE project_id = $1 AND group_type = $2 AND group_key = $3";
 static const char load_group_pg[] =
-    "SELECT project_id, group_type, group_key, properties, version, created_at FROM groups"
-    " WHERE project_id = $1 AND group_type = $2 AND group_key = $3 FOR UPDATE";
+    "SELECT project_id, group_type, group_key, properties, version, created_at, properties_ts"
+    " FROM groups WHERE project_id = $1 AND group_type = $2 AND group_key = $3 FOR UPDATE";
 
 static const char ins_person_sqlite[] =
-    "INSERT INTO persons (uuid, project_id, properties, is_identified, version, created_at)"
-    " VALUES ($1, $2, $3, $4, $5, $6)";
+    "INSERT INTO persons (uuid, project_id, properties, is_identified, version, created_at,"
+    " properties_ts) VALUES ($1, $2, $3, $4, $5, $6, $7)";
 static const char ins_person_pg[] =
-    "INSERT INTO persons (uuid, project_id, properties, is_identified, version, created_at)"
-    " VALUES ($1, $2, $3, CAST($4 AS INTEGER) <> 0, $5, $6)";
+    "INSERT INTO persons (uuid, project_id, properties, is_identified, version, created_at,"
+    " properties_ts) VALUES ($1, $2, $3, CAST($4 AS INTEGER) <> 0, $5, $6, $7)";
 static const char upd_person_sqlite[] =
-    "UPDATE persons SET properties = $2, is_identified = $3, version = $4, created_at = $5"
-    " WHERE uuid = $1";
+    "UPDATE persons SET properties = $2, is_identified = $3, version = $4, created_at = $5,"
+    " properties_ts = $6 WHERE uuid = $1";
 static const char upd_person_pg[] =
     "UPDATE persons SET properties = $2, is_identified = CAST($3 AS INTEGER) <> 0,"
-    " version = $4, created_at = $5 WHERE uuid = $1";
+    " version = $4, created_at = $5, properties_ts = $6 WHERE uuid = $1";
 static const char del_person[] = "DELETE FROM persons WHERE uuid = $1";
 static const char ins_pdi[] = "INSERT INTO person_distinct_ids (project_id, distinct_id,"
                               " person_uuid, version) VALUES ($1, $2, $3, $4)";
 static const char upd_pdi[] = "UPDATE person_distinct_ids SET person_uuid = $3, version = $4"
                               " WHERE project_id = $1 AND distinct_id = $2";
-static const char ins_group[] = "INSERT INTO groups (project_id, group_type, group_key,"
-                                " properties, version, created_at) VALUES ($1, $2, $3, $4, $5, $6)";
-static const char upd_group[] = "UPDATE groups SET properties = $4, version = $5"
-                                " WHERE project_id = $1 AND group_type = $2 AND group_key = $3";
+static const char ins_group[] =
+    "INSERT INTO groups (project_id, group_type, group_key, properties, version, properties_ts,"
+    " created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+static const char upd_group[] =
+    "UPDATE groups SET properties = $4, version = $5, properties_ts = $6"
+    " WHERE project_id = $1 AND group_type = $2 AND group_key = $3";
 static const char ins_seen[] =
     "INSERT INTO events_seen (uuid, seen_at) VALUES ($1, $2) ON CONFLICT DO NOTHING";
 static const char prune_seen[] = "DELETE FROM events_seen WHERE seen_at < $1";
@@ -231,9 +240,10 @@ void wr_persons_load_result(const cm_db_res_t *res, const wr_stmts_t *s, wr_even
     for (size_t j = 0; j < s->nprojects; j++) {
         size_t t = s->person_tables[j];
         for (size_t r = 0; r < cm_db_nrows(res, t); r++) {
-            const char *props = cm_db_value(res, t, r, 3);
+            const char *props = cm_db_value(res, t, r, 3), *times = cm_db_value(res, t, r, 7);
             wr_state_person(st, s->projects[j], cm_db_value(res, t, r, 2),
                             cm_slice_from_cstr(props ? props : "{}"),
+                            cm_slice_from_cstr(times ? times : ""),
                             num(cm_db_value(res, t, r, 4)) != 0, num(cm_db_value(res, t, r, 5)),
                             num(cm_db_value(res, t, r, 6)));
             wr_state_distinct_id(st, s->projects[j], cm_db_value(res, t, r, 0),
@@ -256,10 +266,11 @@ void wr_persons_load_result(const cm_db_res_t *res, const wr_stmts_t *s, wr_even
                 cm_buf_appendf(&k, "%s\n", cm_db_value(res, t, r, c));
             if (!cm_strset_add(groups, (cm_slice_t){k.p, k.len}))
                 continue;
-            const char *props = cm_db_value(res, t, r, 3);
+            const char *props = cm_db_value(res, t, r, 3), *times = cm_db_value(res, t, r, 6);
             wr_state_group(st, num(cm_db_value(res, t, r, 0)), cm_db_value(res, t, r, 1),
                            cm_db_value(res, t, r, 2), cm_slice_from_cstr(props ? props : "{}"),
-                           num(cm_db_value(res, t, r, 4)), num(cm_db_value(res, t, r, 5)));
+                           cm_slice_from_cstr(times ? times : ""), num(cm_db_value(res, t, r, 4)),
+                           num(cm_db_value(res, t, r, 5)));
         }
     cm_buf_free(&k);
     cm_strset_free(groups);
@@ -293,10 +304,13 @@ void wr_persons_save_stmts(cm_db_dialect_t d, const wr_state_t *st, const wr_eve
         p_int(out, p->is_identified);
         p_int(out, p->version);
         p_int(out, p->created_at_ms);
+        cm_buf_reset(&b);
+        wr_props_write_times(&p->props, &b);
+        p_bytes(out, b.p, b.len);
         if (p->is_new)
-            add(out, pg ? ins_person_pg : ins_person_sqlite, 6);
+            add(out, pg ? ins_person_pg : ins_person_sqlite, 7);
         else
-            add(out, pg ? upd_person_pg : upd_person_sqlite, 5);
+            add(out, pg ? upd_person_pg : upd_person_sqlite, 6);
     }
     for (size_t i = 0; i < st->npdis; i++) {
         const wr_pdi_t *x = st->pdi_list[i];
@@ -319,11 +333,14 @@ void wr_persons_save_stmts(cm_db_dialect_t d, const wr_state_t *st, const wr_eve
         p_str(out, g->key);
         p_bytes(out, b.p, b.len);
         p_int(out, g->version);
+        cm_buf_reset(&b);
+        wr_props_write_times(&g->props, &b);
+        p_bytes(out, b.p, b.len);
         if (g->is_new) {
             p_int(out, g->created_at_ms);
-            add(out, ins_group, 6);
+            add(out, ins_group, 7);
         } else
-            add(out, upd_group, 5);
+            add(out, upd_group, 6);
     }
     for (size_t i = 0; i < n; i++)
         if (usable(&events[i]) && !seen[i]) {

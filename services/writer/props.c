@@ -53,6 +53,8 @@ static wr_prop_t *slot(wr_props_t *p, cm_slice_t key)
     s->klen = key.len;
     s->val = NULL;
     s->vlen = 0;
+    s->ts = 0;
+    s->op = 0;
     cm_strset_put(p->ix, (cm_slice_t){s->key, s->klen}, (void *)(uintptr_t)p->n);
     return s;
 }
@@ -105,10 +107,120 @@ cm_slice_t wr_props_get(const wr_props_t *p, cm_slice_t key)
 
 void wr_props_copy(wr_props_t *dst, const wr_props_t *src)
 {
-    for (size_t i = 0; i < src->n; i++)
-        if (src->v[i].val)
-            wr_props_set(dst, (cm_slice_t){src->v[i].key, src->v[i].klen},
-                         (cm_slice_t){src->v[i].val, src->v[i].vlen});
+    for (size_t i = 0; i < src->n; i++) {
+        const wr_prop_t *x = &src->v[i];
+        if (x->val == NULL && x->op == 0)
+            continue;
+        wr_prop_t *d = slot(dst, (cm_slice_t){x->key, x->klen});
+        if (x->val == NULL && d->val)
+            continue; /* a removal does not hide a value the other side has (merges) */
+        if (x->val)
+            put(dst, d, (cm_slice_t){x->val, x->vlen});
+        d->ts = x->ts;
+        d->op = x->op;
+    }
+}
+
+static bool same(const wr_prop_t *s, cm_slice_t value)
+{
+    return s->val && s->vlen == value.len && !memcmp(s->val, value.p, value.len);
+}
+
+bool wr_props_set_at(wr_props_t *p, cm_slice_t key, cm_slice_t value, int64_t ts)
+{
+    wr_prop_t *s = slot(p, key);
+    bool known = s->val || s->op;
+    if (known && s->op != 'o' && ts < s->ts)
+        return false; /* a later $set or $unset is already in */
+    if (same(s, value)) {
+        if (s->op == 'o')
+            s->op = 's'; /* now a $set's value: a later $set_once must not touch it */
+        return false;
+    }
+    put(p, s, value);
+    s->ts = ts;
+    s->op = 's';
+    return true;
+}
+
+bool wr_props_set_once_at(wr_props_t *p, cm_slice_t key, cm_slice_t value, int64_t ts)
+{
+    wr_prop_t *s = slot(p, key);
+    if (s->val == NULL) {
+        if (s->op == 'u' && ts < s->ts)
+            return false; /* removed after this: stays removed */
+    } else if (!(s->op == 'o' && ts < s->ts))
+        return false; /* present, and not from a later $set_once */
+    bool changed = !same(s, value);
+    if (changed)
+        put(p, s, value);
+    s->ts = ts;
+    s->op = 'o';
+    return changed;
+}
+
+bool wr_props_unset_at(wr_props_t *p, cm_slice_t key, int64_t ts)
+{
+    wr_prop_t *s = slot(p, key);
+    if (s->op && s->op != 'o' && ts < s->ts)
+        return false;                     /* a later $set or $unset is in */
+    if (s->val == NULL && s->op == 'u') { /* already removed: keep the later time */
+        if (ts <= s->ts)
+            return false;
+        s->ts = ts;
+        return true;
+    }
+    if (s->val) {
+        free(s->val);
+        s->val = NULL;
+        p->live--;
+    }
+    /* Also for a key the person does not have: the marker keeps an older
+     * $set that arrives afterwards out. */
+    s->ts = ts;
+    s->op = 'u';
+    return true;
+}
+
+void wr_props_write_times(const wr_props_t *p, cm_buf_t *out)
+{
+    bool first = true;
+    cm_buf_putc(out, '{');
+    for (size_t i = 0; i < p->n; i++) {
+        const wr_prop_t *x = &p->v[i];
+        if (x->op == 0)
+            continue;
+        if (!first)
+            cm_buf_putc(out, ',');
+        first = false;
+        cm_json_quote(out, (cm_slice_t){x->key, x->klen});
+        cm_buf_appendf(out, ":[%lld,\"%c\"]", (long long)x->ts, x->op);
+    }
+    cm_buf_putc(out, '}');
+}
+
+int wr_props_load_times(wr_props_t *p, cm_slice_t json)
+{
+    cm_json_doc_t *doc;
+    if (cm_json_parse(json.p, json.len, NULL, &doc, NULL) != 0)
+        return CM_EINVAL;
+    cm_buf_t scratch = CM_BUF_INIT;
+    cm_json_iter_t it = cm_json_iter(cm_json_root(doc));
+    cm_json_t k, v;
+    while (cm_json_next(&it, &k, &v)) {
+        cm_slice_t key, op;
+        int64_t ts;
+        cm_buf_reset(&scratch);
+        if (cm_json_as_str(k, &scratch, &key) != 0 || cm_json_as_int64(cm_json_at(v, 0), &ts) != 0)
+            continue;
+        op = cm_json_str_inner(cm_json_at(v, 1));
+        wr_prop_t *s = slot(p, key);
+        s->ts = ts;
+        s->op = op.len == 1 && strchr("sou", op.p[0]) ? op.p[0] : 0;
+    }
+    cm_buf_free(&scratch);
+    cm_json_doc_free(doc);
+    return CM_OK;
 }
 
 int wr_props_merge_json(wr_props_t *p, cm_json_t obj)

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cm/buf.h"
 #include "cm/json.h"
@@ -21,6 +22,8 @@ typedef struct {
     size_t klen;
     char *val; /* raw JSON, owned; NULL once unset */
     size_t vlen;
+    int64_t ts; /* the time of the event that last changed it (the _at calls) */
+    char op;    /* and how: 's' $set, 'o' $set_once, 'u' $unset; 0 unknown */
 } wr_prop_t;
 
 typedef struct {
@@ -44,6 +47,26 @@ int wr_props_load(wr_props_t *p, cm_slice_t json);
 bool wr_props_set(wr_props_t *p, cm_slice_t key, cm_slice_t value);
 bool wr_props_set_once(wr_props_t *p, cm_slice_t key, cm_slice_t value);
 bool wr_props_unset(wr_props_t *p, cm_slice_t key);
+/*
+ * The same with the event's time, so that events taken in any order end as
+ * if taken in time order (several writers on one stream, Kafka partitions):
+ *   $set       applies unless a later $set or $unset already did; it always
+ *              beats a $set_once (a $set_once after a $set changes nothing);
+ *   $set_once  applies when the key is absent (and not removed later), or
+ *              to replace a later $set_once: the earliest one wins;
+ *   $unset     removes unless a later $set did; it leaves a marker with its
+ *              time, so an older $set arriving afterwards stays out.
+ * A value that does not change keeps its old time.
+ */
+bool wr_props_set_at(wr_props_t *p, cm_slice_t key, cm_slice_t value, int64_t ts);
+bool wr_props_set_once_at(wr_props_t *p, cm_slice_t key, cm_slice_t value, int64_t ts);
+bool wr_props_unset_at(wr_props_t *p, cm_slice_t key, int64_t ts);
+/* The times and operations as JSON {"key": [ms, "s"], ...} (unset keys
+ * included), and back onto the members of p (unknown keys become unset
+ * markers). */
+void wr_props_write_times(const wr_props_t *p, cm_buf_t *out);
+int wr_props_load_times(wr_props_t *p, cm_slice_t json);
+
 /* The member's raw value, or a NULL slice. */
 cm_slice_t wr_props_get(const wr_props_t *p, cm_slice_t key);
 static inline bool wr_props_has(const wr_props_t *p, cm_slice_t key)

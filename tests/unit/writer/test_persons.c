@@ -25,10 +25,14 @@ typedef struct {
     size_t n;
 } batch_t;
 
+static int next_second = -1; /* the next event's time; -1: its index */
+
 /* One queue message as ingest writes it; props and top are JSON text. */
 static void add(batch_t *b, const char *event, const char *distinct_id, const char *props,
                 const char *top)
 {
+    size_t second = next_second >= 0 ? (size_t)next_second : b->n;
+    next_second = -1;
     char uuid[40], data[4096], msg[8192];
     snprintf(uuid, sizeof(uuid), "0190aaaa-0000-7000-8000-%012zu", b->n + 1);
     snprintf(data, sizeof(data), "{\"uuid\":\"%s\",\"event\":\"%s\",\"properties\":%s%s%s}", uuid,
@@ -39,7 +43,7 @@ static void add(batch_t *b, const char *event, const char *distinct_id, const ch
              "{\"uuid\":\"%s\",\"distinct_id\":\"%s\",\"ip\":\"10.0.0.1\",\"data\":%s,"
              "\"now\":\"2026-01-01T00:00:10.000000Z\",\"token\":\"phc_t\",\"event\":\"%s\","
              "\"timestamp\":\"2026-01-01T00:00:%02zu.000Z\"}",
-             uuid, distinct_id, cm_buf_cstr(&quoted), event, b->n);
+             uuid, distinct_id, cm_buf_cstr(&quoted), event, second);
     cm_buf_free(&quoted);
     wr_event_t *e = &b->ev[b->n++];
     wr_event_parse(e, msg, strlen(msg), 1 << 20);
@@ -229,7 +233,7 @@ static void test_loaded_state_and_versions(void **state)
 {
     batch_t *b = *state;
     wr_state_person(&b->st, 1, "11111111-1111-5111-8111-111111111111", CM_SLICE_LIT("{\"a\":1}"),
-                    false, 4, 1000);
+                    CM_SLICE_NULL, false, 4, 1000);
     wr_state_distinct_id(&b->st, 1, "old", "11111111-1111-5111-8111-111111111111", 0);
     add(b, "page", "old", "{\"$set\":{\"a\":1}}", NULL); /* no change: no new version */
     apply(b);
@@ -244,6 +248,38 @@ static void test_loaded_state_and_versions(void **state)
     add(b, "page", "old", "{\"$set\":{\"a\":99}}", NULL);
     wr_persons_apply(&b->st, &b->ev[3], true);
     assert_string_equal(pp(&b->ev[3], "a"), "3");
+}
+
+/* Events taken in any order end as in time order (several writers on one
+ * stream, Kafka partitions): the latest $set, the earliest $set_once, and
+ * an $unset that an older $set cannot undo. */
+static void test_out_of_order(void **state)
+{
+    batch_t *b = *state;
+    next_second = 30;
+    add(b, "page", "u1", "{\"$set\":{\"plan\":\"new\"},\"$set_once\":{\"first\":\"late\"}}", NULL);
+    next_second = 10;
+    add(b, "page", "u1", "{\"$set\":{\"plan\":\"old\"},\"$set_once\":{\"first\":\"early\"}}", NULL);
+    next_second = 40;
+    add(b, "page", "u1", "{\"$unset\":[\"gone\"],\"$set\":{\"x\":1}}", NULL);
+    next_second = 20;
+    add(b, "page", "u1", "{\"$set\":{\"gone\":\"back?\"}}", NULL);
+    apply(b);
+    assert_string_equal(pp(&b->ev[3], "plan"), "\"new\"");
+    assert_string_equal(pp(&b->ev[3], "first"), "\"early\"");
+    assert_string_equal(pp(&b->ev[3], "gone"), "");
+    /* and the times survive a round trip through the store's text */
+    cm_buf_t t = CM_BUF_INIT;
+    wr_props_write_times(&b->st.persons[0]->props, &t);
+    wr_props_t back;
+    wr_props_init(&back);
+    wr_props_load_times(&back, (cm_slice_t){t.p, t.len});
+    assert_false(
+        wr_props_set_at(&back, CM_SLICE_LIT("gone"), CM_SLICE_LIT("1"), 1767225600000LL + 20000));
+    assert_true(
+        wr_props_set_at(&back, CM_SLICE_LIT("gone"), CM_SLICE_LIT("1"), 1767225600000LL + 50000));
+    wr_props_free(&back);
+    cm_buf_free(&t);
 }
 
 static void test_dead_messages(void **state)
@@ -289,6 +325,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refused_merges, setup, teardown),
         cmocka_unit_test_setup_teardown(test_personless_and_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loaded_state_and_versions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_out_of_order, setup, teardown),
         cmocka_unit_test(test_dead_messages),
     };
     return cmocka_run_group_tests_name("writer_persons", tests, NULL, NULL);
