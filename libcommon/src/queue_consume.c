@@ -254,7 +254,8 @@ void cm_consumer_retry(cm_consumer_batch_t *b, uint64_t delay_ms)
 bool cm_consumer_ready(cm_consumer_t *c, cm_buf_t *why)
 {
     if (c->closing) {
-        cm_buf_append_cstr(why, "queue consumer closing");
+        if (why != NULL)
+            cm_buf_append_cstr(why, "queue consumer closing");
         return false;
     }
     return c->ops->ready(c, why);

@@ -21,26 +21,30 @@
  * zero timeout, which runs the callbacks), so logs, statistics and commit
  * results never wait. The consumer queues are served only by a fetch, so
  * their callbacks (rebalances) run there, on the loop thread, BETWEEN
- * batches: a rebalance never revokes the partitions of a batch the caller
- * holds, and the caller's commit of it is sent before the revocation
- * completes (librdkafka finishes an unassign only once the commits in
- * flight are answered). It waits, at most, for the batch in hand.
+ * batches: a rebalance does not revoke the partitions of a batch the
+ * caller holds (only a lost assignment can: see Commit), and the caller's
+ * commit of it is sent before the revocation completes (librdkafka
+ * finishes an unassign only once the commits in flight are answered). It
+ * waits, at most, for the batch in hand; with the cooperative protocol
+ * only the partitions that move wait, not the group.
  *
  * Fetch (ops->fetch). The topics are tried in priority order; the first
- * whose queue holds messages gives up to max_batch of them (taken one by
- * one with rd_kafka_consume_queue(), zero timeout, until the batch is full
- * or the queue empty: see gather() for why not in batches) and they are
- * delivered. With nothing anywhere the fetch
- * parks: the next wake-up (or a 100 ms backstop timer, which also notices
- * a close) tries again. A topic holds the next ones back while it is
- * catching up even though its queue is momentarily empty: some partition
+ * whose queue holds messages gives up to max_batch of them, about
+ * max_batch_bytes of values at most (taken one by one with
+ * rd_kafka_consume_queue(), zero timeout, until the batch is full or the
+ * queue empty: see gather() for why not in batches, and for the byte cap)
+ * and they are delivered. With nothing anywhere the fetch parks: the next wake-up (or a
+ * 100 ms backstop timer, which also notices a close) tries again. A topic
+ * holds the next ones back while it is catching up, even though its queue
+ * is momentarily empty: it has not joined the group yet, or some partition
  * it was assigned has messages on their way (no fetch response seen since
  * the assignment, or our position below the high watermark of the last
- * response, as after a rewind). So a consumer started on a backlog of
- * both topics takes the main one's first, although the other's fetch
- * response may come first. A partition holds back for at most 1 s after
- * its assignment or its last message, so a stuck one cannot starve the
- * other topics. Consumer errors are logged (once a second at most) and
+ * response, as after a rewind). So a consumer started on a backlog of both
+ * topics takes the main one's first, although the other topic's member
+ * may join first or its fetch response come first. A partition holds back
+ * for at most 1 s after its assignment or its last message, a topic not
+ * joined for at most 10 s after the start, so a stuck one cannot starve
+ * the others. Consumer errors are logged (once a second at most) and
  * skipped; partition EOF events are disabled. Messages of a partition
  * revoked while a batch was being gathered are dropped: they were never
  * delivered and their new owner reads them from the committed offset.
@@ -107,9 +111,12 @@
  *   reconnect.backoff.max.ms       1000: back within a second after an outage
  *   statistics.interval.ms         1000: readiness
  *   log.queue                      true: logs on the loop thread
- * max.poll.interval.ms stays librdkafka's (300 s); the main queues are
- * served at every statistics tick, which counts as polling, so only a loop
- * stuck that long leaves the group.
+ * max.poll.interval.ms stays librdkafka's (300 s). In librdkafka 2.0,
+ * serving the main queue (every statistics tick) counts as polling, so
+ * only a loop stuck that long leaves the group; from 2.1 only the consumer
+ * queue counts, so a topic not fetched for that long (a lower-priority one
+ * behind a longer backlog of the first, or a batch held that long) leaves
+ * the group and joins again at its next fetch: a rebalance, nothing lost.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -131,8 +138,9 @@
 #define HEARTBEAT_INTERVAL_MS    "1000"
 #define RECONNECT_BACKOFF_MAX_MS "1000"
 #define STATS_INTERVAL_MS        "1000"
-#define BACKSTOP_MS              100  /* a parked fetch or a close looks again this often */
-#define CATCH_UP_MS              1000 /* longest a partition holds the next topics back */
+#define BACKSTOP_MS              100   /* a parked fetch or a close looks again this often */
+#define CATCH_UP_MS              1000  /* longest a partition holds the next topics back */
+#define JOIN_WAIT_MS             10000 /* longest a topic not joined yet holds them back */
 #define ERROR_LOG_INTERVAL_MS    1000
 #define SERVE_CHUNK              64 /* ops taken from a main queue per call */
 #define HEADERS_ON_STACK         16
@@ -157,11 +165,15 @@ typedef struct {
     size_t nparts;        /* allocated, not assigned */
     size_t nassigned;     /* of parts */
     bool joined;          /* an assignment (maybe empty) was received */
+    uint64_t created;     /* uv_now() at creation */
     bool conn_up;         /* the last news: connected (see the top) */
     const char *down_why; /* static text: why not conn_up */
     bool fatal;
     char fatal_reason[256];
     bool closed; /* the close finished, or could not start */
+    /* Taken from the queue but past max_batch_bytes: the first message of
+     * this topic's next batch. */
+    rd_kafka_message_t *carry;
     cm_log_limit_t error_log;
 } ktopic_t;
 
@@ -454,10 +466,21 @@ static void serve_mains(kc_t *k)
         serve_main(&k->t[i]);
 }
 
+static void drop_carry(ktopic_t *t)
+{
+    if (t->carry != NULL)
+        rd_kafka_message_destroy(t->carry);
+    t->carry = NULL;
+}
+
 /* Drops gathered messages of partitions not assigned (any more). */
 static void prune(kc_t *k, ktopic_t *t)
 {
     size_t w = 0, dropped = 0;
+    if (t->carry != NULL && !is_assigned(t, t->carry->partition)) {
+        drop_carry(t);
+        dropped++;
+    }
     for (size_t i = 0; i < k->nmsgs; i++) {
         rd_kafka_message_t *m = k->msgs[i];
         if (is_assigned(t, m->partition)) {
@@ -474,7 +497,10 @@ static void prune(kc_t *k, ktopic_t *t)
 }
 
 /*
- * Takes t's queued messages into k->msgs, up to max_batch (see the top).
+ * Takes t's queued messages into k->msgs, up to max_batch messages and
+ * about max_batch_bytes of values: the message that would pass the byte
+ * cap is kept (t->carry) as the first of the next batch, and one message
+ * always goes, however big.
  * One message per call: librdkafka 2.0's batch call
  * (rd_kafka_consume_batch_queue) may drop messages it had already taken
  * from its result, after moving the partition's position past them, when a
@@ -485,7 +511,12 @@ static void prune(kc_t *k, ktopic_t *t)
  */
 static void gather(kc_t *k, ktopic_t *t)
 {
-    size_t max = k->base.max_batch;
+    size_t max = k->base.max_batch, cap = k->base.max_batch_bytes, bytes = 0;
+    if (t->carry != NULL) {
+        k->msgs[k->nmsgs++] = t->carry;
+        bytes = t->carry->len;
+        t->carry = NULL;
+    }
     while (k->nmsgs < max) {
         rd_kafka_message_t *m = rd_kafka_consume_queue(t->cq, 0);
         if (m == NULL)
@@ -495,15 +526,23 @@ static void gather(kc_t *k, ktopic_t *t)
             rd_kafka_message_destroy(m);
             continue;
         }
+        if (k->nmsgs > 0 && bytes + m->len > cap) {
+            t->carry = m; /* one message always goes: the next batch's first */
+            break;
+        }
+        bytes += m->len;
         k->msgs[k->nmsgs++] = m;
     }
     /* A rebalance served meanwhile may have revoked partitions whose
      * messages were taken before it. */
     prune(k, t);
     uint64_t now = uv_now(k->base.loop);
-    for (size_t i = 0; i < k->nmsgs; i++) {
-        kpart_t *s = part_of(t, k->msgs[i]->partition, false);
-        s->next = k->msgs[i]->offset + 1;
+    for (size_t i = 0; i <= k->nmsgs; i++) {
+        const rd_kafka_message_t *m = i < k->nmsgs ? k->msgs[i] : t->carry;
+        if (m == NULL)
+            break;
+        kpart_t *s = part_of(t, m->partition, false);
+        s->next = m->offset + 1;
         s->since = now;
     }
 }
@@ -548,11 +587,14 @@ static cm_consumer_batch_t *build_batch(kc_t *k, ktopic_t *t)
     return b;
 }
 
-/* True while some partition assigned to t may have messages on their way:
- * no fetch response yet, or our position below its high watermark; each
- * for at most CATCH_UP_MS after its assignment or its last message. */
+/* True while t has not joined its group yet (JOIN_WAIT_MS at most), or
+ * some partition assigned to it may have messages on their way: no fetch
+ * response yet, or our position below its high watermark (each for
+ * CATCH_UP_MS at most after its assignment or its last message). */
 static bool catching_up(ktopic_t *t, uint64_t now)
 {
+    if (!t->joined)
+        return now - t->created < JOIN_WAIT_MS;
     for (size_t p = 0; p < t->nparts; p++) {
         const kpart_t *s = &t->parts[p];
         if (!s->assigned || now - s->since >= CATCH_UP_MS)
@@ -660,6 +702,8 @@ static void kc_rewind(cm_consumer_t *c, cm_consumer_batch_t *b)
         rd_kafka_topic_partition_list_add(l, t->name, s[j].partition)->offset = s[j].lo;
         p->next = s[j].lo;
         p->since = now;
+        if (t->carry != NULL && t->carry->partition == s[j].partition)
+            drop_carry(t); /* it follows the batch there: fetched again */
     }
     free(s);
     rd_kafka_error_t *e = l->cnt > 0 ? rd_kafka_seek_partitions(t->rk, l, 0) : NULL;
@@ -758,6 +802,7 @@ static void kc_shutdown(cm_consumer_t *c)
     k->parked = false;
     for (size_t i = 0; i < k->nt; i++) {
         ktopic_t *t = &k->t[i];
+        drop_carry(t); /* never delivered: the next owner reads it */
         rd_kafka_error_t *e = rd_kafka_consumer_close_queue(t->rk, t->mq);
         if (e != NULL) {
             cm_log(CM_LOG_WARN, NULL, WHO " %s: close: %s", t->name, rd_kafka_error_string(e));
@@ -918,6 +963,7 @@ int cm_consumer_kafka_new(uv_loop_t *loop, const cm_consumer_opts_t *opts,
         t->index = i;
         t->name = k->base.topics[i];
         t->down_why = "no broker reached yet";
+        t->created = uv_now(loop);
         rc = open_topic(k, t, kopts);
     }
     if (rc == 0 && (k->efd = cm__kafka_wake_open(WHO)) < 0)

@@ -508,12 +508,14 @@ static bool ready(cm_consumer_t *c, cm_buf_t *why)
 {
     rc_t *rc = (rc_t *)c;
     if (!cm_redis_connected(rc->client)) {
-        cm_buf_append_cstr(why, "redis: not connected");
+        if (why)
+            cm_buf_append_cstr(why, "redis: not connected");
         return false;
     }
     for (size_t i = 0; i < c->ntopics; i++)
         if (!rc->t[i].created) {
-            cm_buf_appendf(why, "redis: consumer group not created on %s", c->topics[i]);
+            if (why)
+                cm_buf_appendf(why, "redis: consumer group not created on %s", c->topics[i]);
             return false;
         }
     return true;

@@ -108,7 +108,8 @@ for (const pair of PAIRS) describe(`posthog-js in Chromium (${pairName(pair)})`,
     // event is the anonymous one, the pageview already the identified one's.
     assert.equal(ident.properties.$anon_distinct_id, custom.distinct_id, 'identify joins the anonymous id');
     assert.equal(pv.distinct_id, 'browser-user');
-    const person = (await get(`/api/projects/${P}/persons/?distinct_id=browser-user`)).results[0];
+    let person;
+    await within(5000, 'the person is written', async () => (person = (await get(`/api/projects/${P}/persons/?distinct_id=browser-user`)).results[0]) !== undefined);
     assert.deepEqual([...person.distinct_ids].sort(), [custom.distinct_id, 'browser-user'].sort());
     assert.equal(person.properties.email, 'b@example.com');
     assert.equal(person.properties.$initial_utm_source, 'newsletter');

@@ -71,8 +71,8 @@ for (const pair of PAIRS) describe(`writer killed and store down (${pairName(pai
     await within(5000, 'ready again', async () => (await fetch(`${s.writerUrl}/_ready`)).status === 200);
     // Persons survived the kills too: one person per distinct id, with the
     // last property of its own (whichever came last for it).
-    const p = (await s.get(`/api/projects/${s.boot.project_id}/persons/?distinct_id=user-7`)).json;
-    assert.equal(p.results.length, 1);
+    let p;
+    await within(5000, 'user-7 has a person', async () => (p = (await s.get(`/api/projects/${s.boot.project_id}/persons/?distinct_id=user-7`)).json).results.length === 1);
     assert.equal(p.results[0].properties.last % 300, 7);
   });
 });

@@ -12,8 +12,9 @@
  *     byte for byte (binary values, empty keys, header order and empty
  *     header values), each batch from one topic, every main batch before
  *     the first historical one;
- *   - commit then close: a new member of the group gets nothing old, and
- *     then what is produced next;
+ *   - commit then close: batches capped by bytes lose, double and reorder
+ *     nothing; a new member of the group gets nothing old, and then what is
+ *     produced next;
  *   - retry: the same messages again, first and in order, on one partition
  *     (what librdkafka had prefetched behind the batch is re-read, never
  *     skipped nor doubled); on four partitions each partition starts again
@@ -59,97 +60,22 @@
 #include "cm/metrics.h"
 #include "cm/queue.h"
 #include "cm/queue_consumer.h"
+#include "servers.h"
 
 #define PARTITIONS 4
 #define MAX_INDEX  6000 /* messages per topic at most */
 
-static char support_dir[PATH_MAX];
 static pid_t broker_pid;
 static char bootstrap[128];
 
-/* ---- the broker -------------------------------------------------------------------- */
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* fork + exec with extra environment; the child's stdout goes to a pipe
- * whose read end is returned in *out_fd. The child dies with us. */
-static pid_t spawn(char *const argv[], const char *const env[], int *out_fd)
-{
-    int fds[2];
-    if (pipe(fds) != 0)
-        return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        for (size_t i = 0; env != NULL && env[i] != NULL; i += 2)
-            setenv(env[i], env[i + 1], 1);
-        int null = open("/dev/null", O_RDWR);
-        dup2(fds[1], STDOUT_FILENO);
-        if (getenv("TEST_QUEUE_VERBOSE") == NULL)
-            dup2(null, STDERR_FILENO);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    close(fds[1]);
-    *out_fd = fds[0];
-    return pid;
-}
-
-/* Reads one line within timeout_ms; false on EOF or timeout. */
-static bool read_line(int fd, char *buf, size_t cap, int timeout_ms)
-{
-    size_t n = 0;
-    uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
-    while (n + 1 < cap) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        int left = (int)(deadline - now_ms());
-        if (left <= 0 || poll(&p, 1, left) <= 0 || read(fd, buf + n, 1) != 1)
-            return false;
-        if (buf[n] == '\n')
-            break;
-        n++;
-    }
-    buf[n] = '\0';
-    return true;
-}
+#define now_ms srv_now_ms
 
 static int group_setup(void **state)
 {
     (void)state;
-    char exe[PATH_MAX], path[PATH_MAX + 32], line[256];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n <= 0)
-        return -1;
-    exe[n] = '\0';
-    snprintf(support_dir, sizeof(support_dir), "%s/support", dirname(exe));
     cm_log_init("test_queue_consumer", getenv("TEST_QUEUE_VERBOSE") ? CM_LOG_DEBUG : CM_LOG_ERROR);
-
-    snprintf(path, sizeof(path), "%s/kafka_broker", support_dir);
-    char *argv[] = {path, NULL};
-    const char *env[] = {"TOPICS",
-                         "main,historical,t_commit,t_retry1,t_retry4,t_redeliver,t_pair,t_ready",
-                         "PARTITIONS", "4", NULL};
-    int fd = -1;
-    broker_pid = spawn(argv, env, &fd);
-    bool ok = broker_pid > 0 && read_line(fd, line, sizeof(line), 10000);
-    if (fd >= 0)
-        close(fd);
-    cm_json_doc_t *doc = NULL;
-    cm_slice_t boot = CM_SLICE_NULL;
-    if (ok && cm_json_parse(line, strlen(line), NULL, &doc, NULL) == 0)
-        cm_json_as_str(cm_json_get(cm_json_root(doc), "bootstrap"), NULL, &boot);
-    snprintf(bootstrap, sizeof(bootstrap), "%.*s", (int)boot.len, boot.p ? boot.p : "");
-    cm_json_doc_free(doc);
-    if (bootstrap[0] == '\0') {
-        fprintf(stderr, "kafka_broker did not start (%s)\n", path);
-        return -1;
-    }
-    return 0;
+    return srv_start_broker("main,historical,t_commit,t_retry1,t_retry4,t_redeliver,t_pair,t_ready",
+                            "4", &broker_pid, bootstrap, sizeof(bootstrap), "TEST_QUEUE_VERBOSE");
 }
 
 static int group_teardown(void **state)
@@ -328,6 +254,7 @@ typedef struct {
     const char *const *topics;
     size_t ntopics;
     size_t max_batch;
+    size_t max_bytes; /* max_batch_bytes; 0: the default */
     policy_t policy;
     int hold_after;
     int retry_at; /* 1: the first batch */
@@ -384,6 +311,12 @@ static void on_batch(cm_consumer_batch_t *b, void *ud)
 
     assert_false(r->in_api); /* never from inside an API call */
     assert_true(n > 0 && n <= r->max_batch);
+    if (r->max_bytes > 0 && n > 1) { /* one message always goes, however big */
+        size_t bytes = 0;
+        for (size_t i = 0; i < n; i++)
+            bytes += cm_consumer_batch_msg(b, i)->value.len;
+        assert_true(bytes <= r->max_bytes);
+    }
     const cm_consumed_t *first = cm_consumer_batch_msg(b, 0);
     assert_true(first->source < r->ntopics);
     r->batch_source = realloc(r->batch_source, (size_t)(r->batches + 1) * sizeof(int));
@@ -434,6 +367,7 @@ static cm_consumer_t *consumer(uv_loop_t *loop, rec_t *r, const char *group,
                             .ntopics = ntopics,
                             .group = group,
                             .max_batch = max_batch,
+                            .max_batch_bytes = r->max_bytes,
                             .metrics = metrics};
     cm_consumer_kafka_opts_t ko = {.brokers = bootstrap, .extra = test_extra, .nextra = 3};
     r->in_api = true;
@@ -534,6 +468,23 @@ static uint64_t metric(cm_metrics_t *m, const char *name)
 
 /* ---- tests ------------------------------------------------------------------------- */
 
+/* Every main and historical message came at least once. */
+static bool priority_all_seen(void *arg)
+{
+    const rec_t *r = arg;
+    static bool seen[2][MAX_INDEX];
+    size_t distinct = 0;
+    if (r->ngot < 5500)
+        return false;
+    memset(seen, 0, sizeof(seen));
+    for (size_t i = 0; i < r->ngot; i++)
+        if (!seen[r->got[i].source][r->got[i].index]) {
+            seen[r->got[i].source][r->got[i].index] = true;
+            distinct++;
+        }
+    return distinct == 5500;
+}
+
 static void test_kafka_priority_and_bytes(void **state)
 {
     (void)state;
@@ -549,15 +500,15 @@ static void test_kafka_priority_and_bytes(void **state)
     static rec_t r;
     memset(&r, 0, sizeof(r));
     consumer(&loop, &r, "g_priority", topics, 2, 700, metrics);
-    want_t w = {&r, 5500};
-    assert_true(run_until(&loop, got_at_least, &w, 30000));
+    assert_true(run_until(&loop, priority_all_seen, &r, 30000));
     run_for(&loop, 300); /* anything more would be a duplicate */
     assert_true(cm_consumer_ready(r.c, NULL));
 
     uint64_t refused = metric(metrics, "queue_consumer_commit_failures_total");
-    if (refused == 0) {
-        /* A stable group: exactly once, and every main batch before the
-         * first historical one. */
+    if (refused == 0 || r.ngot == 5500) {
+        /* Exactly once, and every main batch before the first historical
+         * one. (Commits the mock refused during a rebalance are harmless
+         * as long as no partition moves: the next commit covers them.) */
         check_once(&r, 0, 5000);
         check_once(&r, 1, 500);
         assert_int_equal(r.ngot, 5500);
@@ -570,11 +521,14 @@ static void test_kafka_priority_and_bytes(void **state)
             assert_int_equal(r.batch_source[b], 1);
         assert_true(r.batches >= 5000 / 700 + 500 / 700 + 1);
     } else {
-        /* Seen only on a starved machine: the second member's join missed
-         * the group's first generation, the mock coordinator refused
-         * commits during the rebalance that followed, and a member that
-         * then lost its assignment read its partitions again from the
-         * committed offsets. At least once still holds. */
+        /* Commits refused AND messages twice: seen only on a starved
+         * machine. The mock coordinator refuses commits while it
+         * rebalances (which it often does once more right after the first
+         * generation: a follower's SyncGroup that comes after the leader's
+         * is answered "invalid request" and it joins again); a member
+         * that then lost its assignment (heartbeats late) read its
+         * partitions again from the committed offsets. At least once
+         * still holds. */
         fprintf(stderr, "note: %" PRIu64 " commit(s) refused by a rebalance: at least once only\n",
                 refused);
         static int counts[MAX_INDEX];
@@ -596,6 +550,21 @@ static void test_kafka_priority_and_bytes(void **state)
     rec_free(&r);
 }
 
+/* Per partition, the offsets delivered from got[from..] are exactly
+ * start[p], start[p]+1, ... end[p]-1, in that order. */
+static void check_contiguous(const rec_t *r, size_t from, const int64_t *start, const int64_t *end)
+{
+    int64_t next[PARTITIONS];
+    memcpy(next, start, sizeof(next));
+    for (size_t i = from; i < r->ngot; i++) {
+        const got_t *g = &r->got[i];
+        assert_int_equal(g->offset, next[g->partition]);
+        next[g->partition]++;
+    }
+    for (int p = 0; p < PARTITIONS; p++)
+        assert_int_equal(next[p], end[p]);
+}
+
 static void test_kafka_commit_then_close(void **state)
 {
     (void)state;
@@ -608,11 +577,22 @@ static void test_kafka_commit_then_close(void **state)
     static rec_t a, b;
     memset(&a, 0, sizeof(a));
     memset(&b, 0, sizeof(b));
+    /* a's batches are capped by bytes (about 60 messages of these): a
+     * message past the cap opens the next batch, nothing is lost, doubled
+     * or reordered, and the commits cover what was delivered. */
+    a.max_bytes = 4000;
     consumer(&loop, &a, "g_commit", topics, 1, 300, NULL);
     want_t w = {&a, 1000};
     assert_true(run_until(&loop, got_at_least, &w, 20000));
     close_consumer(&loop, &a);
     assert_int_equal(a.ngot, 1000);
+    check_once(&a, 0, 1000);
+    assert_true(a.batches >= 10);
+    int64_t from[PARTITIONS] = {0}, to[PARTITIONS] = {0};
+    for (size_t i = 0; i < a.ngot; i++)
+        if (a.got[i].offset + 1 > to[a.got[i].partition])
+            to[a.got[i].partition] = a.got[i].offset + 1;
+    check_contiguous(&a, 0, from, to);
 
     /* The next member starts where the first one committed: nothing old. */
     consumer(&loop, &b, "g_commit", topics, 1, 300, NULL);
@@ -631,21 +611,6 @@ static void test_kafka_commit_then_close(void **state)
     finish_loop(&loop);
     rec_free(&a);
     rec_free(&b);
-}
-
-/* Per partition, the offsets delivered from got[from..] are exactly
- * start[p], start[p]+1, ... end[p]-1, in that order. */
-static void check_contiguous(const rec_t *r, size_t from, const int64_t *start, const int64_t *end)
-{
-    int64_t next[PARTITIONS];
-    memcpy(next, start, sizeof(next));
-    for (size_t i = from; i < r->ngot; i++) {
-        const got_t *g = &r->got[i];
-        assert_int_equal(g->offset, next[g->partition]);
-        next[g->partition]++;
-    }
-    for (int p = 0; p < PARTITIONS; p++)
-        assert_int_equal(next[p], end[p]);
 }
 
 static void test_kafka_retry(void **state)

@@ -111,13 +111,17 @@ const cm_consumed_t *cm_consumer_batch_msg(const cm_consumer_batch_t *b, size_t 
 
 /* Every message of the batch is stored: acknowledge them all (XACK, or the
  * offsets committed), free the batch and fetch the next. A failed
- * acknowledgement is logged and counted; those messages come again. */
+ * acknowledgement is logged and counted; those messages come again (Kafka:
+ * when their partition is next read from its committed offset, after a
+ * restart or a move, unless a later commit covered them). */
 void cm_consumer_commit(cm_consumer_batch_t *b);
 /* None of the batch was stored: free it; after delay_ms its messages are
- * delivered again (first), then the consumer goes on. */
+ * delivered again first, then the consumer goes on (Kafka: first for each
+ * of the batch's partitions; what was already fetched of other partitions
+ * may come in between). */
 void cm_consumer_retry(cm_consumer_batch_t *b, uint64_t delay_ms);
 
-/* For /_ready: the backend reachable and the group joined. */
+/* For /_ready: the backend reachable and the group joined. why may be NULL. */
 bool cm_consumer_ready(cm_consumer_t *c, cm_buf_t *why);
 /* The backend's name, "kafka" or "redis". */
 const char *cm_consumer_backend(const cm_consumer_t *c);

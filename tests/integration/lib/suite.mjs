@@ -29,8 +29,30 @@ export const PAIRS = [
 ];
 export const pairName = (p) => `${p.queue} + ${p.store}, persons on ${p.persons}`;
 
-export async function startPair(pair, { writer: writerOpts = {}, flags = false, ingestEnv = {} } = {}) {
+export async function startPair(pair, opts = {}) {
   const s = { pair, tmp: fs.mkdtempSync(path.join(os.tmpdir(), 'cm-suite-')) };
+  try {
+    await start(s, opts);
+  } catch (e) {
+    // What did start is stopped here: a test whose before() failed never
+    // has it to stop, and its children would keep node from exiting.
+    await stopAll(s).catch(() => {});
+    throw e;
+  }
+  return s;
+}
+
+async function stopAll(s) {
+  for (const p of [s.writer, s.ingest, s.flags, s.api]) await p?.stop();
+  await s.broker?.stop();
+  await s.redis?.stop();
+  await s.store?.stop();
+  s.pg?.stop();
+  fs.rmSync(s.tmp, { recursive: true, force: true });
+}
+
+async function start(s, { writer: writerOpts = {}, flags = false, ingestEnv = {} }) {
+  const pair = s.pair;
   s.redis = await startRedis();
   if (pair.queue === 'kafka') {
     s.broker = await startServer(SUPPORT('kafka_broker'), { TOPICS: `${MAIN},${HISTORICAL},${DEAD}`, PARTITIONS: '4' });
@@ -46,7 +68,8 @@ export async function startPair(pair, { writer: writerOpts = {}, flags = false, 
   const apiEnv = { API_PORT: '0', REDIS_URL: s.redis.url, DATABASE_URL: `sqlite:${s.tmp}/meta.db`, LOG_LEVEL: 'warn', ...s.store.env };
   s.boot = JSON.parse((await run(BIN('api'), ['bootstrap'], { env: { ...process.env, ...apiEnv } })).stdout);
   s.api = await startServer(BIN('api'), apiEnv);
-  await within(3000, 'the api published the token', async () => (await redisCommand(s.redis.port, 'HGET', 'projects:tokens', s.boot.project_api_token)) === String(s.boot.project_id));
+  // Generous: the sanitizer tree on a loaded 2-core machine.
+  await within(15000, 'the api published the token', async () => (await redisCommand(s.redis.port, 'HGET', 'projects:tokens', s.boot.project_api_token)) === String(s.boot.project_id));
   s.ingest = await startServer(BIN('ingest'), { INGEST_PORT: '0', REDIS_URL: s.redis.url, LOG_LEVEL: 'warn', ...queueEnv, ...ingestEnv });
   if (flags) s.flags = await startServer(BIN('flags'), { FLAGS_PORT: '0', REDIS_URL: s.redis.url, LOG_LEVEL: 'warn' });
   s.writerEnv = {
@@ -100,13 +123,5 @@ export async function startPair(pair, { writer: writerOpts = {}, flags = false, 
       return m;
     });
   };
-  s.stop = async () => {
-    for (const p of [s.writer, s.ingest, s.flags, s.api]) await p?.stop();
-    await s.broker?.stop();
-    await s.redis?.stop();
-    await s.store?.stop();
-    s.pg?.stop();
-    fs.rmSync(s.tmp, { recursive: true, force: true });
-  };
-  return s;
+  s.stop = () => stopAll(s);
 }
