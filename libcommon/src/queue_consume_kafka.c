@@ -131,313 +131,7 @@
 #include "cm/json.h"
 #include "cm/log.h"
 #include "kafka_loop.h"
-#include "queue_consumer_internal.h"
-
-#define WHO                      "queue consumer kafka"
-#define SESSION_TIMEOUT_MS       "10000"
-#define HEARTBEAT_INTERVAL_MS    "1000"
-#define RECONNECT_BACKOFF_MAX_MS "1000"
-#define STATS_INTERVAL_MS        "1000"
-#define BACKSTOP_MS              100   /* a parked fetch or a close looks again this often */
-#define CATCH_UP_MS              1000  /* longest a partition holds the next topics back */
-#define JOIN_WAIT_MS             10000 /* longest a topic not joined yet holds them back */
-#define ERROR_LOG_INTERVAL_MS    1000
-#define SERVE_CHUNK              64 /* ops taken from a main queue per call */
-#define HEADERS_ON_STACK         16
-
-typedef struct kc kc_t;
-
-/* A partition of a topic's consumer, indexed by partition id. */
-typedef struct {
-    int64_t next;   /* offset after the last message taken; -1: none since assigned */
-    uint64_t since; /* uv_now() of the assignment, the last message taken or a rewind */
-    bool assigned;
-} kpart_t;
-
-typedef struct {
-    kc_t *k;
-    size_t index;     /* in opts.topics: a batch's source */
-    const char *name; /* k->base.topics[index] */
-    rd_kafka_t *rk;
-    rd_kafka_queue_t *cq; /* consumer queue: messages, consumer errors, rebalances */
-    rd_kafka_queue_t *mq; /* main queue: logs, errors, statistics, commit results */
-    kpart_t *parts;
-    size_t nparts;        /* allocated, not assigned */
-    size_t nassigned;     /* of parts */
-    bool joined;          /* an assignment (maybe empty) was received */
-    uint64_t created;     /* uv_now() at creation */
-    bool conn_up;         /* the last news: connected (see the top) */
-    const char *down_why; /* static text: why not conn_up */
-    bool fatal;
-    char fatal_reason[256];
-    bool closed; /* the close finished, or could not start */
-    /* Taken from the queue but past max_batch_bytes: the first message of
-     * this topic's next batch. */
-    rd_kafka_message_t *carry;
-    cm_log_limit_t error_log;
-} ktopic_t;
-
-struct kc {
-    cm_consumer_t base; /* first: the ops receive &base */
-    ktopic_t *t;
-    size_t nt;
-    rd_kafka_message_t **msgs; /* the batch being gathered, max_batch */
-    size_t nmsgs;
-    int efd;
-    uv_poll_t poll;
-    uv_timer_t backstop;
-    int handles_open;
-    bool parked;         /* a fetch is in flight, waiting for a wake-up */
-    bool closing;        /* ops->shutdown ran */
-    bool destroy_queued; /* every consumer closed, destroy work queued */
-    bool destroying;     /* librdkafka may call back from its own threads */
-    uv_work_t destroy_work;
-};
-
-/* ---- partitions ----------------------------------------------------------------- */
-
-static kpart_t *part_of(ktopic_t *t, int32_t p, bool grow)
-{
-    if (p < 0)
-        return NULL;
-    if ((size_t)p >= t->nparts) {
-        if (!grow)
-            return NULL;
-        size_t n = t->nparts ? t->nparts : 8;
-        while (n <= (size_t)p)
-            n *= 2;
-        t->parts = cm_xrealloc(t->parts, n * sizeof(*t->parts));
-        memset(t->parts + t->nparts, 0, (n - t->nparts) * sizeof(*t->parts));
-        t->nparts = n;
-    }
-    return &t->parts[p];
-}
-
-static bool is_assigned(ktopic_t *t, int32_t p)
-{
-    kpart_t *s = part_of(t, p, false);
-    return s != NULL && s->assigned;
-}
-
-static void set_assigned(ktopic_t *t, const rd_kafka_topic_partition_list_t *parts, bool on)
-{
-    uint64_t now = uv_now(t->k->base.loop);
-    for (int i = 0; i < parts->cnt; i++) {
-        const rd_kafka_topic_partition_t *tp = &parts->elems[i];
-        if (strcmp(tp->topic, t->name) != 0)
-            continue;
-        kpart_t *s = part_of(t, tp->partition, on);
-        if (s == NULL || s->assigned == on)
-            continue;
-        *s = (kpart_t){.next = -1, .since = now, .assigned = on};
-        if (on)
-            t->nassigned++;
-        else
-            t->nassigned--;
-    }
-}
-
-static void unassign_all(ktopic_t *t)
-{
-    for (size_t p = 0; p < t->nparts; p++)
-        t->parts[p].assigned = false;
-    t->nassigned = 0;
-}
-
-/* One entry per partition of a batch: its lowest and highest offsets. */
-typedef struct {
-    int32_t partition;
-    int64_t lo, hi;
-} span_t;
-
-/* From the messages' ids, "partition:offset"; *out is malloc'd. */
-static size_t batch_spans(const cm_consumer_batch_t *b, span_t **out)
-{
-    span_t *s = NULL;
-    size_t n = 0, cap = 0;
-    for (size_t i = 0; i < b->n; i++) {
-        char *end;
-        long p = strtol(b->msgs[i].id, &end, 10);
-        if (*end != ':')
-            continue;
-        int64_t off = strtoll(end + 1, NULL, 10);
-        size_t j = 0;
-        while (j < n && s[j].partition != p)
-            j++;
-        if (j == n) {
-            if (n == cap) {
-                cap = cap ? cap * 2 : 8;
-                s = cm_xrealloc(s, cap * sizeof(*s));
-            }
-            s[n++] = (span_t){(int32_t)p, off, off};
-        } else {
-            if (off < s[j].lo)
-                s[j].lo = off;
-            if (off > s[j].hi)
-                s[j].hi = off;
-        }
-    }
-    *out = s;
-    return n;
-}
-
-/* ---- librdkafka callbacks (loop thread, from the queues we serve) ------------- */
-
-/* why: static text, kept for cm_consumer_ready(). */
-static void set_conn(ktopic_t *t, bool up, const char *why)
-{
-    if (!up)
-        t->down_why = why;
-    if (up == t->conn_up)
-        return;
-    t->conn_up = up;
-    if (up)
-        cm_log(CM_LOG_INFO, NULL, WHO " %s: connected", t->name);
-    else
-        cm_log(CM_LOG_WARN, NULL, WHO " %s: not connected: %s", t->name, why);
-}
-
-static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
-                         rd_kafka_topic_partition_list_t *parts, void *opaque)
-{
-    ktopic_t *t = opaque;
-    const char *proto = rd_kafka_rebalance_protocol(rk);
-    bool coop = proto != NULL && strcmp(proto, "COOPERATIVE") == 0;
-    bool assign = err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS;
-    bool lost = !assign && rd_kafka_assignment_lost(rk);
-    rd_kafka_error_t *e = NULL;
-    rd_kafka_resp_err_t re = RD_KAFKA_RESP_ERR_NO_ERROR;
-
-    if (assign && coop)
-        e = rd_kafka_incremental_assign(rk, parts);
-    else if (assign)
-        re = rd_kafka_assign(rk, parts);
-    else if (coop && err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS)
-        e = rd_kafka_incremental_unassign(rk, parts);
-    else
-        re = rd_kafka_assign(rk, NULL); /* revoke (eager), or an error: start over */
-    if (t->k->destroying) {
-        if (e)
-            rd_kafka_error_destroy(e);
-        return;
-    }
-    const char *failed = e ? rd_kafka_error_string(e) : re ? rd_kafka_err2str(re) : NULL;
-    if (failed != NULL)
-        cm_log(CM_LOG_ERROR, NULL, WHO " %s: %s of %d partition(s) failed: %s", t->name,
-               assign ? "assignment" : "revocation", parts ? parts->cnt : 0, failed);
-    if (assign && failed == NULL) {
-        set_assigned(t, parts, true);
-        t->joined = true;
-        set_conn(t, true, NULL); /* the group protocol just went through */
-    } else if (!assign) {
-        if (coop && err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS && parts != NULL)
-            set_assigned(t, parts, false);
-        else
-            unassign_all(t);
-    }
-    if (err != RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS && err != RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS)
-        cm_log(CM_LOG_ERROR, NULL, WHO " %s: rebalance error: %s", t->name, rd_kafka_err2str(err));
-    else
-        cm_log(CM_LOG_INFO, NULL, WHO " %s: %s %d partition(s)%s (%s), %zu assigned", t->name,
-               assign ? "assigned" : "revoked", parts ? parts->cnt : 0,
-               lost ? " (assignment lost)" : "", coop ? "cooperative" : "eager", t->nassigned);
-    if (e != NULL)
-        rd_kafka_error_destroy(e);
-}
-
-static void on_commit(rd_kafka_t *rk, rd_kafka_resp_err_t err,
-                      rd_kafka_topic_partition_list_t *offsets, void *opaque)
-{
-    ktopic_t *t = opaque;
-    int32_t partition = -1;
-
-    (void)rk;
-    if (t->k->destroying)
-        return;
-    for (int i = 0; err == RD_KAFKA_RESP_ERR_NO_ERROR && offsets != NULL && i < offsets->cnt; i++)
-        if (offsets->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-            err = offsets->elems[i].err;
-            partition = offsets->elems[i].partition;
-        }
-    if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
-        return;
-    if (partition >= 0)
-        cm_log(CM_LOG_WARN, NULL, WHO " %s: commit failed (partition %" PRId32 "): %s", t->name,
-               partition, rd_kafka_err2str(err));
-    else
-        cm_log(CM_LOG_WARN, NULL, WHO " %s: commit failed: %s", t->name, rd_kafka_err2str(err));
-    cm__consumer_commit_failed(&t->k->base);
-}
-
-static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
-{
-    ktopic_t *t = opaque;
-
-    if (t->k->destroying)
-        return;
-    if (err == RD_KAFKA_RESP_ERR__FATAL) {
-        char why[160];
-        rd_kafka_resp_err_t orig = rd_kafka_fatal_error(rk, why, sizeof(why));
-        t->fatal = true;
-        snprintf(t->fatal_reason, sizeof(t->fatal_reason), "%.64s: %s", rd_kafka_err2name(orig),
-                 why);
-        cm_log(CM_LOG_ERROR, NULL, WHO " %s: fatal error: %s", t->name, t->fatal_reason);
-        return;
-    }
-    if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN)
-        set_conn(t, false, "all brokers are down");
-    cm_log(CM_LOG_WARN, NULL, WHO " %s: %s: %s", t->name, rd_kafka_err2name(err), reason);
-}
-
-/* Connected: some broker connection UP and the group coordinator "up"
- * (cgrp.state); joined once cgrp.join_state is "steady" (the rebalance
- * callback usually says so first). */
-static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
-{
-    ktopic_t *t = opaque;
-    cm_json_doc_t *doc = NULL;
-
-    (void)rk;
-    if (t->k->destroying || cm_json_parse(json, len, NULL, &doc, NULL) != 0)
-        return 0;
-    cm_json_t root = cm_json_root(doc);
-    bool any_up = cm__kafka_stats_broker_up(root);
-    cm_json_t g = cm_json_get(root, "cgrp");
-    bool coord_up = cm_json_str_eq(cm_json_get(g, "state"), CM_SLICE_LIT("up"));
-    bool steady = cm_json_str_eq(cm_json_get(g, "join_state"), CM_SLICE_LIT("steady"));
-    cm_json_doc_free(doc);
-    if (coord_up && steady)
-        t->joined = true;
-    if (!any_up)
-        set_conn(t, false, "no broker connection is up");
-    else if (!coord_up)
-        set_conn(t, false, "the group coordinator is not reachable");
-    else
-        set_conn(t, true, NULL);
-    return 0; /* librdkafka frees json */
-}
-
-static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
-{
-    ktopic_t *t = rd_kafka_opaque(rk);
-
-    /* Queued logs only (log.queue=true), except while destroying, from
-     * librdkafka's threads: cm_log is not thread-safe. */
-    if (t == NULL || t->k->destroying) {
-        fprintf(stderr, "librdkafka %s: %s\n", fac, buf);
-        return;
-    }
-    cm_log(cm__kafka_log_level(level), NULL, WHO " %s: %s: %s", t->name, fac, buf);
-}
-
-static void log_consumer_error(ktopic_t *t, const rd_kafka_message_t *m)
-{
-    uint64_t skipped;
-    if (!cm_log_limit(&t->error_log, uv_now(t->k->base.loop), ERROR_LOG_INTERVAL_MS, &skipped))
-        return;
-    cm_log(CM_LOG_WARN, NULL, WHO " %s: %s: %s (%" PRIu64 " more since the last line)", t->name,
-           rd_kafka_err2name(m->err), rd_kafka_message_errstr(m), skipped);
-}
+#include "queue_consume_kafka_internal.h"
 
 /* ---- fetch ---------------------------------------------------------------------- */
 
@@ -450,7 +144,7 @@ static void serve_main(ktopic_t *t)
         ssize_t n = rd_kafka_consume_batch_queue(t->mq, 0, ms, SERVE_CHUNK);
         for (ssize_t i = 0; i < n; i++) {
             if (ms[i]->err)
-                log_consumer_error(t, ms[i]);
+                cm__kc_log_consumer_error(t, ms[i]);
             rd_kafka_message_destroy(ms[i]);
         }
         /* Fewer than asked and nothing left: served. (A TERMINATE op ends
@@ -477,13 +171,13 @@ static void drop_carry(ktopic_t *t)
 static void prune(kc_t *k, ktopic_t *t)
 {
     size_t w = 0, dropped = 0;
-    if (t->carry != NULL && !is_assigned(t, t->carry->partition)) {
+    if (t->carry != NULL && !cm__kc_is_assigned(t, t->carry->partition)) {
         drop_carry(t);
         dropped++;
     }
     for (size_t i = 0; i < k->nmsgs; i++) {
         rd_kafka_message_t *m = k->msgs[i];
-        if (is_assigned(t, m->partition)) {
+        if (cm__kc_is_assigned(t, m->partition)) {
             k->msgs[w++] = m;
         } else {
             rd_kafka_message_destroy(m);
@@ -522,7 +216,7 @@ static void gather(kc_t *k, ktopic_t *t)
         if (m == NULL)
             break; /* empty (or a callback yielded: the next fetch goes on) */
         if (m->err) {
-            log_consumer_error(t, m);
+            cm__kc_log_consumer_error(t, m);
             rd_kafka_message_destroy(m);
             continue;
         }
@@ -541,7 +235,7 @@ static void gather(kc_t *k, ktopic_t *t)
         const rd_kafka_message_t *m = i < k->nmsgs ? k->msgs[i] : t->carry;
         if (m == NULL)
             break;
-        kpart_t *s = part_of(t, m->partition, false);
+        kpart_t *s = cm__kc_part_of(t, m->partition, false);
         s->next = m->offset + 1;
         s->since = now;
     }
@@ -656,13 +350,13 @@ static void kc_commit(cm_consumer_t *c, cm_consumer_batch_t *b)
     kc_t *k = (kc_t *)c;
     ktopic_t *t = &k->t[b->source];
     span_t *s;
-    size_t n = batch_spans(b, &s);
+    size_t n = cm__kc_batch_spans(b, &s);
     bool lost = rd_kafka_assignment_lost(t->rk) != 0;
     size_t skipped = 0;
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)n);
 
     for (size_t j = 0; j < n; j++) {
-        if (lost || !is_assigned(t, s[j].partition))
+        if (lost || !cm__kc_is_assigned(t, s[j].partition))
             skipped++;
         else
             rd_kafka_topic_partition_list_add(l, t->name, s[j].partition)->offset = s[j].hi + 1;
@@ -676,7 +370,7 @@ static void kc_commit(cm_consumer_t *c, cm_consumer_batch_t *b)
         cm__consumer_commit_failed(c);
     }
     if (l->cnt > 0) {
-        rd_kafka_resp_err_t err = rd_kafka_commit_queue(t->rk, l, t->mq, on_commit, t);
+        rd_kafka_resp_err_t err = rd_kafka_commit_queue(t->rk, l, t->mq, cm__kc_on_commit, t);
         if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
             cm_log(CM_LOG_WARN, NULL, WHO " %s: commit: %s", t->name, rd_kafka_err2str(err));
             cm__consumer_commit_failed(c);
@@ -690,13 +384,14 @@ static void kc_rewind(cm_consumer_t *c, cm_consumer_batch_t *b)
     kc_t *k = (kc_t *)c;
     ktopic_t *t = &k->t[b->source];
     span_t *s;
-    size_t n = batch_spans(b, &s);
+    size_t n = cm__kc_batch_spans(b, &s);
     uint64_t now = uv_now(c->loop);
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)n);
 
     /* A partition no longer assigned is read again by its new owner. */
     for (size_t j = 0; j < n; j++) {
-        kpart_t *p = is_assigned(t, s[j].partition) ? part_of(t, s[j].partition, false) : NULL;
+        kpart_t *p =
+            cm__kc_is_assigned(t, s[j].partition) ? cm__kc_part_of(t, s[j].partition, false) : NULL;
         if (p == NULL)
             continue;
         rd_kafka_topic_partition_list_add(l, t->name, s[j].partition)->offset = s[j].lo;
@@ -895,10 +590,10 @@ static int open_topic(kc_t *k, ktopic_t *t, const cm_consumer_kafka_opts_t *o)
         return CM_EINVAL;
     }
     rd_kafka_conf_set_opaque(conf, t);
-    rd_kafka_conf_set_rebalance_cb(conf, on_rebalance);
-    rd_kafka_conf_set_error_cb(conf, on_error);
-    rd_kafka_conf_set_stats_cb(conf, on_stats);
-    rd_kafka_conf_set_log_cb(conf, on_log);
+    rd_kafka_conf_set_rebalance_cb(conf, cm__kc_on_rebalance);
+    rd_kafka_conf_set_error_cb(conf, cm__kc_on_error);
+    rd_kafka_conf_set_stats_cb(conf, cm__kc_on_stats);
+    rd_kafka_conf_set_log_cb(conf, cm__kc_on_log);
     t->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
     if (t->rk == NULL) { /* conf is still ours on failure */
         cm_log(CM_LOG_ERROR, NULL, WHO " %s: cannot create the consumer: %s", t->name, errstr);
