@@ -25,6 +25,15 @@ static const char cas_script[] =
     "redis.call('SET', KEYS[1], ARGV[2])\n"
     "return 1\n";
 
+/* A group's copy is its bare properties (what flags reads), so its version
+ * lives beside it, in the hash groups:versions. */
+static const char group_cas_script[] =
+    "local v = tonumber(redis.call('HGET', KEYS[2], KEYS[1]) or '-1')\n"
+    "if v >= tonumber(ARGV[1]) then return 0 end\n"
+    "redis.call('SET', KEYS[1], ARGV[2])\n"
+    "redis.call('HSET', KEYS[2], KEYS[1], ARGV[1])\n"
+    "return 1\n";
+
 typedef struct {
     wr_ctx_t *ctx;
     const wr_event_t *events;
@@ -92,9 +101,10 @@ static void mirror(sink_t *s)
                            cm_slice_from_cstr(g->key));
         cm_buf_reset(&val);
         wr_props_write(&g->props, &val);
+        snprintf(version, sizeof(version), "%lld", g->version);
         s->pending++;
-        cm_redis_command(s->ctx->redis, on_mirrored, s, "SET %b %b", key.p, key.len, val.p,
-                         val.len);
+        cm_redis_command(s->ctx->redis, on_mirrored, s, "EVAL %s 2 %b %s %s %b", group_cas_script,
+                         key.p, key.len, CM_REDISKEY_GROUP_VERSIONS, version, val.p, val.len);
     }
     cm_buf_free(&key);
     cm_buf_free(&val);

@@ -43,6 +43,9 @@ function script() {
   const later = [];
   phases.push(later);
   for (let i = 0; i < USERS; i += 10) later.push(['alias', { distinctId: `user-${i}`, alias: `user-${i + 1}` }]);
+  // Seconds after the first phase's, so the latest is clear whichever
+  // writer takes which (the first phase's come within a millisecond).
+  later.push(['groupIdentify', { groupType: 'company', groupKey: 'c0', properties: { size: 1000, renamed: true } }]);
   let k = 0;
   while (calls.length + later.length < TOTAL) {
     const i = k % USERS;
@@ -114,7 +117,8 @@ for (const pair of PAIRS) describe(`persons from 10,000 posthog-node events (${p
       assert.deepEqual(g, []);
     }
     const group = JSON.parse(await redisCommand(s.redis.port, 'GET', `groups:${s.boot.project_id}:company:c0`));
-    assert.equal(group.size, 95, 'the last groupIdentify of c0 wins');
+    assert.equal(group.size, 1000, 'the latest groupIdentify of c0 wins');
+    assert.equal(group.renamed, true);
     // A sample of the captured uuids, read back one by one.
     const last = (await get(`/api/projects/${s.boot.project_id}/events/?event=action&limit=1`)).results[0];
     assert.ok(uuids.includes(last.id));
