@@ -193,6 +193,13 @@ static void write_free(ch_write_t *w)
     free(w);
 }
 
+/* The first line's length (the body is not NUL-terminated). */
+static size_t line_len(cm_slice_t body)
+{
+    const char *nl = body.p ? memchr(body.p, '\n', body.len) : NULL;
+    return nl ? (size_t)(nl - body.p) : body.len;
+}
+
 /* "Code: 60. DB::Exception: Table default.x doesn't exist..." -> the first line. */
 static void error_text(char *out, size_t cap, const cm_http_client_res_t *res, int status)
 {
@@ -201,10 +208,8 @@ static void error_text(char *out, size_t cap, const cm_http_client_res_t *res, i
                  res && res->error && *res->error ? res->error : cm_strerror(status));
         return;
     }
-    size_t n = strcspn(res->body.p ? res->body.p : "", "\n");
-    if (n > res->body.len)
-        n = res->body.len;
-    snprintf(out, cap, "HTTP %d: %.*s", res->status, (int)n, res->body.p ? res->body.p : "");
+    snprintf(out, cap, "HTTP %d: %.*s", res->status, (int)line_len(res->body),
+             res->body.p ? res->body.p : "");
 }
 
 /* ---- reading TabSeparatedWithNames ------------------------------------------------------ */
@@ -572,8 +577,7 @@ static void on_setup_answer(ch_store_t *st, int status, const char *err, cm_slic
         return;
     }
     if (st->ddl_next == 0 && st->version[0] == '\0') {
-        size_t n = strcspn(body.p ? body.p : "", "\n");
-        snprintf(st->version, sizeof(st->version), "%.*s", (int)(n < body.len ? n : body.len),
+        snprintf(st->version, sizeof(st->version), "%.*s", (int)line_len(body),
                  body.p ? body.p : "");
         cm_log(CM_LOG_INFO, NULL, "%s: ClickHouse %s", st->base.name, st->version);
     } else

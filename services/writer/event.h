@@ -53,6 +53,7 @@ typedef struct {
     char person_id[CM_UUID_STR_LEN + 1];
     char *person_properties; /* JSON object text */
     const char *warning;     /* static: an ingestion warning (a refused merge) */
+    bool changed;            /* it changed a person or a group (then it is recorded as seen) */
 } wr_event_t;
 
 /* Parses one message's value. Always fills ev (free it with wr_event_free):

@@ -91,6 +91,7 @@ static wr_pdi_t *add_pdi(wr_state_t *st, long long project_id, const char *did, 
     d->person = p;
     d->version = version;
     d->is_new = is_new;
+    st->changes += is_new;
     cm_buf_t k;
     cm_buf_init(&k);
     pdi_key(&k, project_id, did);
@@ -170,8 +171,9 @@ void wr_state_group(wr_state_t *st, long long project_id, const char *type, cons
 
 /* ---- the rules --------------------------------------------------------------------- */
 
-static void touch(wr_person_t *p)
+static void touch(wr_state_t *st, wr_person_t *p)
 {
+    st->changes++;
     if (!p->dirty && !p->is_new)
         p->version++; /* once per batch: the store sees one change */
     p->dirty = true;
@@ -243,7 +245,7 @@ static bool person_event(const wr_event_t *ev)
 
 /* $set_once, then $set, then $unset, as PostHog applies them; the event
  * that creates the person ignores $unset (there is nothing to remove). */
-static void apply_updates(wr_person_t *p, const wr_event_t *ev, bool created)
+static void apply_updates(wr_state_t *st, wr_person_t *p, const wr_event_t *ev, bool created)
 {
     bool quiet_churn = !created && !person_event(ev);
     bool changed = false;
@@ -270,7 +272,7 @@ static void apply_updates(wr_person_t *p, const wr_event_t *ev, bool created)
                 changed |= wr_props_unset_at(&p->props, (cm_slice_t){x->key, x->klen}, t);
         }
     if (changed)
-        touch(p);
+        touch(st, p);
 }
 
 static void move_dids(wr_state_t *st, wr_person_t *from, wr_person_t *to)
@@ -282,6 +284,7 @@ static void move_dids(wr_state_t *st, wr_person_t *from, wr_person_t *to)
         d->person = to;
         d->version++;
         d->moved = true;
+        st->changes++;
         person_add_did(to, from->dids[i]);
     }
 }
@@ -341,7 +344,7 @@ static wr_person_t *merge(wr_state_t *st, wr_event_t *ev)
     }
     if (!target->is_identified) {
         target->is_identified = true;
-        touch(target);
+        touch(st, target);
     }
     return target;
 }
@@ -370,6 +373,7 @@ static void group_identify(wr_state_t *st, wr_event_t *ev)
         g = add_group(st, ev->project_id, ev->group_type, ev->group_key);
         g->is_new = true;
         g->dirty = true;
+        st->changes++;
         g->version = 1;
         g->created_at_ms = ev->timestamp_ms < ev->now_ms ? ev->timestamp_ms : ev->now_ms;
     }
@@ -380,6 +384,8 @@ static void group_identify(wr_state_t *st, wr_event_t *ev)
             changed |= wr_props_set_at(&g->props, (cm_slice_t){x->key, x->klen},
                                        (cm_slice_t){x->val, x->vlen}, ev->timestamp_ms);
     }
+    if (changed)
+        st->changes++;
     if (changed && !g->dirty) {
         g->version++;
         g->dirty = true;
@@ -407,7 +413,16 @@ static void resend(wr_state_t *st, wr_event_t *ev, wr_pdi_t *d)
     }
 }
 
+static void apply(wr_state_t *st, wr_event_t *ev, bool seen);
+
 void wr_persons_apply(wr_state_t *st, wr_event_t *ev, bool seen)
+{
+    unsigned long before = st->changes;
+    apply(st, ev, seen);
+    ev->changed = st->changes != before;
+}
+
+static void apply(wr_state_t *st, wr_event_t *ev, bool seen)
 {
     wr_pdi_t *d = find_pdi(st, ev->project_id, ev->distinct_id);
     if (seen)
@@ -439,7 +454,7 @@ void wr_persons_apply(wr_state_t *st, wr_event_t *ev, bool seen)
         d = find_pdi(st, ev->project_id, ev->distinct_id);
         p = d ? d->person : create_person(st, ev, ev->distinct_id);
     }
-    apply_updates(p, ev, st->npersons > before);
+    apply_updates(st, p, ev, st->npersons > before);
     snprintf(ev->person_id, sizeof(ev->person_id), "%s", p->uuid);
     person_properties(ev, p);
 }

@@ -63,6 +63,7 @@ typedef struct {
     size_t npdis, pdi_cap;
     wr_group_t **group_list;
     size_t ngroups, group_cap;
+    unsigned long changes; /* grows with every change an event makes */
 } wr_state_t;
 
 void wr_state_init(wr_state_t *st);

@@ -4,7 +4,8 @@
  *   GET /api/projects/{id}/events/?limit=&event=&distinct_id=&before=&after=
  *     {"next": URL or null, "results": [{"id", "distinct_id", "properties",
  *      "event", "timestamp", "person", "elements", "elements_chain"}]},
- *     newest first; next pages on with before= the last row's time;
+ *     newest first; next pages on with before= the last row's time and
+ *     before_id= its uuid (events of the same millisecond are not lost);
  *   GET /api/projects/{id}/persons/?distinct_id=&limit=&offset=
  *     {"next", "previous", "results": [{"id", "uuid", "name",
  *      "distinct_ids", "properties", "is_identified", "created_at"}]}.
@@ -25,7 +26,7 @@
 
 typedef struct {
     api_events_query_t q;
-    char *event, *distinct_id;
+    char *event, *distinct_id, *before_id;
     char **person_ids; /* persons: the page's rows (person_row_t), see below */
     size_t npersons;
 } read_state_t;
@@ -35,6 +36,7 @@ static void state_free(void *p)
     read_state_t *s = p;
     free(s->event);
     free(s->distinct_id);
+    free(s->before_id);
     free(s);
 }
 
@@ -127,8 +129,9 @@ static void on_events(int status, const char *err, const cm_evstore_rows_t *rows
         cm_slice_t path = cm_http_req_path(call->req);
         char iso[CM_ISO8601_MAX];
         cm_iso8601_format(atoll(cm_evstore_value(rows, n - 1, API_EVENT_TIME_MS)) * 1000, 3, iso);
-        cm_buf_appendf(&url, "%s%.*s?limit=%lld&before=%s", call->ctx->cfg.base_url, (int)path.len,
-                       path.p, s->q.limit, iso);
+        cm_buf_appendf(&url, "%s%.*s?limit=%lld&before=%s&before_id=%s", call->ctx->cfg.base_url,
+                       (int)path.len, path.p, s->q.limit, iso,
+                       cm_evstore_value(rows, n - 1, API_EVENT_UUID));
         if (s->event) {
             cm_buf_append_cstr(&url, "&event=");
             url_encode(&url, s->event);
@@ -179,7 +182,9 @@ void api_events_list(api_call_t *call)
         return;
     s->event = query_param(call, "event");
     s->distinct_id = query_param(call, "distinct_id");
+    s->before_id = query_param(call, "before_id");
     s->q.project_id = call->project_id;
+    s->q.before_id = s->before_id;
     s->q.event = s->event;
     s->q.distinct_id = s->distinct_id;
     s->q.limit = call->limit;

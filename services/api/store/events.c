@@ -35,12 +35,18 @@ void api_store_events_list(cm_evstore_t *es, const api_events_query_t *q, cm_evs
         cm_buf_append_cstr(&sql, " AND distinct_id = ");
         quote(es, &sql, q->distinct_id);
     }
-    if (q->before_ms)
+    const char *id = ch ? "toString(uuid)" : "uuid";
+    if (q->before_ms && q->before_id) {
+        cm_buf_appendf(&sql,
+                       " AND (timestamp_ms < %" PRId64 " OR (timestamp_ms = %" PRId64 " AND %s < ",
+                       q->before_ms, q->before_ms, id);
+        quote(es, &sql, q->before_id);
+        cm_buf_append_cstr(&sql, "))");
+    } else if (q->before_ms)
         cm_buf_appendf(&sql, " AND timestamp_ms < %" PRId64, q->before_ms);
     if (q->after_ms)
         cm_buf_appendf(&sql, " AND timestamp_ms > %" PRId64, q->after_ms);
-    cm_buf_appendf(&sql, " ORDER BY timestamp_ms DESC, %s DESC LIMIT %lld",
-                   ch ? "toString(uuid)" : "uuid", q->limit);
+    cm_buf_appendf(&sql, " ORDER BY timestamp_ms DESC, %s DESC LIMIT %lld", id, q->limit);
     cm_evstore_query(es, cm_buf_cstr(&sql), done, ud);
     cm_buf_free(&sql);
 }

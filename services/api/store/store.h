@@ -293,6 +293,8 @@ typedef struct {
     const char *event;           /* NULL: any */
     const char *distinct_id;     /* NULL: any */
     int64_t before_ms, after_ms; /* 0: no bound */
+    const char *before_id;       /* with before_ms: events at exactly that time come
+                                    after this uuid (pages on without losing ties) */
     long long limit;
 } api_events_query_t;
 enum {

@@ -69,7 +69,12 @@ async function start(s, { writer: writerOpts = {}, flags = false, ingestEnv = {}
   s.boot = JSON.parse((await run(BIN('api'), ['bootstrap'], { env: { ...process.env, ...apiEnv } })).stdout);
   s.api = await startServer(BIN('api'), apiEnv);
   // Generous: the sanitizer tree on a loaded 2-core machine.
-  await within(15000, 'the api published the token', async () => (await redisCommand(s.redis.port, 'HGET', 'projects:tokens', s.boot.project_api_token)) === String(s.boot.project_id));
+  try {
+    await within(15000, 'the api published the token', async () => (await redisCommand(s.redis.port, 'HGET', 'projects:tokens', s.boot.project_api_token)) === String(s.boot.project_id));
+  } catch (e) {
+    e.message += `; the api said: ${s.api.stderr().slice(-12000)}`;
+    throw e;
+  }
   s.ingest = await startServer(BIN('ingest'), { INGEST_PORT: '0', REDIS_URL: s.redis.url, LOG_LEVEL: 'warn', ...queueEnv, ...ingestEnv });
   if (flags) s.flags = await startServer(BIN('flags'), { FLAGS_PORT: '0', REDIS_URL: s.redis.url, LOG_LEVEL: 'warn' });
   s.writerEnv = {
