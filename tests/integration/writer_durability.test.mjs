@@ -68,7 +68,9 @@ for (const pair of PAIRS) describe(`writer killed and store down (${pairName(pai
     assert.equal(want.size, TOTAL);
     for (const u of stored) assert.ok(want.has(u), `stored ${u} was sent`);
     assert.equal(new Set(stored).size, TOTAL);
-    await within(5000, 'ready again', async () => (await fetch(`${s.writerUrl}/_ready`)).status === 200);
+    // Kafka: the group settles only once the killed members' sessions ran
+    // out, one session timeout (6 s here) per rebalance.
+    await within(30000, 'ready again', async () => (await fetch(`${s.writerUrl}/_ready`)).status === 200);
     // Persons survived the kills too: one person per distinct id, with the
     // last property of its own (whichever came last for it).
     let p;
