@@ -128,5 +128,30 @@ async function start(s, { writer: writerOpts = {}, flags = false, ingestEnv = {}
       return m;
     });
   };
+  // For a failure's message: of the uuids sent but not stored, how many
+  // are on the queue, and where (Kafka: partition and offset ranges).
+  s.whereAre = async (sent, stored) => {
+    const have = new Set(stored);
+    const missing = new Set(sent.filter((u) => !have.has(u)));
+    if (!s.brokers) {
+      const entries = (await redisCommand(s.redis.port, 'XRANGE', MAIN, '-', '+')) || [];
+      const pending = await redisCommand(s.redis.port, 'XPENDING', MAIN, 'writer');
+      const on = entries.filter(([, f]) => missing.has(JSON.parse(f[f.indexOf('value') + 1]).uuid)).length;
+      return `${missing.size} missing, ${on} still on the stream, pending ${JSON.stringify(pending)}`;
+    }
+    const { stdout } = await run(SUPPORT('kafka_dump'), [], { env: { ...process.env, BOOTSTRAP: s.brokers, TOPICS: MAIN, IDLE_MS: '1500' }, maxBuffer: 1 << 28 });
+    const where = {};
+    let on = 0;
+    for (const line of stdout.split('\n').filter(Boolean)) {
+      const m = JSON.parse(line);
+      if (!missing.has(m.headers.uuid)) continue;
+      on++;
+      const w = (where[m.partition] ??= { min: m.offset, max: m.offset, n: 0 });
+      w.min = Math.min(w.min, m.offset);
+      w.max = Math.max(w.max, m.offset);
+      w.n++;
+    }
+    return `${missing.size} missing, ${on} on the topic at ${JSON.stringify(where)}; metrics: ${(await (await fetch(`http://127.0.0.1:${s.writer.port}/metrics`)).text()).split('\n').filter((l) => /^(queue_consumer|writer_batch)/.test(l)).join(' ')}`;
+  };
   s.stop = () => stopAll(s);
 }
