@@ -21,6 +21,7 @@ void wr_state_init(wr_state_t *st)
     memset(st, 0, sizeof(*st));
     st->pdis = cm_strset_new(64);
     st->groups = cm_strset_new(8);
+    st->by_uuid = cm_strset_new(64);
 }
 
 void wr_state_free(wr_state_t *st)
@@ -49,6 +50,7 @@ void wr_state_free(wr_state_t *st)
     free(st->group_list);
     cm_strset_free(st->pdis);
     cm_strset_free(st->groups);
+    cm_strset_free(st->by_uuid);
     memset(st, 0, sizeof(*st));
 }
 
@@ -70,10 +72,14 @@ static wr_pdi_t *find_pdi(wr_state_t *st, long long project_id, const char *did)
 
 static wr_person_t *find_person(wr_state_t *st, const char *uuid)
 {
-    for (size_t i = st->npersons; i-- > 0;)
-        if (!strcmp(st->persons[i]->uuid, uuid))
-            return st->persons[i];
-    return NULL;
+    return cm_strset_get(st->by_uuid, cm_slice_from_cstr(uuid));
+}
+
+static void add_person(wr_state_t *st, wr_person_t *p)
+{
+    GROW(st->persons, st->npersons, st->cap);
+    st->persons[st->npersons++] = p;
+    cm_strset_put(st->by_uuid, cm_slice_from_cstr(p->uuid), p);
 }
 
 static void person_add_did(wr_person_t *p, const char *did)
@@ -119,8 +125,7 @@ wr_person_t *wr_state_person(wr_state_t *st, long long project_id, const char *u
     p->is_identified = is_identified;
     p->version = version;
     p->created_at_ms = created_at_ms;
-    GROW(st->persons, st->npersons, st->cap);
-    st->persons[st->npersons++] = p;
+    add_person(st, p);
     return p;
 }
 
@@ -199,8 +204,7 @@ static wr_person_t *create_person(wr_state_t *st, const wr_event_t *ev, const ch
     snprintf(quoted, sizeof(quoted), "\"%s\"", ev->uuid);
     wr_props_set_once_at(&p->props, CM_SLICE_LIT("$creator_event_uuid"), cm_slice_from_cstr(quoted),
                          ev->timestamp_ms);
-    GROW(st->persons, st->npersons, st->cap);
-    st->persons[st->npersons++] = p;
+    add_person(st, p);
     add_pdi(st, ev->project_id, did, p, 0, true);
     return p;
 }

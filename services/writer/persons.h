@@ -55,8 +55,9 @@ typedef struct {
 } wr_group_t;
 
 typedef struct {
-    cm_strset_t *pdis;   /* "<project>:<distinct id>" -> wr_pdi_t */
-    cm_strset_t *groups; /* "<project>:<type>:<key>" -> wr_group_t */
+    cm_strset_t *pdis;    /* "<project>:<distinct id>" -> wr_pdi_t */
+    cm_strset_t *groups;  /* "<project>:<type>:<key>" -> wr_group_t */
+    cm_strset_t *by_uuid; /* person uuid -> wr_person_t */
     wr_person_t **persons;
     size_t npersons, cap;
     wr_pdi_t **pdi_list; /* in the order they were added */
