@@ -96,11 +96,32 @@ $(LIBCOMMON): $(LIB_OBJS) $(LLHTTP_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
+# ---- generated C: lemon grammars (.y) and re2c tokenizers (.re) --------------
+# Generated once into build/gen/ for every tree (the same text for each),
+# compiled per tree; a service's files include them as "<wing>/<name>.h".
+GEN := build/gen
+LEMON_TEMPLATE ?= /usr/share/lemon/lempar.c
+gen_objs = $(patsubst %.y,$(2)/obj/gen/%.o,$(wildcard services/$(1)/*/*.y)) \
+	$(patsubst %.re,$(2)/obj/gen/%.o,$(wildcard services/$(1)/*/*.re))
+gen_hdrs = $(patsubst %.y,$(GEN)/%.h,$(wildcard services/$(1)/*/*.y))
+$(GEN)/%.c $(GEN)/%.h: %.y $(LEMON_TEMPLATE)
+	@mkdir -p $(@D)
+	lemon -q -T$(LEMON_TEMPLATE) -d$(@D) $<
+$(GEN)/%.c: %.re
+	@mkdir -p $(@D)
+	re2c -W -Werror --no-generation-date -o $@ $<
+# lempar.c's template is not ours: its code gets our warnings but two.
+GEN_CFLAGS := -Wno-unused-parameter -Wno-unused-variable
+$(BUILD)/obj/gen/%.o: $(GEN)/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -I$(dir $(<:$(GEN)/%=%)).. -I$(GEN)/$(dir $*).. $(CFLAGS) $(GEN_CFLAGS) -c $< -o $@
+
 # ---- services: every .c but main.c also goes into a library for unit tests -
 define SERVICE_RULES
 $(1)_OBJS := $$(patsubst %.c,$(BUILD)/obj/%.o,$$(call svc_srcs,$(1)))
-$(1)_LIBOBJS := $$(filter-out $(BUILD)/obj/services/$(1)/main.o,$$($(1)_OBJS))
-$(BUILD)/obj/services/$(1)/%.o $(BUILD)/obj/tests/unit/$(1)/%.o: private CPPFLAGS += -Iservices/$(1)
+$(1)_LIBOBJS := $$(filter-out $(BUILD)/obj/services/$(1)/main.o,$$($(1)_OBJS)) $$(call gen_objs,$(1),$(BUILD))
+$(BUILD)/obj/services/$(1)/%.o $(BUILD)/obj/tests/unit/$(1)/%.o: private CPPFLAGS += -Iservices/$(1) -I$(GEN)/services/$(1)
+$$($(1)_OBJS) $$(patsubst %.c,$(BUILD)/obj/%.o,$$(wildcard tests/unit/$(1)/*.c)): | $$(call gen_hdrs,$(1))
 $(BUILD)/lib/lib$(1).a: $$($(1)_LIBOBJS)
 	@mkdir -p $$(@D)
 	rm -f $$@ && ar rcs $$@ $$^
@@ -139,10 +160,14 @@ build/fuzz/libcommon.a: $(FUZZ_LIB_OBJS) $(LLHTTP_OBJS:$(BUILD)/obj/%=build/fuzz
 	rm -f $@ && ar rcs $@ $^
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libcommon.a
 	$(FUZZ_CC) $(CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $< $(filter %.a,$^) $(LDLIBS) -o $@
+build/fuzz/obj/gen/%.o: $(GEN)/%.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS) -I$(dir $(<:$(GEN)/%=%)).. -I$(GEN)/$(dir $*).. -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(WARN) $(GEN_CFLAGS) -c $< -o $@
 define FUZZ_SVC_RULES
-build/fuzz/lib$(1).a: $$(patsubst %.c,build/fuzz/obj/%.o,$$(filter-out services/$(1)/main.c,$$(call svc_srcs,$(1))))
+build/fuzz/lib$(1).a: $$(patsubst %.c,build/fuzz/obj/%.o,$$(filter-out services/$(1)/main.c,$$(call svc_srcs,$(1)))) $$(call gen_objs,$(1),build/fuzz)
 	rm -f $$@ && ar rcs $$@ $$^
-build/fuzz/obj/services/$(1)/%.o build/fuzz/fuzz_$(1)_%: private CPPFLAGS += -Iservices/$(1)
+build/fuzz/obj/services/$(1)/%.o build/fuzz/fuzz_$(1)_%: private CPPFLAGS += -Iservices/$(1) -I$(GEN)/services/$(1)
+$$(patsubst %.c,build/fuzz/obj/%.o,$$(call svc_srcs,$(1))): | $$(call gen_hdrs,$(1))
 endef
 $(foreach s,$(SERVICES),$(eval $(call FUZZ_SVC_RULES,$(s))))
 

@@ -292,6 +292,44 @@ static void answer_query(ch_op_t *op, int status, const char *err, cm_slice_t bo
 
 /* ---- the write: dedup, then the inserts ------------------------------------------------- */
 
+/* "<name>_keys": [...], "<name>_values": [...]: a JSON object's top-level
+ * members as two arrays, each value in HogQL's string form (a string's
+ * text, anything else its JSON; null members left out), which is how
+ * queries read properties.<key> on every ClickHouse version
+ * (proto/event-store.md). */
+static void json_kv_arrays(cm_json_writer_t *w, const char *name, cm_slice_t obj)
+{
+    char key[64];
+    cm_json_doc_t doc = CM_JSON_DOC_INIT;
+    cm_buf_t scratch = CM_BUF_INIT;
+    bool ok = cm_json_parse_into(&doc, obj.p, obj.len, NULL, NULL) == 0 &&
+              cm_json_type(cm_json_root(&doc)) == CM_JSON_OBJECT;
+    for (int half = 0; half < 2; half++) {
+        snprintf(key, sizeof(key), "%s_%s", name, half ? "values" : "keys");
+        cm_json_key(w, key);
+        cm_json_begin_array(w);
+        cm_json_iter_t it = ok ? cm_json_iter(cm_json_root(&doc)) : (cm_json_iter_t){0};
+        cm_json_t k, v;
+        while (ok && cm_json_next(&it, &k, &v)) {
+            if (cm_json_is_null(v))
+                continue;
+            cm_slice_t text;
+            cm_buf_reset(&scratch);
+            if (half == 0 || cm_json_type(v) == CM_JSON_STRING) {
+                if (cm_json_as_str(half ? v : k, &scratch, &text) == 0)
+                    cm_json_str_s(w, text);
+                else
+                    cm_json_str_cstr(w, "");
+            } else {
+                cm_json_str_s(w, cm_json_raw(v));
+            }
+        }
+        cm_json_end_array(w);
+    }
+    cm_buf_free(&scratch);
+    cm_json_doc_clear(&doc);
+}
+
 static void json_event(cm_json_writer_t *w, const cm_evstore_event_t *e)
 {
     char t[20];
@@ -310,6 +348,8 @@ static void json_event(cm_json_writer_t *w, const cm_evstore_event_t *e)
     cm_json_str_s(w, e->properties);
     cm_json_key(w, "person_properties");
     cm_json_str_s(w, e->person_properties);
+    json_kv_arrays(w, "properties", e->properties);
+    json_kv_arrays(w, "person_properties", e->person_properties);
     cm__evstore_datetime(e->timestamp_ms, t);
     cm_json_key(w, "timestamp");
     cm_json_str_cstr(w, t);
@@ -366,6 +406,7 @@ static ch_op_t *build_inserts(ch_store_t *st, ch_write_t *w, const cm_strset_t *
             cm_json_int(&jw, p->project_id);
             cm_json_key(&jw, "properties");
             cm_json_str_s(&jw, p->properties);
+            json_kv_arrays(&jw, "properties", p->properties);
             cm_json_key(&jw, "is_identified");
             cm_json_int(&jw, p->is_identified);
             cm_json_key(&jw, "is_deleted");
@@ -417,6 +458,7 @@ static ch_op_t *build_inserts(ch_store_t *st, ch_write_t *w, const cm_strset_t *
             cm_json_str_s(&jw, g->group_key);
             cm_json_key(&jw, "properties");
             cm_json_str_s(&jw, g->properties);
+            json_kv_arrays(&jw, "properties", g->properties);
             cm__evstore_datetime(g->created_at_ms, t);
             cm_json_key(&jw, "created_at");
             cm_json_str_cstr(&jw, t);

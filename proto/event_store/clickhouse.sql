@@ -10,6 +10,10 @@ CREATE TABLE IF NOT EXISTS events (
     person_id UUID,
     properties String,
     person_properties String,
+    properties_keys Array(String),
+    properties_values Array(String),
+    person_properties_keys Array(String),
+    person_properties_values Array(String),
     timestamp DateTime('UTC'),
     timestamp_ms Int64,
     created_at DateTime('UTC'),
@@ -22,6 +26,8 @@ CREATE TABLE IF NOT EXISTS persons (
     id UUID,
     project_id Int64,
     properties String,
+    properties_keys Array(String),
+    properties_values Array(String),
     is_identified UInt8,
     is_deleted UInt8,
     created_at DateTime('UTC'),
@@ -43,6 +49,8 @@ CREATE TABLE IF NOT EXISTS groups (
     group_type String,
     group_key String,
     properties String,
+    properties_keys Array(String),
+    properties_values Array(String),
     created_at DateTime('UTC'),
     version Int64
 ) ENGINE = ReplacingMergeTree(version)

@@ -180,7 +180,7 @@ cm_slice_t ev_js_string(ev_t *ev, cm_json_t v)
         return cm_json_str_inner(v);
     cm_buf_t b = CM_BUF_INIT;
     flg_js_string(v, &b);
-    cm_slice_t out = flg_arena_dup(&ev->arena, cm_buf_slice(&b));
+    cm_slice_t out = cm_arena_dup(&ev->arena, cm_buf_slice(&b));
     cm_buf_free(&b);
     return out;
 }
@@ -283,7 +283,7 @@ static void make_aux(ev_t *ev)
     size_t len;
     char *text = cm_buf_detach(&b, &len);
     /* The document borrows its input, so the text lives in the evaluation arena. */
-    cm_slice_t kept = flg_arena_dup(&ev->arena, (cm_slice_t){text, len});
+    cm_slice_t kept = cm_arena_dup(&ev->arena, (cm_slice_t){text, len});
     free(text);
     if (cm_json_parse(kept.p, kept.len, NULL, &ev->aux, NULL) == 0)
         ev->distinct_json = cm_json_at(cm_json_root(ev->aux), 0);
@@ -292,7 +292,7 @@ static void make_aux(ev_t *ev)
 void flg_evaluate(const flg_snapshot_t *s, const flg_context_t *ctx, flg_eval_t *out)
 {
     uint32_t n = flg_snapshot_nflags(s);
-    ev_t ev = {.s = s, .ctx = ctx, .budget = EV_BUDGET, .arena = FLG_ARENA_INIT};
+    ev_t ev = {.s = s, .ctx = ctx, .budget = EV_BUDGET, .arena = CM_ARENA_INIT};
     ev.pc = (flg_pctx_t){.now_ms = ctx->now_us / 1000 - (ctx->now_us % 1000 < 0),
                          .tz = ctx->tz,
                          .explicit_exact = flg_snapshot_explicit_exact(s),
@@ -333,7 +333,7 @@ void flg_evaluate(const flg_snapshot_t *s, const flg_context_t *ctx, flg_eval_t 
     free(ev.slots);
     free(ev.filtered);
     /* Variant and payload slices point into the snapshot, so the arena can go. */
-    flg_arena_free(&ev.arena);
+    cm_arena_free(&ev.arena);
 }
 
 void flg_eval_free(flg_eval_t *e)

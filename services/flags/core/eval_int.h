@@ -10,7 +10,7 @@
 #ifndef FLG_EVAL_INT_H
 #define FLG_EVAL_INT_H
 
-#include "core/arena.h"
+#include "cm/arena.h"
 #include "cm/strset.h"
 #include "core/cohorts.h"
 #include "core/eval.h"
@@ -48,7 +48,7 @@ typedef struct {
     bool *filtered;     /* dropped by runtime / evaluation contexts: false as a dependency */
     cm_json_doc_t *aux; /* holds distinct_id as a JSON string */
     cm_json_t distinct_json;
-    flg_arena_t arena; /* strings made during this evaluation */
+    cm_arena_t arena; /* strings made during this evaluation */
     /* Indexes of the property objects that filters read, built once per
      * evaluation (10,000 flags over 50,000 properties would otherwise scan
      * the object once per filter); NULL for small objects, which a scan

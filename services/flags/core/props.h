@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/arena.h"
+#include "cm/arena.h"
 #include "cm/buf.h"
 #include "cm/json.h"
 #include "core/dates.h"
@@ -70,7 +70,7 @@ typedef struct {
 } flg_pctx_t;
 
 /* Prepares f->prep from f->op and f->value (called once, at load). */
-void flg_prep_filter(flg_filter_t *f, flg_arena_t *arena);
+void flg_prep_filter(flg_filter_t *f, cm_arena_t *arena);
 
 flg_match_t flg_prop_match_node(const flg_filter_t *f, const flg_bag_t *bag, flg_pctx_t *pc);
 flg_match_t flg_prop_match_server(const flg_filter_t *f, const flg_bag_t *bag, flg_pctx_t *pc);

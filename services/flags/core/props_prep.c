@@ -12,12 +12,12 @@
 #include "core/props.h"
 #include "compat/text.h"
 
-static cm_slice_t keep(flg_arena_t *a, cm_buf_t *b)
+static cm_slice_t keep(cm_arena_t *a, cm_buf_t *b)
 {
-    return flg_arena_dup(a, cm_buf_slice(b));
+    return cm_arena_dup(a, cm_buf_slice(b));
 }
 
-static void prep_exact_item(flg_exact_item_t *it, cm_json_t v, flg_arena_t *a)
+static void prep_exact_item(flg_exact_item_t *it, cm_json_t v, cm_arena_t *a)
 {
     cm_buf_t s = CM_BUF_INIT, low = CM_BUF_INIT;
     it->js_ok = flg_exact_string(v, FLG_STR_JS, &s);
@@ -34,7 +34,7 @@ static void prep_exact_item(flg_exact_item_t *it, cm_json_t v, flg_arena_t *a)
     cm_buf_free(&low);
 }
 
-static void prep_exact(flg_prep_t *p, cm_json_t v, flg_arena_t *a)
+static void prep_exact(flg_prep_t *p, cm_json_t v, cm_arena_t *a)
 {
     p->truthy_or_falsy = flg_truthy_or_falsy(v);
     p->truthy = flg_truthy(v);
@@ -42,19 +42,19 @@ static void prep_exact(flg_prep_t *p, cm_json_t v, flg_arena_t *a)
     p->empty_array = p->is_array && cm_json_len(v) == 0;
     if (!p->is_array) {
         p->nitems = 1;
-        p->items = flg_arena_alloc(a, sizeof *p->items);
+        p->items = cm_arena_alloc(a, sizeof *p->items);
         prep_exact_item(&p->items[0], v, a);
         return;
     }
     p->nitems = cm_json_len(v);
-    p->items = flg_arena_alloc(a, (p->nitems ? p->nitems : 1) * sizeof *p->items);
+    p->items = cm_arena_alloc(a, (p->nitems ? p->nitems : 1) * sizeof *p->items);
     cm_json_iter_t it = cm_json_iter(v);
     cm_json_t k, e;
     for (uint32_t i = 0; cm_json_next(&it, &k, &e); i++)
         prep_exact_item(&p->items[i], e, a);
 }
 
-static cm_slice_t server_lower_ascii(cm_json_t v, flg_arena_t *a)
+static cm_slice_t server_lower_ascii(cm_json_t v, cm_arena_t *a)
 {
     cm_buf_t s = CM_BUF_INIT, low = CM_BUF_INIT;
     flg_exact_string(v, FLG_STR_SERVER, &s);
@@ -65,11 +65,11 @@ static cm_slice_t server_lower_ascii(cm_json_t v, flg_arena_t *a)
     return out;
 }
 
-static void prep_multi(flg_prep_t *p, cm_json_t v, flg_arena_t *a)
+static void prep_multi(flg_prep_t *p, cm_json_t v, cm_arena_t *a)
 {
     bool arr = cm_json_type(v) == CM_JSON_ARRAY;
     p->nneedles = arr ? cm_json_len(v) : 1;
-    p->needles = flg_arena_alloc(a, (p->nneedles ? p->nneedles : 1) * sizeof *p->needles);
+    p->needles = cm_arena_alloc(a, (p->nneedles ? p->nneedles : 1) * sizeof *p->needles);
     if (!arr) {
         p->needles[0] = server_lower_ascii(v, a);
         return;
@@ -144,7 +144,7 @@ static void prep_dates(flg_prep_t *p, cm_json_t v)
         sd->kind = FLG_DATE_ABSOLUTE;
 }
 
-void flg_prep_filter(flg_filter_t *f, flg_arena_t *a)
+void flg_prep_filter(flg_filter_t *f, cm_arena_t *a)
 {
     flg_prep_t *p = &f->prep;
     cm_buf_t b = CM_BUF_INIT;

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/arena.h"
+#include "cm/arena.h"
 #include "cm/common.h"
 #include "cm/alloc.h"
 #include "cm/err.h"
@@ -43,7 +43,7 @@ struct flg_snapshot {
     atomic_int refs;
     char *src;
     cm_json_doc_t *doc;
-    flg_arena_t arena;
+    cm_arena_t arena;
     flg_flag_t *flags;
     uint32_t nflags;
     int32_t *slots; /* open-addressing index: flag index + 1, 0 = empty */
@@ -97,10 +97,10 @@ static bool fail(loader_t *L, const char *why)
 static cm_slice_t dup_json_str(loader_t *L, cm_json_t v)
 {
     if (!cm_json_str_has_escapes(v))
-        return flg_arena_dup(&L->s->arena, cm_json_str_inner(v));
+        return cm_arena_dup(&L->s->arena, cm_json_str_inner(v));
     cm_buf_t tmp = CM_BUF_INIT;
     cm_json_str_append(v, &tmp);
-    cm_slice_t out = flg_arena_dup(&L->s->arena, cm_buf_slice(&tmp));
+    cm_slice_t out = cm_arena_dup(&L->s->arena, cm_buf_slice(&tmp));
     cm_buf_free(&tmp);
     return out;
 }
@@ -207,7 +207,7 @@ static bool parse_chain(loader_t *L, cm_json_t chain, flg_filter_t *f)
         return true;
     f->chain_json = chain;
     f->nchain = cm_json_len(chain);
-    f->chain = flg_arena_alloc(&L->s->arena, (f->nchain ? f->nchain : 1) * sizeof *f->chain);
+    f->chain = cm_arena_alloc(&L->s->arena, (f->nchain ? f->nchain : 1) * sizeof *f->chain);
     cm_json_iter_t it = cm_json_iter(chain);
     cm_json_t k, e;
     while (cm_json_next(&it, &k, &e))
@@ -242,7 +242,7 @@ static bool parse_filter(loader_t *L, cm_json_t j, flg_filter_t *f)
     if (f->type == FLG_PT_COHORT) {
         cm_buf_t tmp = CM_BUF_INIT;
         flg_js_string(f->value, &tmp);
-        f->cohort_id = flg_arena_dup(&L->s->arena, cm_buf_slice(&tmp));
+        f->cohort_id = cm_arena_dup(&L->s->arena, cm_buf_slice(&tmp));
         cm_buf_free(&tmp);
         f->cohort_id_numeric = cm_json_as_int64(f->value, &f->cohort_num) == 0;
     }
@@ -259,7 +259,7 @@ static bool parse_filters(loader_t *L, cm_json_t arr, flg_filter_t **out, uint32
     if (cm_json_type(arr) != CM_JSON_ARRAY)
         return fail(L, "properties is not an array");
     *n = cm_json_len(arr);
-    *out = flg_arena_alloc(&L->s->arena, (*n ? *n : 1) * sizeof **out);
+    *out = cm_arena_alloc(&L->s->arena, (*n ? *n : 1) * sizeof **out);
     cm_json_iter_t it = cm_json_iter(arr);
     cm_json_t k, e;
     for (uint32_t i = 0; cm_json_next(&it, &k, &e); i++)
@@ -306,12 +306,12 @@ static void parse_pgroup(loader_t *L, cm_json_t j, flg_pgroup_t *g, int depth)
     cm_json_iter_t it = cm_json_iter(values);
     cm_json_t k, e;
     if (g->nested) {
-        g->groups = flg_arena_alloc(&L->s->arena, g->n * sizeof *g->groups);
+        g->groups = cm_arena_alloc(&L->s->arena, g->n * sizeof *g->groups);
         for (uint32_t i = 0; cm_json_next(&it, &k, &e); i++)
             parse_pgroup(L, e, &g->groups[i], depth + 1);
         return;
     }
-    g->filters = flg_arena_alloc(&L->s->arena, g->n * sizeof *g->filters);
+    g->filters = cm_arena_alloc(&L->s->arena, g->n * sizeof *g->filters);
     loader_t sub = {L->s, NULL};
     for (uint32_t i = 0; cm_json_next(&it, &k, &e); i++) {
         if (is_group_object(e) || !parse_filter(&sub, e, &g->filters[i])) {
@@ -327,12 +327,12 @@ static void parse_cohorts(loader_t *L, cm_json_t obj)
     if (cm_json_type(obj) != CM_JSON_OBJECT)
         return;
     s->ncohorts = cm_json_len(obj);
-    s->cohorts = flg_arena_alloc(&s->arena, (s->ncohorts ? s->ncohorts : 1) * sizeof *s->cohorts);
+    s->cohorts = cm_arena_alloc(&s->arena, (s->ncohorts ? s->ncohorts : 1) * sizeof *s->cohorts);
     cm_json_iter_t it = cm_json_iter(obj);
     cm_json_t k, v;
     for (uint32_t i = 0; cm_json_next(&it, &k, &v); i++) {
         s->cohorts[i].id = dup_json_str(L, k);
-        s->cohorts[i].group = flg_arena_alloc(&s->arena, sizeof(flg_pgroup_t));
+        s->cohorts[i].group = cm_arena_alloc(&s->arena, sizeof(flg_pgroup_t));
         parse_pgroup(L, v, s->cohorts[i].group, 0);
     }
 }
@@ -342,7 +342,7 @@ static void parse_group_types(loader_t *L, cm_json_t obj)
     flg_snapshot_t *s = L->s;
     if (cm_json_type(obj) != CM_JSON_OBJECT)
         return;
-    s->types = flg_arena_alloc(&s->arena, (cm_json_len(obj) + 1) * sizeof *s->types);
+    s->types = cm_arena_alloc(&s->arena, (cm_json_len(obj) + 1) * sizeof *s->types);
     cm_json_iter_t it = cm_json_iter(obj);
     cm_json_t k, v;
     while (cm_json_next(&it, &k, &v)) {
@@ -396,7 +396,7 @@ static bool parse_conditions(loader_t *L, cm_json_t arr, flg_condition_t **out, 
     if (cm_json_type(arr) != CM_JSON_ARRAY)
         return fail(L, "groups is not an array");
     *n = cm_json_len(arr);
-    *out = flg_arena_alloc(&L->s->arena, (*n ? *n : 1) * sizeof **out);
+    *out = cm_arena_alloc(&L->s->arena, (*n ? *n : 1) * sizeof **out);
     cm_json_iter_t it = cm_json_iter(arr);
     cm_json_t k, e;
     for (uint32_t i = 0; cm_json_next(&it, &k, &e); i++)
@@ -414,7 +414,7 @@ static bool parse_variants(loader_t *L, cm_json_t mv, flg_flag_t *f)
         return fail(L, "multivariate is malformed");
     f->nvariants = cm_json_len(arr);
     f->variants =
-        flg_arena_alloc(&L->s->arena, (f->nvariants ? f->nvariants : 1) * sizeof *f->variants);
+        cm_arena_alloc(&L->s->arena, (f->nvariants ? f->nvariants : 1) * sizeof *f->variants);
     cm_json_iter_t it = cm_json_iter(arr);
     cm_json_t k, e;
     for (uint32_t i = 0; cm_json_next(&it, &k, &e); i++) {
@@ -446,7 +446,7 @@ static bool parse_holdout(loader_t *L, cm_json_t h, flg_flag_t *f)
     cm_buf_t b = CM_BUF_INIT;
     cm_buf_append_cstr(&b, "holdout-");
     flg_js_string(id, &b);
-    f->holdout_variant = flg_arena_dup(&L->s->arena, cm_buf_slice(&b));
+    f->holdout_variant = cm_arena_dup(&L->s->arena, cm_buf_slice(&b));
     cm_buf_free(&b);
     f->holdout_pct = p < 0 ? 0 : p > 100 ? 100 : p;
     f->has_holdout = true;
@@ -501,14 +501,14 @@ static bool parse_filters_object(loader_t *L, cm_json_t fl, flg_flag_t *f)
         cm_buf_t key = CM_BUF_INIT;
         cm_buf_append_cstr(&key, "$feature_enrollment/");
         cm_buf_append_slice(&key, f->key);
-        f->enrollment_key = flg_arena_dup(&L->s->arena, cm_buf_slice(&key));
+        f->enrollment_key = cm_arena_dup(&L->s->arena, cm_buf_slice(&key));
         cm_buf_free(&key);
     }
     cm_json_t super = cm_json_get(fl, "super_groups");
     if (!absent(super) && cm_json_type(super) != CM_JSON_ARRAY)
         return fail(L, "super_groups is not an array");
     if (cm_json_len(super) > 0) {
-        f->super_cond = flg_arena_alloc(&L->s->arena, sizeof *f->super_cond);
+        f->super_cond = cm_arena_alloc(&L->s->arena, sizeof *f->super_cond);
         if (!parse_condition(L, cm_json_at(super, 0), f->super_cond))
             return false;
     }
@@ -544,7 +544,7 @@ static void parse_flags(loader_t *L, cm_json_t arr)
 {
     flg_snapshot_t *s = L->s;
     uint32_t n = cm_json_len(arr);
-    s->flags = flg_arena_alloc(&s->arena, (n ? n : 1) * sizeof *s->flags);
+    s->flags = cm_arena_alloc(&s->arena, (n ? n : 1) * sizeof *s->flags);
     cm_json_iter_t it = cm_json_iter(arr);
     cm_json_t k, e;
     while (cm_json_next(&it, &k, &e)) {
@@ -566,7 +566,7 @@ static void build_index(flg_snapshot_t *s)
     s->nslots = 16;
     while (s->nslots < s->nflags * 2)
         s->nslots *= 2;
-    s->slots = flg_arena_alloc(&s->arena, s->nslots * sizeof *s->slots);
+    s->slots = cm_arena_alloc(&s->arena, s->nslots * sizeof *s->slots);
     for (uint32_t i = 0; i < s->nflags; i++) {
         flg_flag_t *f = &s->flags[i];
         if (!f->key.p)
@@ -694,7 +694,7 @@ void flg_snapshot_unref(flg_snapshot_t *s)
     for (uint32_t i = 0; i < s->nregexes; i++)
         flg_regex_free(s->regexes[i]);
     free(s->regexes);
-    flg_arena_free(&s->arena);
+    cm_arena_free(&s->arena);
     cm_json_doc_free(s->doc);
     free(s->src);
     free(s);

@@ -7,7 +7,7 @@
 
 #include "cm/alloc.h"
 #include "cm/buf.h"
-#include "core/arena.h"
+#include "cm/arena.h"
 
 typedef struct {
     const char *raw; /* cm_json_raw(value).p of the payload value */
@@ -21,7 +21,7 @@ typedef struct {
 } entry_t;
 
 struct flg_v2_cache {
-    flg_arena_t arena;
+    cm_arena_t arena;
     entry_t *entries; /* one per snapshot flag, in its order */
     uint32_t n;
     size_t size; /* about the size of a flags object with every flag in it */
@@ -45,30 +45,30 @@ void flg_write_payload(cm_json_writer_t *w, cm_json_t payload)
 
 /* ---- the cache ------------------------------------------------------------ */
 
-static void render_fixed(flg_arena_t *a, const flg_flag_t *f, entry_t *e, cm_buf_t *b)
+static void render_fixed(cm_arena_t *a, const flg_flag_t *f, entry_t *e, cm_buf_t *b)
 {
     cm_buf_reset(b);
     cm_json_quote(b, f->key);
     cm_buf_append_cstr(b, ":{\"key\":");
     cm_json_quote(b, f->key);
     cm_buf_append_cstr(b, ",\"enabled\":");
-    e->head = flg_arena_dup(a, cm_buf_slice(b));
+    e->head = cm_arena_dup(a, cm_buf_slice(b));
     cm_buf_reset(b);
     cm_buf_appendf(b,
                    ",\"metadata\":{\"id\":%lld,\"version\":%lld,\"description\":null,"
                    "\"payload\":",
                    (long long)f->id, (long long)f->version);
-    e->meta = flg_arena_dup(a, cm_buf_slice(b));
+    e->meta = cm_arena_dup(a, cm_buf_slice(b));
     cm_buf_reset(b);
     cm_buf_appendf(b, ",\"has_experiment\":%s}}", f->has_experiment ? "true" : "false");
-    e->tail = flg_arena_dup(a, cm_buf_slice(b));
+    e->tail = cm_arena_dup(a, cm_buf_slice(b));
 }
 
-static void render_payloads(flg_arena_t *a, const flg_flag_t *f, entry_t *e, cm_buf_t *b)
+static void render_payloads(cm_arena_t *a, const flg_flag_t *f, entry_t *e, cm_buf_t *b)
 {
     if (cm_json_type(f->payloads) != CM_JSON_OBJECT || cm_json_len(f->payloads) == 0)
         return;
-    e->payloads = flg_arena_alloc(a, cm_json_len(f->payloads) * sizeof(*e->payloads));
+    e->payloads = cm_arena_alloc(a, cm_json_len(f->payloads) * sizeof(*e->payloads));
     cm_json_iter_t it = cm_json_iter(f->payloads);
     cm_json_t k, v;
     while (cm_json_next(&it, &k, &v)) {
@@ -79,7 +79,7 @@ static void render_payloads(flg_arena_t *a, const flg_flag_t *f, entry_t *e, cm_
         cm_json_writer_init(&w, b);
         flg_write_payload(&w, v);
         e->payloads[e->npayloads++] =
-            (rendered_t){cm_json_raw(v).p, flg_arena_dup(a, cm_buf_slice(b))};
+            (rendered_t){cm_json_raw(v).p, cm_arena_dup(a, cm_buf_slice(b))};
     }
 }
 
@@ -87,7 +87,7 @@ flg_v2_cache_t *flg_v2_cache_new(const flg_snapshot_t *s)
 {
     flg_v2_cache_t *c = cm_xcalloc(1, sizeof(*c));
     c->n = flg_snapshot_nflags(s);
-    c->entries = flg_arena_alloc(&c->arena, (c->n ? c->n : 1) * sizeof(*c->entries));
+    c->entries = cm_arena_alloc(&c->arena, (c->n ? c->n : 1) * sizeof(*c->entries));
     cm_buf_t b = CM_BUF_INIT;
     for (uint32_t i = 0; i < c->n; i++) {
         const flg_flag_t *f = flg_snapshot_flag(s, i);
@@ -106,7 +106,7 @@ void flg_v2_cache_free(flg_v2_cache_t *c)
 {
     if (c == NULL)
         return;
-    flg_arena_free(&c->arena);
+    cm_arena_free(&c->arena);
     free(c);
 }
 

@@ -4,6 +4,7 @@
 // (PORT=0) and announces it with one {"listening":PORT} line on stdout, so
 // two test runs never collide. Processes are tracked and killed on exit.
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -38,6 +39,12 @@ export function startServer(bin, env = {}, { timeoutMs = 10000, args = [] } = {}
       reject(new Error(`${bin} did not start in ${timeoutMs} ms: ${err}`));
     }, timeoutMs);
     child.stderr.on('data', (d) => { err += d; if (err.length > 1 << 20) err = err.slice(-65536); });
+    // CM_TEST_LOGDIR keeps every process's whole stderr, one file each
+    // (a killed writer's log is otherwise gone with it).
+    if (process.env.CM_TEST_LOGDIR) {
+      const log = fs.createWriteStream(path.join(process.env.CM_TEST_LOGDIR, `${path.basename(bin)}-${child.pid}.log`));
+      child.stderr.pipe(log);
+    }
     child.stdout.on('data', (d) => {
       out += d;
       const m = out.match(/\{"listening":(\d+)[,}]/);

@@ -2,7 +2,7 @@
  * arena.c - see arena.h. Chunks grow geometrically from 4 KiB; a request
  * larger than a chunk gets a chunk of its own.
  */
-#include "core/arena.h"
+#include "cm/arena.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,13 +10,13 @@
 
 #include "cm/alloc.h"
 
-struct flg_arena_chunk {
-    flg_arena_chunk_t *next;
+struct cm_arena_chunk {
+    cm_arena_chunk_t *next;
     size_t size;
     max_align_t data[];
 };
 
-void *flg_arena_alloc(flg_arena_t *a, size_t n)
+void *cm_arena_alloc(cm_arena_t *a, size_t n)
 {
     n = (n + 15) & ~(size_t)15;
     if (!n)
@@ -27,7 +27,7 @@ void *flg_arena_alloc(flg_arena_t *a, size_t n)
             size = (size_t)1 << 20;
         if (size < n)
             size = n;
-        flg_arena_chunk_t *c = cm_xmalloc(sizeof *c + size);
+        cm_arena_chunk_t *c = cm_xmalloc(sizeof *c + size);
         c->size = size;
         c->next = a->head;
         a->head = c;
@@ -40,21 +40,21 @@ void *flg_arena_alloc(flg_arena_t *a, size_t n)
     return p;
 }
 
-cm_slice_t flg_arena_dup(flg_arena_t *a, cm_slice_t s)
+cm_slice_t cm_arena_dup(cm_arena_t *a, cm_slice_t s)
 {
-    char *p = flg_arena_alloc(a, s.len + 1);
+    char *p = cm_arena_alloc(a, s.len + 1);
     if (s.len)
         memcpy(p, s.p, s.len);
     return (cm_slice_t){p, s.len};
 }
 
-void flg_arena_free(flg_arena_t *a)
+void cm_arena_free(cm_arena_t *a)
 {
-    flg_arena_chunk_t *c = a->head;
+    cm_arena_chunk_t *c = a->head;
     while (c) {
-        flg_arena_chunk_t *next = c->next;
+        cm_arena_chunk_t *next = c->next;
         free(c);
         c = next;
     }
-    *a = FLG_ARENA_INIT;
+    *a = CM_ARENA_INIT;
 }

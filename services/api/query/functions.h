@@ -1,0 +1,121 @@
+/*
+ * functions.h - the functions a query may call: HogQL's names, how many
+ * arguments, what they return, and whether they aggregate. A name not in
+ * the table does not resolve (the allow-list of docs/endpoints.md); how
+ * each prints for SQLite and ClickHouse is the printers' (print_*.c).
+ */
+#ifndef API_QUERY_FUNCTIONS_H
+#define API_QUERY_FUNCTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "query/query_int.h"
+
+/* What a call returns. */
+typedef enum {
+    QR_FIXED,    /* ret */
+    QR_ARG0,     /* its first argument's type */
+    QR_COMMON,   /* the common type of its arguments (coalesce, greatest) */
+    QR_BRANCHES, /* if / multiIf: the common type of the branches */
+} q_ret_rule_t;
+
+typedef enum {
+    QF_PLAIN,
+    QF_AGGREGATE,
+    QF_WINDOW, /* only with OVER (row_number, rank, ...) */
+} q_fn_class_t;
+
+typedef struct {
+    const char *name; /* HogQL's spelling (matched without case) */
+    unsigned min_args, max_args;
+    q_fn_class_t cls;
+    q_ret_rule_t rule;
+    q_type_t ret;
+    bool nullable;   /* may return NULL whatever its arguments */
+    unsigned params; /* parametric aggregates: quantile(0.5)(x) takes 1 */
+    int id;          /* Q_FN_*: the printers switch on it */
+} q_fn_t;
+
+enum {
+    Q_FN_COUNT,
+    Q_FN_COUNT_IF,
+    Q_FN_SUM,
+    Q_FN_SUM_IF,
+    Q_FN_AVG,
+    Q_FN_AVG_IF,
+    Q_FN_MIN,
+    Q_FN_MAX,
+    Q_FN_MIN_IF,
+    Q_FN_MAX_IF,
+    Q_FN_UNIQ,
+    Q_FN_UNIQ_IF,
+    Q_FN_ANY,
+    Q_FN_TO_DATE,
+    Q_FN_TO_DATETIME,
+    Q_FN_START_OF_MINUTE,
+    Q_FN_START_OF_HOUR,
+    Q_FN_START_OF_DAY,
+    Q_FN_START_OF_WEEK,
+    Q_FN_START_OF_MONTH,
+    Q_FN_START_OF_YEAR,
+    Q_FN_TO_YEAR,
+    Q_FN_TO_MONTH,
+    Q_FN_TO_DAY_OF_MONTH,
+    Q_FN_TO_DAY_OF_WEEK,
+    Q_FN_TO_HOUR,
+    Q_FN_TO_MINUTE,
+    Q_FN_TO_TIMEZONE,
+    Q_FN_DATE_DIFF,
+    Q_FN_DATE_ADD,
+    Q_FN_DATE_SUB,
+    Q_FN_NOW,
+    Q_FN_TODAY,
+    Q_FN_TO_UNIX,
+    Q_FN_FROM_UNIX,
+    Q_FN_JSON_STRING,
+    Q_FN_JSON_INT,
+    Q_FN_JSON_FLOAT,
+    Q_FN_JSON_BOOL,
+    Q_FN_JSON_RAW,
+    Q_FN_JSON_HAS,
+    Q_FN_LOWER,
+    Q_FN_UPPER,
+    Q_FN_LENGTH,
+    Q_FN_CONCAT,
+    Q_FN_SUBSTRING,
+    Q_FN_TRIM,
+    Q_FN_REPLACE_ALL,
+    Q_FN_POSITION,
+    Q_FN_STARTS_WITH,
+    Q_FN_ENDS_WITH,
+    Q_FN_COALESCE,
+    Q_FN_IF_NULL,
+    Q_FN_NULL_IF,
+    Q_FN_IS_NULL,
+    Q_FN_IS_NOT_NULL,
+    Q_FN_IF,
+    Q_FN_MULTI_IF,
+    Q_FN_ROUND,
+    Q_FN_FLOOR,
+    Q_FN_CEIL,
+    Q_FN_ABS,
+    Q_FN_GREATEST,
+    Q_FN_LEAST,
+    Q_FN_TO_INT,
+    Q_FN_TO_FLOAT,
+    Q_FN_TO_STRING,
+    Q_FN_ROW_NUMBER,
+    Q_FN_RANK,
+    Q_FN_DENSE_RANK,
+    Q_FN_LAG,
+    Q_FN_LEAD,
+    Q_FN_EMPTY,
+    Q_FN_NOT_EMPTY,
+    Q_FN_INTDIV,
+};
+
+/* The function called name, or NULL. */
+const q_fn_t *q_fn_lookup(cm_slice_t name);
+
+#endif

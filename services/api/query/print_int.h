@@ -1,0 +1,35 @@
+/*
+ * print_int.h - the printers' shared state (print.c: SELECT, FROM and
+ * operators for both stores; print_fn.c: function calls; print_hogql.c:
+ * HogQL text for column names).
+ */
+#ifndef API_QUERY_PRINT_INT_H
+#define API_QUERY_PRINT_INT_H
+
+#include "query/functions.h"
+#include "query/resolve.h"
+
+#define Q_MAX_SQL (4u << 20) /* printed text: CTEs are inlined, so it may outgrow the query */
+
+typedef struct {
+    const api_query_print_opts_t *o;
+    bool ch; /* ClickHouse, else SQLite */
+    cm_buf_t *out;
+    api_query_sql_t *res;
+    cm_buf_t *err;
+    bool failed;
+} q_printer_t;
+
+void q_pfail(q_printer_t *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void q_pexpr(q_printer_t *pr, const q_expr_t *e);
+void q_pselect(q_printer_t *pr, const q_select_t *s, bool top);
+void q_pstring(q_printer_t *pr, cm_slice_t s);
+void q_pident(q_printer_t *pr, cm_slice_t name);
+/* e as a DateTime (a string or number is converted as toDateTime would). */
+void q_pdatetime(q_printer_t *pr, const q_expr_t *e);
+/* Prints a function call (print_fn.c). */
+void q_pcall(q_printer_t *pr, const q_expr_t *e);
+/* The value of a placeholder, or NULL (the failure is reported). */
+const api_query_value_t *q_pvalue(q_printer_t *pr, const q_expr_t *e);
+
+#endif

@@ -1,0 +1,112 @@
+/*
+ * query.c - the compiler's entry points (query.h): parse and resolve once,
+ * print for a store as often as asked.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm/alloc.h"
+#include "cm/err.h"
+#include "query/print_int.h"
+
+int api_query_parse(const char *text, size_t len, api_query_t **out, cm_buf_t *err)
+{
+    *out = NULL;
+    if (len > Q_MAX_TEXT) {
+        cm_buf_appendf(err, "the query is too long (more than %d bytes)", Q_MAX_TEXT);
+        return CM_EINVAL;
+    }
+    api_query_t *q = cm_xcalloc(1, sizeof(*q));
+    q->arena = CM_ARENA_INIT;
+    cm_slice_t src =
+        cm_arena_dup(&q->arena, (cm_slice_t){text, len}); /* NUL after: re2c's sentinel */
+    q_parse_t p = {.arena = &q->arena, .src = src.p, .len = len, .err = err};
+    q->root = q_parse_text(&p);
+    if (q->root == NULL || q_resolve(q, err) != 0) {
+        api_query_free(q);
+        return CM_EINVAL;
+    }
+    *out = q;
+    return 0;
+}
+
+void api_query_free(api_query_t *q)
+{
+    if (q == NULL)
+        return;
+    cm_arena_free(&q->arena);
+    free(q);
+}
+
+size_t api_query_nvariables(const api_query_t *q)
+{
+    return q->nvars;
+}
+
+const char *api_query_variable(const api_query_t *q, size_t i)
+{
+    return i < q->nvars ? q->vars[i] : NULL;
+}
+
+static const char *type_name(q_type_t t)
+{
+    switch (t) {
+    case Q_T_NULL: return "Nothing";
+    case Q_T_BOOL: return "UInt8";
+    case Q_T_INT: return "Int64";
+    case Q_T_FLOAT: return "Float64";
+    case Q_T_DATE: return "Date";
+    case Q_T_DATETIME: return "DateTime";
+    case Q_T_UUID: return "UUID";
+    case Q_T_ARRAY: return "Array(String)";
+    case Q_T_TUPLE: return "Tuple";
+    default: return "String";
+    }
+}
+
+int api_query_print(const api_query_t *q, const api_query_print_opts_t *o, api_query_sql_t *out,
+                    cm_buf_t *err)
+{
+    memset(out, 0, sizeof(*out));
+    cm_buf_init(&out->sql);
+    out->limit = o->limit <= 0 ? API_QUERY_DEFAULT_ROWS : o->limit;
+    if (out->limit > API_QUERY_MAX_ROWS)
+        out->limit = API_QUERY_MAX_ROWS;
+    out->offset = o->offset > 0 ? o->offset : 0;
+    q_printer_t pr = {
+        .o = o, .ch = o->dialect == API_QUERY_CLICKHOUSE, .out = &out->sql, .res = out, .err = err};
+    q_pselect(&pr, q->root, true);
+    if (pr.failed)
+        return CM_EINVAL;
+    const q_select_t *s = q->root;
+    out->cols = cm_xcalloc(s->nout ? s->nout : 1, sizeof(*out->cols));
+    out->ncols = s->nout;
+    for (size_t i = 0; i < s->nout; i++) {
+        cm_slice_t n = s->out_names[i];
+        out->cols[i].name = cm_xmalloc(n.len + 1);
+        memcpy(out->cols[i].name, n.p, n.len);
+        out->cols[i].name[n.len] = '\0';
+        const char *t = type_name(s->out_types[i]);
+        if (s->out_nullable[i] && s->out_types[i] != Q_T_NULL) {
+            size_t n = strlen(t) + 11;
+            out->cols[i].type = cm_xmalloc(n);
+            snprintf(out->cols[i].type, n, "Nullable(%s)", t);
+        } else {
+            out->cols[i].type = cm_xstrdup(t);
+        }
+    }
+    return 0;
+}
+
+void api_query_sql_free(api_query_sql_t *s)
+{
+    cm_buf_free(&s->sql);
+    free(s->params);
+    for (size_t i = 0; i < s->ncols; i++) {
+        free(s->cols[i].name);
+        free(s->cols[i].type);
+    }
+    free(s->cols);
+    memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,110 @@
+/*
+ * query.h - the HogQL compiler: SELECT text -> syntax tree -> SQL for the
+ * event store (SQLite or ClickHouse). Pure: no I/O, no loop, no store; the
+ * caller runs what it prints.
+ *
+ *   api_query_parse()   tokenize (tokenize.re), parse (grammar.y, lemon),
+ *                       resolve names and check them against the allow-list
+ *                       (resolve.c, functions.c); errors are for the user
+ *   api_query_print()   print for one store (print.c, print_sqlite.c,
+ *                       print_clickhouse.c) with the project's filter on
+ *                       every table it reads, the variables' values bound,
+ *                       and the row limit
+ *
+ * Safety is structural (docs/endpoints.md): only a SELECT parses; only the
+ * tables events, persons and groups (and the query's own CTEs and
+ * subqueries) resolve; only listed functions print; every stored table is
+ * printed as a derived table already filtered to the project, so no join,
+ * subquery, CTE or UNION can see another project's rows; values never
+ * enter the text (SQLite binds them, ClickHouse gets escaped literals
+ * printed from the tree).
+ */
+#ifndef API_QUERY_H
+#define API_QUERY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cm/buf.h"
+
+typedef struct api_query api_query_t;
+
+#define API_QUERY_DEFAULT_ROWS 100
+#define API_QUERY_MAX_ROWS     50000
+
+/* Parses and resolves HogQL text. 0, or CM_EINVAL with a message for the
+ * user in err (no "Invalid HogQL query: " prefix: the caller adds it). */
+int api_query_parse(const char *text, size_t len, api_query_t **out, cm_buf_t *err);
+void api_query_free(api_query_t *q);
+
+/* The {variables.X} code names the query uses, each once, in order. */
+size_t api_query_nvariables(const api_query_t *q);
+const char *api_query_variable(const api_query_t *q, size_t i);
+
+/* A variable's value: what the run request's JSON gave. */
+typedef enum {
+    API_QV_NULL,
+    API_QV_STRING,
+    API_QV_INT,
+    API_QV_FLOAT,
+    API_QV_BOOL,
+    API_QV_LIST, /* items: scalars */
+} api_query_value_kind_t;
+
+typedef struct api_query_value {
+    api_query_value_kind_t kind;
+    const char *s; /* API_QV_STRING: bytes (may hold NUL), len of them */
+    size_t len;
+    int64_t i; /* API_QV_INT, API_QV_BOOL (0/1) */
+    double f;  /* API_QV_FLOAT */
+    const struct api_query_value *items;
+    size_t nitems;
+} api_query_value_t;
+
+typedef enum { API_QUERY_SQLITE, API_QUERY_CLICKHOUSE } api_query_dialect_t;
+
+typedef struct {
+    api_query_dialect_t dialect;
+    /* ClickHouse 19.x or later (JSONExtract, CTEs, window functions,
+     * several JOINs in one SELECT); 18.16 when false. */
+    bool clickhouse_modern;
+    int64_t project_id;
+    /* Values of the variables, by code name (api_query_variable()). */
+    const char *const *var_names;
+    const api_query_value_t *var_values;
+    size_t nvars;
+    /* Rows of the answer: the top SELECT returns at most limit + 1 (the
+     * extra row says hasMore), after offset; a LIMIT in the query is a
+     * ceiling. limit 0: API_QUERY_DEFAULT_ROWS; capped at API_QUERY_MAX_ROWS. */
+    int64_t limit;
+    int64_t offset;
+} api_query_print_opts_t;
+
+/* A result column's type, as ClickHouse names it ("String", "Int64",
+ * "Float64", "DateTime", "Date", "UInt8", "UUID", "Nullable(String)", ...);
+ * the runner reads both stores' values by it, so they answer alike. */
+typedef struct {
+    char *name;
+    char *type;
+} api_query_column_t;
+
+typedef struct {
+    cm_buf_t sql;
+    /* SQLite: the values for $1..$n (pointers into the options' values). */
+    const api_query_value_t **params;
+    size_t nparams;
+    api_query_column_t *cols;
+    size_t ncols;
+    int64_t limit; /* rows the caller returns (the SQL asks one more) */
+    int64_t offset;
+} api_query_sql_t;
+
+/* Prints q for o->dialect into out (which the caller frees with
+ * api_query_sql_free, also on failure). CM_EINVAL with a message in err
+ * for what the chosen store cannot run, or a variable without a value. */
+int api_query_print(const api_query_t *q, const api_query_print_opts_t *o, api_query_sql_t *out,
+                    cm_buf_t *err);
+void api_query_sql_free(api_query_sql_t *s);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * resolve.h - names to meanings: which table or subquery a field reads,
+ * which function a call is, what type each expression has, which
+ * variables the query uses. Runs once after parsing (api_query_parse);
+ * the printers read what it wrote into the tree.
+ *
+ * Scopes. A SELECT sees its FROM sources (by alias, or by table name
+ * without one), the CTEs of its own and enclosing WITH clauses, and its
+ * own SELECT aliases. A subquery does not see the enclosing SELECT's
+ * sources: correlated subqueries are refused (ClickHouse cannot run them).
+ */
+#ifndef API_QUERY_RESOLVE_H
+#define API_QUERY_RESOLVE_H
+
+#include "query/query_int.h"
+
+typedef struct {
+    const char *name;   /* HogQL's */
+    const char *column; /* the event store's */
+    q_type_t type;
+    bool nullable;
+    bool hidden; /* not in SELECT *, nor by its own name */
+} q_col_t;
+
+typedef struct q_table {
+    const char *name;  /* HogQL's */
+    const char *store; /* the event store's */
+    const q_col_t *cols;
+    size_t ncols;
+    bool final_;     /* ClickHouse: ReplacingMergeTree, read with FINAL */
+    bool deletable_; /* has is_deleted: deleted rows are never seen */
+} q_table_t;
+
+const q_table_t *q_table_lookup(cm_slice_t name);
+const q_col_t *q_table_col(const q_table_t *t, cm_slice_t name);
+
+/* One FROM source of a SELECT. */
+typedef struct q_scope_entry {
+    cm_slice_t name;        /* how the query names it: alias, else table or CTE name */
+    const q_table_t *table; /* a stored table */
+    const q_select_t *sub;  /* or a subquery / CTE: its output columns */
+    unsigned id;            /* unique in the query: printers name it s<id> */
+} q_scope_entry_t;
+
+/* The parsed query (query.h's api_query_t). */
+struct api_query {
+    cm_arena_t arena;
+    q_select_t *root;
+    const char **vars; /* code names, each once */
+    size_t nvars;
+    unsigned nsources;
+};
+
+/* 0, or CM_EINVAL with a message in err. */
+int q_resolve(struct api_query *q, cm_buf_t *err);
+
+/* The output name HogQL gives an expression without an alias (print_hogql.c). */
+void q_print_hogql_expr(const q_expr_t *e, cm_buf_t *out);
+
+#endif

@@ -1,0 +1,339 @@
+/*
+ * test_query.c - the HogQL compiler (services/api/query): golden SQL for
+ * both stores, the errors a user sees, the limits, and the project filter
+ * on every table a hostile query names.
+ *
+ * Golden cases live in tests/unit/api/query_golden.txt:
+ *
+ *   == name
+ *   HogQL text (one or more lines)
+ *   -- sqlite
+ *   expected SQLite text, or "error: message"
+ *   -- clickhouse
+ *   expected ClickHouse 18.16 text, or "error: message"
+ *
+ * UPDATE_GOLDEN=1 rewrites the expected parts from what the compiler
+ * prints now (then read the diff before committing it). Variables in a
+ * case get fixed values: {variables.s} a string, {variables.n} 42,
+ * {variables.l} a list.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cm/buf.h"
+#include "cm/err.h"
+#include "query/query.h"
+
+#define GOLDEN "tests/unit/api/query_golden.txt"
+
+static const api_query_value_t list_items[] = {
+    {.kind = API_QV_STRING, .s = "a", .len = 1},
+    {.kind = API_QV_STRING, .s = "it's", .len = 4},
+};
+static const char *const var_names[] = {"s", "n", "l", "f", "b"};
+static const api_query_value_t var_values[] = {
+    {.kind = API_QV_STRING, .s = "x' OR 1=1 --\\", .len = 13},
+    {.kind = API_QV_INT, .i = 42},
+    {.kind = API_QV_LIST, .items = list_items, .nitems = 2},
+    {.kind = API_QV_FLOAT, .f = 1.5},
+    {.kind = API_QV_BOOL, .i = 1},
+};
+
+/* What the compiler makes of text for one store: SQL or "error: ...". */
+static void compile(const char *text, api_query_dialect_t d, bool modern, cm_buf_t *out)
+{
+    cm_buf_t err = CM_BUF_INIT;
+    api_query_t *q = NULL;
+    cm_buf_reset(out);
+    if (api_query_parse(text, strlen(text), &q, &err) != 0) {
+        cm_buf_appendf(out, "error: %.*s", (int)err.len, err.p);
+        cm_buf_free(&err);
+        return;
+    }
+    api_query_print_opts_t o = {.dialect = d,
+                                .clickhouse_modern = modern,
+                                .project_id = 7,
+                                .var_names = var_names,
+                                .var_values = var_values,
+                                .nvars = 5};
+    api_query_sql_t sql;
+    if (api_query_print(q, &o, &sql, &err) != 0)
+        cm_buf_appendf(out, "error: %.*s", (int)err.len, err.p);
+    else
+        cm_buf_append(out, sql.sql.p, sql.sql.len);
+    api_query_sql_free(&sql);
+    api_query_free(q);
+    cm_buf_free(&err);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    cm_buf_t b = CM_BUF_INIT;
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        cm_buf_append(&b, chunk, n);
+    fclose(f);
+    return cm_buf_detach(&b, NULL);
+}
+
+/* Each case: name, query, expected sqlite, expected clickhouse. */
+static void test_golden(void **state)
+{
+    (void)state;
+    char *text = slurp(GOLDEN);
+    assert_non_null(text);
+    bool update = getenv("UPDATE_GOLDEN") != NULL;
+    cm_buf_t rewritten = CM_BUF_INIT, got = CM_BUF_INIT;
+    int cases = 0, failures = 0;
+    char *p = text;
+    while ((p = strstr(p, "== ")) != NULL) {
+        char *name_end = strchr(p, '\n');
+        assert_non_null(name_end);
+        char *q = name_end + 1;
+        char *lite = strstr(q, "\n-- sqlite\n");
+        assert_non_null(lite);
+        char *chh = strstr(lite + 1, "\n-- clickhouse\n");
+        assert_non_null(chh);
+        char *next = strstr(chh + 1, "\n== ");
+        char *end = next ? next : chh + strlen(chh);
+        char *query = strndup(q, (size_t)(lite - q));
+        char *want_lite = strndup(lite + 11, (size_t)(chh - lite - 11));
+        char *want_ch = strndup(chh + 15, (size_t)(end - chh - 15));
+        while (strlen(want_ch) && want_ch[strlen(want_ch) - 1] == '\n')
+            want_ch[strlen(want_ch) - 1] = '\0';
+        cm_buf_append(&rewritten, p, (size_t)(q - p));
+        cm_buf_appendf(&rewritten, "%s\n-- sqlite\n", query);
+        compile(query, API_QUERY_SQLITE, false, &got);
+        cm_buf_append(&rewritten, got.p, got.len);
+        if (got.len != strlen(want_lite) || memcmp(got.p, want_lite, got.len) != 0) {
+            failures++;
+            if (!update)
+                print_error("%.*s (sqlite)\n  want: %s\n  got:  %.*s\n", (int)(name_end - p), p,
+                            want_lite, (int)got.len, got.p);
+        }
+        cm_buf_append_cstr(&rewritten, "\n-- clickhouse\n");
+        compile(query, API_QUERY_CLICKHOUSE, false, &got);
+        cm_buf_append(&rewritten, got.p, got.len);
+        cm_buf_append_cstr(&rewritten, "\n");
+        if (got.len != strlen(want_ch) || memcmp(got.p, want_ch, got.len) != 0) {
+            failures++;
+            if (!update)
+                print_error("%.*s (clickhouse)\n  want: %s\n  got:  %.*s\n", (int)(name_end - p), p,
+                            want_ch, (int)got.len, got.p);
+        }
+        if (next)
+            cm_buf_append_cstr(&rewritten, "\n");
+        free(query);
+        free(want_lite);
+        free(want_ch);
+        cases++;
+        p = next ? next + 1 : end;
+    }
+    if (update) {
+        /* keep the header comment before the first case */
+        char *first = strstr(text, "== ");
+        FILE *f = fopen(GOLDEN, "wb");
+        assert_non_null(f);
+        fwrite(text, 1, (size_t)(first - text), f);
+        fwrite(rewritten.p, 1, rewritten.len, f);
+        fclose(f);
+        failures = 0;
+    }
+    cm_buf_free(&rewritten);
+    cm_buf_free(&got);
+    free(text);
+    assert_true(cases >= 40);
+    assert_int_equal(failures, 0);
+}
+
+/* ---- errors a user sees ------------------------------------------------------------------ */
+
+static void expect_error(const char *text, const char *want)
+{
+    cm_buf_t got = CM_BUF_INIT;
+    compile(text, API_QUERY_SQLITE, false, &got);
+    cm_buf_t w = CM_BUF_INIT;
+    cm_buf_appendf(&w, "error: %s", want);
+    if (got.len != w.len || memcmp(got.p, w.p, w.len) != 0)
+        fail_msg("%s\n  want: %s\n  got:  %.*s", text, w.p, (int)got.len, got.p);
+    cm_buf_free(&got);
+    cm_buf_free(&w);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    expect_error("SELECT", "Syntax error: the query ends too early");
+    expect_error("SELECT 1 FROM", "Syntax error: the query ends too early");
+    expect_error("SELECT 1 2", "Syntax error at line 1, column 10: unexpected '2'");
+    expect_error("SELECT 1\nFROM events WHERE", "Syntax error: the query ends too early");
+    expect_error("DELETE FROM events", "Syntax error at line 1, column 1: unexpected 'DELETE'");
+    expect_error("SELECT 1; DROP TABLE events", "unexpected character ';' at offset 8");
+    expect_error("SELECT 'abc", "unterminated string at offset 7");
+    expect_error("SELECT * FROM system.tables",
+                 "Unknown table `system.tables`. Tables: events, persons, groups");
+    expect_error("SELECT * FROM sqlite_master",
+                 "Unknown table `sqlite_master`. Tables: events, persons, groups");
+    expect_error("SELECT nope FROM events", "Unable to resolve field: nope");
+    expect_error("SELECT file('x')", "Unsupported function call 'file(...)'");
+    expect_error("SELECT load_extension('x')", "Unsupported function call 'load_extension(...)'");
+    expect_error("SELECT count(1, 2) FROM events",
+                 "Function 'count' expects 0 to 1 arguments, found 2");
+    expect_error("SELECT lower() FROM events", "Function 'lower' expects 1 argument, found 0");
+    expect_error("SELECT {filters}", "only {variables.<code_name>} placeholders are supported");
+    expect_error("SELECT event.foo FROM events", "Field 'event' has no property 'foo'");
+    expect_error("SELECT a FROM (SELECT 1 AS a) x, (SELECT 2 AS a) y",
+                 "Ambiguous field 'a': name its table");
+    expect_error("SELECT 1 UNION ALL SELECT 1, 2",
+                 "UNION ALL parts have different numbers of columns (1 and 2)");
+    expect_error("SELECT b AS a, a AS b", "Alias 'b' refers to itself");
+    expect_error("SELECT row_number() FROM events",
+                 "Window function 'row_number' needs OVER (...)");
+    expect_error("SELECT 1 LIMIT -1", "LIMIT and OFFSET cannot be negative");
+    expect_error("SELECT 99999999999999999999", "the number 99999999999999999999 is out of range");
+    expect_error("SELECT e.event FROM events e JOIN events e ON 1", "Duplicate table alias 'e'");
+}
+
+/* ---- limits: depth, size, the row cap -------------------------------------------------------- */
+
+static void test_deep_and_large(void **state)
+{
+    (void)state;
+    size_t n = 10000;
+    cm_buf_t b = CM_BUF_INIT, got = CM_BUF_INIT;
+    cm_buf_append_cstr(&b, "SELECT ");
+    for (size_t i = 0; i < n; i++)
+        cm_buf_putc(&b, '(');
+    cm_buf_putc(&b, '1');
+    for (size_t i = 0; i < n; i++)
+        cm_buf_putc(&b, ')');
+    compile(cm_buf_cstr(&b), API_QUERY_SQLITE, false, &got);
+    assert_true(got.len > 7 && memcmp(got.p, "error: ", 7) == 0);
+    assert_non_null(memmem(got.p, got.len, "nested too deeply", 17));
+
+    /* 1+1+1+...: a shallow parse, a deep tree */
+    cm_buf_reset(&b);
+    cm_buf_append_cstr(&b, "SELECT 1");
+    for (size_t i = 0; i < 30000; i++)
+        cm_buf_append_cstr(&b, "+1");
+    compile(cm_buf_cstr(&b), API_QUERY_CLICKHOUSE, false, &got);
+    assert_non_null(memmem(got.p, got.len, "nested too deeply", 17));
+
+    /* 100 KB of a wide, flat query compiles */
+    cm_buf_reset(&b);
+    cm_buf_append_cstr(&b, "SELECT count() FROM events WHERE event IN ('x'");
+    while (b.len < 100 * 1024)
+        cm_buf_append_cstr(&b, ", 'some event name'");
+    cm_buf_append_cstr(&b, ")");
+    compile(cm_buf_cstr(&b), API_QUERY_SQLITE, false, &got);
+    assert_true(got.len > 100 * 1024);
+    assert_true(memcmp(got.p, "SELECT", 6) == 0);
+    cm_buf_free(&b);
+    cm_buf_free(&got);
+}
+
+static void test_row_limits(void **state)
+{
+    (void)state;
+    struct {
+        const char *q;
+        int64_t limit, offset;
+        const char *tail;
+    } cases[] = {
+        {"SELECT 1", 0, 0, " LIMIT 101"},
+        {"SELECT 1", 10, 0, " LIMIT 11"},
+        {"SELECT 1", 1000000, 0, " LIMIT 50001"},
+        {"SELECT 1", 10, 20, " LIMIT 11 OFFSET 20"},
+        {"SELECT 1 LIMIT 5", 10, 0, " LIMIT 5"},
+        {"SELECT 1 LIMIT 50 OFFSET 3", 10, 20, " LIMIT 11 OFFSET 23"},
+        {"SELECT 1 LIMIT 25", 10, 20, " LIMIT 5 OFFSET 20"},
+        {"SELECT 1 LIMIT 5", 10, 20, " LIMIT 0 OFFSET 20"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cm_buf_t err = CM_BUF_INIT;
+        api_query_t *q;
+        assert_int_equal(api_query_parse(cases[i].q, strlen(cases[i].q), &q, &err), 0);
+        api_query_print_opts_t o = {.dialect = API_QUERY_SQLITE,
+                                    .project_id = 1,
+                                    .limit = cases[i].limit,
+                                    .offset = cases[i].offset};
+        api_query_sql_t s;
+        assert_int_equal(api_query_print(q, &o, &s, &err), 0);
+        size_t tl = strlen(cases[i].tail);
+        if (s.sql.len < tl || memcmp(s.sql.p + s.sql.len - tl, cases[i].tail, tl) != 0)
+            fail_msg("%s (limit %lld offset %lld): %.*s", cases[i].q, (long long)cases[i].limit,
+                     (long long)cases[i].offset, (int)s.sql.len, s.sql.p);
+        api_query_sql_free(&s);
+        api_query_free(q);
+        cm_buf_free(&err);
+    }
+}
+
+/* ---- variables
+ * ----------------------------------------------------------------------------------- */
+
+static void test_variables(void **state)
+{
+    (void)state;
+    const char *text = "SELECT {variables.b} FROM events WHERE event = {variables.a} "
+                       "AND distinct_id IN {variables.a} OR {variables.b} = 1";
+    cm_buf_t err = CM_BUF_INIT;
+    api_query_t *q;
+    assert_int_equal(api_query_parse(text, strlen(text), &q, &err), 0);
+    assert_int_equal(api_query_nvariables(q), 2);
+    assert_string_equal(api_query_variable(q, 0), "b");
+    assert_string_equal(api_query_variable(q, 1), "a");
+    assert_null(api_query_variable(q, 2));
+
+    /* SQLite binds each use as a parameter, never as text */
+    const char *names[] = {"a", "b"};
+    api_query_value_t vals[] = {{.kind = API_QV_STRING, .s = "'; DROP TABLE x; --", .len = 19},
+                                {.kind = API_QV_INT, .i = 1}};
+    api_query_print_opts_t o = {.dialect = API_QUERY_SQLITE,
+                                .project_id = 3,
+                                .var_names = names,
+                                .var_values = vals,
+                                .nvars = 2};
+    api_query_sql_t s;
+    assert_int_equal(api_query_print(q, &o, &s, &err), 0);
+    assert_null(memmem(s.sql.p, s.sql.len, "DROP", 4));
+    assert_int_equal(s.nparams, 4);
+    assert_ptr_equal(s.params[0], &vals[1]);
+    assert_ptr_equal(s.params[1], &vals[0]);
+    api_query_sql_free(&s);
+
+    /* ClickHouse: an escaped literal printed from the value */
+    o.dialect = API_QUERY_CLICKHOUSE;
+    assert_int_equal(api_query_print(q, &o, &s, &err), 0);
+    assert_non_null(memmem(s.sql.p, s.sql.len, "'\\'; DROP TABLE x; --'", 22));
+    api_query_sql_free(&s);
+
+    /* a variable without a value */
+    o.nvars = 1;
+    assert_int_equal(api_query_print(q, &o, &s, &err), CM_EINVAL);
+    assert_string_equal(cm_buf_cstr(&err), "Variable 'b' has no value");
+    api_query_sql_free(&s);
+    api_query_free(q);
+    cm_buf_free(&err);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_golden),         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_deep_and_large), cmocka_unit_test(test_row_limits),
+        cmocka_unit_test(test_variables),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
