@@ -62,6 +62,8 @@ static cm__db_job_t *job_new(cm_db_t *db, const cm_db_stmt_t *stmts, size_t n)
     size_t bytes = sizeof(cm__db_job_t) + n * sizeof(cm_db_stmt_t);
     for (size_t i = 0; i < n; i++) {
         bytes += strlen(stmts[i].sql) + 1 + (size_t)stmts[i].nparams * sizeof(char *);
+        if (stmts[i].types)
+            bytes += strlen(stmts[i].types) + 1;
         for (int j = 0; j < stmts[i].nparams; j++)
             if (stmts[i].params[j])
                 bytes += strlen(stmts[i].params[j]) + 1;
@@ -79,6 +81,8 @@ static cm__db_job_t *job_new(cm_db_t *db, const cm_db_stmt_t *stmts, size_t n)
         cm_db_stmt_t *s = &job->stmts[i];
         s->sql = copy_into(&text, stmts[i].sql);
         s->nparams = stmts[i].nparams;
+        s->types = stmts[i].types ? copy_into(&text, stmts[i].types) : NULL;
+        s->timeout_ms = stmts[i].timeout_ms;
         s->params = (const char *const *)arrays;
         for (int j = 0; j < s->nparams; j++)
             *arrays++ = stmts[i].params[j] ? copy_into(&text, stmts[i].params[j]) : NULL;

@@ -13,6 +13,7 @@
  * about as much as running it.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +38,11 @@ typedef struct {
     struct cm_db base; /* first: a cm_db_t * is a sqlite_db_t * */
     char *path;
     int busy_timeout_ms;
-    sqlite3 *conn;    /* touched only inside work callbacks */
-    bool open_failed; /* written inside work callbacks */
-    int state;        /* on the loop: 0 not opened yet, 1 open, -1 the last open failed */
+    char *on_open_sql; /* NULL: none */
+    uint64_t deadline; /* uv_hrtime() past which the running statement stops; 0: none */
+    sqlite3 *conn;     /* touched only inside work callbacks */
+    bool open_failed;  /* written inside work callbacks */
+    int state;         /* on the loop: 0 not opened yet, 1 open, -1 the last open failed */
     uv_work_t work;
     cm__db_job_t *job;
     cached_stmt_t cache[STMT_CACHE]; /* touched only inside work callbacks */
@@ -129,6 +132,15 @@ static void make_dir_of(const char *path)
         return; /* the open below says why */
 }
 
+/* Every PROGRESS_STEPS virtual machine steps: past the statement's
+ * deadline, SQLite interrupts it (a few microseconds apart at most). */
+#define PROGRESS_STEPS 10000
+static int on_progress(void *ud)
+{
+    sqlite_db_t *sq = ud;
+    return sq->deadline != 0 && uv_hrtime() > sq->deadline;
+}
+
 static int open_conn(sqlite_db_t *sq, cm__db_job_t *job)
 {
     make_dir_of(sq->path);
@@ -140,7 +152,8 @@ static int open_conn(sqlite_db_t *sq, cm__db_job_t *job)
     }
     if (rc != SQLITE_OK || exec(sq, job, "PRAGMA journal_mode=WAL") != 0 ||
         exec(sq, job, "PRAGMA synchronous=NORMAL") != 0 ||
-        exec(sq, job, "PRAGMA foreign_keys=ON") != 0) {
+        exec(sq, job, "PRAGMA foreign_keys=ON") != 0 ||
+        (sq->on_open_sql != NULL && exec(sq, job, sq->on_open_sql) != 0)) {
         if (rc != SQLITE_OK)
             cm__db_job_fail(job, CM_EUNAVAIL, "%s: cannot open %s: %s", sq->base.name, sq->path,
                             sq->conn ? sqlite3_errmsg(sq->conn) : sqlite3_errstr(rc));
@@ -149,6 +162,7 @@ static int open_conn(sqlite_db_t *sq, cm__db_job_t *job)
         sq->open_failed = true;
         return -1;
     }
+    sqlite3_progress_handler(sq->conn, PROGRESS_STEPS, on_progress, sq);
     sq->open_failed = false;
     return 0;
 }
@@ -171,15 +185,40 @@ static void bind_params(sqlite3_stmt *st, const cm_db_stmt_t *s)
         snprintf(name, sizeof(name), "$%d", i + 1);
         int ix = sqlite3_bind_parameter_index(st, name);
         const char *v = s->params[i];
+        char type = s->types != NULL ? s->types[i] : 0;
         if (ix == 0)
             continue; /* not used by this statement */
         if (v == NULL)
             sqlite3_bind_null(st, ix);
+        else if (type == 'i')
+            sqlite3_bind_int64(st, ix, strtoll(v, NULL, 10));
+        else if (type == 'f')
+            sqlite3_bind_double(st, ix, strtod(v, NULL));
+        else if (type == 't')
+            sqlite3_bind_text(st, ix, v, -1, SQLITE_STATIC);
         else if (canonical_int(v))
             sqlite3_bind_int64(st, ix, strtoll(v, NULL, 10));
         else
             sqlite3_bind_text(st, ix, v, -1, SQLITE_STATIC);
     }
+}
+
+/* A REAL as the shortest text that reads back as the same double, with
+ * ".0" on whole numbers as SQLite's own text has (its 15 digits would turn
+ * 0.1 + 0.2 into 0.3, which PostgreSQL and ClickHouse do not). */
+static size_t real_text(double v, char *out, size_t cap)
+{
+    int n = 0;
+    for (int prec = 15; prec <= 17; prec++) {
+        n = snprintf(out, cap, "%.*g", prec, v);
+        if (strtod(out, NULL) == v)
+            break;
+    }
+    if (isfinite(v) && strpbrk(out, ".eEn") == NULL && (size_t)n + 2 < cap) {
+        memcpy(out + n, ".0", 3);
+        n += 2;
+    }
+    return (size_t)n;
 }
 
 static int step_rows(sqlite_db_t *sq, cm__db_job_t *job, sqlite3_stmt *st)
@@ -197,9 +236,19 @@ static int step_rows(sqlite_db_t *sq, cm__db_job_t *job, sqlite3_stmt *st)
                 cm__db_table_cell(t, NULL, 0);
                 continue;
             }
+            if (sqlite3_column_type(st, c) == SQLITE_FLOAT) {
+                char d[32];
+                size_t n = real_text(sqlite3_column_double(st, c), d, sizeof(d));
+                cm__db_table_cell(t, d, n);
+                continue;
+            }
             const unsigned char *v = sqlite3_column_text(st, c);
             cm__db_table_cell(t, (const char *)v, (size_t)sqlite3_column_bytes(st, c));
         }
+    if (rc == SQLITE_INTERRUPT && sq->deadline != 0) {
+        cm__db_job_fail(job, CM_ETIMEDOUT, "%s: the query ran out of time", sq->base.name);
+        return -1;
+    }
     if (rc != SQLITE_DONE)
         return fail(sq, job, "step");
     t->changes = sqlite3_changes(sq->conn);
@@ -208,7 +257,17 @@ static int step_rows(sqlite_db_t *sq, cm__db_job_t *job, sqlite3_stmt *st)
 
 /* One statement of the job; text without parameters may hold several, of
  * which the last one's result is kept. */
+static int run_stmt_timed(sqlite_db_t *sq, cm__db_job_t *job, const cm_db_stmt_t *s);
+
 static int run_stmt(sqlite_db_t *sq, cm__db_job_t *job, const cm_db_stmt_t *s)
+{
+    sq->deadline = s->timeout_ms ? uv_hrtime() + (uint64_t)s->timeout_ms * 1000000u : 0;
+    int rc = run_stmt_timed(sq, job, s);
+    sq->deadline = 0;
+    return rc;
+}
+
+static int run_stmt_timed(sqlite_db_t *sq, cm__db_job_t *job, const cm_db_stmt_t *s)
 {
     const char *sql = s->sql;
     size_t tables_before = job->res.ntables;
@@ -320,6 +379,7 @@ static void sqlite_free(cm_db_t *db)
 {
     sqlite_db_t *sq = (sqlite_db_t *)db;
     free(sq->path);
+    free(sq->on_open_sql);
     free(sq);
 }
 
@@ -338,6 +398,7 @@ int cm_db_open_sqlite(uv_loop_t *loop, const cm_db_opts_t *opts, const char *pat
     cm__db_init(&sq->base, loop, &sqlite_ops, opts->name);
     sq->path = cm_xstrdup(path);
     sq->busy_timeout_ms = opts->busy_timeout_ms > 0 ? opts->busy_timeout_ms : 5000;
+    sq->on_open_sql = opts->on_open_sql ? cm_xstrdup(opts->on_open_sql) : NULL;
     *out = &sq->base;
     return CM_OK;
 }

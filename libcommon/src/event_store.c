@@ -56,6 +56,11 @@ cm_evstore_kind_t cm_evstore_kind(const cm_evstore_t *es)
     return es->ops->kind;
 }
 
+const char *cm_evstore_server_version(const cm_evstore_t *es)
+{
+    return es->ops->server_version ? es->ops->server_version(es) : "";
+}
+
 bool cm_evstore_ready(cm_evstore_t *es, cm_buf_t *why)
 {
     if (es->closing) {
@@ -73,7 +78,13 @@ void cm_evstore_write(cm_evstore_t *es, const cm_evstore_rows_in_t *rows, cm_evs
 
 void cm_evstore_query(cm_evstore_t *es, const char *sql, cm_evstore_query_cb cb, void *ud)
 {
-    es->ops->query(es, sql, cb, ud);
+    es->ops->query(es, &(cm_evstore_select_t){.sql = sql}, cb, ud);
+}
+
+void cm_evstore_select(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_query_cb cb,
+                       void *ud)
+{
+    es->ops->query(es, q, cb, ud);
 }
 
 void cm_evstore_close(cm_evstore_t *es, cm_evstore_closed_cb done, void *ud)

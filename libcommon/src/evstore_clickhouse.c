@@ -41,10 +41,11 @@ typedef struct ch_op ch_op_t;
 struct ch_op {
     ch_op_t *next;
     ch_store_t *st;
-    int kind;       /* OP_* */
-    cm_buf_t sql;   /* the query (in the URL for inserts, else the body) */
-    cm_buf_t body;  /* insert rows */
-    ch_op_t *chain; /* the write's next insert */
+    int kind;          /* OP_* */
+    cm_buf_t sql;      /* the query (in the URL for inserts, else the body) */
+    cm_buf_t body;     /* insert rows */
+    cm_buf_t settings; /* "&name=value..." for the URL */
+    ch_op_t *chain;    /* the write's next insert */
     struct ch_write *w;
     cm_evstore_query_cb qcb;
     void *ud;
@@ -169,6 +170,7 @@ static ch_op_t *op_new(ch_store_t *st, int kind)
     op->kind = kind;
     cm_buf_init(&op->sql);
     cm_buf_init(&op->body);
+    cm_buf_init(&op->settings);
     return op;
 }
 
@@ -176,6 +178,7 @@ static void op_free(ch_op_t *op)
 {
     cm_buf_free(&op->sql);
     cm_buf_free(&op->body);
+    cm_buf_free(&op->settings);
     free(op);
 }
 
@@ -518,6 +521,11 @@ static void on_http(int status, const cm_http_client_res_t *res, void *ud)
         rc = status != 0 || res->status >= 500 || res->status == 401 || res->status == 403
                  ? CM_EUNAVAIL
                  : CM_EINVAL;
+        /* A query the server ran and refused ("Code: 47, ..."): the
+         * query's fault, not the store's; 159 is TIMEOUT_EXCEEDED. */
+        if (status == 0 && op->kind == OP_QUERY && res->body.len > 6 &&
+            memcmp(res->body.p, "Code: ", 6) == 0)
+            rc = atoi(res->body.p + 6) == 159 ? CM_ETIMEDOUT : CM_EINVAL;
     }
     cm_slice_t body = rc == 0 ? res->body : CM_SLICE_NULL;
     switch (op->kind) {
@@ -565,6 +573,7 @@ static void send_op(ch_op_t *op)
     headers[nh] = NULL;
     cm_http_client_req_t req = {
         .method = "POST", .url = NULL, .headers = headers, .timeout_ms = st->timeout_ms};
+    cm_buf_append(&url, op->settings.p, op->settings.len);
     if (op->kind == OP_INSERT) { /* the statement in the URL, the rows in the body */
         cm_buf_append_cstr(&url, "&query=");
         url_encode(&url, op->sql.p, op->sql.len);
@@ -766,14 +775,25 @@ static void ch_write(cm_evstore_t *es, const cm_evstore_rows_in_t *rows, cm_evst
     submit(st, op);
 }
 
-static void ch_query(cm_evstore_t *es, const char *sql, cm_evstore_query_cb cb, void *ud)
+static void ch_query(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_query_cb cb,
+                     void *ud)
 {
     ch_store_t *st = (ch_store_t *)es;
     ch_op_t *op = op_new(st, OP_QUERY);
     op->qcb = cb;
     op->ud = ud;
-    cm_buf_appendf(&op->sql, "%s FORMAT TabSeparatedWithNames", sql);
+    /* reads only (settings may change: 2), SQL's NULLs for a JOIN's misses */
+    cm_buf_append_cstr(&op->settings, "&readonly=2&join_use_nulls=1");
+    if (q->timeout_ms > 0)
+        cm_buf_appendf(&op->settings, "&max_execution_time=%u&timeout_overflow_mode=throw",
+                       (q->timeout_ms + 999) / 1000);
+    cm_buf_appendf(&op->sql, "%s FORMAT TabSeparatedWithNames", q->sql);
     submit(st, op);
+}
+
+static const char *ch_server_version(const cm_evstore_t *es)
+{
+    return ((const ch_store_t *)es)->version;
 }
 
 static bool ch_ready(cm_evstore_t *es, cm_buf_t *why)
@@ -843,6 +863,7 @@ static const cm__evstore_ops_t clickhouse_ops = {
     .write = ch_write,
     .query = ch_query,
     .ready = ch_ready,
+    .server_version = ch_server_version,
     .close = ch_close,
 };
 

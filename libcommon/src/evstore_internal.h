@@ -17,8 +17,9 @@ struct cm__evstore_ops {
     cm_evstore_kind_t kind;
     void (*write)(cm_evstore_t *es, const cm_evstore_rows_in_t *rows, cm_evstore_write_cb cb,
                   void *ud);
-    void (*query)(cm_evstore_t *es, const char *sql, cm_evstore_query_cb cb, void *ud);
+    void (*query)(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_query_cb cb, void *ud);
     bool (*ready)(cm_evstore_t *es, cm_buf_t *why);
+    const char *(*server_version)(const cm_evstore_t *es); /* NULL: "" */
     /* Finish what was submitted, release everything, then done(ud). */
     void (*close)(cm_evstore_t *es, cm_evstore_closed_cb done, void *ud);
 };

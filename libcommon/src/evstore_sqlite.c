@@ -54,6 +54,8 @@ struct work {
     cm_db_stmt_t *stmts;
     size_t nstmts, nevents;
     char *sql; /* a query's text */
+    char *types;
+    unsigned timeout_ms;
     cm_evstore_write_cb wcb;
     cm_evstore_query_cb qcb;
     void *ud;
@@ -138,6 +140,7 @@ static void work_free(work_t *w)
     free(w->params);
     free(w->stmts);
     free(w->sql);
+    free(w->types);
     free(w);
 }
 
@@ -241,7 +244,7 @@ static void submit(sq_store_t *st, work_t *w)
 {
     st->running++;
     if (w->qcb) {
-        cm_db_stmt_t s = {w->sql, NULL, 0};
+        cm_db_stmt_t s = {w->sql, w->params, (int)w->nparams, w->types, w->timeout_ms};
         cm_db_run(st->db, &s, 1, on_rows, w);
     } else
         cm_db_run(st->db, w->stmts, w->nstmts, on_written, w);
@@ -299,13 +302,25 @@ static void sq_write(cm_evstore_t *es, const cm_evstore_rows_in_t *rows, cm_evst
     enqueue(st, w);
 }
 
-static void sq_query(cm_evstore_t *es, const char *sql, cm_evstore_query_cb cb, void *ud)
+static void sq_query(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_query_cb cb,
+                     void *ud)
 {
     sq_store_t *st = (sq_store_t *)es;
     work_t *w = cm_xcalloc(1, sizeof(*w));
     w->st = st;
     cm_buf_init(&w->text);
-    w->sql = cm_xstrdup(sql);
+    w->sql = cm_xstrdup(q->sql);
+    for (int i = 0; i < q->nparams; i++)
+        if (q->params[i] != NULL)
+            param_c(w, q->params[i]);
+        else
+            param(w, NULL, 0);
+    finish_build(w);
+    for (int i = 0; i < q->nparams; i++)
+        if (q->params[i] == NULL)
+            w->params[i] = NULL;
+    w->types = q->types ? cm_xstrdup(q->types) : NULL;
+    w->timeout_ms = q->timeout_ms;
     w->qcb = cb;
     w->ud = ud;
     enqueue(st, w);
@@ -378,7 +393,10 @@ int cm__evstore_open_sqlite(uv_loop_t *loop, const cm_evstore_opts_t *opts, cons
     cm__evstore_init(&st->base, &sqlite_ops, loop, opts->name);
     char url[4096];
     snprintf(url, sizeof(url), "sqlite:%s", path);
-    if (cm_db_open(loop, &(cm_db_opts_t){.url = url, .name = st->base.name}, &st->db) != CM_OK) {
+    /* LIKE is case-sensitive, as on ClickHouse (the endpoints' queries) */
+    cm_db_opts_t o = {
+        .url = url, .name = st->base.name, .on_open_sql = "PRAGMA case_sensitive_like = ON"};
+    if (cm_db_open(loop, &o, &st->db) != CM_OK) {
         cm__evstore_fini(&st->base);
         free(st);
         return CM_EINVAL;

@@ -16,6 +16,9 @@
 
 #define FLAGS   "/api/projects/{project_id}/feature_flags/"
 #define COHORTS "/api/projects/{project_id}/cohorts/"
+#define VARS    "/api/projects/{project_id}/insight_variables/"
+#define ENDPTS  "/api/projects/{project_id}/endpoints/"
+#define PUT     CM_HTTP_PUT
 
 static const api_route_t routes[] = {
     {GET, "/api/organizations/", "organization", api_organizations_list},
@@ -47,6 +50,22 @@ static const api_route_t routes[] = {
     {DELETE, COHORTS "{id}/", "cohort", api_cohorts_delete},
     {GET, "/api/projects/{project_id}/groups_types/", "group", api_group_types_list},
     {POST, "/api/projects/{project_id}/groups_types/", "group", api_group_types_create},
+    {GET, VARS, "insight_variable", api_variables_list},
+    {POST, VARS, "insight_variable", api_variables_create},
+    {GET, VARS "{id}/", "insight_variable", api_variables_retrieve},
+    {PATCH | PUT, VARS "{id}/", "insight_variable", api_variables_update},
+    {DELETE, VARS "{id}/", "insight_variable", api_variables_delete},
+    {GET, ENDPTS, "endpoint", api_endpoints_list},
+    {POST, ENDPTS, "endpoint", api_endpoints_create},
+    {GET, ENDPTS "{name}/", "endpoint", api_endpoints_retrieve},
+    {PATCH | PUT, ENDPTS "{name}/", "endpoint", api_endpoints_update},
+    {DELETE, ENDPTS "{name}/", "endpoint", api_endpoints_delete},
+    {GET, ENDPTS "{name}/versions/", "endpoint", api_endpoints_versions},
+    {GET, ENDPTS "{name}/versions/{version}/", "endpoint", api_endpoints_versions},
+    {GET | POST, ENDPTS "{name}/run", "endpoint", api_endpoints_run, false, true},
+    {GET | POST, ENDPTS "{name}/run/", "endpoint", api_endpoints_run, false, true},
+    {GET, ENDPTS "{name}/openapi.json", "endpoint", api_endpoints_openapi},
+    {GET, ENDPTS "{name}/openapi.json/", "endpoint", api_endpoints_openapi},
     {GET, "/api/projects/{project_id}/events/", "query", api_events_list},
     {GET, "/api/projects/{project_id}/persons/", "person", api_persons_list},
     {GET, "/array/{token}/config", NULL, api_remote_config_json, true},

@@ -13,7 +13,8 @@
  * read after a write sees the write. Statements are written once for both
  * dialects: parameters are $1..$N and go in as text (NULL is SQL NULL; on
  * SQLite a canonical integer is bound as an integer, so LIMIT $1 works);
- * results come out as text (NULL for SQL NULL), valid only during the
+ * results come out as text (NULL for SQL NULL; a SQLite REAL as the
+ * shortest text that reads back as the same double), valid only during the
  * callback, as a redisReply is. A statement without parameters may hold
  * several SQL statements separated by ';' (migrations); its result is the
  * last one's.
@@ -56,6 +57,8 @@ typedef struct {
     const char *url;     /* see above */
     const char *name;    /* for logs; default "db" */
     int busy_timeout_ms; /* SQLite: wait for another process's lock; default 5000 */
+    /* SQLite: run on every connection it opens (PRAGMAs of the handle's own) */
+    const char *on_open_sql;
 } cm_db_opts_t;
 
 /* Copied by cm_db_run: the caller may free it all once the call returns. */
@@ -63,6 +66,12 @@ typedef struct {
     const char *sql;
     const char *const *params; /* nparams values for $1..$N; an entry may be NULL */
     int nparams;
+    /* SQLite, optional: one letter per parameter saying how to bind it
+     * ('t' text, 'i' integer, 'f' real); NULL keeps the rule above. */
+    const char *types;
+    /* SQLite, optional: the statement is interrupted after this long and
+     * fails with CM_ETIMEDOUT; 0 for no limit. */
+    unsigned timeout_ms;
 } cm_db_stmt_t;
 
 typedef void (*cm_db_done_cb)(int status, const cm_db_res_t *res, void *ud);

@@ -118,6 +118,8 @@ typedef void (*cm_evstore_closed_cb)(void *ud);
  * writes wait for it. */
 int cm_evstore_open(uv_loop_t *loop, const cm_evstore_opts_t *opts, cm_evstore_t **out);
 cm_evstore_kind_t cm_evstore_kind(const cm_evstore_t *es);
+/* The server's version() ("18.16.1"), "" until it answered (and on SQLite). */
+const char *cm_evstore_server_version(const cm_evstore_t *es);
 bool cm_evstore_ready(cm_evstore_t *es, cm_buf_t *why);
 
 /* Copies what it needs before returning. */
@@ -128,6 +130,23 @@ void cm_evstore_write(cm_evstore_t *es, const cm_evstore_rows_in_t *rows, cm_evs
  * cm_evstore_quote (ClickHouse 18.16's HTTP interface has no bound
  * parameters). */
 void cm_evstore_query(cm_evstore_t *es, const char *sql, cm_evstore_query_cb cb, void *ud);
+/* A query the caller did not write itself (the endpoints' compiled HogQL):
+ * SQLite binds the parameters (typed: 't' text, 'i' integer, 'f' real, as
+ * cm_db_stmt_t) and stops the query after timeout_ms; ClickHouse runs it
+ * with readonly = 2, max_execution_time and join_use_nulls = 1 (a LEFT
+ * JOIN's misses are NULL, as in SQL) and ignores the parameters (its text
+ * carries escaped literals). A time-out fails with CM_ETIMEDOUT, a query
+ * the store refused with CM_EINVAL and its message. */
+typedef struct {
+    const char *sql;
+    const char *const *params;
+    const char *types;
+    int nparams;
+    unsigned timeout_ms; /* 0: none */
+} cm_evstore_select_t;
+void cm_evstore_select(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_query_cb cb,
+                       void *ud);
+
 /* Appends s as a string literal of es's dialect, quotes included. */
 void cm_evstore_quote(const cm_evstore_t *es, cm_buf_t *out, cm_slice_t s);
 

@@ -69,7 +69,8 @@ static void on_key(int status, const cm_db_res_t *res, void *ud)
     snprintf(call->user_id, sizeof(call->user_id), "%s", cm_db_value(res, 0, 0, API_KEY_USER));
     maybe_touch(call, cm_db_value(res, 0, 0, API_KEY_LAST_USED));
     const api_route_t *route = call->route;
-    bool write = (cm_http_req_method(call->req) & (CM_HTTP_GET | CM_HTTP_HEAD)) == 0;
+    bool write =
+        !route->reads && (cm_http_req_method(call->req) & (CM_HTTP_GET | CM_HTTP_HEAD)) == 0;
     if (route->scope &&
         !api_access_allows(cm_db_value(res, 0, 0, API_KEY_SCOPES), route->scope, write)) {
         cm_api_error_t e;

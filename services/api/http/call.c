@@ -176,3 +176,16 @@ int api_body_email(api_call_t *call, const char *attr, char **out)
     *out = cm_xstrdup(norm);
     return 0;
 }
+
+char *api_call_query(api_call_t *call, const char *name)
+{
+    cm_buf_t v = CM_BUF_INIT;
+    cm_slice_t q = cm_http_req_query(call->req);
+    if (cm_form_get(q.p, q.len, name, &v) != CM_OK || memchr(v.p, '\0', v.len) != NULL) {
+        cm_buf_free(&v);
+        return NULL;
+    }
+    char *out = cm_xstrdup(cm_buf_cstr(&v));
+    cm_buf_free(&v);
+    return out;
+}

@@ -32,6 +32,7 @@ typedef struct {
     const char *scope; /* object of the scope ("feature_flag"); NULL: any valid key */
     api_handler_t handler;
     bool own_auth; /* the handler authenticates (api_http_authorize) itself */
+    bool reads;    /* only reads, whatever the method (an endpoint's POST run): the read scope */
 } api_route_t;
 
 struct api_call {
@@ -85,6 +86,10 @@ int api_body_email(api_call_t *call, const char *attr, char **out);
  * limit 100, at most 1000) into call->limit/offset(_text). On a bad value
  * answers 400 and returns -1. */
 int api_call_page(api_call_t *call);
+
+/* The query string's parameter name, decoded, as a C string the caller
+ * frees; NULL when absent (or not text). */
+char *api_call_query(api_call_t *call, const char *name);
 
 /* Responds with body (taken over) and ends the call. */
 void api_respond_json(api_call_t *call, int status, cm_buf_t *body);

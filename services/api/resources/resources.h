@@ -61,4 +61,22 @@ void api_remote_config_js(api_call_t *call);
 void api_events_list(api_call_t *call);
 void api_persons_list(api_call_t *call);
 
+/* insight_variables.c: /api/projects/{id}/insight_variables/ */
+void api_variables_list(api_call_t *call);
+void api_variables_create(api_call_t *call);
+void api_variables_retrieve(api_call_t *call);
+void api_variables_update(api_call_t *call); /* PATCH */
+void api_variables_delete(api_call_t *call);
+
+/* endpoints.c, endpoint_write.c, endpoint_run.c, endpoint_openapi.c:
+ * /api/projects/{id}/endpoints/ */
+void api_endpoints_list(api_call_t *call);
+void api_endpoints_create(api_call_t *call);
+void api_endpoints_retrieve(api_call_t *call);
+void api_endpoints_update(api_call_t *call); /* PATCH, PUT; ?version=N */
+void api_endpoints_delete(api_call_t *call);
+void api_endpoints_versions(api_call_t *call); /* versions/ and versions/{version}/ */
+void api_endpoints_run(api_call_t *call);      /* GET or POST .../{name}/run */
+void api_endpoints_openapi(api_call_t *call);  /* .../{name}/openapi.json */
+
 #endif

@@ -114,11 +114,52 @@
     "ALTER TABLE outbox ADD COLUMN retired_secret TEXT;"                                       \
     "CREATE INDEX feature_flags_list ON feature_flags (project_id, id) WHERE deleted = 0;"     \
     "CREATE INDEX cohorts_list ON cohorts (project_id, id) WHERE deleted = 0;"
+
+/* Endpoints (docs/endpoints.md): saved HogQL queries, each change of the
+ * query a new version; and the project's query variables. Ids are UUIDs,
+ * as PostHog's. An endpoint's name is unique in its project. */
+#define SCHEMA_V3                                                                              \
+    "CREATE TABLE insight_variables ("                                                         \
+    " id TEXT PRIMARY KEY,"                                                                    \
+    " project_id BIGINT NOT NULL REFERENCES projects (id),"                                    \
+    " name TEXT NOT NULL,"                                                                     \
+    " code_name TEXT NOT NULL,"                                                                \
+    " type TEXT NOT NULL,"                      /* String Number Boolean List Date */          \
+    " default_value TEXT,"                      /* JSON; NULL: none */                         \
+    " value_options TEXT,"                      /* JSON array (List); NULL: none */            \
+    " created_at BIGINT NOT NULL,"                                                             \
+    " updated_at BIGINT NOT NULL,"                                                             \
+    " UNIQUE (project_id, code_name));"                                                        \
+    "CREATE TABLE endpoints ("                                                                 \
+    " id TEXT PRIMARY KEY,"                                                                    \
+    " project_id BIGINT NOT NULL REFERENCES projects (id),"                                    \
+    " name TEXT NOT NULL,"                                                                     \
+    " is_active INTEGER NOT NULL DEFAULT 1,"                                                   \
+    " current_version INTEGER NOT NULL DEFAULT 1,"                                             \
+    " derived_from_insight TEXT,"                                                              \
+    " created_by BIGINT,"                                                                      \
+    " created_at BIGINT NOT NULL,"                                                             \
+    " updated_at BIGINT NOT NULL,"                                                             \
+    " last_executed_at BIGINT,"                                                                \
+    " UNIQUE (project_id, name));"                                                             \
+    "CREATE TABLE endpoint_versions ("                                                         \
+    " id TEXT PRIMARY KEY,"                                                                    \
+    " endpoint_id TEXT NOT NULL REFERENCES endpoints (id) ON DELETE CASCADE,"                  \
+    " version INTEGER NOT NULL,"                                                               \
+    " query TEXT NOT NULL,"                     /* the query node, JSON */                     \
+    " description TEXT NOT NULL DEFAULT '',"                                                   \
+    " cache_age_seconds INTEGER,"                                                              \
+    " is_materialized INTEGER NOT NULL DEFAULT 0,"                                             \
+    " is_active INTEGER NOT NULL DEFAULT 1,"                                                   \
+    " created_by BIGINT,"                                                                      \
+    " created_at BIGINT NOT NULL,"                                                             \
+    " UNIQUE (endpoint_id, version));"
 /* clang-format on */
 
 const cm_db_migration_t api_store_migrations[] = {
     {1, SCHEMA_V1(SQLITE_ID), SCHEMA_V1(PG_ID)},
     {2, SCHEMA_V2, SCHEMA_V2},
+    {3, SCHEMA_V3, SCHEMA_V3},
 };
 const size_t api_store_nmigrations = CM_ARRAY_LEN(api_store_migrations);
 

@@ -318,4 +318,96 @@ void api_store_person_distinct_ids(cm_evstore_t *es, const char *project_id,
                                    const char *const *person_ids, size_t n,
                                    cm_evstore_query_cb done, void *ud);
 
+/* ---- endpoints and query variables (endpoints.c) -------------------------------------- */
+
+enum {
+    API_VAR_ID,
+    API_VAR_NAME,
+    API_VAR_CODE_NAME,
+    API_VAR_TYPE,
+    API_VAR_DEFAULT, /* JSON or NULL */
+    API_VAR_OPTIONS, /* JSON array or NULL */
+    API_VAR_CREATED,
+    API_VAR_UPDATED,
+    API_VAR_TOTAL,
+};
+void api_store_variables_list(cm_db_t *db, const char *project_id, const char *limit,
+                              const char *offset, cm_db_done_cb done, void *ud);
+void api_store_variable_get(cm_db_t *db, const char *project_id, const char *id, cm_db_done_cb done,
+                            void *ud);
+void api_store_variable_create(cm_db_t *db, const char *project_id, const char *id,
+                               const char *name, const char *code_name, const char *type,
+                               const char *default_value, const char *options, cm_db_done_cb done,
+                               void *ud);
+void api_store_variable_update(cm_db_t *db, const char *project_id, const char *id,
+                               const char *name, const char *code_name, const char *type,
+                               const char *default_value, const char *options, cm_db_done_cb done,
+                               void *ud);
+void api_store_variable_delete(cm_db_t *db, const char *project_id, const char *id,
+                               cm_db_done_cb done, void *ud);
+
+enum {
+    API_ENDPOINT_ID,
+    API_ENDPOINT_NAME,
+    API_ENDPOINT_ACTIVE,
+    API_ENDPOINT_CURRENT_VERSION,
+    API_ENDPOINT_DERIVED_FROM,
+    API_ENDPOINT_CREATED_BY,
+    API_ENDPOINT_CREATED,
+    API_ENDPOINT_UPDATED,
+    API_ENDPOINT_VERSION, /* the version read (current unless asked) */
+    API_ENDPOINT_QUERY,   /* its query node, JSON */
+    API_ENDPOINT_DESCRIPTION,
+    API_ENDPOINT_CACHE_AGE, /* NULL: the default */
+    API_ENDPOINT_MATERIALIZED,
+    API_ENDPOINT_VERSION_ACTIVE,
+    API_ENDPOINT_VERSION_CREATED,
+    API_ENDPOINT_VERSION_ID,
+    API_ENDPOINT_VERSIONS_COUNT,
+};
+/* is_active: "0", "1" or NULL (all). */
+void api_store_endpoints_list(cm_db_t *db, const char *project_id, const char *is_active,
+                              cm_db_done_cb done, void *ud);
+/* version NULL: the current one. */
+void api_store_endpoint_get(cm_db_t *db, const char *project_id, const char *name,
+                            const char *version, cm_db_done_cb done, void *ud);
+
+/* A create or an update; NULL fields are left as they are (or defaulted). */
+typedef struct {
+    const char *project_id, *name, *user_id;
+    const char *id;         /* create: the new endpoint's uuid; update: the stored one */
+    const char *version_id; /* the new version's uuid (create, or a query change) */
+    const char *query;      /* the query node; update: only when it changed */
+    const char *is_active;  /* "0"/"1" */
+    const char *derived_from_insight;
+    const char *description, *cache_age_seconds;
+    bool set_description, set_cache_age;  /* update: present in the body (null clears) */
+    const char *version, *version_active; /* update ?version=N: that version's activity */
+} api_endpoint_write_t;
+/* Table 2: the endpoint as API_ENDPOINT_*; a taken name fails with CM_ECONFLICT. */
+void api_store_endpoint_create(cm_db_t *db, const api_endpoint_write_t *w, cm_db_done_cb done,
+                               void *ud);
+/* The last table: the endpoint read back (at w->version, else the current one). */
+void api_store_endpoint_update(cm_db_t *db, const api_endpoint_write_t *w, cm_db_done_cb done,
+                               void *ud);
+/* Table 1: the deleted id, no row if there was none. */
+void api_store_endpoint_delete(cm_db_t *db, const char *project_id, const char *name,
+                               cm_db_done_cb done, void *ud);
+enum {
+    API_EVERSION_ID,
+    API_EVERSION_VERSION,
+    API_EVERSION_QUERY,
+    API_EVERSION_ACTIVE,
+    API_EVERSION_CREATED,
+    API_EVERSION_CREATED_BY,
+    API_EVERSION_DESCRIPTION,
+    API_EVERSION_CACHE_AGE,
+    API_EVERSION_MATERIALIZED,
+};
+/* Newest first. */
+void api_store_endpoint_versions(cm_db_t *db, const char *project_id, const char *name,
+                                 cm_db_done_cb done, void *ud);
+void api_store_endpoint_executed(cm_db_t *db, const char *endpoint_id, cm_db_done_cb done,
+                                 void *ud);
+
 #endif

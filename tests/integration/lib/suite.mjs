@@ -93,6 +93,19 @@ async function start(s, { writer: writerOpts = {}, flags = false, ingestEnv = {}
     const r = await fetch(`http://127.0.0.1:${s.api.port}${p}`, { headers: { Authorization: `Bearer ${s.boot.personal_api_key}` } });
     return { status: r.status, json: await r.json() };
   };
+  // Any api call with the bootstrap key: {status, json, headers}.
+  s.call = async (method, p, body, headers = {}) => {
+    const r = await fetch(`http://127.0.0.1:${s.api.port}${p}`, {
+      method,
+      headers: { Authorization: `Bearer ${s.boot.personal_api_key}`, 'Content-Type': 'application/json', ...headers },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await r.text();
+    let json = null;
+    try { json = text ? JSON.parse(text) : null; } catch { json = { text }; }
+    return { status: r.status, json, headers: r.headers };
+  };
+  s.apiUrl = `http://127.0.0.1:${s.api.port}`;
   s.metric = async (name) => {
     const text = await (await fetch(`http://127.0.0.1:${s.writer.port}/metrics`)).text();
     const m = text.match(new RegExp(`^${name} (\\d+)$`, 'm'));

@@ -1,0 +1,628 @@
+/*
+ * endpoint_run.c - GET or POST /api/projects/{id}/endpoints/{name}/run
+ * (docs/endpoints.md "Run"). The request is checked in PostHog's order
+ * (endpoint, version, overrides, refresh, variables), the stored query is
+ * compiled with the values for the event store, the answer is cached in
+ * Redis per project, endpoint, version, values and page, and a cached
+ * answer younger than the version's cache age is served as it is
+ * (refresh "cache", the default; "force" recomputes).
+ *
+ * Never on the loop: the compile is microseconds for any accepted query
+ * (bounded size and depth), the query runs on the store's side (SQLite on
+ * the thread pool, ClickHouse over HTTP), with a time limit.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm/alloc.h"
+#include "cm/arena.h"
+#include "cm/digest.h"
+#include "cm/err.h"
+#include "cm/log.h"
+#include "cm/timefmt.h"
+#include "query/query.h"
+#include "resources/endpoints.h"
+#include "resources/resources.h"
+#include "resources/variables.h"
+#include "store/store.h"
+
+#define DEFAULT_CACHE_AGE_S 3600 /* a version without cache_age_seconds */
+#define QUERY_TIMEOUT_MS    30000
+
+typedef struct {
+    char *name;
+    char version[24]; /* asked for: "" for the current one */
+    int refresh;      /* 0 cache, 1 force */
+    bool debug;
+    int64_t limit, offset;
+    cm_json_doc_t *stored; /* the version's query node */
+    api_query_t *q;
+    api_query_sql_t sql;
+    cm_arena_t arena; /* variable values */
+    const char **names;
+    api_query_value_t *values;
+    size_t nvars;
+    char cache_key[96];
+    int cache_age;
+    char endpoint_id[40], version_created[24];
+    long long version_n;
+    char **param_text; /* SQLite parameters as text */
+    char *param_types;
+    uint64_t started;
+} run_t;
+
+static void run_free(void *p)
+{
+    run_t *r = p;
+    free(r->name);
+    cm_json_doc_free(r->stored);
+    api_query_free(r->q);
+    api_query_sql_free(&r->sql);
+    cm_arena_free(&r->arena);
+    free(r->names);
+    free(r->values);
+    for (size_t i = 0; r->param_text && i < r->sql.nparams; i++)
+        free(r->param_text[i]);
+    free(r->param_text);
+    free(r->param_types);
+    free(r);
+}
+
+static void respond_error_json(api_call_t *call, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void respond_error_json(api_call_t *call, int status, const char *fmt, ...)
+{
+    cm_buf_t msg = CM_BUF_INIT, b = CM_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    cm_buf_vappendf(&msg, fmt, ap);
+    va_end(ap);
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &b);
+    cm_json_begin_object(&w);
+    cm_json_key(&w, "error");
+    cm_json_str_s(&w, cm_buf_slice(&msg));
+    cm_json_end_object(&w);
+    cm_buf_free(&msg);
+    api_respond_json(call, status, &b);
+}
+
+/* ---- the answer ------------------------------------------------------------------------------ */
+
+/* One value read by its column's type, so that both stores answer alike. */
+static void write_value(cm_json_writer_t *w, const char *type, const char *v)
+{
+    if (v == NULL) {
+        cm_json_null(w);
+        return;
+    }
+    const char *t = strncmp(type, "Nullable(", 9) == 0 ? type + 9 : type;
+    if (strncmp(t, "Int64", 5) == 0 || strncmp(t, "UInt8", 5) == 0) {
+        char *end;
+        long long n = strtoll(v, &end, 10);
+        if (*end == '\0' && end != v)
+            cm_json_int(w, n);
+        else if (*end == '.' || *end == 'e' || *end == 'E') /* a float the store kept */
+            cm_json_dbl(w, strtod(v, NULL));
+        else
+            cm_json_str_cstr(w, v);
+        return;
+    }
+    if (strncmp(t, "Float64", 7) == 0) {
+        char *end;
+        double d = strtod(v, &end);
+        if (end == v || *end != '\0' || !isfinite(d))
+            cm_json_null(w); /* nan (ClickHouse's avg of nothing), inf */
+        else
+            cm_json_dbl(w, d);
+        return;
+    }
+    if (strncmp(t, "DateTime", 8) == 0 && strlen(v) == 19 && v[10] == ' ') {
+        char iso[24];
+        snprintf(iso, sizeof(iso), "%.10sT%.8sZ", v, v + 11);
+        cm_json_str_cstr(w, iso);
+        return;
+    }
+    cm_json_str_cstr(w, v);
+}
+
+/* The page from the store: {results, columns, types, hasMore, limit, offset}
+ * (the members the cache keeps), without the braces. */
+static void write_page(cm_json_writer_t *w, const run_t *r, const cm_evstore_rows_t *rows)
+{
+    size_t n = cm_evstore_nrows(rows), nc = r->sql.ncols;
+    bool more = n > (size_t)r->sql.limit;
+    if (more)
+        n = (size_t)r->sql.limit;
+    if (cm_evstore_ncols(rows) < nc)
+        nc = cm_evstore_ncols(rows);
+    cm_json_key(w, "results");
+    cm_json_begin_array(w);
+    for (size_t i = 0; i < n; i++) {
+        cm_json_begin_array(w);
+        for (size_t c = 0; c < nc; c++)
+            write_value(w, r->sql.cols[c].type, cm_evstore_value(rows, i, c));
+        cm_json_end_array(w);
+    }
+    cm_json_end_array(w);
+    cm_json_key(w, "columns");
+    cm_json_begin_array(w);
+    for (size_t c = 0; c < r->sql.ncols; c++)
+        cm_json_str_cstr(w, r->sql.cols[c].name);
+    cm_json_end_array(w);
+    cm_json_key(w, "types");
+    cm_json_begin_array(w);
+    for (size_t c = 0; c < r->sql.ncols; c++) {
+        cm_json_begin_array(w);
+        cm_json_str_cstr(w, r->sql.cols[c].name);
+        cm_json_str_cstr(w, r->sql.cols[c].type);
+        cm_json_end_array(w);
+    }
+    cm_json_end_array(w);
+    cm_json_key(w, "hasMore");
+    cm_json_boolean(w, more);
+    cm_json_key(w, "limit");
+    cm_json_int(w, r->sql.limit);
+    cm_json_key(w, "offset");
+    cm_json_int(w, r->sql.offset);
+}
+
+/* The response around a page (the members of a JSON object, without its
+ * braces, from the store or the cache). */
+static void respond(api_call_t *call, run_t *r, cm_slice_t page, bool cached, const char *when)
+{
+    cm_buf_t tail = CM_BUF_INIT, b = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &tail);
+    cm_json_begin_object(&w);
+    cm_json_key(&w, "is_cached");
+    cm_json_boolean(&w, cached);
+    cm_json_key(&w, "last_refresh");
+    cm_json_str_cstr(&w, when);
+    cm_json_key(&w, "cache_target_age");
+    cm_json_int(&w, r->cache_age);
+    cm_json_key(&w, "timezone");
+    cm_json_str_cstr(&w, "UTC");
+    cm_json_key(&w, "endpoint_version");
+    cm_json_int(&w, r->version_n);
+    cm_json_key(&w, "endpoint_version_created_at");
+    api_json_time(&w, r->version_created);
+    if (r->debug) {
+        cm_json_key(&w, "hogql");
+        cm_json_value(&w, cm_json_get(cm_json_root(r->stored), "query"));
+        cm_json_key(&w, "sql");
+        cm_json_str_s(&w, cm_buf_slice(&r->sql.sql));
+    }
+    cm_json_end_object(&w);
+    /* results first, as PostHog's */
+    cm_buf_putc(&b, '{');
+    cm_buf_append(&b, page.p, page.len);
+    cm_buf_putc(&b, ',');
+    cm_buf_append(&b, tail.p + 1, tail.len - 1);
+    cm_buf_free(&tail);
+    api_respond_json(call, 200, &b);
+}
+
+static void on_cache_set(cm_redis_t *rd, const redisReply *reply, const char *err, void *ud)
+{
+    (void)rd;
+    (void)reply;
+    (void)ud;
+    if (err != NULL)
+        cm_log(CM_LOG_WARN, NULL, "endpoint cache: %s", err);
+}
+
+static void on_executed(int status, const cm_db_res_t *res, void *ud)
+{
+    (void)status;
+    (void)res;
+    (void)ud;
+}
+
+static void on_rows(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
+{
+    api_call_t *call = ud;
+    run_t *r = call->state;
+    if (status == CM_ETIMEDOUT) {
+        api_respond_invalid(call, NULL, "Query execution failed: the query took longer than %d s.",
+                            QUERY_TIMEOUT_MS / 1000);
+        return;
+    }
+    if (status == CM_EINVAL) {
+        api_respond_invalid(call, NULL, "Query execution failed: %s", err ? err : "");
+        return;
+    }
+    if (status != 0) {
+        cm_api_error_t e;
+        cm_api_error_set(&e, 503, "unavailable", NULL, "The event store cannot be reached: %s",
+                         err ? err : "");
+        api_respond_error(call, &e);
+        return;
+    }
+    cm_buf_t page = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &page);
+    cm_json_begin_object(&w);
+    write_page(&w, r, rows);
+    cm_json_end_object(&w);
+    /* the members only: the response and the cache put their own around */
+    memmove(page.p, page.p + 1, page.len - 2);
+    page.len -= 2;
+    char when[CM_ISO8601_MAX];
+    cm_iso8601_format(cm_now_us(), 3, when);
+    /* the cache holds the page and its time */
+    cm_buf_t entry = CM_BUF_INIT;
+    cm_buf_appendf(&entry, "%s\n", when);
+    cm_buf_append(&entry, page.p, page.len);
+    char age[16];
+    snprintf(age, sizeof(age), "%d", r->cache_age);
+    const char *argv[] = {"SET", r->cache_key, cm_buf_cstr(&entry), "EX", age};
+    size_t lens[] = {3, strlen(r->cache_key), entry.len, 2, strlen(age)};
+    cm_redis_command_argv(call->ctx->redis, on_cache_set, NULL, 5, argv, lens);
+    cm_buf_free(&entry);
+    api_store_endpoint_executed(call->ctx->db, r->endpoint_id, on_executed, NULL);
+    respond(call, r, cm_buf_slice(&page), false, when);
+    cm_buf_free(&page);
+}
+
+/* SQLite's parameters as text with their types (cm_evstore_select). */
+static void prepare_params(run_t *r)
+{
+    size_t n = r->sql.nparams;
+    r->param_text = cm_xcalloc(n + 1, sizeof(char *));
+    r->param_types = cm_xcalloc(n + 1, 1);
+    for (size_t i = 0; i < n; i++) {
+        const api_query_value_t *v = r->sql.params[i];
+        char num[40];
+        switch (v->kind) {
+        case API_QV_NULL: r->param_types[i] = 't'; break;
+        case API_QV_STRING:
+            r->param_types[i] = 't';
+            r->param_text[i] = cm_xmalloc(v->len + 1);
+            memcpy(r->param_text[i], v->s, v->len);
+            r->param_text[i][v->len] = '\0';
+            break;
+        case API_QV_INT:
+        case API_QV_BOOL:
+            r->param_types[i] = 'i';
+            snprintf(num, sizeof(num), "%lld", (long long)v->i);
+            r->param_text[i] = cm_xstrdup(num);
+            break;
+        case API_QV_FLOAT:
+            r->param_types[i] = 'f';
+            snprintf(num, sizeof(num), "%.17g", v->f);
+            r->param_text[i] = cm_xstrdup(num);
+            break;
+        case API_QV_LIST: r->param_types[i] = 't'; break; /* never a parameter */
+        }
+    }
+}
+
+static void execute(api_call_t *call, run_t *r)
+{
+    size_t n = r->sql.nparams;
+    cm_evstore_select_t q = {
+        .sql = cm_buf_cstr(&r->sql.sql),
+        .params = (const char *const *)r->param_text,
+        .types = r->param_types,
+        .nparams = (int)n,
+        .timeout_ms = QUERY_TIMEOUT_MS,
+    };
+    cm_evstore_select(call->ctx->events, &q, on_rows, call);
+}
+
+static void on_cache_get(cm_redis_t *rd, const redisReply *reply, const char *err, void *ud)
+{
+    api_call_t *call = ud;
+    run_t *r = call->state;
+    (void)rd;
+    if (err == NULL && reply != NULL && reply->type == REDIS_REPLY_STRING) {
+        const char *nl = memchr(reply->str, '\n', reply->len);
+        if (nl != NULL && nl - reply->str < 40) {
+            char when[48];
+            snprintf(when, sizeof(when), "%.*s", (int)(nl - reply->str), reply->str);
+            respond(call, r, (cm_slice_t){nl + 1, reply->len - (size_t)(nl + 1 - reply->str)}, true,
+                    when);
+            return;
+        }
+    }
+    execute(call, r); /* a miss, or Redis away: the store answers */
+}
+
+/* ---- the request, checked -------------------------------------------------------------------- */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The values for the stored variables: the request's, else the stored
+ * ones; every key of the request must be a variable. 0, or -1 answered. */
+static int bind_values(api_call_t *call, run_t *r, const cm_db_res_t *project_vars)
+{
+    size_t n;
+    api_endpoint_var_t *vars = api_endpoint_vars(r->stored, &n);
+    cm_json_t given = cm_json_get(cm_json_root(call->body), "variables");
+    int rc = 0;
+    if (cm_json_exists(given) && !cm_json_is_null(given) && cm_json_type(given) != CM_JSON_OBJECT) {
+        api_respond_invalid(call, "variables", "Expected an object of variable values.");
+        free(vars);
+        return -1;
+    }
+    /* unknown names, sorted, in one message */
+    if (cm_json_type(given) == CM_JSON_OBJECT) {
+        size_t m = cm_json_len(given), nu = 0;
+        char **unknown = cm_xcalloc(m + 1, sizeof(char *));
+        cm_json_iter_t it = cm_json_iter(given);
+        cm_json_t k, v;
+        cm_buf_t scratch = CM_BUF_INIT;
+        while (cm_json_next(&it, &k, &v)) {
+            cm_slice_t key;
+            cm_buf_reset(&scratch);
+            if (cm_json_as_str(k, &scratch, &key) != 0)
+                continue;
+            bool known = false;
+            for (size_t i = 0; i < n && !known; i++)
+                known = cm_slice_eq(key, vars[i].code_name);
+            if (!known)
+                unknown[nu++] = (char *)cm_arena_dup(&r->arena, key).p;
+        }
+        cm_buf_free(&scratch);
+        if (nu > 0) {
+            qsort(unknown, nu, sizeof(char *), cmp_str);
+            cm_buf_t list = CM_BUF_INIT;
+            for (size_t i = 0; i < nu; i++)
+                cm_buf_appendf(&list, "%s%s", i ? ", " : "", unknown[i]);
+            api_respond_invalid(call, "variables", "Unknown variable(s): %s", cm_buf_cstr(&list));
+            cm_buf_free(&list);
+            rc = -1;
+        }
+        free(unknown);
+    }
+    r->names = cm_xcalloc(n + 1, sizeof(char *));
+    r->values = cm_xcalloc(n + 1, sizeof(*r->values));
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        cm_slice_t code = cm_arena_dup(&r->arena, vars[i].code_name);
+        cm_json_t v = cm_json_get_s(given, code);
+        bool from_request = cm_json_exists(v);
+        if (!from_request)
+            v = vars[i].value;
+        if (!cm_json_exists(v) || cm_json_is_null(v)) {
+            api_respond_invalid(call, "variables", "Required variable '%s' not provided", code.p);
+            rc = -1;
+            break;
+        }
+        int type = -1;
+        for (size_t j = 0; j < cm_db_nrows(project_vars, 0); j++)
+            if (cm_slice_eq_cstr(vars[i].id, cm_db_value(project_vars, 0, j, API_VAR_ID)))
+                type = api_variable_type(cm_db_value(project_vars, 0, j, API_VAR_TYPE));
+        char why[160];
+        if (from_request && type >= 0 && !api_variable_fits(type, v, why, sizeof(why))) {
+            api_respond_invalid(call, "variables", "Variable '%s': %s", code.p, why);
+            rc = -1;
+            break;
+        }
+        r->names[i] = code.p;
+        api_variable_value(v, &r->arena, &r->values[i]);
+    }
+    r->nvars = n;
+    free(vars);
+    return rc;
+}
+
+/* The cache key: the project, endpoint, version, store, values and page. */
+static void cache_key(api_call_t *call, run_t *r)
+{
+    cm_buf_t b = CM_BUF_INIT;
+    cm_buf_appendf(&b, "%s\n%lld\n%d\n%lld\n%lld\n%s\n", r->endpoint_id, r->version_n,
+                   (int)cm_evstore_kind(call->ctx->events), (long long)r->sql.limit,
+                   (long long)r->sql.offset, cm_buf_cstr(&r->sql.sql));
+    for (size_t i = 0; i < r->sql.nparams; i++)
+        cm_buf_appendf(&b, "%c%s\n", r->param_types ? r->param_types[i] : '-',
+                       r->param_text && r->param_text[i] ? r->param_text[i] : "\x01");
+    char hex[CM_SHA256_HEX_LEN + 1];
+    cm_sha256_hex(b.p, b.len, hex);
+    cm_buf_free(&b);
+    snprintf(r->cache_key, sizeof(r->cache_key), "endpoint_cache:%s:%.40s", call->project_id, hex);
+}
+
+static void compile_and_run(api_call_t *call, run_t *r)
+{
+    cm_json_t text = cm_json_get(cm_json_root(r->stored), "query");
+    cm_buf_t scratch = CM_BUF_INIT, err = CM_BUF_INIT;
+    cm_slice_t s = CM_SLICE_NULL;
+    if (cm_json_as_str(text, &scratch, &s) != 0 || api_query_parse(s.p, s.len, &r->q, &err) != 0) {
+        api_respond_invalid(call, "query", "Invalid HogQL query: %.*s", (int)err.len, err.p);
+        goto done;
+    }
+    bool ch = cm_evstore_kind(call->ctx->events) == CM_EVSTORE_CLICKHOUSE;
+    api_query_print_opts_t o = {
+        .dialect = ch ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE,
+        .clickhouse_modern = ch && atoi(cm_evstore_server_version(call->ctx->events)) >= 21,
+        .project_id = atoll(call->project_id),
+        .var_names = r->names,
+        .var_values = r->values,
+        .nvars = r->nvars,
+        .limit = r->limit,
+        .offset = r->offset,
+    };
+    if (api_query_print(r->q, &o, &r->sql, &err) != 0) {
+        api_respond_invalid(call, NULL, "Query execution failed: %.*s", (int)err.len, err.p);
+        goto done;
+    }
+    prepare_params(r); /* first: the cache key includes them */
+    cache_key(call, r);
+    if (r->refresh == 0)
+        cm_redis_command(call->ctx->redis, on_cache_get, call, "GET %s", r->cache_key);
+    else
+        execute(call, r);
+done:
+    cm_buf_free(&scratch);
+    cm_buf_free(&err);
+}
+
+/* ---- loading the endpoint -------------------------------------------------------------------- */
+
+static void on_project_vars(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    run_t *r = call->state;
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+    if (bind_values(call, r, res) == 0)
+        compile_and_run(call, r);
+}
+
+/* The version to run is read: checks, then the variables' types. */
+static void on_version(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    run_t *r = call->state;
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+#define V(col) cm_db_value(res, 0, 0, col)
+    if (cm_db_nrows(res, 0) == 0) { /* the endpoint was there a moment ago */
+        api_respond_not_found(call);
+        return;
+    }
+    r->version_n = atoll(V(API_ENDPOINT_VERSION));
+    if (atoi(V(API_ENDPOINT_VERSION_ACTIVE)) == 0) {
+        api_respond_invalid(call, "version", "Version %lld is inactive and cannot be executed.",
+                            r->version_n);
+        return;
+    }
+    snprintf(r->endpoint_id, sizeof(r->endpoint_id), "%s", V(API_ENDPOINT_ID));
+    snprintf(r->version_created, sizeof(r->version_created), "%s", V(API_ENDPOINT_VERSION_CREATED));
+    r->cache_age =
+        V(API_ENDPOINT_CACHE_AGE) ? atoi(V(API_ENDPOINT_CACHE_AGE)) : DEFAULT_CACHE_AGE_S;
+    const char *q = V(API_ENDPOINT_QUERY);
+    if (cm_json_parse(q, strlen(q), NULL, &r->stored, NULL) != 0) {
+        api_respond_invalid(call, "query", "The stored query cannot be read.");
+        return;
+    }
+#undef V
+    api_store_variables_list(call->ctx->db, call->project_id, "100000", "0", on_project_vars, call);
+}
+
+/* The endpoint (its current version) is read. */
+static void on_endpoint(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    run_t *r = call->state;
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+    if (cm_db_nrows(res, 0) == 0 || atoi(cm_db_value(res, 0, 0, API_ENDPOINT_ACTIVE)) == 0) {
+        api_respond_not_found(call);
+        return;
+    }
+    const char *current = cm_db_value(res, 0, 0, API_ENDPOINT_CURRENT_VERSION);
+    if (r->version[0] && atoll(r->version) > atoll(current)) {
+        cm_buf_t b = CM_BUF_INIT, msg = CM_BUF_INIT;
+        cm_json_writer_t w;
+        cm_json_writer_init(&w, &b);
+        cm_json_begin_object(&w);
+        cm_json_key(&w, "error");
+        cm_buf_appendf(&msg, "Version %s not found for endpoint '%s'", r->version, r->name);
+        cm_json_str_s(&w, cm_buf_slice(&msg));
+        cm_json_key(&w, "current_version");
+        cm_json_int(&w, atoll(current));
+        cm_json_end_object(&w);
+        cm_buf_free(&msg);
+        api_respond_json(call, 404, &b);
+        return;
+    }
+    if (r->version[0] == '\0' || strcmp(r->version, current) == 0) {
+        on_version(0, res, call);
+        return;
+    }
+    api_store_endpoint_get(call->ctx->db, call->project_id, r->name, r->version, on_version, call);
+}
+
+/* The body's options, in PostHog's order of checks. 0, or -1 answered. */
+static int parse_options(api_call_t *call, run_t *r)
+{
+    cm_json_t root = cm_json_root(call->body), v;
+    if (r->version[0] == '\0' && cm_json_exists(v = cm_json_get(root, "version")) &&
+        !cm_json_is_null(v)) {
+        int64_t n;
+        if (cm_json_as_int64(v, &n) != 0 || n < 1) {
+            respond_error_json(call, 400, "Invalid version parameter: %.*s",
+                               (int)(cm_json_raw(v).len > 40 ? 40 : cm_json_raw(v).len),
+                               cm_json_raw(v).p);
+            return -1;
+        }
+        snprintf(r->version, sizeof(r->version), "%lld", (long long)n);
+    }
+    if (cm_json_exists(cm_json_get(root, "query_override"))) {
+        api_respond_invalid(call, "query_override",
+                            "query_override is not allowed. Use variables instead.");
+        return -1;
+    }
+    if (cm_json_exists(cm_json_get(root, "filters_override"))) {
+        api_respond_invalid(call, "filters_override",
+                            "filters_override is not allowed. Use variables instead.");
+        return -1;
+    }
+    if (cm_json_exists(v = cm_json_get(root, "refresh")) && !cm_json_is_null(v)) {
+        if (cm_json_str_eq(v, CM_SLICE_LIT("force")))
+            r->refresh = 1;
+        else if (cm_json_str_eq(v, CM_SLICE_LIT("direct"))) {
+            api_respond_invalid(call, "refresh",
+                                "'direct' refresh mode is only valid for materialized endpoints. "
+                                "Use 'cache' or 'force' instead, or enable materialization on this "
+                                "endpoint.");
+            return -1;
+        } else if (!cm_json_str_eq(v, CM_SLICE_LIT("cache"))) {
+            api_respond_invalid(
+                call, "refresh", "\"%.*s\" is not a valid choice: cache, force or direct.",
+                (int)(cm_json_raw(v).len > 40 ? 40 : cm_json_raw(v).len), cm_json_raw(v).p);
+            return -1;
+        }
+    }
+    bool b;
+    if (cm_json_exists(v = cm_json_get(root, "debug")) && cm_json_as_bool(v, &b) == 0)
+        r->debug = b;
+    if (cm_json_exists(v = cm_json_get(root, "limit")) && !cm_json_is_null(v)) {
+        if (cm_json_as_int64(v, &r->limit) != 0 || r->limit < 1) {
+            api_respond_invalid(call, "limit", "Ensure this value is greater than or equal to 1.");
+            return -1;
+        }
+    }
+    if (cm_json_exists(v = cm_json_get(root, "offset")) && !cm_json_is_null(v)) {
+        if (cm_json_as_int64(v, &r->offset) != 0 || r->offset < 0) {
+            api_respond_invalid(call, "offset", "Ensure this value is greater than or equal to 0.");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void api_endpoints_run(api_call_t *call)
+{
+    run_t *r = cm_xcalloc(1, sizeof(*r));
+    r->arena = CM_ARENA_INIT;
+    r->started = uv_now(call->ctx->loop);
+    call->state = r;
+    call->state_free = run_free;
+    cm_slice_t n = cm_http_req_param(call->req, "name");
+    if (!api_endpoint_name_valid(n)) {
+        api_respond_not_found(call);
+        return;
+    }
+    r->name = cm_xmalloc(n.len + 1);
+    memcpy(r->name, n.p, n.len);
+    r->name[n.len] = '\0';
+    if (api_endpoint_version_param(call, r->version) < 0 || api_call_body(call) < 0 ||
+        parse_options(call, r) < 0)
+        return;
+    api_store_endpoint_get(call->ctx->db, call->project_id, r->name, NULL, on_endpoint, call);
+}

@@ -1,0 +1,328 @@
+/*
+ * endpoints.c - /api/projects/{id}/endpoints/ (and /api/environments/...):
+ * saved HogQL queries by name, each change of the query a new version
+ * (docs/endpoints.md). PostHog's middle API ("Era B" of the notes):
+ * list, create, retrieve, update (PATCH/PUT, ?version=N for one version's
+ * is_active), delete, versions and one version. Runs are endpoint_run.c's,
+ * the OpenAPI document endpoint_openapi.c's.
+ *
+ * A query node is stored normalized: {"kind": "HogQLQuery", "query": text,
+ * "variables": {id: {"variableId", "code_name", "value"}}}, its variables
+ * first brought in line with the text as PostHog does (entries whose
+ * placeholder is gone dropped, missing values filled from the variable's
+ * default, the project's variables of a placeholder without an entry
+ * added), then checked: every placeholder defined, every id a UUID of an
+ * existing variable. A query change is a new version when the normalized
+ * text differs from the current version's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm/alloc.h"
+#include "cm/err.h"
+#include "cm/uuid.h"
+#include "query/query.h"
+#include "resources/endpoints.h"
+#include "resources/resources.h"
+#include "store/store.h"
+
+#define NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
+#define NAME_RULE                                                                                  \
+    "Endpoint name must start with a letter, contain only alphanumeric characters, hyphens, or "   \
+    "underscores, and be between 1 and 128 characters long."
+
+bool api_endpoint_name_valid(cm_slice_t n)
+{
+    if (n.len == 0 || n.len > 128)
+        return false;
+    char c = n.p[0];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+        return false;
+    return cm_slice_span(n, NAME_CHARS) == n.len;
+}
+
+int api_endpoint_version_param(api_call_t *call, char out[24])
+{
+    out[0] = '\0';
+    char *v = api_call_query(call, "version");
+    if (v == NULL)
+        return 0;
+    size_t n = strlen(v);
+    if (n == 0 || n > 9 || strspn(v, "0123456789") != n || atoi(v) < 1) {
+        cm_buf_t b = CM_BUF_INIT, msg = CM_BUF_INIT;
+        cm_json_writer_t w;
+        cm_json_writer_init(&w, &b);
+        cm_json_begin_object(&w);
+        cm_json_key(&w, "error");
+        cm_buf_appendf(&msg, "Invalid version parameter: %.40s", v);
+        cm_json_str_s(&w, cm_buf_slice(&msg));
+        cm_json_end_object(&w);
+        cm_buf_free(&msg);
+        free(v);
+        api_respond_json(call, 400, &b);
+        return -1;
+    }
+    snprintf(out, 24, "%s", v);
+    free(v);
+    return 0;
+}
+
+api_endpoint_var_t *api_endpoint_vars(const cm_json_doc_t *doc, size_t *n)
+{
+    cm_json_t vars = cm_json_get(cm_json_root(doc), "variables");
+    *n = 0;
+    if (cm_json_type(vars) != CM_JSON_OBJECT)
+        return NULL;
+    api_endpoint_var_t *out = cm_xcalloc(cm_json_len(vars) + 1, sizeof(*out));
+    cm_json_iter_t it = cm_json_iter(vars);
+    cm_json_t k, v;
+    while (cm_json_next(&it, &k, &v)) {
+        /* ids and code names have no escapes: checked when stored */
+        cm_slice_t id = cm_json_str_inner(cm_json_get(v, "variableId"));
+        cm_slice_t code = cm_json_str_inner(cm_json_get(v, "code_name"));
+        if (id.p == NULL || code.p == NULL)
+            continue;
+        out[*n].id = id;
+        out[*n].code_name = code;
+        out[*n].value = cm_json_get(v, "value");
+        (*n)++;
+    }
+    return out;
+}
+
+/* ---- the resource's JSON ------------------------------------------------------------------ */
+
+static void write_path(cm_buf_t *b, const char *project_id, const char *name)
+{
+    cm_buf_appendf(b, "/api/environments/%s/endpoints/%s/run", project_id, name);
+}
+
+void api_endpoint_write_row(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res,
+                            size_t row)
+{
+    size_t t = cm_db_ntables(res) - 1; /* the read is the job's last statement */
+#define V(col) cm_db_value(res, t, row, col)
+    cm_buf_t path = CM_BUF_INIT;
+    write_path(&path, call->project_id, V(API_ENDPOINT_NAME));
+    cm_json_begin_object(w);
+    cm_json_key(w, "id");
+    cm_json_str_cstr(w, V(API_ENDPOINT_ID));
+    cm_json_key(w, "name");
+    cm_json_str_cstr(w, V(API_ENDPOINT_NAME));
+    cm_json_key(w, "description");
+    cm_json_str_cstr(w, V(API_ENDPOINT_DESCRIPTION));
+    cm_json_key(w, "query");
+    api_json_stored(w, V(API_ENDPOINT_QUERY));
+    cm_json_key(w, "is_active");
+    cm_json_boolean(w, atoi(V(API_ENDPOINT_ACTIVE)) != 0);
+    cm_json_key(w, "cache_age_seconds");
+    if (V(API_ENDPOINT_CACHE_AGE))
+        cm_json_int(w, atoll(V(API_ENDPOINT_CACHE_AGE)));
+    else
+        cm_json_null(w);
+    cm_json_key(w, "endpoint_path");
+    cm_json_str_s(w, cm_buf_slice(&path));
+    cm_json_key(w, "url");
+    cm_buf_t url = CM_BUF_INIT;
+    cm_buf_appendf(&url, "%s%.*s", call->ctx->cfg.base_url, (int)path.len, path.p);
+    cm_json_str_s(w, cm_buf_slice(&url));
+    cm_buf_free(&url);
+    cm_json_key(w, "ui_url");
+    cm_buf_reset(&path);
+    cm_buf_appendf(&path, "/project/%s/endpoints/%s", call->project_id, V(API_ENDPOINT_NAME));
+    cm_json_str_s(w, cm_buf_slice(&path));
+    cm_json_key(w, "created_at");
+    api_json_time(w, V(API_ENDPOINT_CREATED));
+    cm_json_key(w, "updated_at");
+    api_json_time(w, V(API_ENDPOINT_UPDATED));
+    cm_json_key(w, "created_by");
+    if (V(API_ENDPOINT_CREATED_BY)) {
+        cm_json_begin_object(w);
+        cm_json_key(w, "id");
+        cm_json_int(w, atoll(V(API_ENDPOINT_CREATED_BY)));
+        cm_json_end_object(w);
+    } else {
+        cm_json_null(w);
+    }
+    cm_json_key(w, "is_materialized");
+    cm_json_boolean(w, false);
+    cm_json_key(w, "current_version");
+    cm_json_int(w, atoll(V(API_ENDPOINT_CURRENT_VERSION)));
+    cm_json_key(w, "versions_count");
+    cm_json_int(w, atoll(V(API_ENDPOINT_VERSIONS_COUNT)));
+    cm_json_key(w, "derived_from_insight");
+    if (V(API_ENDPOINT_DERIVED_FROM))
+        cm_json_str_cstr(w, V(API_ENDPOINT_DERIVED_FROM));
+    else
+        cm_json_null(w);
+    cm_json_key(w, "materialization");
+    cm_json_begin_object(w);
+    cm_json_key(w, "can_materialize");
+    cm_json_boolean(w, false);
+    cm_json_key(w, "reason");
+    cm_json_str_cstr(w, "Materialization is not available on this server yet.");
+    cm_json_end_object(w);
+    cm_json_end_object(w);
+    cm_buf_free(&path);
+#undef V
+}
+
+static void write_version(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res, size_t row)
+{
+    (void)call;
+#define V(col) cm_db_value(res, 0, row, col)
+    cm_json_begin_object(w);
+    cm_json_key(w, "id");
+    cm_json_str_cstr(w, V(API_EVERSION_ID));
+    cm_json_key(w, "version");
+    cm_json_int(w, atoll(V(API_EVERSION_VERSION)));
+    cm_json_key(w, "query");
+    api_json_stored(w, V(API_EVERSION_QUERY));
+    cm_json_key(w, "description");
+    cm_json_str_cstr(w, V(API_EVERSION_DESCRIPTION));
+    cm_json_key(w, "is_active");
+    cm_json_boolean(w, atoi(V(API_EVERSION_ACTIVE)) != 0);
+    cm_json_key(w, "created_at");
+    api_json_time(w, V(API_EVERSION_CREATED));
+    cm_json_key(w, "created_by");
+    if (V(API_EVERSION_CREATED_BY)) {
+        cm_json_begin_object(w);
+        cm_json_key(w, "id");
+        cm_json_int(w, atoll(V(API_EVERSION_CREATED_BY)));
+        cm_json_end_object(w);
+    } else {
+        cm_json_null(w);
+    }
+    cm_json_end_object(w);
+#undef V
+}
+
+/* ---- list, retrieve, versions ------------------------------------------------------------- */
+
+static void on_list(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+    cm_buf_t b = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &b);
+    cm_json_begin_object(&w);
+    cm_json_key(&w, "results");
+    cm_json_begin_array(&w);
+    for (size_t i = 0; i < cm_db_nrows(res, 0); i++)
+        api_endpoint_write_row(&w, call, res, i);
+    cm_json_end_array(&w);
+    cm_json_end_object(&w);
+    api_respond_json(call, 200, &b);
+}
+
+void api_endpoints_list(api_call_t *call)
+{
+    char *a = api_call_query(call, "is_active");
+    const char *active = NULL;
+    if (a != NULL)
+        active = strcmp(a, "false") == 0 || strcmp(a, "0") == 0 ? "0" : "1";
+    free(a);
+    api_store_endpoints_list(call->ctx->db, call->project_id, active, on_list, call);
+}
+
+/* The {name} of the path, or NULL having answered 404. */
+static char *path_name(api_call_t *call)
+{
+    cm_slice_t n = cm_http_req_param(call->req, "name");
+    if (!api_endpoint_name_valid(n)) {
+        api_respond_not_found(call);
+        return NULL;
+    }
+    char *s = cm_xmalloc(n.len + 1);
+    memcpy(s, n.p, n.len);
+    s[n.len] = '\0';
+    call->state = s;
+    call->state_free = free;
+    return s;
+}
+
+static void on_one(int status, const cm_db_res_t *res, void *ud)
+{
+    api_respond_row(ud, status, res, 200, api_endpoint_write_row);
+}
+
+void api_endpoints_retrieve(api_call_t *call)
+{
+    char *name = path_name(call);
+    if (name != NULL)
+        api_store_endpoint_get(call->ctx->db, call->project_id, name, NULL, on_one, call);
+}
+
+static void respond_version_missing(api_call_t *call, const char *version)
+{
+    cm_buf_t b = CM_BUF_INIT;
+    cm_buf_appendf(&b, "{\"error\":\"Version %s not found\"}", version);
+    api_respond_json(call, 404, &b);
+}
+
+static void on_versions(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+    if (cm_db_nrows(res, 0) == 0) {
+        api_respond_not_found(call);
+        return;
+    }
+    cm_slice_t want = cm_http_req_param(call->req, "version");
+    cm_buf_t b = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &b);
+    if (want.len == 0) {
+        cm_json_begin_array(&w);
+        for (size_t i = 0; i < cm_db_nrows(res, 0); i++)
+            write_version(&w, call, res, i);
+        cm_json_end_array(&w);
+        api_respond_json(call, 200, &b);
+        return;
+    }
+    for (size_t i = 0; i < cm_db_nrows(res, 0); i++)
+        if (cm_slice_eq_cstr(want, cm_db_value(res, 0, i, API_EVERSION_VERSION))) {
+            write_version(&w, call, res, i);
+            api_respond_json(call, 200, &b);
+            return;
+        }
+    cm_buf_free(&b);
+    char v[24];
+    snprintf(v, sizeof(v), "%.*s", (int)(want.len > 20 ? 20 : want.len), want.p);
+    respond_version_missing(call, v);
+}
+
+void api_endpoints_versions(api_call_t *call)
+{
+    char *name = path_name(call);
+    if (name != NULL)
+        api_store_endpoint_versions(call->ctx->db, call->project_id, name, on_versions, call);
+}
+
+/* ---- delete ---------------------------------------------------------------------------------- */
+
+static void on_deleted(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    if (status != 0)
+        api_respond_db_error(call, status, res, NULL, NULL);
+    else if (cm_db_nrows(res, 1) == 0)
+        api_respond_not_found(call);
+    else
+        api_respond_empty(call, 204);
+}
+
+void api_endpoints_delete(api_call_t *call)
+{
+    char *name = path_name(call);
+    if (name != NULL)
+        api_store_endpoint_delete(call->ctx->db, call->project_id, name, on_deleted, call);
+}

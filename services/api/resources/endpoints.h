@@ -1,0 +1,34 @@
+/*
+ * endpoints.h - what the endpoint resource files share (endpoints.c: CRUD
+ * and versions; endpoint_run.c: run; endpoint_openapi.c: the document).
+ */
+#ifndef API_RESOURCES_ENDPOINTS_H
+#define API_RESOURCES_ENDPOINTS_H
+
+#include "cm/db.h"
+#include "cm/json.h"
+#include "http/http.h"
+
+/* The endpoint path segment {name}: 1 to 128 bytes of a name's charset,
+ * starting with a letter (PostHog's rule); false otherwise. */
+bool api_endpoint_name_valid(cm_slice_t name);
+
+/* ?version=N (or NULL): 0, or -1 having answered 400 with
+ * {"error": "Invalid version parameter: <v>"}. out: decimal text or "". */
+int api_endpoint_version_param(api_call_t *call, char out[24]);
+
+/* A variable entry of a stored query ({"variableId", "code_name", "value"}). */
+typedef struct {
+    cm_slice_t id, code_name;
+    cm_json_t value;
+} api_endpoint_var_t;
+
+/* The variables of a stored HogQL query node, in order; *n of them. The
+ * caller frees the array (the strings point into doc). */
+api_endpoint_var_t *api_endpoint_vars(const cm_json_doc_t *doc, size_t *n);
+
+/* endpoints.c: the endpoint of a store result's last table, row row. */
+void api_endpoint_write_row(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res,
+                            size_t row);
+
+#endif

@@ -1,0 +1,215 @@
+// endpoints.test.mjs - saved HogQL queries over HTTP on both pairs of
+// backends (lib/suite.mjs): posthog-node captures a small fixed dataset
+// through ingest, the writer stores it, and the api's endpoints run
+// queries over it with typed variables, versions and the Redis cache;
+// every error message of the seed's section 7 and PostHog's run checks.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { PostHog } from 'posthog-node';
+import { PAIRS, pairName, startPair } from './lib/suite.mjs';
+import { within } from './lib/rawhttp.mjs';
+
+const BASE = Date.parse('2024-03-01T12:00:00Z');
+
+for (const pair of PAIRS) describe(`endpoints: ${pairName(pair)}`, () => {
+  let s, P, E, V;
+
+  before(async () => {
+    s = await startPair(pair, {});
+    P = s.boot.project_id;
+    E = `/api/projects/${P}/endpoints/`;
+    V = `/api/projects/${P}/insight_variables/`;
+    const client = new PostHog(s.boot.project_api_token, { host: s.ingestUrl, flushAt: 100, flushInterval: 0 });
+    const browsers = ['Chrome', 'Firefox', 'Safari'];
+    for (let i = 0; i < 30; i++) {
+      client.capture({
+        distinctId: `user-${i % 5}`,
+        event: i % 3 === 0 ? 'signup' : '$pageview',
+        timestamp: new Date(BASE + i * 3600 * 1000),
+        properties: { $browser: browsers[i % 3], price: i * 1.5, n: i },
+      });
+    }
+    await client.shutdown();
+    await within(30000, 'all 30 events stored', async () => (await s.store.distinct()) >= 30);
+  });
+
+  after(async () => {
+    await s?.stop();
+  });
+
+  let varId;
+  test('variables: create, code name from the name, type checks', async () => {
+    let r = await s.call('POST', V, { name: 'Event name', type: 'String', default_value: null });
+    assert.equal(r.status, 201, JSON.stringify(r.json));
+    assert.equal(r.json.code_name, 'event_name');
+    assert.match(r.json.id, /^[0-9a-f-]{36}$/);
+    varId = r.json.id;
+    r = await s.call('POST', V, { name: 'Min price', code_name: 'min_price', type: 'Number', default_value: 3 });
+    assert.equal(r.status, 201);
+    r = await s.call('POST', V, { name: 'bad', type: 'Number', default_value: 'x' });
+    assert.equal(r.status, 400);
+    assert.equal(r.json.attr, 'default_value');
+    r = await s.call('POST', V, { name: 'other', type: 'Color' });
+    assert.equal(r.status, 400);
+    r = await s.call('POST', V, { name: 'again', code_name: 'event_name', type: 'String' });
+    assert.equal(r.status, 400);
+    assert.equal(r.json.attr, 'code_name');
+    r = await s.call('GET', V);
+    assert.equal(r.status, 200);
+    assert.equal(r.json.results.length, 2);
+  });
+
+  test('create, run with a variable, the cache, force', async () => {
+    let r = await s.call('POST', E, {
+      name: 'events-by-name',
+      description: 'Counts one event',
+      query: { kind: 'HogQLQuery', query: 'SELECT event, count() AS c, sum(toFloat(properties.price)) AS total FROM events WHERE event = {variables.event_name} GROUP BY event' },
+    });
+    assert.equal(r.status, 201, JSON.stringify(r.json));
+    assert.equal(r.json.name, 'events-by-name');
+    assert.equal(r.json.current_version, 1);
+    assert.equal(r.json.endpoint_path, `/api/environments/${P}/endpoints/events-by-name/run`);
+    assert.deepEqual(Object.values(r.json.query.variables).map((v) => v.code_name), ['event_name']);
+
+    r = await s.call('POST', `${E}events-by-name/run`, { variables: { event_name: 'signup' } });
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    assert.deepEqual(r.json.columns, ['event', 'c', 'total'], JSON.stringify(r.json));
+    // signups are i = 0, 3, ..., 27: 10 of them, prices 1.5 * (0 + 3 + ... + 27)
+    assert.deepEqual(r.json.results, [['signup', 10, 1.5 * 135]]);
+    assert.equal(r.json.hasMore, false);
+    assert.equal(r.json.is_cached, false);
+    assert.equal(r.json.endpoint_version, 1);
+    assert.deepEqual(r.json.types.map((t) => t[0]), ['event', 'c', 'total']);
+
+    r = await s.call('POST', `${E}events-by-name/run`, { variables: { event_name: 'signup' } });
+    assert.equal(r.json.is_cached, true);
+    assert.deepEqual(r.json.results, [['signup', 10, 1.5 * 135]]);
+    r = await s.call('POST', `${E}events-by-name/run`, { variables: { event_name: 'signup' }, refresh: 'force' });
+    assert.equal(r.json.is_cached, false);
+    r = await s.call('POST', `${E}events-by-name/run`, { variables: { event_name: '$pageview' } });
+    assert.deepEqual(r.json.results.map((x) => x.slice(0, 2)), [['$pageview', 20]]);
+  });
+
+  test('the seed\'s errors, exactly', async () => {
+    let r = await s.call('POST', `${E}events-by-name/run`, {});
+    assert.equal(r.status, 400);
+    assert.equal(r.json.detail, "Required variable 'event_name' not provided");
+    r = await s.call('POST', `${E}events-by-name/run`, { variables: { event_name: 'x', nope: 1, also: 2 } });
+    assert.equal(r.status, 400);
+    assert.equal(r.json.detail, 'Unknown variable(s): also, nope');
+    r = await s.call('POST', `${E}events-by-name/run`, { variables: { event_name: 42 } });
+    assert.equal(r.status, 400);
+    assert.match(r.json.detail, /event_name/);
+
+    r = await s.call('POST', E, { name: 'undefined-var', query: { kind: 'HogQLQuery', query: 'SELECT {variables.zzz}, {variables.aaa}' } });
+    assert.equal(r.status, 400);
+    assert.equal(r.json.type, 'validation_error');
+    assert.equal(r.json.attr, 'query');
+    assert.equal(r.json.detail, 'Query references undefined variable(s): aaa, zzz. See https://posthog.com/docs/endpoints/variables for detail.');
+    r = await s.call('POST', E, {
+      name: 'bad-uuid',
+      query: { kind: 'HogQLQuery', query: 'SELECT {variables.q}', variables: { 'not-a-uuid': { variableId: 'not-a-uuid', code_name: 'q' } } },
+    });
+    assert.equal(r.status, 400);
+    assert.equal(r.json.detail, 'Variable ID(s) not valid UUIDs: not-a-uuid. ');
+    const ghost = '0190b6e4-0000-7000-8000-000000000000';
+    r = await s.call('POST', E, {
+      name: 'missing-var',
+      query: { kind: 'HogQLQuery', query: 'SELECT {variables.q}', variables: { [ghost]: { variableId: ghost, code_name: 'q' } } },
+    });
+    assert.equal(r.status, 400);
+    assert.equal(r.json.detail, `Variable ID(s) not found: ${ghost}. Make sure the variables exist in https://app.posthog.com/data-management/variables.`);
+
+    r = await s.call('POST', E, { name: '9lives', query: { kind: 'HogQLQuery', query: 'SELECT 1' } });
+    assert.equal(r.status, 400);
+    assert.equal(r.json.attr, 'name');
+    r = await s.call('POST', E, { name: 'x' });
+    assert.equal(r.json.detail, 'Must specify query');
+    r = await s.call('POST', E, { name: 'bad-sql', query: { kind: 'HogQLQuery', query: 'SELECT * FROM system.tables' } });
+    assert.equal(r.status, 400);
+    assert.equal(r.json.detail, 'Invalid HogQL query: Unknown table `system.tables`. Tables: events, persons, groups');
+    r = await s.call('POST', E, { name: 'events-by-name', query: { kind: 'HogQLQuery', query: 'SELECT 1' } });
+    assert.equal(r.status, 400);
+    assert.equal(r.json.attr, 'name');
+    r = await s.call('POST', `${E}events-by-name/run`, { variables: { event_name: 'x' }, refresh: 'direct' });
+    assert.equal(r.status, 400);
+    assert.match(r.json.detail, /^'direct' refresh mode is only valid for materialized endpoints/);
+    r = await s.call('POST', `${E}events-by-name/run`, { query_override: {} });
+    assert.equal(r.json.detail, 'query_override is not allowed. Use variables instead.');
+    r = await s.call('POST', `${E}no-such-endpoint/run`, {});
+    assert.equal(r.status, 404);
+  });
+
+  test('a bare GET runs it; limit, offset and hasMore', async () => {
+    let r = await s.call('POST', E, { name: 'all-events', query: { kind: 'HogQLQuery', query: 'SELECT n FROM (SELECT toInt(properties.n) AS n FROM events) ORDER BY n' } });
+    assert.equal(r.status, 201, JSON.stringify(r.json));
+    r = await s.call('GET', `${E}all-events/run`);
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    assert.equal(r.json.results.length, 30);
+    assert.equal(r.json.hasMore, false);
+    r = await s.call('POST', `${E}all-events/run`, { limit: 10, offset: 5 });
+    assert.deepEqual(r.json.results.map((x) => x[0]), [5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    assert.equal(r.json.hasMore, true);
+    assert.equal(r.json.limit, 10);
+    assert.equal(r.json.offset, 5);
+  });
+
+  test('versions: a query change is version 2; version 1 still runs; a version can be retired', async () => {
+    let r = await s.call('PATCH', `${E}all-events/`, { query: { kind: 'HogQLQuery', query: 'SELECT count() FROM events' } });
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    assert.equal(r.json.current_version, 2);
+    assert.equal(r.json.versions_count, 2);
+    r = await s.call('PATCH', `${E}all-events/`, { description: 'same query, no new version' });
+    assert.equal(r.json.current_version, 2);
+    r = await s.call('POST', `${E}all-events/run`, {});
+    assert.deepEqual(r.json.results, [[30]]);
+    assert.equal(r.json.endpoint_version, 2);
+    r = await s.call('POST', `${E}all-events/run?version=1`, { limit: 2 });
+    assert.equal(r.json.endpoint_version, 1);
+    assert.deepEqual(r.json.results, [[0], [1]]);
+    r = await s.call('GET', `${E}all-events/versions/`);
+    assert.deepEqual(r.json.map((v) => v.version), [2, 1]);
+    r = await s.call('PATCH', `${E}all-events/?version=1`, { is_active: false });
+    assert.equal(r.status, 200);
+    r = await s.call('POST', `${E}all-events/run`, { version: 1 });
+    assert.equal(r.status, 400);
+    assert.equal(r.json.detail, 'Version 1 is inactive and cannot be executed.');
+    r = await s.call('POST', `${E}all-events/run`, { version: 9 });
+    assert.equal(r.status, 404);
+    assert.deepEqual(r.json, { error: "Version 9 not found for endpoint 'all-events'", current_version: 2 });
+    r = await s.call('POST', `${E}all-events/run?version=abc`, {});
+    assert.equal(r.status, 400);
+    assert.deepEqual(r.json, { error: 'Invalid version parameter: abc' });
+    r = await s.call('PATCH', `${E}all-events/`, { is_active: false });
+    r = await s.call('POST', `${E}all-events/run`, {});
+    assert.equal(r.status, 404, 'an inactive endpoint is not found');
+    r = await s.call('DELETE', `${E}all-events/`);
+    assert.equal(r.status, 204);
+    r = await s.call('GET', `${E}all-events/`);
+    assert.equal(r.status, 404);
+  });
+
+  test('the same routes under /api/environments/; OpenAPI document', async () => {
+    let r = await s.call('POST', `/api/environments/${P}/endpoints/events-by-name/run`, { variables: { event_name: 'signup' } });
+    assert.equal(r.status, 200);
+    r = await s.call('GET', `${E}events-by-name/openapi.json`);
+    assert.equal(r.status, 200);
+    const doc = r.json;
+    assert.equal(doc.openapi, '3.0.3');
+    assert.equal(doc.info.title, 'events-by-name');
+    assert.equal(doc.info.version, '1');
+    const op = doc.paths[`/api/projects/${P}/endpoints/events-by-name/run`].post;
+    assert.equal(op.operationId, 'run_events_by_name');
+    assert.equal(op.summary, 'Execute events-by-name');
+    assert.deepEqual(op.security, [{ PersonalAPIKey: [] }]);
+    assert.deepEqual(doc.components.securitySchemes.PersonalAPIKey.type, 'http');
+    assert.deepEqual(doc.components.schemas.Variables.required, ['event_name']);
+    assert.equal(doc.components.schemas.Variables.properties.event_name.type, 'string');
+    assert.equal(op.requestBody.required, true);
+  });
+
+  test('without a key: 401; a key without the endpoint scope: 403', async () => {
+    const r = await fetch(`${s.apiUrl}${E}events-by-name/run`, { method: 'POST' });
+    assert.equal(r.status, 401);
+  });
+});
