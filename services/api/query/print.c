@@ -296,7 +296,7 @@ static void pfield(q_printer_t *pr, const q_expr_t *e)
         if (e->column != NULL)
             P(e->column);
         else
-            q_pident(pr, e->source->sub->out_names[e->ival]);
+            q_pcolname(pr, e->source->sub, (size_t)e->ival);
         return;
     default: q_pfail(pr, "internal: an unresolved field"); return;
     }
@@ -531,16 +531,22 @@ static void pbinary(q_printer_t *pr, const q_expr_t *e)
     P(")");
 }
 
+/* CASE x WHEN a THEN ... is printed as CASE WHEN x = a THEN ...
+ * (ClickHouse 18.16 answers NULL for the first form without ELSE). */
 static void pcase(q_printer_t *pr, const q_expr_t *e)
 {
     P("(CASE");
-    if (e->operand != NULL) {
-        P(" ");
-        q_pexpr(pr, e->operand);
-    }
     for (size_t i = 0; i + 1 < e->args.n; i += 2) {
         P(" WHEN ");
-        q_pexpr(pr, e->args.v[i]);
+        if (e->operand != NULL) {
+            P("(");
+            pcompared(pr, e->operand, type_of(pr, e->args.v[i]));
+            P(" = ");
+            pcompared(pr, e->args.v[i], type_of(pr, e->operand));
+            P(")");
+        } else {
+            q_pexpr(pr, e->args.v[i]);
+        }
         P(" THEN ");
         q_pexpr(pr, e->args.v[i + 1]);
     }
@@ -560,6 +566,24 @@ static void pcast(q_printer_t *pr, const q_expr_t *e)
     case Q_T_FLOAT:
         if (type_of(pr, a) == Q_T_STRING) {
             pfloat_of_string(pr, a);
+            return;
+        }
+        break;
+    case Q_T_INT:
+        if (type_of(pr, a) == Q_T_STRING) { /* a number or NULL, as toInt */
+            if (pr->ch) {
+                P("toInt64OrNull(");
+                q_pexpr(pr, a);
+                P(")");
+                return;
+            }
+            P("(CASE WHEN json_valid(");
+            q_pexpr(pr, a);
+            P(") THEN CASE WHEN json_type(");
+            q_pexpr(pr, a);
+            P(") = 'integer' THEN CAST(");
+            q_pexpr(pr, a);
+            P(" AS INTEGER) END END)");
             return;
         }
         break;
@@ -616,14 +640,14 @@ void q_pexpr(q_printer_t *pr, const q_expr_t *e)
         q_pexpr(pr, e->args.v[0]);
         P(e->negated ? " IS NOT NULL)" : " IS NULL)");
         return;
-    case QE_BETWEEN:
-        P("(");
+    case QE_BETWEEN: /* NOT (a BETWEEN b AND c): 18.16 has no NOT BETWEEN */
+        P(e->negated ? "(NOT (" : "(");
         q_pexpr(pr, e->args.v[0]);
-        P(e->negated ? " NOT BETWEEN " : " BETWEEN ");
+        P(" BETWEEN ");
         pcompared(pr, e->args.v[1], e->args.v[0]->type);
         P(" AND ");
         pcompared(pr, e->args.v[2], e->args.v[0]->type);
-        P(")");
+        P(e->negated ? "))" : ")");
         return;
     case QE_CASE: pcase(pr, e); return;
     case QE_CAST: pcast(pr, e); return;

@@ -496,6 +496,19 @@ static void to_number(q_printer_t *pr, const q_expr_t *e, bool is_int)
 /* ---- the call ----------------------------------------------------------------------------------
  */
 
+/* An -If combinator's condition: a NULL one counts as false (18.16's
+ * countIf over a nullable condition answers NULL, SQLite's CASE skips it). */
+static void ch_condition(q_printer_t *pr, const q_expr_t *c)
+{
+    if (!c->nullable) {
+        q_pexpr(pr, c);
+        return;
+    }
+    P("ifNull(");
+    q_pexpr(pr, c);
+    P(", 0)");
+}
+
 static void aggregate(q_printer_t *pr, const q_expr_t *e, int id)
 {
     const q_expr_t *x = e->args.n > 0 ? ARG(0) : NULL;
@@ -511,16 +524,28 @@ static void aggregate(q_printer_t *pr, const q_expr_t *e, int id)
         P(")");
         return;
     case Q_FN_COUNT_IF:
-        if (pr->ch)
-            return same(pr, "countIf", e);
+        if (pr->ch) {
+            P("countIf(");
+            ch_condition(pr, x);
+            P(")");
+            return;
+        }
         P("count(CASE WHEN ");
         q_pexpr(pr, x);
         P(" THEN 1 END)");
         return;
     case Q_FN_UNIQ:
     case Q_FN_UNIQ_IF:
-        if (pr->ch) /* exact, as SQLite: uniq() estimates */
-            return same(pr, id == Q_FN_UNIQ ? "uniqExact" : "uniqExactIf", e);
+        if (pr->ch && c == NULL) /* exact, as SQLite: uniq() estimates */
+            return same(pr, "uniqExact", e);
+        if (pr->ch) {
+            P("uniqExactIf(");
+            q_pexpr(pr, x);
+            P(", ");
+            ch_condition(pr, c);
+            P(")");
+            return;
+        }
         P("count(DISTINCT ");
         if (c != NULL) {
             P("CASE WHEN ");
@@ -545,7 +570,11 @@ static void aggregate(q_printer_t *pr, const q_expr_t *e, int id)
     if (pr->ch) {
         P(names[id]);
         P(cond ? "If(" : "(");
-        args(pr, e, 0);
+        q_pexpr(pr, x);
+        if (cond) {
+            P(", ");
+            ch_condition(pr, c);
+        }
         P(")");
         return;
     }

@@ -26,6 +26,26 @@ static const char *const binops[] = {
 static const char *const unit_names[] = {"SECOND", "MINUTE", "HOUR",    "DAY",
                                          "WEEK",   "MONTH",  "QUARTER", "YEAR"};
 
+/* Binding strength, as grammar.y's. */
+static int prec(q_binop_t op)
+{
+    switch (op) {
+    case QB_OR: return 1;
+    case QB_AND: return 2;
+    case QB_MUL:
+    case QB_DIV:
+    case QB_MOD: return 6;
+    case QB_PLUS:
+    case QB_MINUS:
+    case QB_CONCAT: return 5;
+    case QB_LT:
+    case QB_LE:
+    case QB_GT:
+    case QB_GE: return 4;
+    default: return 3; /* = != LIKE IN */
+    }
+}
+
 static bool plain(cm_slice_t s)
 {
     if (s.len == 0 || (s.p[0] >= '0' && s.p[0] <= '9'))
@@ -105,9 +125,19 @@ void q_print_hogql_expr(const q_expr_t *e, cm_buf_t *out)
             P(" OVER (...)");
         return;
     case QE_BINARY:
-        q_print_hogql_expr(e->args.v[0], out);
-        P(binops[e->op]);
-        q_print_hogql_expr(e->args.v[1], out);
+        for (int side = 0; side < 2; side++) {
+            const q_expr_t *a = e->args.v[side];
+            /* parentheses where the tree differs from the plain reading */
+            bool paren = a->kind == QE_BINARY &&
+                         (prec(a->op) < prec(e->op) || (side == 1 && prec(a->op) == prec(e->op)));
+            if (side)
+                P(binops[e->op]);
+            if (paren)
+                P("(");
+            q_print_hogql_expr(a, out);
+            if (paren)
+                P(")");
+        }
         return;
     case QE_NOT:
         P("NOT ");

@@ -18,6 +18,7 @@ typedef struct {
     api_query_sql_t *res;
     cm_buf_t *err;
     bool failed;
+    const q_select_t *top; /* its columns keep the query's names (none do: see query.c) */
 } q_printer_t;
 
 void q_pfail(q_printer_t *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -25,6 +26,12 @@ void q_pexpr(q_printer_t *pr, const q_expr_t *e);
 void q_pselect(q_printer_t *pr, const q_select_t *s, bool top);
 void q_pstring(q_printer_t *pr, cm_slice_t s);
 void q_pident(q_printer_t *pr, cm_slice_t name);
+/* The name column k of s gets in the SQL: c<id>_<k>, unique in the whole
+ * query (ClickHouse 18.16 takes an alias as the whole query's, so two
+ * subqueries' "c", or two columns a user named alike, would clash); the
+ * runner names the columns from api_query_sql_t, not from the SQL. A
+ * select set as pr->top would keep the query's own names. */
+void q_pcolname(q_printer_t *pr, const q_select_t *s, size_t k);
 /* e as a DateTime (a string or number is converted as toDateTime would). */
 void q_pdatetime(q_printer_t *pr, const q_expr_t *e);
 /* Prints a function call (print_fn.c). */

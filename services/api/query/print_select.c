@@ -26,12 +26,22 @@ static unsigned count_joins(const q_from_t *f)
     return f == NULL || f->kind != QJ_JOIN ? 0 : 1 + count_joins(f->left) + count_joins(f->right);
 }
 
-/* The source in f's subtree with HogQL column name, for USING. */
-static const q_scope_entry_t *find_with(const q_from_t *f, cm_slice_t name, const char **col)
+void q_pcolname(q_printer_t *pr, const q_select_t *s, size_t k)
+{
+    if (s == pr->top || (s->set != NULL && s->set == pr->top))
+        q_pident(pr, s->out_names[k]);
+    else
+        PF("c%u_%zu", s->alias_id, k);
+}
+
+/* The source in f's subtree with HogQL column name, for USING (*col its
+ * stored column, or NULL and *k the subquery's column). */
+static const q_scope_entry_t *find_with(const q_from_t *f, cm_slice_t name, const char **col,
+                                        size_t *k)
 {
     if (f->kind == QJ_JOIN) {
-        const q_scope_entry_t *s = find_with(f->left, name, col);
-        return s != NULL ? s : find_with(f->right, name, col);
+        const q_scope_entry_t *s = find_with(f->left, name, col, k);
+        return s != NULL ? s : find_with(f->right, name, col, k);
     }
     const q_scope_entry_t *s = f->entry;
     if (s->table != NULL) {
@@ -45,18 +55,19 @@ static const q_scope_entry_t *find_with(const q_from_t *f, cm_slice_t name, cons
     for (size_t i = 0; i < s->sub->nout; i++)
         if (cm_slice_eq(s->sub->out_names[i], name)) {
             *col = NULL;
+            *k = i;
             return s;
         }
     return NULL;
 }
 
-static void pusing_side(q_printer_t *pr, const q_scope_entry_t *s, const char *col, cm_slice_t name)
+static void pusing_side(q_printer_t *pr, const q_scope_entry_t *s, const char *col, size_t k)
 {
     PF("s%u.", s->id);
     if (col != NULL)
         P(col);
     else
-        q_pident(pr, name);
+        q_pcolname(pr, s->sub, k);
 }
 
 static void pfrom(q_printer_t *pr, const q_from_t *f)
@@ -94,17 +105,18 @@ static void pfrom(q_printer_t *pr, const q_from_t *f)
             for (size_t i = 0; i < f->using_.n; i++) {
                 cm_slice_t name = f->using_.v[i]->chain[0];
                 const char *lc = NULL, *rc = NULL;
-                const q_scope_entry_t *l = find_with(f->left, name, &lc);
-                const q_scope_entry_t *r = find_with(f->right, name, &rc);
+                size_t lk = 0, rk = 0;
+                const q_scope_entry_t *l = find_with(f->left, name, &lc, &lk);
+                const q_scope_entry_t *r = find_with(f->right, name, &rc, &rk);
                 if (l == NULL || r == NULL) {
                     q_pfail(pr, "USING (%.*s): both sides need that column", (int)name.len, name.p);
                     return;
                 }
                 if (i)
                     P(" AND ");
-                pusing_side(pr, l, lc, name);
+                pusing_side(pr, l, lc, lk);
                 P(" = ");
-                pusing_side(pr, r, rc, name);
+                pusing_side(pr, r, rc, rk);
             }
         } else if (f->join != QJ_CROSS) {
             q_pfail(pr, "JOIN needs ON or USING");
@@ -136,12 +148,12 @@ static void pcolumns(q_printer_t *pr, const q_select_t *s, const char *as)
                     if (src->table != NULL)
                         P(src->table->cols[c].column);
                     else
-                        q_pident(pr, src->sub->out_names[c]);
+                        q_pcolname(pr, src->sub, c);
                     if (as != NULL)
                         PF(" AS %s%zu", as, k);
                     else {
                         P(" AS ");
-                        q_pident(pr, s->out_names[k]);
+                        q_pcolname(pr, s, k);
                     }
                     k++;
                 }
@@ -155,7 +167,7 @@ static void pcolumns(q_printer_t *pr, const q_select_t *s, const char *as)
             PF(" AS %s%zu", as, k);
         else {
             P(" AS ");
-            q_pident(pr, s->out_names[k]);
+            q_pcolname(pr, s, k);
         }
         k++;
     }
@@ -264,7 +276,7 @@ static void plimit_by_sqlite(q_printer_t *pr, const q_select_t *s, bool top)
     P("SELECT ");
     for (size_t k = 0; k < s->nout; k++) {
         PF("%s__c%zu AS ", k ? ", " : "", k);
-        q_pident(pr, s->out_names[k]);
+        q_pcolname(pr, s, k);
     }
     P(" FROM (SELECT ");
     pcolumns(pr, s, "__c");
@@ -317,6 +329,10 @@ void q_pselect(q_printer_t *pr, const q_select_t *s, bool top)
     pbody(pr, s);
     porder(pr, s->order, s->norder);
     if (s->limit_by_n != NULL) {
+        if (s->limit_by_offset != NULL && !pr->o->clickhouse_modern) {
+            q_pfail(pr, "LIMIT n OFFSET m BY needs ClickHouse 19 or later (this store runs 18.16)");
+            return;
+        }
         PF(" LIMIT %" PRId64, s->limit_by_n->ival);
         if (s->limit_by_offset != NULL)
             PF(" OFFSET %" PRId64, s->limit_by_offset->ival);

@@ -74,6 +74,7 @@ int api_query_print(const api_query_t *q, const api_query_print_opts_t *o, api_q
     if (out->limit > API_QUERY_MAX_ROWS)
         out->limit = API_QUERY_MAX_ROWS;
     out->offset = o->offset > 0 ? o->offset : 0;
+    /* .top stays NULL: every column gets a name of ours (print_int.h) */
     q_printer_t pr = {
         .o = o, .ch = o->dialect == API_QUERY_CLICKHOUSE, .out = &out->sql, .res = out, .err = err};
     q_pselect(&pr, q->root, true);

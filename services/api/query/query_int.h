@@ -221,6 +221,8 @@ struct q_select {
     size_t nout;
     struct q_scope_entry *sources;
     size_t nsources;
+    unsigned alias_id;    /* its columns print as c<alias_id>_<k> below the top */
+    struct q_select *set; /* the UNION ALL it is a part of, if any */
     size_t nwith_visible; /* CTEs visible while resolving (a CTE sees the earlier ones) */
     bool aggregates;
 };

@@ -611,9 +611,14 @@ static void resolve_select(rs_t *r, q_select_t *s, scope_t *parent)
 {
     if (r->failed)
         return;
+    if (s->alias_id == 0)
+        s->alias_id = ++r->q->nselects;
     if (s->nparts > 0) {
-        for (size_t i = 0; i < s->nparts; i++)
+        for (size_t i = 0; i < s->nparts; i++) {
+            s->parts[i]->set = s;
+            s->parts[i]->alias_id = s->alias_id; /* a UNION's columns are its first part's */
             resolve_select(r, s->parts[i], parent);
+        }
         if (r->failed)
             return;
         q_select_t *first = s->parts[0];

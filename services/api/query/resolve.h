@@ -49,6 +49,7 @@ struct api_query {
     const char **vars; /* code names, each once */
     size_t nvars;
     unsigned nsources;
+    unsigned nselects;
 };
 
 /* 0, or CM_EINVAL with a message in err. */

@@ -120,6 +120,11 @@ static void write_value(cm_json_writer_t *w, const char *type, const char *v)
             cm_json_dbl(w, d);
         return;
     }
+    /* ClickHouse 18.16 prints the epoch as zeros */
+    if (strncmp(t, "DateTime", 8) == 0 && strcmp(v, "0000-00-00 00:00:00") == 0)
+        v = "1970-01-01 00:00:00";
+    if (strncmp(t, "Date", 4) == 0 && strcmp(v, "0000-00-00") == 0)
+        v = "1970-01-01";
     if (strncmp(t, "DateTime", 8) == 0 && strlen(v) == 19 && v[10] == ' ') {
         char iso[24];
         snprintf(iso, sizeof(iso), "%.10sT%.8sZ", v, v + 11);
