@@ -39,3 +39,12 @@ void cm_rediskeys_group(cm_buf_t *key, cm_slice_t project_id, cm_slice_t type, c
     cm_buf_putc(key, ':');
     cm_buf_append_slice(key, group_key);
 }
+
+void cm_rediskeys_endpoint_cache(cm_buf_t *key, cm_slice_t project_id, cm_slice_t hash)
+{
+    cm_buf_reset(key);
+    cm_buf_append_cstr(key, "endpoint_cache:");
+    cm_buf_append_slice(key, project_id);
+    cm_buf_putc(key, ':');
+    cm_buf_append_slice(key, hash);
+}

@@ -8,6 +8,29 @@ import assert from 'node:assert/strict';
 import { PostHog } from 'posthog-node';
 import { PAIRS, pairName, startPair } from './lib/suite.mjs';
 import { within } from './lib/rawhttp.mjs';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const TESTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+// Every document passes swagger-parser's validation and redocly's lint
+// (recommended rules; paths end in "/" as PostHog's, so that rule is off).
+async function checkOpenApi(doc) {
+  await SwaggerParser.validate(structuredClone(doc));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-openapi-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'doc.json'), JSON.stringify(doc));
+    fs.writeFileSync(path.join(dir, 'redocly.yaml'), 'extends:\n  - recommended\nrules:\n  no-path-trailing-slash: off\n  info-license: off\n  no-server-example.com: off\n');
+    await promisify(execFile)(path.join(TESTS, 'node_modules/.bin/redocly'), ['lint', '--config', path.join(dir, 'redocly.yaml'), path.join(dir, 'doc.json')], { cwd: dir, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 const BASE = Date.parse('2024-03-01T12:00:00Z');
 
@@ -206,6 +229,18 @@ for (const pair of PAIRS) describe(`endpoints: ${pairName(pair)}`, () => {
     assert.deepEqual(doc.components.schemas.Variables.required, ['event_name']);
     assert.equal(doc.components.schemas.Variables.properties.event_name.type, 'string');
     assert.equal(op.requestBody.required, true);
+    await checkOpenApi(doc);
+    // a version's document, and one without variables
+    r = await s.call('POST', E, { name: 'plain_count', query: { kind: 'HogQLQuery', query: 'SELECT count() FROM events' } });
+    assert.equal(r.status, 201);
+    r = await s.call('GET', `${E}plain_count/openapi.json?version=1`);
+    assert.equal(r.status, 200);
+    assert.equal(r.json.info.version, '1');
+    assert.equal(r.json.components.schemas.Variables, undefined);
+    assert.equal(r.json.paths[`/api/projects/${P}/endpoints/plain_count/run`].post.requestBody.required, false);
+    await checkOpenApi(r.json);
+    r = await s.call('GET', `${E}plain_count/openapi.json?version=7`);
+    assert.equal(r.status, 404);
   });
 
   test('without a key: 401; a key without the endpoint scope: 403', async () => {

@@ -32,4 +32,7 @@ void cm_rediskeys_person(cm_buf_t *key, cm_slice_t project_id, cm_slice_t distin
 void cm_rediskeys_group(cm_buf_t *key, cm_slice_t project_id, cm_slice_t type,
                         cm_slice_t group_key);
 
+/* endpoint_cache:<project id>:<key hash> into key (reset first). */
+void cm_rediskeys_endpoint_cache(cm_buf_t *key, cm_slice_t project_id, cm_slice_t hash);
+
 #endif

@@ -22,6 +22,7 @@
 #include "cm/digest.h"
 #include "cm/err.h"
 #include "cm/log.h"
+#include "cm/rediskeys.h"
 #include "cm/timefmt.h"
 #include "query/query.h"
 #include "resources/endpoints.h"
@@ -430,8 +431,9 @@ static void cache_key(api_call_t *call, run_t *r)
                        r->param_text && r->param_text[i] ? r->param_text[i] : "\x01");
     char hex[CM_SHA256_HEX_LEN + 1];
     cm_sha256_hex(b.p, b.len, hex);
+    cm_rediskeys_endpoint_cache(&b, cm_slice_from_cstr(call->project_id), (cm_slice_t){hex, 40});
+    snprintf(r->cache_key, sizeof(r->cache_key), "%s", cm_buf_cstr(&b));
     cm_buf_free(&b);
-    snprintf(r->cache_key, sizeof(r->cache_key), "endpoint_cache:%s:%.40s", call->project_id, hex);
 }
 
 static void compile_and_run(api_call_t *call, run_t *r)
