@@ -17,6 +17,7 @@
 #   tests/unit/test_*.c        -> $(BUILD)/tests/test_*         (cmocka)
 #   tests/unit/<svc>/test_*.c  -> $(BUILD)/tests/<svc>_test_*   (+ service lib)
 #   tests/support/*.c          -> $(BUILD)/tests/support/*      (test helpers)
+#   tests/support/<svc>/*.c    -> $(BUILD)/tests/support/<svc>_* (+ service lib)
 #   tests/fuzz/fuzz_*.c        -> build/fuzz/fuzz_*             (libFuzzer)
 #   tests/fuzz/<svc>/fuzz_*.c  -> build/fuzz/fuzz_<svc>_*       (+ the service's code)
 
@@ -67,6 +68,9 @@ SVC_UNIT_SRCS := $(wildcard tests/unit/*/test_*.c)
 SVC_UNIT_BINS := $(foreach s,$(SVC_UNIT_SRCS),$(BUILD)/tests/$(subst /,_,$(s:tests/unit/%.c=%)))
 SUPPORT_SRCS := $(wildcard tests/support/*.c)
 SUPPORT_BINS := $(SUPPORT_SRCS:tests/support/%.c=$(BUILD)/tests/support/%)
+# tests/support/<svc>/x.c -> $(BUILD)/tests/support/<svc>_x (+ the service's library)
+SVC_SUPPORT_SRCS := $(wildcard tests/support/*/*.c)
+SVC_SUPPORT_BINS := $(foreach s,$(SVC_SUPPORT_SRCS),$(BUILD)/tests/support/$(subst /,_,$(s:tests/support/%.c=%)))
 
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
@@ -76,7 +80,7 @@ FUZZ_SVC_BINS := $(foreach f,$(FUZZ_SVC_SRCS),build/fuzz/fuzz_$(word 3,$(subst /
 
 .PHONY: all run test fuzz bench clean setup tests-build fuzz-build
 all: $(SERVICE_BINS) tests-build
-tests-build: $(UNIT_BINS) $(SVC_UNIT_BINS) $(SUPPORT_BINS)
+tests-build: $(UNIT_BINS) $(SVC_UNIT_BINS) $(SUPPORT_BINS) $(SVC_SUPPORT_BINS)
 
 # ---- libcommon ------------------------------------------------------------
 $(BUILD)/obj/%.o: %.c
@@ -142,6 +146,15 @@ $(BUILD)/tests/$(subst /,_,$(1:tests/unit/%.c=%)): $(BUILD)/obj/$(1:.c=.o) $(BUI
 	$(CC) $(LDFLAGS) $$^ $(LDLIBS) -lcmocka -o $$@
 endef
 $(foreach t,$(SVC_UNIT_SRCS),$(eval $(call SVC_UNIT_RULE,$(t))))
+
+define SVC_SUPPORT_RULE
+$(BUILD)/tests/support/$(subst /,_,$(1:tests/support/%.c=%)): $(BUILD)/obj/$(1:.c=.o) $(BUILD)/lib/lib$(word 3,$(subst /, ,$(1))).a $(LIBCOMMON)
+	@mkdir -p $$(@D)
+	$(CC) $(LDFLAGS) $$^ $(LDLIBS) -o $$@
+$(BUILD)/obj/$(1:.c=.o): private CPPFLAGS += -Iservices/$(word 3,$(subst /, ,$(1))) -I$(GEN)/services/$(word 3,$(subst /, ,$(1)))
+$(BUILD)/obj/$(1:.c=.o): | $(call gen_hdrs,$(word 3,$(subst /, ,$(1))))
+endef
+$(foreach t,$(SVC_SUPPORT_SRCS),$(eval $(call SVC_SUPPORT_RULE,$(t))))
 
 $(BUILD)/tests/support/%: $(BUILD)/obj/tests/support/%.o $(LIBCOMMON)
 	@mkdir -p $(@D)

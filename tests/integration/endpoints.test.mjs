@@ -9,6 +9,7 @@ import { PostHog } from 'posthog-node';
 import { PAIRS, pairName, startPair } from './lib/suite.mjs';
 import { within } from './lib/rawhttp.mjs';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { OpenAPIClientAxios } from 'openapi-client-axios';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import fs from 'node:fs';
@@ -230,6 +231,18 @@ for (const pair of PAIRS) describe(`endpoints: ${pairName(pair)}`, () => {
     assert.equal(doc.components.schemas.Variables.properties.event_name.type, 'string');
     assert.equal(op.requestBody.required, true);
     await checkOpenApi(doc);
+    // a client made from the document alone (openapi-client-axios builds
+    // one method per operationId) runs the endpoint and gets its rows
+    const api = new OpenAPIClientAxios({
+      definition: doc,
+      withServer: { url: s.apiUrl },
+      axiosConfigDefaults: { headers: { Authorization: `Bearer ${s.boot.personal_api_key}` } },
+    });
+    const client = await api.init();
+    const ran = await client.run_events_by_name(null, { variables: { event_name: 'signup' } });
+    assert.equal(ran.status, 200);
+    assert.deepEqual(ran.data.columns, ['event', 'c', 'total']);
+    assert.deepEqual(ran.data.results, [['signup', 10, 1.5 * 135]]);
     // a version's document, and one without variables
     r = await s.call('POST', E, { name: 'plain_count', query: { kind: 'HogQLQuery', query: 'SELECT count() FROM events' } });
     assert.equal(r.status, 201);
@@ -243,8 +256,21 @@ for (const pair of PAIRS) describe(`endpoints: ${pairName(pair)}`, () => {
     assert.equal(r.status, 404);
   });
 
-  test('without a key: 401; a key without the endpoint scope: 403', async () => {
-    const r = await fetch(`${s.apiUrl}${E}events-by-name/run`, { method: 'POST' });
+  test('without a key: 401; a key without the endpoint scope: 403; endpoint:read runs', async () => {
+    let r = await fetch(`${s.apiUrl}${E}events-by-name/run`, { method: 'POST' });
     assert.equal(r.status, 401);
+    assert.match(r.headers.get('www-authenticate') ?? '', /^Bearer/);
+    const key = async (scopes) => (await s.call('POST', '/api/personal_api_keys/', { label: scopes.join(' '), scopes })).json.value;
+    const flagsOnly = await key(['feature_flag:read']);
+    const reader = await key(['endpoint:read']);
+    const as = (k, method, p, body) => fetch(`${s.apiUrl}${p}`, { method, headers: { Authorization: `Bearer ${k}`, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
+    r = await as(flagsOnly, 'POST', `${E}events-by-name/run`, { variables: { event_name: 'signup' } });
+    assert.equal(r.status, 403);
+    assert.equal((await r.json()).detail, "API key missing required scope 'endpoint:read'");
+    r = await as(reader, 'POST', `${E}events-by-name/run`, { variables: { event_name: 'signup' } });
+    assert.equal(r.status, 200, 'a POST run only reads');
+    r = await as(reader, 'POST', E, { name: 'nope', query: { kind: 'HogQLQuery', query: 'SELECT 1' } });
+    assert.equal(r.status, 403);
+    assert.equal((await r.json()).detail, "API key missing required scope 'endpoint:write'");
   });
 });

@@ -390,6 +390,36 @@ static void test_txn_conflict_pg(void **state)
                         "0");
 }
 
+/* SQLite: types say how a parameter binds; a REAL reads back exactly; a
+ * statement past its time limit stops with CM_ETIMEDOUT. */
+static void test_sqlite_types_reals_timeout(void **state)
+{
+    fixture_t *fx = *state;
+    cm_db_stmt_t s = {"SELECT typeof($1), typeof($2), typeof($3), $3 > 5", NULL, 3, "tif", 0};
+    s.params = (const char *const[]){"42", "42", "1.5"};
+    outcome_t o = run(fx, &s, 1);
+    assert_int_equal(o.status, 0);
+    assert_string_equal(o.first, "text"); /* "42" as text, not the canonical-integer rule */
+    s.sql = "SELECT typeof($2) || ',' || typeof($3) || ',' || ($3 > 1)";
+    o = run(fx, &s, 1);
+    assert_string_equal(o.first, "integer,real,1");
+    /* 0.1 + 0.2 is not 0.3: SQLite's own 15 digits would say it is */
+    o = run1(fx, "SELECT 0.1 + 0.2, 2.0, 1e300 * 1e300", NULL, 0);
+    assert_string_equal(o.first, "0.30000000000000004");
+    /* a recursive count that runs for seconds, stopped after 50 ms */
+    cm_db_stmt_t slow = {"WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n"
+                         " WHERE x < 100000000) SELECT count(*) FROM n",
+                         NULL, 0, NULL, 50};
+    uint64_t t0 = uv_hrtime();
+    o = run(fx, &slow, 1);
+    assert_int_equal(o.status, CM_ETIMEDOUT);
+    assert_true(uv_hrtime() - t0 < 2000000000ull);
+    /* the connection goes on, without a limit for the next statement */
+    o = run1(fx, "SELECT 7", NULL, 0);
+    assert_int_equal(o.status, 0);
+    assert_string_equal(o.first, "7");
+}
+
 static void test_sql_error_is_einval(void **state)
 {
     fixture_t *fx = *state;
@@ -572,6 +602,8 @@ int main(void)
         BOTH(test_txn_holds_until_commit),
         cmocka_unit_test_prestate_setup_teardown(test_txn_conflict_pg, fx_setup, fx_teardown,
                                                  "postgres"),
+        cmocka_unit_test_prestate_setup_teardown(test_sqlite_types_reals_timeout, fx_setup,
+                                                 fx_teardown, "sqlite"),
         BOTH(test_sql_error_is_einval),
         BOTH(test_script_keeps_last_result),
         BOTH(test_jobs_complete_in_order),

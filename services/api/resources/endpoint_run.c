@@ -39,7 +39,8 @@ typedef struct {
     int refresh;      /* 0 cache, 1 force */
     bool debug;
     int64_t limit, offset;
-    cm_json_doc_t *stored; /* the version's query node */
+    char *stored_text;     /* the version's query node, JSON (the doc borrows it) */
+    cm_json_doc_t *stored; /* parsed */
     api_query_t *q;
     api_query_sql_t sql;
     cm_arena_t arena; /* variable values */
@@ -60,6 +61,7 @@ static void run_free(void *p)
     run_t *r = p;
     free(r->name);
     cm_json_doc_free(r->stored);
+    free(r->stored_text);
     api_query_free(r->q);
     api_query_sql_free(&r->sql);
     cm_arena_free(&r->arena);
@@ -509,8 +511,9 @@ static void on_version(int status, const cm_db_res_t *res, void *ud)
     snprintf(r->version_created, sizeof(r->version_created), "%s", V(API_ENDPOINT_VERSION_CREATED));
     r->cache_age =
         V(API_ENDPOINT_CACHE_AGE) ? atoi(V(API_ENDPOINT_CACHE_AGE)) : DEFAULT_CACHE_AGE_S;
-    const char *q = V(API_ENDPOINT_QUERY);
-    if (cm_json_parse(q, strlen(q), NULL, &r->stored, NULL) != 0) {
+    /* the row lives only during this callback; the document borrows its text */
+    r->stored_text = cm_xstrdup(V(API_ENDPOINT_QUERY));
+    if (cm_json_parse(r->stored_text, strlen(r->stored_text), NULL, &r->stored, NULL) != 0) {
         api_respond_invalid(call, "query", "The stored query cannot be read.");
         return;
     }
