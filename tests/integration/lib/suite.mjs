@@ -166,7 +166,13 @@ async function start(s, { writer: writerOpts = {}, flags = false, ingestEnv = {}
       w.max = Math.max(w.max, m.offset);
       w.n++;
     }
-    return `${missing.size} missing, ${on} on the topic at ${JSON.stringify(where)}; metrics: ${(await (await fetch(`http://127.0.0.1:${s.writer.port}/metrics`)).text()).split('\n').filter((l) => /^(queue_consumer|writer_batch)/.test(l)).join(' ')}`;
+    let committed = '';
+    try {
+      committed = (await run(SUPPORT('kafka_dump'), [], { env: { ...process.env, BOOTSTRAP: s.brokers, TOPICS: `${MAIN},${HISTORICAL}`, GROUP: 'writer' } })).stdout.trim();
+    } catch (e) {
+      committed = `(committed offsets unreadable: ${e.message})`;
+    }
+    return `${missing.size} missing, ${on} on the topic at ${JSON.stringify(where)}; group ${committed}; metrics: ${(await (await fetch(`http://127.0.0.1:${s.writer.port}/metrics`)).text()).split('\n').filter((l) => /^(queue_consumer|writer_batch)/.test(l)).join(' ')}`;
   };
   s.stop = () => stopAll(s);
 }
