@@ -348,7 +348,9 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* The values for the stored variables: the request's, else the stored
- * ones; every key of the request must be a variable. 0, or -1 answered. */
+ * ones; every key of the request must be a variable; project_vars is the
+ * run's read (api_store_endpoint_run_get: the variables' types). 0, or -1
+ * answered. */
 static int bind_values(api_call_t *call, run_t *r, const cm_db_res_t *project_vars)
 {
     size_t n;
@@ -404,9 +406,12 @@ static int bind_values(api_call_t *call, run_t *r, const cm_db_res_t *project_va
             break;
         }
         int type = -1;
-        for (size_t j = 0; j < cm_db_nrows(project_vars, 0); j++)
-            if (cm_slice_eq_cstr(vars[i].id, cm_db_value(project_vars, 0, j, API_VAR_ID)))
-                type = api_variable_type(cm_db_value(project_vars, 0, j, API_VAR_TYPE));
+        for (size_t j = 0; j < cm_db_nrows(project_vars, 0); j++) {
+            const char *id = cm_db_value(project_vars, 0, j, API_ENDPOINT_RUN_VAR_ID);
+            if (id != NULL && cm_slice_eq_cstr(vars[i].id, id))
+                type =
+                    api_variable_type(cm_db_value(project_vars, 0, j, API_ENDPOINT_RUN_VAR_TYPE));
+        }
         char why[160];
         if (from_request && type >= 0 && !api_variable_fits(type, v, why, sizeof(why))) {
             api_respond_invalid(call, "variables", "Variable '%s': %s", code.p, why);
@@ -475,18 +480,6 @@ done:
 
 /* ---- loading the endpoint -------------------------------------------------------------------- */
 
-static void on_project_vars(int status, const cm_db_res_t *res, void *ud)
-{
-    api_call_t *call = ud;
-    run_t *r = call->state;
-    if (status != 0) {
-        api_respond_db_error(call, status, res, NULL, NULL);
-        return;
-    }
-    if (bind_values(call, r, res) == 0)
-        compile_and_run(call, r);
-}
-
 /* The version to run is read: checks, then the variables' types. */
 static void on_version(int status, const cm_db_res_t *res, void *ud)
 {
@@ -518,7 +511,9 @@ static void on_version(int status, const cm_db_res_t *res, void *ud)
         return;
     }
 #undef V
-    api_store_variables_list(call->ctx->db, call->project_id, "100000", "0", on_project_vars, call);
+    /* the variables' types came with the endpoint: no second read */
+    if (bind_values(call, r, res) == 0)
+        compile_and_run(call, r);
 }
 
 /* The endpoint (its current version) is read. */
@@ -554,7 +549,8 @@ static void on_endpoint(int status, const cm_db_res_t *res, void *ud)
         on_version(0, res, call);
         return;
     }
-    api_store_endpoint_get(call->ctx->db, call->project_id, r->name, r->version, on_version, call);
+    api_store_endpoint_run_get(call->ctx->db, call->project_id, r->name, r->version, on_version,
+                               call);
 }
 
 /* The body's options, in PostHog's order of checks. 0, or -1 answered. */
@@ -634,5 +630,5 @@ void api_endpoints_run(api_call_t *call)
     if (api_endpoint_version_param(call, r->version) < 0 || api_call_body(call) < 0 ||
         parse_options(call, r) < 0)
         return;
-    api_store_endpoint_get(call->ctx->db, call->project_id, r->name, NULL, on_endpoint, call);
+    api_store_endpoint_run_get(call->ctx->db, call->project_id, r->name, NULL, on_endpoint, call);
 }

@@ -372,6 +372,13 @@ void api_store_endpoints_list(cm_db_t *db, const char *project_id, const char *i
 void api_store_endpoint_get(cm_db_t *db, const char *project_id, const char *name,
                             const char *version, cm_db_done_cb done, void *ud);
 
+/* For a run, in one statement: the endpoint at version (NULL: current),
+ * once per variable of the project, with its id and type in the columns
+ * after API_ENDPOINT_* (NULL when the project has none). */
+enum { API_ENDPOINT_RUN_VAR_ID = API_ENDPOINT_VERSIONS_COUNT + 1, API_ENDPOINT_RUN_VAR_TYPE };
+void api_store_endpoint_run_get(cm_db_t *db, const char *project_id, const char *name,
+                                const char *version, cm_db_done_cb done, void *ud);
+
 /* A create or an update; NULL fields are left as they are (or defaulted). */
 typedef struct {
     const char *project_id, *name, *user_id;
