@@ -524,8 +524,13 @@ static void on_http(int status, const cm_http_client_res_t *res, void *ud)
         /* A query the server ran and refused ("Code: 47, ..."): the
          * query's fault, not the store's; 159 is TIMEOUT_EXCEEDED. */
         if (status == 0 && op->kind == OP_QUERY && res->body.len > 6 &&
-            memcmp(res->body.p, "Code: ", 6) == 0)
-            rc = atoi(res->body.p + 6) == 159 ? CM_ETIMEDOUT : CM_EINVAL;
+            memcmp(res->body.p, "Code: ", 6) == 0) {
+            int code = 0; /* the body is not NUL-terminated: read the digits by hand */
+            for (size_t i = 6;
+                 i < res->body.len && i < 12 && res->body.p[i] >= '0' && res->body.p[i] <= '9'; i++)
+                code = code * 10 + (res->body.p[i] - '0');
+            rc = code == 159 ? CM_ETIMEDOUT : CM_EINVAL;
+        }
     }
     cm_slice_t body = rc == 0 ? res->body : CM_SLICE_NULL;
     switch (op->kind) {

@@ -26,6 +26,7 @@ struct wr_tokens {
     uv_timer_t later; /* answers waiters outside the caller's stack */
     uint64_t last_read;
     bool reading, closing;
+    int open_handles; /* while closing: timers whose close callback is still to come */
     bool last_ok;
     waiter_t *waiting; /* for the read under way */
     waiter_t *answer;  /* to be answered from `later` */
@@ -132,10 +133,12 @@ void wr_tokens_refresh(wr_tokens_t *t, void (*done)(bool ok, void *ud), void *ud
     read_now(t); /* the reply (or a fast failure) answers */
 }
 
+/* Both timers' close callbacks come, in an order libuv does not promise
+ * (it runs them last closed first): the second one frees. */
 static void on_closed(uv_handle_t *h)
 {
     wr_tokens_t *t = h->data;
-    if (h == (uv_handle_t *)&t->timer)
+    if (--t->open_handles > 0)
         return;
     cm_strset_free(t->map);
     free(t);
@@ -148,6 +151,7 @@ void wr_tokens_close(wr_tokens_t *t)
     t->closing = true;
     answer_all(t->answer, false);
     t->answer = NULL;
+    t->open_handles = 2;
     uv_close((uv_handle_t *)&t->timer, on_closed);
     uv_close((uv_handle_t *)&t->later, on_closed);
 }

@@ -59,6 +59,10 @@ typedef struct {
 static void run_free(void *p)
 {
     run_t *r = p;
+    for (size_t i = 0; r->param_text && i < r->sql.nparams; i++) /* before sql is freed */
+        free(r->param_text[i]);
+    free(r->param_text);
+    free(r->param_types);
     free(r->name);
     cm_json_doc_free(r->stored);
     free(r->stored_text);
@@ -67,10 +71,6 @@ static void run_free(void *p)
     cm_arena_free(&r->arena);
     free(r->names);
     free(r->values);
-    for (size_t i = 0; r->param_text && i < r->sql.nparams; i++)
-        free(r->param_text[i]);
-    free(r->param_text);
-    free(r->param_types);
     free(r);
 }
 
@@ -356,7 +356,6 @@ static int bind_values(api_call_t *call, run_t *r, const cm_db_res_t *project_va
     size_t n;
     api_endpoint_var_t *vars = api_endpoint_vars(r->stored, &n);
     cm_json_t given = cm_json_get(cm_json_root(call->body), "variables");
-    int rc = 0;
     if (cm_json_exists(given) && !cm_json_is_null(given) && cm_json_type(given) != CM_JSON_OBJECT) {
         api_respond_invalid(call, "variables", "Expected an object of variable values.");
         free(vars);
@@ -387,14 +386,17 @@ static int bind_values(api_call_t *call, run_t *r, const cm_db_res_t *project_va
             for (size_t i = 0; i < nu; i++)
                 cm_buf_appendf(&list, "%s%s", i ? ", " : "", unknown[i]);
             api_respond_invalid(call, "variables", "Unknown variable(s): %s", cm_buf_cstr(&list));
-            cm_buf_free(&list);
-            rc = -1;
+            cm_buf_free(&list); /* the call, r with it, is gone: return at once */
+            free(unknown);
+            free(vars);
+            return -1;
         }
         free(unknown);
     }
     r->names = cm_xcalloc(n + 1, sizeof(char *));
     r->values = cm_xcalloc(n + 1, sizeof(*r->values));
-    for (size_t i = 0; rc == 0 && i < n; i++) {
+    r->nvars = n;
+    for (size_t i = 0; i < n; i++) {
         cm_slice_t code = cm_arena_dup(&r->arena, vars[i].code_name);
         cm_json_t v = cm_json_get_s(given, code);
         bool from_request = cm_json_exists(v);
@@ -402,8 +404,8 @@ static int bind_values(api_call_t *call, run_t *r, const cm_db_res_t *project_va
             v = vars[i].value;
         if (!cm_json_exists(v) || cm_json_is_null(v)) {
             api_respond_invalid(call, "variables", "Required variable '%s' not provided", code.p);
-            rc = -1;
-            break;
+            free(vars);
+            return -1; /* r is gone with the call */
         }
         int type = -1;
         for (size_t j = 0; j < cm_db_nrows(project_vars, 0); j++) {
@@ -415,15 +417,14 @@ static int bind_values(api_call_t *call, run_t *r, const cm_db_res_t *project_va
         char why[160];
         if (from_request && type >= 0 && !api_variable_fits(type, v, why, sizeof(why))) {
             api_respond_invalid(call, "variables", "Variable '%s': %s", code.p, why);
-            rc = -1;
-            break;
+            free(vars);
+            return -1;
         }
         r->names[i] = code.p;
         api_variable_value(v, &r->arena, &r->values[i]);
     }
-    r->nvars = n;
     free(vars);
-    return rc;
+    return 0;
 }
 
 /* The cache key: the project, endpoint, version, store, values and page. */
