@@ -23,9 +23,9 @@
 #include "cm/buf.h"
 #include "query/query.h"
 
-#define Q_MAX_DEPTH 256       /* nesting of expressions and subqueries */
-#define Q_MAX_NODES 200000    /* nodes of one query */
-#define Q_MAX_TEXT  (1 << 20) /* bytes of query text */
+#define Q_MAX_DEPTH 256         /* nesting of expressions and subqueries */
+#define Q_MAX_NODES 200000      /* nodes of one query */
+#define Q_MAX_TEXT  (512 << 10) /* bytes of query text: the widest parses and prints in ~20 ms */
 
 typedef struct q_expr q_expr_t;
 typedef struct q_select q_select_t;
