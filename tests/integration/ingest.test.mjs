@@ -261,6 +261,13 @@ function backendSuite(backend) {
         assert.equal(unknown.json().code, 'unknown_token');
         const known = await post('/batch/', batch('registry-ok'));
         assert.equal(known.status, 200);
+        // The quota list is read beside the tokens, not with them: wait
+        // for it too (a loaded machine saw the tokens before the quota).
+        for (let i = 0; i < 100; i++) {
+          const m = await (await fetch(`${base}/metrics`)).text();
+          if (/^ingest_quota_limited_tokens 1$/m.test(m)) break;
+          await sleep(50);
+        }
         const limited = await post('/batch/', JSON.stringify({ api_key: 'phc_limited', batch: [{ event: 'x', distinct_id: 'quota-user' }] }));
         assert.equal(limited.status, 200);
         assert.deepEqual(limited.json(), { status: 'Ok' });
