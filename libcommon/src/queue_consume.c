@@ -48,6 +48,8 @@ static void make_metrics(cm_consumer_t *c, cm_metrics_t *m, const char *backend)
                            "Acknowledgements that failed (their messages come again)", labels);
     c->m_retries = cm_metrics_counter(m, "queue_consumer_retries_total",
                                       "Batches handed back to be delivered again", labels);
+    c->m_gaps = cm_metrics_counter(m, "queue_consumer_offset_gaps_total",
+                                   "Jumps forward in a partition's offsets (Kafka)", labels);
 }
 
 int cm__consumer_init(cm_consumer_t *c, const cm__consumer_ops_t *ops, uv_loop_t *loop,
@@ -229,6 +231,11 @@ void cm__consumer_idle(cm_consumer_t *c, uint64_t delay_ms)
 void cm__consumer_commit_failed(cm_consumer_t *c)
 {
     count(c->m_commit_failures, 1);
+}
+
+void cm__consumer_offset_gap(cm_consumer_t *c)
+{
+    count(c->m_gaps, 1);
 }
 
 void cm_consumer_commit(cm_consumer_batch_t *b)

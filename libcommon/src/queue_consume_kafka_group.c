@@ -46,7 +46,7 @@ void cm__kc_set_assigned(ktopic_t *t, const rd_kafka_topic_partition_list_t *par
         kpart_t *s = cm__kc_part_of(t, tp->partition, on);
         if (s == NULL || s->assigned == on)
             continue;
-        *s = (kpart_t){.next = -1, .since = now, .assigned = on};
+        *s = (kpart_t){.next = -1, .seen = -1, .since = now, .assigned = on};
         if (on)
             t->nassigned++;
         else

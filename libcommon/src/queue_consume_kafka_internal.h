@@ -34,6 +34,7 @@ typedef struct kc kc_t;
 /* A partition of a topic's consumer, indexed by partition id. */
 typedef struct {
     int64_t next;   /* offset after the last message taken; -1: none since assigned */
+    int64_t seen;   /* offset after the last one read from librdkafka (gaps); -1: none */
     uint64_t since; /* uv_now() of the assignment, the last message taken or a rewind */
     bool assigned;
 } kpart_t;

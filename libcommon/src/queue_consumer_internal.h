@@ -74,7 +74,7 @@ struct cm_consumer {
     void *done_ud;
 
     cm_counter_t *m_messages, *m_batches, *m_redelivered, *m_commits, *m_commit_failures,
-        *m_retries;
+        *m_retries, *m_gaps;
 };
 
 /* The common part from opts (copied; NULL metrics allowed). CM_EINVAL when
@@ -98,6 +98,8 @@ void cm__consumer_deliver(cm_consumer_t *c, cm_consumer_batch_t *b);
 void cm__consumer_idle(cm_consumer_t *c, uint64_t delay_ms);
 /* The commit of a batch failed (counted; the backend logs why). */
 void cm__consumer_commit_failed(cm_consumer_t *c);
+/* Kafka: a partition's next message came past the one expected. */
+void cm__consumer_offset_gap(cm_consumer_t *c);
 void cm__consumer_shutdown_done(cm_consumer_t *c);
 
 #endif

@@ -797,7 +797,12 @@ static void test_kafka_two_members(void **state)
     assert_true(run_until(&loop, pair_has_all, &p, 20000));
     run_for(&loop, 500);
 
-    /* Nothing lost; twice only what a held; b never twice. */
+    /* Nothing lost; a never twice; everything a held reached b. With the
+     * eager protocol b gives its partitions up too when a leaves, and
+     * re-reads from the committed offsets what it delivered while the
+     * rebalance ran (the coordinator refuses commits meanwhile): some of
+     * b's own come twice (up to about 300 seen on a loaded machine), never
+     * a flood. */
     static int ca[MAX_INDEX], cb[MAX_INDEX];
     count_indexes(&a, 0, ca, 4000);
     count_indexes(&b, 0, cb, 4000);
@@ -806,15 +811,20 @@ static void test_kafka_two_members(void **state)
     for (size_t i = held_from; i < a.ngot; i++)
         held[a.got[i].index] = true;
     size_t twice = 0;
+    size_t b_again = 0;
     for (int i = 0; i < 4000; i++) {
-        assert_true(ca[i] <= 1 && cb[i] <= 1);
+        assert_true(ca[i] <= 1 && cb[i] <= 2);
         assert_true(ca[i] + cb[i] >= 1);
-        if (ca[i] + cb[i] == 2) {
-            assert_true(held[i]);
+        if (held[i])
+            assert_int_equal(cb[i], 1); /* the held batch reached b */
+        if (ca[i] + cb[i] >= 2 && held[i])
             twice++;
-        }
+        else if (ca[i] + cb[i] >= 2)
+            b_again++;
     }
     assert_int_equal(twice, a.ngot - held_from); /* all of the held batch went to b */
+    if (b_again > 1000)
+        fail_msg("%zu of b's messages came twice", b_again);
     assert_true(a.ngot > 0 && b.ngot > 0);
 
     close_consumer(&loop, &b);
