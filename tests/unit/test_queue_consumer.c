@@ -74,8 +74,9 @@ static int group_setup(void **state)
 {
     (void)state;
     cm_log_init("test_queue_consumer", getenv("TEST_QUEUE_VERBOSE") ? CM_LOG_DEBUG : CM_LOG_ERROR);
-    return srv_start_broker("main,historical,t_commit,t_retry1,t_retry4,t_redeliver,t_pair,t_ready",
-                            "4", &broker_pid, bootstrap, sizeof(bootstrap), "TEST_QUEUE_VERBOSE");
+    return srv_start_broker(
+        "main,historical,t_commit,t_retry1,t_retry4,t_redeliver,t_pair,t_ready,t_backlog,t_late",
+        "4", &broker_pid, bootstrap, sizeof(bootstrap), "TEST_QUEUE_VERBOSE");
 }
 
 static int group_teardown(void **state)
@@ -834,6 +835,47 @@ static void test_kafka_two_members(void **state)
     rec_free(&b);
 }
 
+/* The writer's case that lost messages with the cooperative protocol on
+ * librdkafka 2.0: a member is working through a backlog (librdkafka's
+ * prefetch full) when another member of the group joins for another topic
+ * (a writer's historical consumer). Every message must still come. */
+static void test_kafka_member_joins_during_backlog(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    static const char *const backlog[] = {"t_backlog"};
+    static const char *const late[] = {"t_late"};
+    static rec_t a, b;
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    enum { N = 5000 };
+    cm_queue_t *q = producer(&loop);
+    produce(&loop, q, "t_backlog", 0, N);
+    consumer(&loop, &a, "g_backlog", backlog, 1, 20, NULL);
+    want_t some = {&a, 400};
+    assert_true(run_until(&loop, got_at_least, &some, 20000));
+    consumer(&loop, &b, "g_backlog", late, 1, 20, NULL); /* the group rebalances now */
+    int seen = 0;
+    static int counts[MAX_INDEX];
+    for (int round = 0; round < 400 && seen < N; round++) {
+        run_for(&loop, 100);
+        count_indexes(&a, 0, counts, N);
+        seen = 0;
+        for (int i = 0; i < N; i++)
+            seen += counts[i] > 0;
+    }
+    for (int i = 0; i < N; i++)
+        if (counts[i] == 0)
+            fail_msg("message %d never came (%d of %d did)", i, seen, N);
+    close_consumer(&loop, &a);
+    close_consumer(&loop, &b);
+    close_producer(&loop, q);
+    finish_loop(&loop);
+    rec_free(&a);
+    rec_free(&b);
+}
+
 static void test_kafka_ready(void **state)
 {
     (void)state;
@@ -912,6 +954,7 @@ int main(void)
         cmocka_unit_test(test_kafka_commit_then_close),
         cmocka_unit_test(test_kafka_retry),
         cmocka_unit_test(test_kafka_two_members),
+        cmocka_unit_test(test_kafka_member_joins_during_backlog),
         cmocka_unit_test(test_kafka_ready),
     };
     if (getenv("TEST_FILTER") != NULL) /* e.g. TEST_FILTER='*retry*' */
