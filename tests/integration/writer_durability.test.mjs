@@ -14,13 +14,18 @@ import { within, sleep } from './lib/rawhttp.mjs';
 
 const TOTAL = 20000;
 
-// Kafka + ClickHouse: under the sanitizers this run sometimes ends with a
-// few hundred events of the 20,000 never stored (2 runs of about 15 seen,
-// 2026-11-25; never in the normal tree). Until that is explained it is a
-// TODO: the run still happens and asserts, and a failure prints where the
-// missing events are (on the topic, which partitions and offsets, and the
-// group's committed offsets), so the next look starts from data.
-const KNOWN = { kafka: 'sometimes events not stored after kills under ASan: under investigation' };
+// Kafka + ClickHouse: under the sanitizers this run sometimes ended with a
+// few hundred events of the 20,000 never stored (2 of about 17 runs on
+// 2026-11-24/25, then 1 of 10 on 2026-11-25 with the machine loaded). The
+// last one's diagnostics: the events were never delivered by the consumer
+// although the group's offsets were committed past them, with no retry,
+// rewind or revocation on our side: librdkafka 2.0 skipping prefetched
+// messages across a cooperative rebalance is the suspect, so the consumer
+// now uses the eager protocol (queue_consume_kafka.c) and logs any jump in
+// a partition's offsets. It stays a TODO until enough runs say so: it
+// runs and asserts, and a failure prints where the missing events are (on
+// the topic: partitions and offsets; the group's committed offsets).
+const KNOWN = { kafka: 'rarely, events never delivered after kills under ASan: eager protocol since 2026-11-25, watching' };
 
 for (const pair of PAIRS) describe(`writer killed and store down (${pairName(pair)})`, () => {
   let s;
