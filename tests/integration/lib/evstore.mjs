@@ -22,9 +22,10 @@ export async function openStore(kind, tmp) {
       distinct: async () => (await rows('SELECT COUNT(DISTINCT uuid) AS n FROM events'))[0].n,
       uuids: async () => (await rows('SELECT uuid AS u FROM events')).map((r) => r.u),
       // Another process holds SQLite's write lock: every write waits out
-      // its busy timeout and fails.
+      // its busy timeout and fails. The shell waits its turn for the lock
+      // (.timeout) when the writer is in the middle of a write.
       outage: (ms) => new Promise((resolve, reject) => {
-        const p = spawn('sqlite3', [db, 'BEGIN EXCLUSIVE;', `.shell sleep ${ms / 1000}`, 'COMMIT;'], { stdio: 'ignore' });
+        const p = spawn('sqlite3', [db, '.timeout 10000', 'BEGIN EXCLUSIVE;', `.shell sleep ${ms / 1000}`, 'COMMIT;'], { stdio: 'ignore' });
         p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`sqlite3 lock exited ${code}`))));
       }),
       stop: async () => {},
