@@ -293,9 +293,7 @@ static void on_endpoint(int status, const cm_db_res_t *res, void *ud)
     }
     if (cm_db_nrows(res, 0) == 0) {
         if (d->version[0]) {
-            cm_buf_t b = CM_BUF_INIT;
-            cm_buf_appendf(&b, "{\"error\":\"Version %s not found\"}", d->version);
-            api_respond_json(call, 404, &b);
+            api_endpoint_error(call, 404, "Version %s not found", d->version);
         } else {
             api_respond_not_found(call);
         }

@@ -53,7 +53,6 @@ typedef struct {
     long long version_n;
     char **param_text; /* SQLite parameters as text */
     char *param_types;
-    uint64_t started;
 } run_t;
 
 static void run_free(void *p)
@@ -72,25 +71,6 @@ static void run_free(void *p)
     free(r->names);
     free(r->values);
     free(r);
-}
-
-static void respond_error_json(api_call_t *call, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void respond_error_json(api_call_t *call, int status, const char *fmt, ...)
-{
-    cm_buf_t msg = CM_BUF_INIT, b = CM_BUF_INIT;
-    va_list ap;
-    va_start(ap, fmt);
-    cm_buf_vappendf(&msg, fmt, ap);
-    va_end(ap);
-    cm_json_writer_t w;
-    cm_json_writer_init(&w, &b);
-    cm_json_begin_object(&w);
-    cm_json_key(&w, "error");
-    cm_json_str_s(&w, cm_buf_slice(&msg));
-    cm_json_end_object(&w);
-    cm_buf_free(&msg);
-    api_respond_json(call, status, &b);
 }
 
 /* ---- the answer ------------------------------------------------------------------------------ */
@@ -562,7 +542,7 @@ static int parse_options(api_call_t *call, run_t *r)
         !cm_json_is_null(v)) {
         int64_t n;
         if (cm_json_as_int64(v, &n) != 0 || n < 1) {
-            respond_error_json(call, 400, "Invalid version parameter: %.*s",
+            api_endpoint_error(call, 400, "Invalid version parameter: %.*s",
                                (int)(cm_json_raw(v).len > 40 ? 40 : cm_json_raw(v).len),
                                cm_json_raw(v).p);
             return -1;
@@ -617,7 +597,6 @@ void api_endpoints_run(api_call_t *call)
 {
     run_t *r = cm_xcalloc(1, sizeof(*r));
     r->arena = CM_ARENA_INIT;
-    r->started = uv_now(call->ctx->loop);
     call->state = r;
     call->state_free = run_free;
     cm_slice_t n = cm_http_req_param(call->req, "name");

@@ -323,9 +323,7 @@ static void on_written(int status, const cm_db_res_t *res, void *ud)
         return;
     }
     if (status == 0 && cm_db_nrows(res, last) == 0 && x->version[0]) {
-        cm_buf_t b = CM_BUF_INIT;
-        cm_buf_appendf(&b, "{\"error\":\"Version %s not found\"}", x->version);
-        api_respond_json(call, 404, &b);
+        api_endpoint_error(call, 404, "Version %s not found", x->version);
         return;
     }
     respond_last(call, status, res, x->update ? 200 : 201);

@@ -15,6 +15,7 @@
  * existing variable. A query change is a new version when the normalized
  * text differs from the current version's.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,23 @@ bool api_endpoint_name_valid(cm_slice_t n)
     return cm_slice_span(n, NAME_CHARS) == n.len;
 }
 
+void api_endpoint_error(api_call_t *call, int status, const char *fmt, ...)
+{
+    cm_buf_t msg = CM_BUF_INIT, b = CM_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    cm_buf_vappendf(&msg, fmt, ap);
+    va_end(ap);
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &b);
+    cm_json_begin_object(&w);
+    cm_json_key(&w, "error");
+    cm_json_str_s(&w, cm_buf_slice(&msg));
+    cm_json_end_object(&w);
+    cm_buf_free(&msg);
+    api_respond_json(call, status, &b);
+}
+
 int api_endpoint_version_param(api_call_t *call, char out[24])
 {
     out[0] = '\0';
@@ -50,17 +68,8 @@ int api_endpoint_version_param(api_call_t *call, char out[24])
         return 0;
     size_t n = strlen(v);
     if (n == 0 || n > 9 || strspn(v, "0123456789") != n || atoi(v) < 1) {
-        cm_buf_t b = CM_BUF_INIT, msg = CM_BUF_INIT;
-        cm_json_writer_t w;
-        cm_json_writer_init(&w, &b);
-        cm_json_begin_object(&w);
-        cm_json_key(&w, "error");
-        cm_buf_appendf(&msg, "Invalid version parameter: %.40s", v);
-        cm_json_str_s(&w, cm_buf_slice(&msg));
-        cm_json_end_object(&w);
-        cm_buf_free(&msg);
+        api_endpoint_error(call, 400, "Invalid version parameter: %.40s", v);
         free(v);
-        api_respond_json(call, 400, &b);
         return -1;
     }
     snprintf(out, 24, "%s", v);
@@ -258,13 +267,6 @@ void api_endpoints_retrieve(api_call_t *call)
         api_store_endpoint_get(call->ctx->db, call->project_id, name, NULL, on_one, call);
 }
 
-static void respond_version_missing(api_call_t *call, const char *version)
-{
-    cm_buf_t b = CM_BUF_INIT;
-    cm_buf_appendf(&b, "{\"error\":\"Version %s not found\"}", version);
-    api_respond_json(call, 404, &b);
-}
-
 static void on_versions(int status, const cm_db_res_t *res, void *ud)
 {
     api_call_t *call = ud;
@@ -297,7 +299,7 @@ static void on_versions(int status, const cm_db_res_t *res, void *ud)
     cm_buf_free(&b);
     char v[24];
     snprintf(v, sizeof(v), "%.*s", (int)(want.len > 20 ? 20 : want.len), want.p);
-    respond_version_missing(call, v);
+    api_endpoint_error(call, 404, "Version %s not found", v);
 }
 
 void api_endpoints_versions(api_call_t *call)

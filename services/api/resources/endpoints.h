@@ -13,6 +13,11 @@
  * starting with a letter (PostHog's rule); false otherwise. */
 bool api_endpoint_name_valid(cm_slice_t name);
 
+/* Answers {"error": "<message>"} with status, as PostHog's endpoint
+ * views do for version errors (not the validation_error shape). */
+void api_endpoint_error(api_call_t *call, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* ?version=N (or NULL): 0, or -1 having answered 400 with
  * {"error": "Invalid version parameter: <v>"}. out: decimal text or "". */
 int api_endpoint_version_param(api_call_t *call, char out[24]);
