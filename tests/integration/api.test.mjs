@@ -68,7 +68,7 @@ for (const backend of ['sqlite', 'postgres']) {
       }
       const { stdout } = await run(API, ['bootstrap'], { env: { ...process.env, ...env() } });
       boot = JSON.parse(stdout);
-      api = await startServer(API, env());
+      api = await startServer(API, env(), { ready: true });
       base = `http://127.0.0.1:${api.port}`;
     });
     after(async () => {

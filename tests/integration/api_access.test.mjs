@@ -48,16 +48,21 @@ for (const backend of ['sqlite', 'postgres']) {
       const runEnv = { env: { ...process.env, ...env } };
       a = JSON.parse((await run(API, ['bootstrap'], runEnv)).stdout);
       b = JSON.parse((await run(API, ['adduser', 'Other@Example.com'], runEnv)).stdout);
-      api = await startServer(API, env);
+      api = await startServer(API, env, { ready: true });
       base = `http://127.0.0.1:${api.port}`;
       flags = await startServer(FLAGS, { FLAGS_PORT: '0', REDIS_URL: redis.url, LOG_LEVEL: 'warn', DEFINITIONS_REFRESH: '60s' });
       flagsBase = `http://127.0.0.1:${flags.port}`;
       orgA = a.organization_id;
-      flagA = (await call('POST', `${P()}/feature_flags/`, { key: a.personal_api_key, body: { key: 'alpha-private-flag', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } } })).json;
-      cohortA = (await call('POST', `${P()}/cohorts/`, { key: a.personal_api_key, body: { name: 'alpha-private-cohort', filters: { properties: { type: 'AND', values: [{ key: 'plan', value: 'pro', type: 'person' }] } } } })).json;
-      noScopeKey = (await call('POST', '/api/personal_api_keys/', { key: a.personal_api_key, body: { label: 'queries only', scopes: ['query:read'] } })).json.value;
+      const made = async (p, body, status = 201) => {
+        const r = await call('POST', p, { key: a.personal_api_key, body });
+        assert.equal(r.status, status, `POST ${p}: ${r.text}`);
+        return r.json;
+      };
+      flagA = await made(`${P()}/feature_flags/`, { key: 'alpha-private-flag', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } });
+      cohortA = await made(`${P()}/cohorts/`, { name: 'alpha-private-cohort', filters: { properties: { type: 'AND', values: [{ key: 'plan', value: 'pro', type: 'person' }] } } });
+      noScopeKey = (await made('/api/personal_api_keys/', { label: 'queries only', scopes: ['query:read'] })).value;
       // For the routes that need query:read itself.
-      cohortsOnlyKey = (await call('POST', '/api/personal_api_keys/', { key: a.personal_api_key, body: { label: 'cohorts only', scopes: ['cohort:read'] } })).json.value;
+      cohortsOnlyKey = (await made('/api/personal_api_keys/', { label: 'cohorts only', scopes: ['cohort:read'] })).value;
       assert.ok(flagA?.id && cohortA?.id && noScopeKey);
     });
     after(async () => {

@@ -44,7 +44,7 @@ for (const backend of ['sqlite', 'postgres']) {
       const dbUrl = backend === 'postgres' ? (pg = startPostgres()).database('meta') : `sqlite:${tmp}/meta.db`;
       const env = { API_PORT: '0', REDIS_URL: redis.url, DATABASE_URL: dbUrl, EVENTS_DB: `${tmp}/events.db`, LOG_LEVEL: 'warn' };
       boot = JSON.parse((await run(API, ['bootstrap'], { env: { ...process.env, ...env } })).stdout);
-      api = await startServer(API, env);
+      api = await startServer(API, env, { ready: true });
       base = `http://127.0.0.1:${api.port}`;
       // The fleet re-reads everything only every minute here: what it sees
       // within a second came through flags:changed.

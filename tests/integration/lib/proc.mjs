@@ -20,8 +20,29 @@ function killAll() {
 }
 process.on('exit', killAll);
 
-// Starts bin with env; resolves once it printed {"listening":PORT}.
-export function startServer(bin, env = {}, { timeoutMs = 10000, args = [] } = {}) {
+// Starts bin with env; resolves once it printed {"listening":PORT} and,
+// with ready, once its /_ready answers 200 (the api listens before its
+// metadata store is open and answers 503 not_ready until then).
+export async function startServer(bin, env = {}, { timeoutMs = 10000, args = [], ready = false } = {}) {
+  const started = Date.now();
+  const srv = await listening(bin, env, { timeoutMs, args });
+  if (!ready) return srv;
+  let last = 'no answer';
+  while (Date.now() - started < timeoutMs) {
+    try {
+      const r = await fetch(`http://127.0.0.1:${srv.port}/_ready`);
+      last = `${r.status} ${await r.text()}`;
+      if (r.status === 200) return srv;
+    } catch (e) {
+      last = e.message;
+    }
+    await new Promise((res) => setTimeout(res, 20));
+  }
+  await srv.stop('SIGKILL');
+  throw new Error(`${bin} not ready in ${timeoutMs} ms (${last}): ${srv.stderr()}`);
+}
+
+function listening(bin, env, { timeoutMs, args }) {
   return new Promise((resolve, reject) => {
     const child = spawn(bin, args, {
       env: { ...process.env, PORT: '0', ...env },

@@ -69,7 +69,7 @@ async function start(s, { writer: writerOpts = {}, flags = false, ingestEnv = {}
   const queueEnv = s.brokers ? { KAFKA_BROKERS: s.brokers } : {};
   const apiEnv = { API_PORT: '0', REDIS_URL: s.redis.url, DATABASE_URL: `sqlite:${s.tmp}/meta.db`, LOG_LEVEL: 'warn', ...s.store.env };
   s.boot = JSON.parse((await run(BIN('api'), ['bootstrap'], { env: { ...process.env, ...apiEnv } })).stdout);
-  s.api = await startServer(BIN('api'), apiEnv);
+  s.api = await startServer(BIN('api'), apiEnv, { ready: true });
   // Generous: the sanitizer tree on a loaded 2-core machine.
   try {
     await within(15000, 'the api published the token', async () => (await redisCommand(s.redis.port, 'HGET', 'projects:tokens', s.boot.project_api_token)) === String(s.boot.project_id));
