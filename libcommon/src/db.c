@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cm/alloc.h"
 #include "cm/err.h"
@@ -83,6 +84,7 @@ static cm__db_job_t *job_new(cm_db_t *db, const cm_db_stmt_t *stmts, size_t n)
         s->nparams = stmts[i].nparams;
         s->types = stmts[i].types ? copy_into(&text, stmts[i].types) : NULL;
         s->timeout_ms = stmts[i].timeout_ms;
+        s->cache_ms = stmts[i].cache_ms;
         s->params = (const char *const *)arrays;
         for (int j = 0; j < s->nparams; j++)
             *arrays++ = stmts[i].params[j] ? copy_into(&text, stmts[i].params[j]) : NULL;
@@ -91,11 +93,28 @@ static cm__db_job_t *job_new(cm_db_t *db, const cm_db_stmt_t *stmts, size_t n)
     return job;
 }
 
-static void job_free(cm__db_job_t *job)
+void cm__db_job_free(cm__db_job_t *job)
 {
     cm__db_res_clear_tables(&job->res);
     cm_buf_free(&job->res.error);
+    cm_buf_free(&job->cache_key);
     free(job);
+}
+
+/* Whether a job may change what a cached read would answer: anything but
+ * plain SELECTs outside a transaction of the caller's. */
+static bool job_may_write(const cm__db_job_t *job)
+{
+    if (job->tx != CM__TX_AUTO)
+        return true;
+    for (size_t i = 0; i < job->nstmts; i++) {
+        const char *q = job->stmts[i].sql;
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '(')
+            q++;
+        if (strncasecmp(q, "SELECT", 6) != 0)
+            return true;
+    }
+    return false;
 }
 
 static void pump(cm_db_t *db)
@@ -118,7 +137,8 @@ static void pump(cm_db_t *db)
             db->ops->start(db, job);
     }
     db->pumping = false;
-    if (db->closing && !db->shut && db->running == NULL && db->head == NULL && !db->held) {
+    if (db->closing && !db->shut && db->running == NULL && db->head == NULL && !db->held &&
+        db->hits == NULL) {
         db->shut = true;
         db->ops->shutdown(db);
     }
@@ -126,6 +146,7 @@ static void pump(cm_db_t *db)
 
 static void on_kick(uv_timer_t *t)
 {
+    cm__db_cache_deliver(t->data);
     pump(t->data);
 }
 
@@ -140,8 +161,16 @@ void cm_db_run(cm_db_t *db, const cm_db_stmt_t *stmts, size_t n, cm_db_done_cb c
     cm__db_job_t *job = job_new(db, stmts, n);
     job->cb = cb;
     job->ud = ud;
-    if (db->closing)
+    if (db->closing) {
         cm__db_job_fail(job, CM_EUNAVAIL, "%s: closing", db->name);
+    } else if (n == 1 && stmts[0].cache_ms > 0) {
+        if (cm__db_cache_lookup(db, job)) {
+            cm__db_kick(db);
+            return;
+        }
+    } else if (job_may_write(job)) {
+        cm__db_cache_invalidate(db);
+    }
     if (db->tail)
         db->tail->next = job;
     else
@@ -174,9 +203,12 @@ void cm__db_job_done(cm__db_job_t *job)
             free(db->held);
             db->held = NULL;
         }
-        job->cb(job->status, &job->res, job->ud);
+        if (job->cache_key.len)
+            cm__db_cache_complete(db, job);
+        else
+            job->cb(job->status, &job->res, job->ud);
     }
-    job_free(job);
+    cm__db_job_free(job);
     pump(db);
 }
 
@@ -186,6 +218,7 @@ void cm_db_begin(cm_db_t *db, const cm_db_stmt_t *stmts, size_t n, cm_db_txn_cb 
     job->tx = CM__TX_OPEN;
     job->txn_cb = cb;
     job->ud = ud;
+    cm__db_cache_invalidate(db);
     if (db->closing)
         cm__db_job_fail(job, CM_EUNAVAIL, "%s: closing", db->name);
     if (db->tail)
@@ -210,6 +243,7 @@ static void txn_job(cm_db_txn_t *txn, int tx, const cm_db_stmt_t *stmts, size_t 
     db->head = job;
     if (db->tail == NULL)
         db->tail = job;
+    cm__db_cache_invalidate(db); /* what was read before the commit may be old now */
     cm__db_kick(db);
 }
 
@@ -236,8 +270,9 @@ static void kick_closed(uv_handle_t *h)
         db->head = job->next;
         cm__db_job_fail(job, CM_EUNAVAIL, "%s: closed", db->name);
         job->cb(job->status, &job->res, job->ud);
-        job_free(job);
+        cm__db_job_free(job);
     }
+    cm__db_cache_free(db);
     free(db->name);
     db->ops->free(db);
     if (done)

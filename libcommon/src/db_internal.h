@@ -57,6 +57,11 @@ struct cm__db_job {
     int tx;       /* CM__TX_* */
     uint64_t gen; /* the connection the transaction lives on (backend's count) */
     cm_db_res_t res;
+    /* a cached read's miss (db_cache.c): its key, the cache's generation
+     * and the loop's time when it was submitted, its time to live */
+    cm_buf_t cache_key; /* empty: not a cached read */
+    uint64_t cache_gen, cache_since;
+    unsigned cache_ms;
 };
 
 /* The statements run inside a transaction; one is opened first; it is
@@ -94,7 +99,27 @@ struct cm_db {
     uv_timer_t kick;
     cm_db_closed_cb done;
     void *done_ud;
+    /* read cache (db_cache.c) */
+    struct cm_strset *cache;    /* statement -> its answer, shared */
+    uint64_t cache_gen;         /* bumped by every job that may write */
+    size_t cache_bytes;         /* the answers' text, to bound memory */
+    struct cm__db_hit *hits;    /* answered from the cache, callbacks due */
+    struct cm__db_hit *hits_tail;
 };
+
+/* db_cache.c: cm_db_run's read cache (see db.h). */
+typedef struct cm__db_hit cm__db_hit_t;
+/* A cacheable job: true when it was answered from memory (the callback is
+ * queued on db->hits and job freed); otherwise the job is marked to be kept
+ * when it completes. */
+bool cm__db_cache_lookup(cm_db_t *db, cm__db_job_t *job);
+/* Any other job: everything cached so far is forgotten. */
+void cm__db_cache_invalidate(cm_db_t *db);
+/* A completed job: runs its callback, keeping its answer when it may. */
+void cm__db_cache_complete(cm_db_t *db, cm__db_job_t *job);
+/* Runs the callbacks of the hits queued so far. */
+void cm__db_cache_deliver(cm_db_t *db);
+void cm__db_cache_free(cm_db_t *db);
 
 /* Backends: embed struct cm_db first; db.c sets the common fields. */
 void cm__db_init(cm_db_t *db, uv_loop_t *loop, const cm__db_ops_t *ops, const char *name);
@@ -102,6 +127,7 @@ int cm_db_open_sqlite(uv_loop_t *loop, const cm_db_opts_t *opts, const char *pat
 int cm_db_open_pg(uv_loop_t *loop, const cm_db_opts_t *opts, cm_db_t **out);
 
 void cm__db_job_done(cm__db_job_t *job);
+void cm__db_job_free(cm__db_job_t *job);
 /* The backend has released its connection (after ops->shutdown). */
 void cm__db_shutdown_done(cm_db_t *db);
 /* New jobs may run again (PostgreSQL connected): pump the queue. */

@@ -28,6 +28,7 @@ typedef struct {
     char *database_url;
     char *base_url;
     long long publish_retry_ms;
+    long long read_cache_ms;
     char *clickhouse_url;
     char *events_sqlite;
 } api_config_t;

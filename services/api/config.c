@@ -17,6 +17,10 @@ const cm_cfg_key_t api_config_keys[] = {
      "public address of the app host (WWW-Authenticate, links in responses)", 0},
     {"PUBLISH_RETRY", CM_CFG_DURATION, F(publish_retry_ms), "1s", 10, 600000,
      "while Redis is down, how often the outbox tries to publish again", 0},
+    {"API_READ_CACHE", CM_CFG_DURATION, F(read_cache_ms), "1s", 0, 60000,
+     "how long a personal API key's lookup and an endpoint's definition may be served from "
+     "memory: another api process's revocation or edit shows within it (0: always read)",
+     0},
     {"CLICKHOUSE_URL", CM_CFG_STR, F(clickhouse_url), "", 0, 0,
      "the event store on ClickHouse (as the writer's); empty = SQLite (EVENTS_DB)", CM_CFG_SECRET},
     {"EVENTS_DB", CM_CFG_STR, F(events_sqlite), "var/events.db", 0, 0,

@@ -67,6 +67,19 @@ typedef struct {
     char url[300];  /* the handle's URL */
 } fixture_t;
 
+/* Runs the loop while cond holds, never blocking once it stops: a callback
+ * that came from a timer (a cached answer, a refusal) runs before
+ * UV_RUN_ONCE polls, and the poll would then wait for I/O that never comes
+ * while a PostgreSQL socket keeps the loop alive. */
+#define WAIT_WHILE(loop, cond)                                                                       \
+    do {                                                                                           \
+        while (cond) {                                                                             \
+            uv_run((loop), UV_RUN_NOWAIT);                                                         \
+            if (cond)                                                                              \
+                uv_run((loop), UV_RUN_ONCE);                                                       \
+        }                                                                                          \
+    } while (0)
+
 static void on_created(int status, const cm_db_res_t *res, void *ud)
 {
     if (status != 0)
@@ -87,12 +100,10 @@ static void fresh_pg_database(uv_loop_t *loop, int seq, char *url, size_t size)
     assert_int_equal(cm_db_open(loop, &(cm_db_opts_t){.url = pg_url}, &admin), 0);
     cm_db_stmt_t s = {sql, NULL, 0};
     cm_db_run(admin, &s, 1, on_created, &created);
-    while (created == 0) /* waits for the first connection */
-        uv_run(loop, UV_RUN_ONCE);
+    WAIT_WHILE(loop, created == 0);
     assert_int_equal(created, 1);
     cm_db_close(admin, on_closed, &closed);
-    while (!closed)
-        uv_run(loop, UV_RUN_ONCE);
+    WAIT_WHILE(loop, !closed);
     const char *slash = strrchr(pg_url, '/');
     snprintf(url, size, "%.*s/t%d", (int)(slash - pg_url), pg_url, seq);
 }
@@ -173,8 +184,7 @@ static outcome_t run(fixture_t *fx, const cm_db_stmt_t *stmts, size_t n)
     o.in_run = true;
     cm_db_run(fx->db, stmts, n, on_done, &o);
     o.in_run = false;
-    while (!o.done)
-        uv_run(&fx->loop, UV_RUN_ONCE);
+    WAIT_WHILE(&fx->loop, !o.done);
     return o;
 }
 
@@ -198,8 +208,7 @@ static void migrate(fixture_t *fx, size_t n)
 {
     outcome_t o = {.pick = SIZE_MAX};
     cm_db_migrate(fx->db, migrations, n, on_done, &o);
-    while (!o.done)
-        uv_run(&fx->loop, UV_RUN_ONCE);
+    WAIT_WHILE(&fx->loop, !o.done);
     assert_int_equal(o.status, 0);
 }
 
@@ -301,8 +310,7 @@ static opened_t begin(fixture_t *fx, cm_db_t *db, const char *sql)
     opened_t o = {0};
     cm_db_stmt_t s = {sql, NULL, 0};
     cm_db_begin(db, &s, 1, on_opened, &o);
-    while (!o.done)
-        uv_run(&fx->loop, UV_RUN_ONCE);
+    WAIT_WHILE(&fx->loop, !o.done);
     return o;
 }
 
@@ -328,8 +336,7 @@ static void test_txn_holds_until_commit(void **state)
     const char *p[] = {"2"};
     cm_db_stmt_t w = {"UPDATE things SET size = size + $1 WHERE name = 'a'", p, 1};
     cm_db_txn_commit(t.txn, &w, 1, on_done, &committed);
-    while (!later.done)
-        uv_run(&fx->loop, UV_RUN_ONCE);
+    WAIT_WHILE(&fx->loop, !later.done);
     assert_true(committed.done); /* the commit ran first */
     assert_int_equal(committed.status, 0);
     assert_int_equal(committed.changes, 1);
@@ -339,8 +346,7 @@ static void test_txn_holds_until_commit(void **state)
     assert_int_equal(t.status, 0);
     outcome_t rolled = {.pick = SIZE_MAX};
     cm_db_txn_rollback(t.txn, on_done, &rolled);
-    while (!rolled.done)
-        uv_run(&fx->loop, UV_RUN_ONCE);
+    WAIT_WHILE(&fx->loop, !rolled.done);
     assert_int_equal(rolled.status, 0);
     assert_string_equal(run1(fx, "SELECT size FROM things WHERE name = 'a'", NULL, 0).first, "3");
 
@@ -363,8 +369,7 @@ static void test_txn_conflict_pg(void **state)
     assert_int_equal(t.status, 0);
     outcome_t done = {.pick = SIZE_MAX};
     cm_db_txn_rollback(t.txn, on_done, &done);
-    while (!done.done)
-        uv_run(&fx->loop, UV_RUN_ONCE);
+    WAIT_WHILE(&fx->loop, !done.done);
 
     /* the snapshot is taken by the first read; another connection then
      * changes the row; this transaction's update of it must fail */
@@ -375,15 +380,13 @@ static void test_txn_conflict_pg(void **state)
     outcome_t other = {.pick = SIZE_MAX};
     cm_db_stmt_t bump = {"UPDATE things SET size = 50 WHERE name = 'a'", NULL, 0};
     cm_db_run(fx->extra, &bump, 1, on_done, &other);
-    while (!other.done)
-        uv_run(&fx->loop, UV_RUN_ONCE);
+    WAIT_WHILE(&fx->loop, !other.done);
     assert_int_equal(other.status, 0);
     outcome_t mine = {.pick = SIZE_MAX};
     cm_db_stmt_t w[] = {{"INSERT INTO things (name) VALUES ('b')", NULL, 0},
                         {"UPDATE things SET size = size + 1 WHERE name = 'a'", NULL, 0}};
     cm_db_txn_commit(t.txn, w, 2, on_done, &mine);
-    while (!mine.done)
-        uv_run(&fx->loop, UV_RUN_ONCE);
+    WAIT_WHILE(&fx->loop, !mine.done);
     assert_int_equal(mine.status, CM_ECONFLICT);
     assert_string_equal(run1(fx, "SELECT size FROM things WHERE name = 'a'", NULL, 0).first, "50");
     assert_string_equal(run1(fx, "SELECT COUNT(*) FROM things WHERE name = 'b'", NULL, 0).first,
@@ -469,8 +472,7 @@ static void test_jobs_complete_in_order(void **state)
         cm_db_run(fx->db, &s, 1, on_ordered, names[i]);
         assert_int_equal(order_n, 0);
     }
-    while (order_n < NJOBS)
-        uv_run(&fx->loop, UV_RUN_ONCE);
+    WAIT_WHILE(&fx->loop, order_n < NJOBS);
     for (int i = 0; i < NJOBS; i++)
         assert_int_equal(order_seen[i], i);
     outcome_t o = run1(fx, "SELECT 1", NULL, 0);
@@ -505,6 +507,82 @@ static void test_close_finishes_then_refuses(void **state)
     assert_int_equal(before.status, 0);
     assert_int_equal(after.status, CM_EUNAVAIL);
     fx->db = NULL;
+}
+
+/* A statement with cache_ms: answered from memory while fresh; this
+ * handle's own writes (and transactions) empty the cache at once, another
+ * handle's show after cache_ms; failures are never kept; an answer read
+ * before a write but arriving after it is not kept. */
+static outcome_t run_extra(fixture_t *fx, const char *sql);
+
+static outcome_t cached(fixture_t *fx, const char *sql, const char *name, unsigned ms)
+{
+    const char *p[] = {name};
+    cm_db_stmt_t s = {sql, p, 1, .cache_ms = ms};
+    return run(fx, &s, 1);
+}
+
+static void test_read_cache(void **state)
+{
+    fixture_t *fx = *state;
+    migrate(fx, 2);
+    const char *q = "SELECT size FROM things WHERE name = $1";
+    assert_int_equal(run1(fx, "INSERT INTO things (name, size) VALUES ('a', 1)", NULL, 0).status,
+                     0);
+    assert_int_equal(cm_db_open(&fx->loop, &(cm_db_opts_t){.url = fx->url}, &fx->extra), 0);
+    outcome_t o = cached(fx, q, "a", 60000);
+    assert_int_equal(o.status, 0);
+    assert_string_equal(o.first, "1");
+    assert_false(o.called_in_run);
+
+    /* another handle's write: not seen while the answer is fresh */
+    assert_int_equal(run_extra(fx, "UPDATE things SET size = 2").status, 0);
+    o = cached(fx, q, "a", 60000);
+    assert_string_equal(o.first, "1");
+    assert_false(o.called_in_run); /* a hit still answers later, on the loop */
+    assert_int_equal(cached(fx, q, "b", 60000).nrows, 0); /* other parameters: other answer */
+    assert_string_equal(run1(fx, q, (const char *[]){"a"}, 1).first, "2"); /* uncached */
+
+    /* the uncached read above was no write: the entry stands */
+    assert_string_equal(cached(fx, q, "a", 60000).first, "1");
+    /* this handle's own write empties the cache */
+    assert_int_equal(run1(fx, "UPDATE things SET note = 'x'", NULL, 0).status, 0);
+    assert_string_equal(cached(fx, q, "a", 60000).first, "2");
+
+    /* a short life: the other handle's write shows once it passed */
+    const char *q2 = "SELECT size FROM things WHERE name = $1 AND 1 = 1";
+    assert_string_equal(cached(fx, q2, "a", 50).first, "2");
+    assert_int_equal(run_extra(fx, "UPDATE things SET size = 3").status, 0);
+    assert_string_equal(cached(fx, q2, "a", 50).first, "2");
+    uv_sleep(80);
+    uv_update_time(&fx->loop);
+    assert_string_equal(cached(fx, q2, "a", 50).first, "3");
+
+    /* a failure is not kept */
+    const char *q3 = "SELECT size FROM later WHERE 1 = $1";
+    assert_int_equal(cached(fx, q3, "1", 60000).status, CM_EINVAL);
+    assert_int_equal(run_extra(fx, "CREATE TABLE later (size INTEGER)").status, 0);
+    assert_int_equal(cached(fx, q3, "1", 60000).status, 0);
+
+    /* a read submitted before a write, answered after it: not kept */
+    const char *q4 = "SELECT size FROM things WHERE name = $1 AND 2 = 2";
+    const char *pa[] = {"a"};
+    cm_db_stmt_t r = {q4, pa, 1, .cache_ms = 60000};
+    cm_db_stmt_t w = {"UPDATE things SET size = 4", NULL, 0};
+    outcome_t before = {.pick = SIZE_MAX}, written = {.pick = SIZE_MAX};
+    cm_db_run(fx->db, &r, 1, on_done, &before);
+    cm_db_run(fx->db, &w, 1, on_done, &written);
+    WAIT_WHILE(&fx->loop, !before.done || !written.done);
+    assert_string_equal(before.first, "3");
+    assert_int_equal(written.status, 0);
+    assert_string_equal(cached(fx, q4, "a", 60000).first, "4");
+
+    /* a transaction empties it too */
+    assert_string_equal(cached(fx, q4, "a", 60000).first, "4");
+    assert_int_equal(run_extra(fx, "UPDATE things SET size = 5").status, 0);
+    cm_db_stmt_t tx[] = {{"UPDATE things SET note = 'y'", NULL, 0}, {"SELECT 1", NULL, 0}};
+    assert_int_equal(run(fx, tx, 2).status, 0);
+    assert_string_equal(cached(fx, q4, "a", 60000).first, "5");
 }
 
 /* ---- backend-specific ---------------------------------------------------------- */
@@ -609,6 +687,7 @@ int main(void)
         BOTH(test_jobs_complete_in_order),
         BOTH(test_ready_after_first_job),
         BOTH(test_close_finishes_then_refuses),
+        BOTH(test_read_cache),
         cmocka_unit_test_prestate_setup_teardown(test_sqlite_cannot_open, fx_setup, fx_teardown,
                                                  "sqlite"),
         cmocka_unit_test_prestate_setup_teardown(test_pg_unreachable_fails_fast, fx_setup,

@@ -72,6 +72,10 @@ typedef struct {
     /* SQLite, optional: the statement is interrupted after this long and
      * fails with CM_ETIMEDOUT; 0 for no limit. */
     unsigned timeout_ms;
+    /* Optional: a SELECT whose answer may come from this handle's memory
+     * for up to this long (a job of this one statement; see "Read cache"
+     * below); 0 always reads the store. */
+    unsigned cache_ms;
 } cm_db_stmt_t;
 
 typedef void (*cm_db_done_cb)(int status, const cm_db_res_t *res, void *ud);
@@ -115,6 +119,18 @@ void cm_db_begin(cm_db_t *db, const cm_db_stmt_t *stmts, size_t n, cm_db_txn_cb 
 void cm_db_txn_commit(cm_db_txn_t *txn, const cm_db_stmt_t *stmts, size_t n, cm_db_done_cb cb,
                       void *ud);
 void cm_db_txn_rollback(cm_db_txn_t *txn, cm_db_done_cb cb, void *ud);
+
+/*
+ * Read cache: a job of one statement with cache_ms > 0 is answered from
+ * memory when the same SQL with the same parameters was read through this
+ * handle less than cache_ms ago (a failure is never kept). Any other job
+ * (a write, a transaction, a read without cache_ms) empties the cache when
+ * it is submitted, and a read that started before it is not kept, so a
+ * process always reads its own writes; another process's writes show
+ * within cache_ms. For the hot reads of a request path (a key's lookup, an
+ * endpoint's definition) that would otherwise cost a thread-pool hop or a
+ * round trip each. The callback still runs later, on the loop.
+ */
 
 /* Results: one table per statement of the job, in order. */
 size_t cm_db_ntables(const cm_db_res_t *res);

@@ -120,5 +120,6 @@ void api_http_authorize(api_call_t *call, api_handler_t next)
     }
     cm_sha256_hex(token.p, token.len, call->key_hash);
     api_store_key_lookup(call->ctx->db, call->key_hash,
-                         call->project_id[0] ? call->project_id : NULL, on_key, call);
+                         call->project_id[0] ? call->project_id : NULL,
+                         (unsigned)call->ctx->cfg.read_cache_ms, on_key, call);
 }

@@ -530,8 +530,8 @@ static void on_endpoint(int status, const cm_db_res_t *res, void *ud)
         on_version(0, res, call);
         return;
     }
-    api_store_endpoint_run_get(call->ctx->db, call->project_id, r->name, r->version, on_version,
-                               call);
+    api_store_endpoint_run_get(call->ctx->db, call->project_id, r->name, r->version,
+                               (unsigned)call->ctx->cfg.read_cache_ms, on_version, call);
 }
 
 /* The body's options, in PostHog's order of checks. 0, or -1 answered. */
@@ -610,5 +610,6 @@ void api_endpoints_run(api_call_t *call)
     if (api_endpoint_version_param(call, r->version) < 0 || api_call_body(call) < 0 ||
         parse_options(call, r) < 0)
         return;
-    api_store_endpoint_run_get(call->ctx->db, call->project_id, r->name, NULL, on_endpoint, call);
+    api_store_endpoint_run_get(call->ctx->db, call->project_id, r->name, NULL,
+                               (unsigned)call->ctx->cfg.read_cache_ms, on_endpoint, call);
 }

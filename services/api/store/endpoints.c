@@ -102,7 +102,8 @@ void api_store_endpoint_get(cm_db_t *db, const char *project_id, const char *nam
 }
 
 void api_store_endpoint_run_get(cm_db_t *db, const char *project_id, const char *name,
-                                const char *version, cm_db_done_cb done, void *ud)
+                                const char *version, unsigned cache_ms, cm_db_done_cb done,
+                                void *ud)
 {
     const char *p[] = {project_id, name, version};
     cm_db_stmt_t s = {"SELECT " ENDPOINT_COLUMNS ", iv.id, iv.type FROM endpoints e"
@@ -110,7 +111,7 @@ void api_store_endpoint_run_get(cm_db_t *db, const char *project_id, const char 
                       " AND v.version = COALESCE(CAST($3 AS INTEGER), e.current_version)"
                       " LEFT JOIN insight_variables iv ON iv.project_id = e.project_id"
                       " WHERE e.project_id = $1 AND e.name = $2",
-                      p, 3};
+                      p, 3, .cache_ms = cache_ms};
     cm_db_run(db, &s, 1, done, ud);
 }
 

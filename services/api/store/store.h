@@ -38,9 +38,10 @@ enum {
     API_KEY_LAST_USED,
     API_KEY_PROJECT_ORG, /* organization of the asked project when the user belongs to it */
 };
-/* The key whose hash is key_hash; project_id may be NULL. */
+/* The key whose hash is key_hash; project_id may be NULL. The answer may
+ * be up to cache_ms old (cm_db's read cache; 0: read now). */
 void api_store_key_lookup(cm_db_t *db, const char *key_hash, const char *project_id,
-                          cm_db_done_cb done, void *ud);
+                          unsigned cache_ms, cm_db_done_cb done, void *ud);
 /* last_used_at = now (callers throttle it). */
 void api_store_key_touch(cm_db_t *db, const char *key_id, cm_db_done_cb done, void *ud);
 
@@ -374,10 +375,12 @@ void api_store_endpoint_get(cm_db_t *db, const char *project_id, const char *nam
 
 /* For a run, in one statement: the endpoint at version (NULL: current),
  * once per variable of the project, with its id and type in the columns
- * after API_ENDPOINT_* (NULL when the project has none). */
+ * after API_ENDPOINT_* (NULL when the project has none). The answer may be
+ * up to cache_ms old (cm_db's read cache; 0: read now). */
 enum { API_ENDPOINT_RUN_VAR_ID = API_ENDPOINT_VERSIONS_COUNT + 1, API_ENDPOINT_RUN_VAR_TYPE };
 void api_store_endpoint_run_get(cm_db_t *db, const char *project_id, const char *name,
-                                const char *version, cm_db_done_cb done, void *ud);
+                                const char *version, unsigned cache_ms, cm_db_done_cb done,
+                                void *ud);
 
 /* A create or an update; NULL fields are left as they are (or defaulted). */
 typedef struct {
