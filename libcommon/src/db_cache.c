@@ -12,6 +12,7 @@
  * answer is kept only when no job that may write was submitted since the
  * read was.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,11 +66,11 @@ static void key_of(const cm_db_stmt_t *s, cm_buf_t *k)
         cm_buf_append_cstr(k, s->types);
     cm_buf_putc(k, '\0');
     for (int i = 0; i < s->nparams; i++) {
+        /* a length, then the bytes; SIZE_MAX for NULL */
+        size_t n = s->params[i] ? strlen(s->params[i]) : SIZE_MAX;
+        cm_buf_append(k, &n, sizeof(n));
         if (s->params[i])
-            cm_buf_appendf(k, "%zu:%s", strlen(s->params[i]), s->params[i]);
-        else
-            cm_buf_putc(k, '-');
-        cm_buf_putc(k, '\0');
+            cm_buf_append(k, s->params[i], n);
     }
 }
 

@@ -100,10 +100,10 @@ struct cm_db {
     cm_db_closed_cb done;
     void *done_ud;
     /* read cache (db_cache.c) */
-    struct cm_strset *cache;    /* statement -> its answer, shared */
-    uint64_t cache_gen;         /* bumped by every job that may write */
-    size_t cache_bytes;         /* the answers' text, to bound memory */
-    struct cm__db_hit *hits;    /* answered from the cache, callbacks due */
+    struct cm_strset *cache; /* statement -> its answer, shared */
+    uint64_t cache_gen;      /* bumped by every job that may write */
+    size_t cache_bytes;      /* the answers' text, to bound memory */
+    struct cm__db_hit *hits; /* answered from the cache, callbacks due */
     struct cm__db_hit *hits_tail;
 };
 

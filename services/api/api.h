@@ -47,6 +47,9 @@ typedef struct {
     cm_redis_t *redis;
     api_publisher_t *publisher;
     cm_http_server_t *http;
+    /* endpoint_run.c: each compiled run's Redis key, by all the compile
+     * read (string -> malloc'd key); emptied when full */
+    struct cm_strset *run_memo;
     bool migrated;  /* the schema is in place: routes may run */
     bool bootstrap; /* `api bootstrap` or `api adduser`: no HTTP, seed or summarise, exit */
     const char *new_user_email; /* `api adduser EMAIL` */

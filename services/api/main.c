@@ -29,6 +29,7 @@
 #include "cm/log.h"
 #include "cm/service.h"
 #include "cm/signals.h"
+#include "cm/strset.h"
 #include "publish/publish.h"
 #include "store/store.h"
 
@@ -94,6 +95,8 @@ static void http_drained(void *ud)
     (void)ud;
     if (ctx.http)
         cm_http_server_free(ctx.http);
+    cm_strset_free_with(ctx.run_memo, free);
+    ctx.run_memo = NULL;
     api_publisher_close(ctx.publisher, publisher_closed, NULL);
 }
 

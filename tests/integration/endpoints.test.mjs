@@ -7,6 +7,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { PostHog } from 'posthog-node';
 import { PAIRS, pairName, startPair } from './lib/suite.mjs';
+import { redisCommand } from './lib/redis.mjs';
 import { within } from './lib/rawhttp.mjs';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { OpenAPIClientAxios } from 'openapi-client-axios';
@@ -162,6 +163,38 @@ for (const pair of PAIRS) describe(`endpoints: ${pairName(pair)}`, () => {
     assert.equal(r.json.detail, 'query_override is not allowed. Use variables instead.');
     r = await s.call('POST', `${E}no-such-endpoint/run`, {});
     assert.equal(r.status, 404);
+  });
+
+  // A cached run finds its Redis key without compiling when the api
+  // compiled the same version with the same values before (the memo in
+  // endpoint_run.c): the answer must still follow the values, the page
+  // and what Redis holds.
+  test('cached runs follow the values, the page, and a Redis entry gone', async () => {
+    let r = await s.call('POST', E, { name: 'dearer-than', query: { kind: 'HogQLQuery', query: 'SELECT count() AS c FROM events WHERE toFloat(properties.price) >= {variables.min_price}' } });
+    assert.equal(r.status, 201, JSON.stringify(r.json));
+    const run = async (body = {}) => (await s.call('POST', `${E}dearer-than/run`, body)).json;
+    // prices are 1.5 * i for i < 30: at least 3 is i >= 2
+    r = await run();
+    assert.deepEqual([r.results, r.is_cached], [[[28]], false]);
+    assert.deepEqual([(r = await run()).results, r.is_cached], [[[28]], true]);
+    // the stored value (the variable's default when the endpoint was made)
+    // is the default; another value is another answer
+    r = await run({ variables: { min_price: 30 } });
+    assert.deepEqual([r.results, r.is_cached], [[[10]], false]); // i >= 20
+    assert.deepEqual((await run({ variables: { min_price: 30 } })).results, [[10]]);
+    r = await run({ variables: { min_price: 3 } });
+    assert.deepEqual([r.results, r.is_cached], [[[28]], true]);
+    r = await run({ variables: { min_price: 3 }, offset: 1 });
+    assert.deepEqual([r.results, r.offset], [[], 1]);
+    // Redis lost every answer: the next run computes again
+    const keys = await redisCommand(s.redis.port, 'KEYS', `endpoint_cache:${P}:*`);
+    assert.ok(keys.length >= 3, JSON.stringify(keys));
+    await redisCommand(s.redis.port, 'DEL', ...keys);
+    r = await run({ variables: { min_price: 3 } });
+    assert.deepEqual([r.results, r.is_cached], [[[28]], false]);
+    r = await run({ variables: { min_price: 3 }, debug: true });
+    assert.equal(r.is_cached, true);
+    assert.match(r.sql, /SELECT/);
   });
 
   test('a bare GET runs it; limit, offset and hasMore', async () => {

@@ -71,7 +71,7 @@ typedef struct {
  * that came from a timer (a cached answer, a refusal) runs before
  * UV_RUN_ONCE polls, and the poll would then wait for I/O that never comes
  * while a PostgreSQL socket keeps the loop alive. */
-#define WAIT_WHILE(loop, cond)                                                                       \
+#define WAIT_WHILE(loop, cond)                                                                     \
     do {                                                                                           \
         while (cond) {                                                                             \
             uv_run((loop), UV_RUN_NOWAIT);                                                         \

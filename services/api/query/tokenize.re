@@ -13,45 +13,8 @@
  * to the end of the line, and C's block comments. Keywords are case
  * insensitive.
  */
-#include <string.h>
-#include <strings.h>
-
 #include "query/query_int.h"
 #include "query/grammar.h"
-
-typedef struct {
-    const char *word;
-    int id;
-} keyword_t;
-
-static const keyword_t keywords[] = {
-    {"all", QT_ALL},         {"and", QT_AND},           {"as", QT_AS},
-    {"asc", QT_ASC},         {"between", QT_BETWEEN},   {"by", QT_BY},
-    {"case", QT_CASE},       {"cast", QT_CAST},         {"cross", QT_CROSS},
-    {"desc", QT_DESC},       {"distinct", QT_DISTINCT}, {"else", QT_ELSE},
-    {"end", QT_END},         {"false", QT_FALSE},       {"first", QT_FIRST},
-    {"from", QT_FROM},       {"full", QT_FULL},         {"group", QT_GROUP},
-    {"having", QT_HAVING},   {"ilike", QT_ILIKE},       {"in", QT_IN},
-    {"inner", QT_INNER},     {"interval", QT_INTERVAL}, {"is", QT_IS},
-    {"join", QT_JOIN},       {"last", QT_LAST},         {"left", QT_LEFT},
-    {"like", QT_LIKE},       {"limit", QT_LIMIT},       {"not", QT_NOT},
-    {"null", QT_NULL},       {"nulls", QT_NULLS},       {"offset", QT_OFFSET},
-    {"on", QT_ON},           {"or", QT_OR},             {"order", QT_ORDER},
-    {"outer", QT_OUTER},     {"over", QT_OVER},         {"partition", QT_PARTITION},
-    {"right", QT_RIGHT},     {"select", QT_SELECT},     {"then", QT_THEN},
-    {"true", QT_TRUE},       {"union", QT_UNION},       {"using", QT_USING},
-    {"when", QT_WHEN},       {"where", QT_WHERE},       {"with", QT_WITH},
-};
-
-static int word_id(const char *s, size_t n)
-{
-    if (n > 9)
-        return QT_ID;
-    for (size_t i = 0; i < sizeof(keywords) / sizeof(keywords[0]); i++)
-        if (strlen(keywords[i].word) == n && strncasecmp(keywords[i].word, s, n) == 0)
-            return keywords[i].id;
-    return QT_ID;
-}
 
 static q_token_t token(q_parse_t *p, int id, const char *start, const char *end)
 {
@@ -94,7 +57,57 @@ loop:
 
         dec | "0" [xX] [0-9a-fA-F]+ { TOK(QT_INTEGER); }
         dec "." [0-9]* exp? | "." dec exp? | dec exp { TOK(QT_FLOAT); }
-        ident { TOK(word_id((const char *)start, (size_t)(cur - start))); }
+        /* keywords, case-insensitively ('...' in re2c); a longer word is
+           an identifier (the longest match wins, then the first rule) */
+        'all' { TOK(QT_ALL); }
+        'and' { TOK(QT_AND); }
+        'as' { TOK(QT_AS); }
+        'asc' { TOK(QT_ASC); }
+        'between' { TOK(QT_BETWEEN); }
+        'by' { TOK(QT_BY); }
+        'case' { TOK(QT_CASE); }
+        'cast' { TOK(QT_CAST); }
+        'cross' { TOK(QT_CROSS); }
+        'desc' { TOK(QT_DESC); }
+        'distinct' { TOK(QT_DISTINCT); }
+        'else' { TOK(QT_ELSE); }
+        'end' { TOK(QT_END); }
+        'false' { TOK(QT_FALSE); }
+        'first' { TOK(QT_FIRST); }
+        'from' { TOK(QT_FROM); }
+        'full' { TOK(QT_FULL); }
+        'group' { TOK(QT_GROUP); }
+        'having' { TOK(QT_HAVING); }
+        'ilike' { TOK(QT_ILIKE); }
+        'in' { TOK(QT_IN); }
+        'inner' { TOK(QT_INNER); }
+        'interval' { TOK(QT_INTERVAL); }
+        'is' { TOK(QT_IS); }
+        'join' { TOK(QT_JOIN); }
+        'last' { TOK(QT_LAST); }
+        'left' { TOK(QT_LEFT); }
+        'like' { TOK(QT_LIKE); }
+        'limit' { TOK(QT_LIMIT); }
+        'not' { TOK(QT_NOT); }
+        'null' { TOK(QT_NULL); }
+        'nulls' { TOK(QT_NULLS); }
+        'offset' { TOK(QT_OFFSET); }
+        'on' { TOK(QT_ON); }
+        'or' { TOK(QT_OR); }
+        'order' { TOK(QT_ORDER); }
+        'outer' { TOK(QT_OUTER); }
+        'over' { TOK(QT_OVER); }
+        'partition' { TOK(QT_PARTITION); }
+        'right' { TOK(QT_RIGHT); }
+        'select' { TOK(QT_SELECT); }
+        'then' { TOK(QT_THEN); }
+        'true' { TOK(QT_TRUE); }
+        'union' { TOK(QT_UNION); }
+        'using' { TOK(QT_USING); }
+        'when' { TOK(QT_WHEN); }
+        'where' { TOK(QT_WHERE); }
+        'with' { TOK(QT_WITH); }
+        ident { TOK(QT_ID); }
 
         "=" "="? { TOK(QT_EQ); }
         "!=" | "<>" { TOK(QT_NE); }

@@ -23,6 +23,7 @@
 #include "cm/err.h"
 #include "cm/log.h"
 #include "cm/rediskeys.h"
+#include "cm/strset.h"
 #include "cm/timefmt.h"
 #include "query/query.h"
 #include "resources/endpoints.h"
@@ -302,6 +303,8 @@ static void execute(api_call_t *call, run_t *r)
     cm_evstore_select(call->ctx->events, &q, on_rows, call);
 }
 
+static int compile(api_call_t *call, run_t *r);
+
 static void on_cache_get(cm_redis_t *rd, const redisReply *reply, const char *err, void *ud)
 {
     api_call_t *call = ud;
@@ -317,7 +320,11 @@ static void on_cache_get(cm_redis_t *rd, const redisReply *reply, const char *er
             return;
         }
     }
-    execute(call, r); /* a miss, or Redis away: the store answers */
+    /* a miss, or Redis away: the store answers (compiled now if the
+     * memo gave the key) */
+    if (r->q == NULL && compile(call, r) != 0)
+        return;
+    execute(call, r);
 }
 
 /* ---- the request, checked -------------------------------------------------------------------- */
@@ -424,11 +431,76 @@ static void cache_key(api_call_t *call, run_t *r)
     cm_buf_free(&b);
 }
 
-static void compile_and_run(api_call_t *call, run_t *r)
+/* ---- the compiled runs' memo ---------------------------------------------------------------- */
+
+#define MEMO_MAX 4096 /* entries; emptied when full (each lives as its version does) */
+
+static void memo_value(cm_buf_t *k, const api_query_value_t *v)
+{
+    int64_t n;
+    cm_buf_putc(k, (char)('0' + v->kind));
+    switch (v->kind) {
+    case API_QV_NULL: break;
+    case API_QV_STRING:
+        n = (int64_t)v->len;
+        cm_buf_append(k, &n, sizeof(n));
+        cm_buf_append(k, v->s, v->len);
+        break;
+    case API_QV_INT:
+    case API_QV_BOOL: cm_buf_append(k, &v->i, sizeof(v->i)); break;
+    case API_QV_FLOAT: cm_buf_append(k, &v->f, sizeof(v->f)); break;
+    case API_QV_LIST:
+        n = (int64_t)v->nitems;
+        cm_buf_append(k, &n, sizeof(n));
+        for (size_t i = 0; i < v->nitems; i++)
+            memo_value(k, &v->items[i]);
+        break;
+    }
+}
+
+/* Everything a compile reads, so that equal keys print equal SQL: the
+ * project, the endpoint and version, the stored query's text, the store,
+ * the page asked for and the bound values by name. */
+static void memo_key(api_call_t *call, const run_t *r, cm_buf_t *k)
+{
+    int64_t nums[] = {atoll(call->project_id),
+                      r->version_n,
+                      r->limit,
+                      r->offset,
+                      (int64_t)cm_evstore_kind(call->ctx->events),
+                      (int64_t)r->nvars};
+    cm_buf_append(k, nums, sizeof(nums));
+    cm_buf_append(k, r->endpoint_id, strlen(r->endpoint_id) + 1);
+    cm_buf_append(k, cm_evstore_server_version(call->ctx->events),
+                  strlen(cm_evstore_server_version(call->ctx->events)) + 1);
+    cm_buf_append(k, r->stored_text, strlen(r->stored_text) + 1);
+    for (size_t i = 0; i < r->nvars; i++) {
+        cm_buf_append(k, r->names[i], strlen(r->names[i]) + 1);
+        memo_value(k, &r->values[i]);
+    }
+}
+
+static void memo_put(api_ctx_t *ctx, const cm_buf_t *key, const char *cache_key)
+{
+    if (ctx->run_memo && cm_strset_count(ctx->run_memo) >= MEMO_MAX) {
+        cm_strset_free_with(ctx->run_memo, free);
+        ctx->run_memo = NULL;
+    }
+    if (ctx->run_memo == NULL)
+        ctx->run_memo = cm_strset_new(256);
+    free(cm_strset_put(ctx->run_memo, cm_buf_slice(key), cm_xstrdup(cache_key)));
+}
+
+/* ---- compiling and running ------------------------------------------------------------------- */
+
+/* The stored query, compiled with the values into r->sql and its
+ * parameters. 0, or -1 answered. */
+static int compile(api_call_t *call, run_t *r)
 {
     cm_json_t text = cm_json_get(cm_json_root(r->stored), "query");
     cm_buf_t scratch = CM_BUF_INIT, err = CM_BUF_INIT;
     cm_slice_t s = CM_SLICE_NULL;
+    int rc = -1;
     if (cm_json_as_str(text, &scratch, &s) != 0 || api_query_parse(s.p, s.len, &r->q, &err) != 0) {
         api_respond_invalid(call, "query", "Invalid HogQL query: %.*s", (int)err.len, err.p);
         goto done;
@@ -448,15 +520,39 @@ static void compile_and_run(api_call_t *call, run_t *r)
         api_respond_invalid(call, NULL, "Query execution failed: %.*s", (int)err.len, err.p);
         goto done;
     }
-    prepare_params(r); /* first: the cache key includes them */
-    cache_key(call, r);
+    prepare_params(r);
+    rc = 0;
+done:
+    cm_buf_free(&scratch);
+    cm_buf_free(&err);
+    return rc;
+}
+
+/* A cached run asks Redis first. The Redis key is a hash of the SQL and
+ * its parameters, so it needs a compile, unless the memo knows the key for
+ * this version and these values: then a cached answer costs no parse,
+ * print or hash, and a miss compiles before it runs. */
+static void compile_and_run(api_call_t *call, run_t *r)
+{
+    cm_buf_t key = CM_BUF_INIT;
+    memo_key(call, r, &key);
+    const char *known = call->ctx->run_memo && r->refresh == 0 && !r->debug
+                            ? cm_strset_get(call->ctx->run_memo, cm_buf_slice(&key))
+                            : NULL;
+    if (known) {
+        snprintf(r->cache_key, sizeof(r->cache_key), "%s", known);
+    } else {
+        if (compile(call, r) != 0)
+            goto done;
+        cache_key(call, r);
+        memo_put(call->ctx, &key, r->cache_key);
+    }
     if (r->refresh == 0)
         cm_redis_command(call->ctx->redis, on_cache_get, call, "GET %s", r->cache_key);
     else
         execute(call, r);
 done:
-    cm_buf_free(&scratch);
-    cm_buf_free(&err);
+    cm_buf_free(&key);
 }
 
 /* ---- loading the endpoint -------------------------------------------------------------------- */
