@@ -242,6 +242,12 @@ static void test_errors(void **state)
     expect_error("SELECT * FROM sqlite_master",
                  "Unknown table `sqlite_master`. Tables: events, persons, groups");
     expect_error("SELECT nope FROM events", "Unable to resolve field: nope");
+    expect_error("SELECT uniq(person._id) FROM events",
+                 "Unable to resolve field: person._id (events have person.id and "
+                 "person.properties)");
+    expect_error("SELECT person.id.x FROM events",
+                 "Unable to resolve field: person.id (events have person.id and "
+                 "person.properties)");
     expect_error("SELECT file('x')", "Unsupported function call 'file(...)'");
     expect_error("SELECT load_extension('x')", "Unsupported function call 'load_extension(...)'");
     expect_error("SELECT count(1, 2) FROM events",
