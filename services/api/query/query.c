@@ -100,6 +100,36 @@ int api_query_print(const api_query_t *q, const api_query_print_opts_t *o, api_q
     return 0;
 }
 
+void api_query_params_text(const api_query_sql_t *s, char **text, char *types)
+{
+    for (size_t i = 0; i < s->nparams; i++) {
+        const api_query_value_t *v = s->params[i];
+        char num[40];
+        text[i] = NULL;
+        switch (v->kind) {
+        case API_QV_NULL: types[i] = 't'; break;
+        case API_QV_STRING:
+            types[i] = 't';
+            text[i] = cm_xmalloc(v->len + 1);
+            memcpy(text[i], v->s, v->len);
+            text[i][v->len] = '\0';
+            break;
+        case API_QV_INT:
+        case API_QV_BOOL:
+            types[i] = 'i';
+            snprintf(num, sizeof(num), "%lld", (long long)v->i);
+            text[i] = cm_xstrdup(num);
+            break;
+        case API_QV_FLOAT:
+            types[i] = 'f';
+            snprintf(num, sizeof(num), "%.17g", v->f);
+            text[i] = cm_xstrdup(num);
+            break;
+        case API_QV_LIST: types[i] = 't'; break; /* never a parameter */
+        }
+    }
+}
+
 void api_query_sql_free(api_query_sql_t *s)
 {
     cm_buf_free(&s->sql);

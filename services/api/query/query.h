@@ -107,4 +107,9 @@ int api_query_print(const api_query_t *q, const api_query_print_opts_t *o, api_q
                     cm_buf_t *err);
 void api_query_sql_free(api_query_sql_t *s);
 
+/* SQLite's parameters as text, for cm_evstore_select: text[i] a string the
+ * caller frees (NULL for NULL), types[i] 't', 'i' or 'f'. Both arrays have
+ * room for s->nparams. */
+void api_query_params_text(const api_query_sql_t *s, char **text, char *types);
+
 #endif

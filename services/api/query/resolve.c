@@ -163,8 +163,9 @@ static bool bind_column(rs_t *r, q_expr_t *e, const q_scope_entry_t *s, size_t a
         }
         const q_col_t *c = q_table_col(s->table, name);
         if (c == NULL) { /* person.<anything else>: not on the event */
-            fail(r, "Unable to resolve field: person.%.*s (events have person.id and "
-                    "person.properties)",
+            fail(r,
+                 "Unable to resolve field: person.%.*s (events have person.id and "
+                 "person.properties)",
                  SL(e->chain[at + 1]));
             return true;
         }

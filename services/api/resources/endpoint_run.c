@@ -25,6 +25,7 @@
 #include "cm/rediskeys.h"
 #include "cm/strset.h"
 #include "cm/timefmt.h"
+#include "insights/insights.h"
 #include "query/query.h"
 #include "resources/endpoints.h"
 #include "resources/resources.h"
@@ -260,34 +261,9 @@ static void on_rows(int status, const char *err, const cm_evstore_rows_t *rows, 
 /* SQLite's parameters as text with their types (cm_evstore_select). */
 static void prepare_params(run_t *r)
 {
-    size_t n = r->sql.nparams;
-    r->param_text = cm_xcalloc(n + 1, sizeof(char *));
-    r->param_types = cm_xcalloc(n + 1, 1);
-    for (size_t i = 0; i < n; i++) {
-        const api_query_value_t *v = r->sql.params[i];
-        char num[40];
-        switch (v->kind) {
-        case API_QV_NULL: r->param_types[i] = 't'; break;
-        case API_QV_STRING:
-            r->param_types[i] = 't';
-            r->param_text[i] = cm_xmalloc(v->len + 1);
-            memcpy(r->param_text[i], v->s, v->len);
-            r->param_text[i][v->len] = '\0';
-            break;
-        case API_QV_INT:
-        case API_QV_BOOL:
-            r->param_types[i] = 'i';
-            snprintf(num, sizeof(num), "%lld", (long long)v->i);
-            r->param_text[i] = cm_xstrdup(num);
-            break;
-        case API_QV_FLOAT:
-            r->param_types[i] = 'f';
-            snprintf(num, sizeof(num), "%.17g", v->f);
-            r->param_text[i] = cm_xstrdup(num);
-            break;
-        case API_QV_LIST: r->param_types[i] = 't'; break; /* never a parameter */
-        }
-    }
+    r->param_text = cm_xcalloc(r->sql.nparams + 1, sizeof(char *));
+    r->param_types = cm_xcalloc(r->sql.nparams + 1, 1);
+    api_query_params_text(&r->sql, r->param_text, r->param_types);
 }
 
 static void execute(api_call_t *call, run_t *r)
@@ -585,6 +561,16 @@ static void on_version(int status, const cm_db_res_t *res, void *ud)
     r->stored_text = cm_xstrdup(V(API_ENDPOINT_QUERY));
     if (cm_json_parse(r->stored_text, strlen(r->stored_text), NULL, &r->stored, NULL) != 0) {
         api_respond_invalid(call, "query", "The stored query cannot be read.");
+        return;
+    }
+    if (api_insight_kind(cm_json_root(r->stored))) {
+        api_endpoint_insight_t how = {
+            .version_n = r->version_n, .cache_age = r->cache_age, .refresh = r->refresh};
+        snprintf(how.endpoint_id, sizeof(how.endpoint_id), "%s", r->endpoint_id);
+        snprintf(how.version_created, sizeof(how.version_created), "%s", r->version_created);
+        snprintf(how.timezone, sizeof(how.timezone), "%s",
+                 V(API_ENDPOINT_RUN_TIMEZONE) ? V(API_ENDPOINT_RUN_TIMEZONE) : "UTC");
+        api_endpoint_run_insight(call, &how, r->stored_text);
         return;
     }
 #undef V

@@ -7,10 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cm/alloc.h"
 #include "cm/err.h"
 #include "cm/uuid.h"
+#include "insights/insights.h"
 #include "query/query.h"
 #include "resources/endpoints.h"
 #include "resources/resources.h"
@@ -26,6 +28,7 @@ typedef struct {
     cm_json_t query;    /* the body's query node (lives with call->body) */
     api_query_t *hogql; /* its text, parsed */
     char *query_json;   /* normalized */
+    bool insight;       /* an insight node: no variables to sync */
     char version[24];   /* update ?version=N */
     char *version_active;
     char id[CM_UUID_STR_LEN + 1], version_id[CM_UUID_STR_LEN + 1];
@@ -43,6 +46,31 @@ static void ep_write_free(void *p)
     free(x->version_active);
     api_query_free(x->hogql);
     free(x);
+}
+
+/* An insight node (TrendsQuery): checked by planning it once (series,
+ * math, filters, breakdowns, interval, date range), then stored as given,
+ * compacted. 0, or -1 having answered 400. */
+static int parse_insight(api_call_t *call, ep_write_t *x)
+{
+    api_insight_t *in = NULL;
+    cm_buf_t err = CM_BUF_INIT;
+    const char *attr;
+    if (api_insight_plan(x->query, CM_JSON_NONE_VALUE, NULL, (int64_t)time(NULL), &in, &err,
+                         &attr) != 0) {
+        api_respond_invalid(call, "query", "Invalid insight query: %.*s", (int)err.len, err.p);
+        cm_buf_free(&err);
+        return -1;
+    }
+    api_insight_free(in);
+    cm_buf_free(&err);
+    cm_buf_t out = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &out);
+    cm_json_raw_value_compact(&w, cm_json_raw(x->query));
+    x->query_json = cm_buf_detach(&out, NULL);
+    x->insight = true;
+    return 0;
 }
 
 static int body_bool(api_call_t *call, const char *attr, char **out)
@@ -123,9 +151,11 @@ static int parse_body(api_call_t *call, ep_write_t *x)
         api_respond_invalid(call, "query", "Expected a query node: {\"kind\": ..., ...}.");
         return -1;
     }
+    if (api_insight_kind(x->query))
+        return parse_insight(call, x);
     if (!cm_json_str_eq(kind, CM_SLICE_LIT("HogQLQuery"))) {
         api_respond_invalid(
-            call, "query", "Query kind '%.*s' is not supported yet: use HogQLQuery.",
+            call, "query", "Query kind '%.*s' is not supported yet: use HogQLQuery or TrendsQuery.",
             (int)(cm_json_str_inner(kind).len > 40 ? 40 : cm_json_str_inner(kind).len),
             cm_json_str_inner(kind).p);
         return -1;
@@ -411,7 +441,10 @@ void api_endpoints_create(api_call_t *call)
     ep_write_t *x = begin(call, false);
     if (x == NULL || api_call_body(call) < 0 || parse_body(call, x) < 0)
         return;
-    api_store_variables_list(call->ctx->db, call->project_id, "100000", "0", on_vars, call);
+    if (x->insight)
+        store_write(call, x, NULL);
+    else
+        api_store_variables_list(call->ctx->db, call->project_id, "100000", "0", on_vars, call);
 }
 
 void api_endpoints_update(api_call_t *call)

@@ -32,6 +32,20 @@ typedef struct {
  * caller frees the array (the strings point into doc). */
 api_endpoint_var_t *api_endpoint_vars(const cm_json_doc_t *doc, size_t *n);
 
+/* endpoint_insight.c: the run of an endpoint whose version stores an
+ * insight query (api_insight_kind); it takes the call over (its state
+ * replaces the caller's, which is freed). */
+typedef struct {
+    char endpoint_id[40];
+    long long version_n;
+    char version_created[24];
+    int cache_age;
+    int refresh; /* 0 cache, 1 force */
+    char timezone[64];
+} api_endpoint_insight_t;
+void api_endpoint_run_insight(api_call_t *call, const api_endpoint_insight_t *how,
+                              const char *stored_text);
+
 /* endpoints.c: the endpoint of a store result's last table, row row. */
 void api_endpoint_write_row(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res,
                             size_t row);

@@ -106,7 +106,9 @@ void api_store_endpoint_run_get(cm_db_t *db, const char *project_id, const char 
                                 void *ud)
 {
     const char *p[] = {project_id, name, version};
-    cm_db_stmt_t s = {"SELECT " ENDPOINT_COLUMNS ", iv.id, iv.type FROM endpoints e"
+    cm_db_stmt_t s = {"SELECT " ENDPOINT_COLUMNS ","
+                      " (SELECT p.timezone FROM projects p WHERE p.id = e.project_id),"
+                      " iv.id, iv.type FROM endpoints e"
                       " JOIN endpoint_versions v ON v.endpoint_id = e.id"
                       " AND v.version = COALESCE(CAST($3 AS INTEGER), e.current_version)"
                       " LEFT JOIN insight_variables iv ON iv.project_id = e.project_id"

@@ -373,11 +373,15 @@ void api_store_endpoints_list(cm_db_t *db, const char *project_id, const char *i
 void api_store_endpoint_get(cm_db_t *db, const char *project_id, const char *name,
                             const char *version, cm_db_done_cb done, void *ud);
 
-/* For a run, in one statement: the endpoint at version (NULL: current),
- * once per variable of the project, with its id and type in the columns
- * after API_ENDPOINT_* (NULL when the project has none). The answer may be
+/* For a run, in one statement: the endpoint at version (NULL: current) and
+ * its project's time zone, once per variable of the project, with its id
+ * and type in the columns after (NULL when the project has none). The answer may be
  * up to cache_ms old (cm_db's read cache; 0: read now). */
-enum { API_ENDPOINT_RUN_VAR_ID = API_ENDPOINT_VERSIONS_COUNT + 1, API_ENDPOINT_RUN_VAR_TYPE };
+enum {
+    API_ENDPOINT_RUN_TIMEZONE = API_ENDPOINT_VERSIONS_COUNT + 1, /* the project's */
+    API_ENDPOINT_RUN_VAR_ID,
+    API_ENDPOINT_RUN_VAR_TYPE,
+};
 void api_store_endpoint_run_get(cm_db_t *db, const char *project_id, const char *name,
                                 const char *version, unsigned cache_ms, cm_db_done_cb done,
                                 void *ud);

@@ -1,11 +1,10 @@
 /*
  * tzone.h - a project's IANA time zone ("Europe/Berlin"), for date operators.
  *
- * The rules come from ICU (its calendar knows every zone's history and its
- * future daylight-saving rules), not from our own reading of tzdata. A zone
- * is opened when the project table is read and used only on the loop thread:
- * asking for an offset moves the zone's calendar, so it is not shareable
- * across threads.
+ * The rules are libcommon's cm_tzone (ICU's calendar). A zone is opened
+ * when the project table is read and used only on the loop thread: asking
+ * for an offset moves the zone's calendar, so it is not shareable across
+ * threads.
  */
 #ifndef FLG_TZONE_H
 #define FLG_TZONE_H

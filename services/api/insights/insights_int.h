@@ -1,0 +1,66 @@
+/*
+ * insights_int.h - what the insights files share (daterange.c: the time
+ * axis; filters.c: property filters and breakdowns as HogQL; trends.c: the
+ * TrendsQuery plan and its answer). Not seen outside insights/.
+ */
+#ifndef API_INSIGHTS_INT_H
+#define API_INSIGHTS_INT_H
+
+#include "insights/insights.h"
+
+#define INS_MAX_BUCKETS 5000
+
+typedef enum { INS_HOUR, INS_DAY, INS_WEEK, INS_MONTH } ins_interval_t;
+
+/* The time axis: bucket i is [start[i], start[i + 1]) in UTC seconds; its
+ * wall-clock start in the zone is local[i] (seconds as if local were UTC).
+ * Events are read from begin (the start of date_from's day, or hour when
+ * hourly: a week's or month's first bucket is partial, as its label says)
+ * up to (not including) end (after date_to's day or hour). */
+typedef struct {
+    ins_interval_t interval;
+    size_t n;
+    int64_t *start; /* n + 1 */
+    int64_t *local; /* n */
+    int64_t begin, end;
+    int64_t from_local, to_local; /* the range asked, wall clock, both ends in */
+} ins_range_t;
+
+/* "hour", "day", "week", "month" (NULL or absent: day). -1 for another. */
+int api_insights__interval(cm_slice_t name);
+/* The axis for date_from / date_to (absent: "-7d" / now). 0, or CM_EINVAL
+ * with a message in err. */
+int api_insights__range(cm_slice_t date_from, cm_slice_t date_to, ins_interval_t iv,
+                        const cm_tzone_t *zone, int64_t now_s, ins_range_t *r, cm_buf_t *err);
+void api_insights__range_free(ins_range_t *r);
+/* "YYYY-MM-DD" (hours: "YYYY-MM-DD HH:MM:SS") of bucket i. */
+void api_insights__day(const ins_range_t *r, size_t i, cm_buf_t *out);
+/* PostHog's label of bucket i ("1-Jan-2024", "1-Jan 13:00", "Jan 2024",
+ * a week as "1–7 Jan" clipped to the range). */
+void api_insights__label(const ins_range_t *r, size_t i, cm_buf_t *out);
+/* A UTC instant as "YYYY-MM-DD HH:MM:SS". */
+void api_insights__utc_text(int64_t utc_s, char out[24]);
+
+/* ---- filters.c ---- */
+
+/* The variables of one query being built: HogQL text grows in sql, each
+ * value is bound as {variables.vN}. */
+typedef struct {
+    cm_buf_t sql;
+    char **names;
+    api_query_value_t *values;
+    size_t n, cap; /* a STRING value's bytes are its own allocation */
+} ins_sql_t;
+
+void api_insights__sql_free(ins_sql_t *q);
+/* Appends {variables.vN} bound to a string value. */
+void api_insights__bind_str(ins_sql_t *q, cm_slice_t s);
+void api_insights__bind_float(ins_sql_t *q, double d);
+/* Appends a property's HogQL: properties.`key` or person.properties.`key`.
+ * type: "event" (or absent) or "person"; -1 for another. */
+int api_insights__property(ins_sql_t *q, cm_slice_t key, cm_slice_t type);
+/* Appends " AND (...)" for a property filter list or group (absent:
+ * nothing). 0, or CM_EINVAL with a message. */
+int api_insights__filters(ins_sql_t *q, cm_json_t filters, cm_buf_t *err);
+
+#endif

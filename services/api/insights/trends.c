@@ -1,0 +1,679 @@
+/*
+ * trends.c - TrendsQuery (see insights.h, docs/insights.md): each series
+ * is one SELECT of (bucket, breakdown key, value) over the range; with a
+ * breakdown, a first SELECT per series ranks the breakdown keys by the
+ * series' own math over the whole range and keeps breakdown_limit of them,
+ * the rest counted together as "Other" by the second.
+ *
+ * The breakdown key is one text column: each breakdown property's value
+ * (NULL as ''), joined with \x1f, so one or several breakdowns rank, map to
+ * "Other" (a plain IN) and group alike; the answer splits it again.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm/alloc.h"
+#include "cm/err.h"
+#include "insights/insights_int.h"
+
+#define DEFAULT_BREAKDOWN_LIMIT 25
+#define MAX_BREAKDOWN_LIMIT     10000
+#define MAX_SERIES              20
+#define MAX_BREAKDOWNS          3
+#define OTHER                   "$$_posthog_breakdown_other_$$"
+#define SEP                     '\x1f'
+
+typedef struct {
+    char *key; /* the joined breakdown values (NULL: no breakdown) */
+    double *data;
+    double total;
+} bucket_row_t;
+
+typedef struct {
+    cm_json_t node; /* the EventsNode (borrowed from the query's document) */
+    char *event;    /* NULL: all events */
+    char *math;
+    char *math_property;
+    char **top; /* stage 0's keys, ranked */
+    size_t ntop;
+    bool other;
+    bucket_row_t *rows;
+    size_t nrows, caprows;
+} series_t;
+
+typedef struct {
+    char *property, *type;
+} breakdown_t;
+
+struct api_insight {
+    ins_range_t range;
+    series_t series[MAX_SERIES];
+    size_t nseries;
+    breakdown_t bds[MAX_BREAKDOWNS];
+    size_t nbd;
+    size_t limit;
+    cm_json_t props; /* the query's properties, ANDed onto every series */
+    cm_json_t vars;  /* the run's variables */
+    int stage;       /* 0: rank breakdown keys; 1: count per bucket; 2: done */
+    size_t cur;      /* the series the pending query is for */
+    ins_sql_t q;
+};
+
+bool api_insight_kind(cm_json_t query)
+{
+    return cm_json_str_eq(cm_json_get(query, "kind"), CM_SLICE_LIT("TrendsQuery"));
+}
+
+static char *dup_str(cm_json_t v)
+{
+    cm_buf_t b = CM_BUF_INIT;
+    if (cm_json_type(v) != CM_JSON_STRING || cm_json_str_append(v, &b) != 0) {
+        cm_buf_free(&b);
+        return NULL;
+    }
+    char *s = cm_xstrdup(cm_buf_cstr(&b));
+    cm_buf_free(&b);
+    return s;
+}
+
+void api_insight_free(api_insight_t *in)
+{
+    if (!in)
+        return;
+    for (size_t i = 0; i < in->nseries; i++) {
+        series_t *s = &in->series[i];
+        free(s->event);
+        free(s->math);
+        free(s->math_property);
+        for (size_t j = 0; j < s->ntop; j++)
+            free(s->top[j]);
+        free(s->top);
+        for (size_t j = 0; j < s->nrows; j++) {
+            free(s->rows[j].key);
+            free(s->rows[j].data);
+        }
+        free(s->rows);
+    }
+    for (size_t i = 0; i < in->nbd; i++) {
+        free(in->bds[i].property);
+        free(in->bds[i].type);
+    }
+    api_insights__range_free(&in->range);
+    api_insights__sql_free(&in->q);
+    free(in);
+}
+
+/* ---- the query node ---- */
+
+static const char *const MATHS[] = {"total", "dau", "unique_session", "sum", "avg", "min", "max"};
+
+static int read_series(api_insight_t *in, cm_json_t list, cm_buf_t *err)
+{
+    if (cm_json_type(list) != CM_JSON_ARRAY || cm_json_len(list) == 0) {
+        cm_buf_appendf(err, "A TrendsQuery needs series: a list of EventsNode");
+        return CM_EINVAL;
+    }
+    if (cm_json_len(list) > MAX_SERIES) {
+        cm_buf_appendf(err, "At most %d series", MAX_SERIES);
+        return CM_EINVAL;
+    }
+    for (size_t i = 0; i < cm_json_len(list); i++) {
+        cm_json_t n = cm_json_at(list, i);
+        series_t *s = &in->series[in->nseries++];
+        s->node = n;
+        if (!cm_json_str_eq(cm_json_get(n, "kind"), CM_SLICE_LIT("EventsNode"))) {
+            cm_buf_appendf(err, "series[%zu]: only EventsNode series are supported", i);
+            return CM_EINVAL;
+        }
+        cm_json_t ev = cm_json_get(n, "event");
+        if (!cm_json_is_null(ev) && cm_json_exists(ev) && (s->event = dup_str(ev)) == NULL) {
+            cm_buf_appendf(err, "series[%zu]: event must be a string or null", i);
+            return CM_EINVAL;
+        }
+        cm_json_t m = cm_json_get(n, "math");
+        s->math = cm_json_exists(m) && !cm_json_is_null(m) ? dup_str(m) : cm_xstrdup("total");
+        bool known = false;
+        for (size_t k = 0; s->math && k < sizeof(MATHS) / sizeof(MATHS[0]); k++)
+            known |= strcmp(s->math, MATHS[k]) == 0;
+        if (!known) {
+            cm_buf_appendf(err, "series[%zu]: math '%s' is not supported: total, dau, "
+                                "unique_session, sum, avg, min or max",
+                           i, s->math ? s->math : "?");
+            return CM_EINVAL;
+        }
+        if (strchr("sam", s->math[0]) && strcmp(s->math, "total") != 0) { /* sum avg min max */
+            s->math_property = dup_str(cm_json_get(n, "math_property"));
+            if (s->math_property == NULL || s->math_property[0] == '\0') {
+                cm_buf_appendf(err, "series[%zu]: math '%s' needs a math_property", i, s->math);
+                return CM_EINVAL;
+            }
+        }
+    }
+    return 0;
+}
+
+static int read_breakdowns(api_insight_t *in, cm_json_t bf, cm_buf_t *err)
+{
+    if (!cm_json_exists(bf) || cm_json_is_null(bf))
+        return 0;
+    int64_t lim = DEFAULT_BREAKDOWN_LIMIT;
+    cm_json_t l = cm_json_get(bf, "breakdown_limit");
+    if (cm_json_exists(l) && !cm_json_is_null(l) &&
+        (cm_json_as_int64(l, &lim) != 0 || lim < 1 || lim > MAX_BREAKDOWN_LIMIT)) {
+        cm_buf_appendf(err, "breakdown_limit must be 1 to %d", MAX_BREAKDOWN_LIMIT);
+        return CM_EINVAL;
+    }
+    in->limit = (size_t)lim;
+    cm_json_t many = cm_json_get(bf, "breakdowns");
+    if (cm_json_type(many) == CM_JSON_ARRAY && cm_json_len(many) > 0) {
+        if (cm_json_len(many) > MAX_BREAKDOWNS) {
+            cm_buf_appendf(err, "At most %d breakdowns", MAX_BREAKDOWNS);
+            return CM_EINVAL;
+        }
+        for (size_t i = 0; i < cm_json_len(many); i++) {
+            cm_json_t b = cm_json_at(many, i);
+            breakdown_t *d = &in->bds[in->nbd++];
+            d->property = dup_str(cm_json_get(b, "property"));
+            d->type = dup_str(cm_json_get(b, "type"));
+            if (d->property == NULL) {
+                cm_buf_appendf(err, "breakdowns[%zu] needs a property", i);
+                return CM_EINVAL;
+            }
+        }
+    } else if (cm_json_exists(cm_json_get(bf, "breakdown")) &&
+               !cm_json_is_null(cm_json_get(bf, "breakdown"))) {
+        breakdown_t *d = &in->bds[in->nbd++];
+        d->property = dup_str(cm_json_get(bf, "breakdown"));
+        d->type = dup_str(cm_json_get(bf, "breakdown_type"));
+        if (d->property == NULL) {
+            cm_buf_appendf(err, "breakdown must be a property name");
+            return CM_EINVAL;
+        }
+    }
+    for (size_t i = 0; i < in->nbd; i++)
+        if (in->bds[i].type && strcmp(in->bds[i].type, "event") != 0 &&
+            strcmp(in->bds[i].type, "person") != 0) {
+            cm_buf_appendf(err, "Breakdowns of type '%s' are not supported: event or person",
+                           in->bds[i].type);
+            return CM_EINVAL;
+        }
+    return 0;
+}
+
+size_t api_insight_variables(cm_json_t query, cm_slice_t *names, size_t max)
+{
+    size_t n = 0;
+    cm_json_t bf = cm_json_get(query, "breakdownFilter");
+    cm_json_t many = cm_json_get(bf, "breakdowns");
+    if (cm_json_type(many) == CM_JSON_ARRAY && cm_json_len(many) > 0) {
+        for (size_t i = 0; i < cm_json_len(many) && n < max; i++) {
+            cm_json_t p = cm_json_get(cm_json_at(many, i), "property");
+            if (cm_json_type(p) == CM_JSON_STRING)
+                names[n++] = cm_json_str_inner(p);
+        }
+    } else if (cm_json_type(cm_json_get(bf, "breakdown")) == CM_JSON_STRING && n < max) {
+        names[n++] = cm_json_str_inner(cm_json_get(bf, "breakdown"));
+    }
+    if (n < max)
+        names[n++] = CM_SLICE_LIT("date_from");
+    if (n < max)
+        names[n++] = CM_SLICE_LIT("date_to");
+    return n;
+}
+
+static int where(api_insight_t *in, const series_t *s, cm_buf_t *err);
+
+static cm_slice_t date_var(cm_json_t vars, const char *name, cm_json_t dflt)
+{
+    cm_json_t v = cm_json_get(vars, name);
+    if (cm_json_type(v) != CM_JSON_STRING)
+        v = dflt;
+    return cm_json_type(v) == CM_JSON_STRING ? cm_json_str_inner(v) : CM_SLICE_NULL;
+}
+
+int api_insight_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t *zone, int64_t now_s,
+                     api_insight_t **out, cm_buf_t *err, const char **attr)
+{
+    api_insight_t *in = cm_xcalloc(1, sizeof(*in));
+    *attr = "query";
+    int rc = read_series(in, cm_json_get(query, "series"), err);
+    if (rc == 0)
+        rc = read_breakdowns(in, cm_json_get(query, "breakdownFilter"), err);
+    int iv = api_insights__interval(cm_json_str_inner(cm_json_get(query, "interval")));
+    if (rc == 0 && iv < 0) {
+        cm_buf_appendf(err, "interval must be hour, day, week or month");
+        rc = CM_EINVAL;
+    }
+    if (rc == 0) {
+        cm_json_t dr = cm_json_get(query, "dateRange");
+        bool by_var = cm_json_type(cm_json_get(vars, "date_from")) == CM_JSON_STRING ||
+                      cm_json_type(cm_json_get(vars, "date_to")) == CM_JSON_STRING;
+        rc = api_insights__range(date_var(vars, "date_from", cm_json_get(dr, "date_from")),
+                                 date_var(vars, "date_to", cm_json_get(dr, "date_to")),
+                                 (ins_interval_t)iv, zone, now_s, &in->range, err);
+        if (rc != 0 && by_var)
+            *attr = "variables";
+    }
+    if (rc != 0) {
+        api_insight_free(in);
+        return CM_EINVAL;
+    }
+    in->props = cm_json_get(query, "properties");
+    in->vars = vars;
+    in->stage = in->nbd ? 0 : 1;
+    /* every series' filters once now, so that the queries cannot fail later */
+    for (size_t i = 0; i < in->nseries; i++) {
+        if (where(in, &in->series[i], err) != 0) {
+            api_insight_free(in);
+            return CM_EINVAL;
+        }
+        api_insights__sql_free(&in->q);
+    }
+    *out = in;
+    return 0;
+}
+
+/* ---- the queries ---- */
+
+
+
+/* The series' math as an aggregate. */
+static void aggregate(ins_sql_t *q, const series_t *s)
+{
+    if (strcmp(s->math, "total") == 0) {
+        cm_buf_append_cstr(&q->sql, "count()");
+    } else if (strcmp(s->math, "dau") == 0) {
+        cm_buf_append_cstr(&q->sql, "uniq(person_id)");
+    } else if (strcmp(s->math, "unique_session") == 0) {
+        cm_buf_append_cstr(&q->sql, "uniq(nullIf($session_id, ''))");
+    } else {
+        cm_buf_appendf(&q->sql, "ifNull(%s(toFloat(", s->math);
+        api_insights__property(q, cm_slice_from_cstr(s->math_property), CM_SLICE_NULL);
+        cm_buf_append_cstr(&q->sql, ")), 0)");
+    }
+}
+
+/* The breakdown key: coalesce(p1, '') [|| '\x1f' || coalesce(p2, '') ...]. */
+static void breakdown_key(api_insight_t *in)
+{
+    ins_sql_t *q = &in->q;
+    cm_buf_append_cstr(&q->sql, in->nbd > 1 ? "concat(" : "");
+    for (size_t i = 0; i < in->nbd; i++) {
+        if (i)
+            cm_buf_append_cstr(&q->sql, ", '\\x1f', ");
+        cm_buf_append_cstr(&q->sql, "coalesce(toString(");
+        api_insights__property(q, cm_slice_from_cstr(in->bds[i].property),
+                               in->bds[i].type ? cm_slice_from_cstr(in->bds[i].type)
+                                               : CM_SLICE_NULL);
+        cm_buf_append_cstr(&q->sql, "), '')");
+    }
+    cm_buf_append_cstr(&q->sql, in->nbd > 1 ? ")" : "");
+}
+
+/* The bucket of timestamp: a binary search over the buckets' starts as
+ * nested if()s, about log2(n) comparisons a row on either store. */
+static void bucket_expr(cm_buf_t *b, const ins_range_t *r, size_t lo, size_t hi)
+{
+    if (lo == hi) {
+        cm_buf_appendf(b, "%zu", lo);
+        return;
+    }
+    size_t mid = (lo + hi + 1) / 2;
+    char t[24];
+    api_insights__utc_text(r->start[mid], t);
+    cm_buf_appendf(b, "if(timestamp < toDateTime('%s'), ", t);
+    bucket_expr(b, r, lo, mid - 1);
+    cm_buf_append_cstr(b, ", ");
+    bucket_expr(b, r, mid, hi);
+    cm_buf_append_cstr(b, ")");
+}
+
+/* FROM events WHERE <range> [AND event] [AND filters] [AND variables]. */
+static int where(api_insight_t *in, const series_t *s, cm_buf_t *err)
+{
+    ins_sql_t *q = &in->q;
+    char from[24], to[24];
+    api_insights__utc_text(in->range.begin, from);
+    api_insights__utc_text(in->range.end, to);
+    cm_buf_appendf(&q->sql, " FROM events WHERE timestamp >= toDateTime('%s') AND timestamp < "
+                            "toDateTime('%s')",
+                   from, to);
+    if (s->event) {
+        cm_buf_append_cstr(&q->sql, " AND event = ");
+        api_insights__bind_str(q, cm_slice_from_cstr(s->event));
+    }
+    int rc = api_insights__filters(q, cm_json_get(s->node, "properties"), err);
+    if (rc == 0)
+        rc = api_insights__filters(q, in->props, err);
+    for (size_t i = 0; rc == 0 && i < in->nbd; i++) {
+        cm_json_t v = cm_json_get(in->vars, in->bds[i].property);
+        if (!cm_json_exists(v))
+            continue;
+        cm_buf_append_cstr(&q->sql, " AND coalesce(toString(");
+        api_insights__property(q, cm_slice_from_cstr(in->bds[i].property),
+                               in->bds[i].type ? cm_slice_from_cstr(in->bds[i].type)
+                                               : CM_SLICE_NULL);
+        cm_buf_append_cstr(&q->sql, "), '') = ");
+        if (cm_json_is_null(v)) {
+            api_insights__bind_str(q, CM_SLICE_LIT(""));
+        } else {
+            cm_buf_t scratch = CM_BUF_INIT;
+            cm_slice_t t;
+            if (cm_json_type(v) == CM_JSON_STRING && cm_json_as_str(v, &scratch, &t) == 0)
+                api_insights__bind_str(q, t);
+            else
+                api_insights__bind_str(q, cm_json_raw(v));
+            cm_buf_free(&scratch);
+        }
+    }
+    return rc;
+}
+
+/* Stage 0: the series' breakdown keys, best first, one more than kept. */
+static int rank_query(api_insight_t *in, const series_t *s, cm_buf_t *err)
+{
+    cm_buf_append_cstr(&in->q.sql, "SELECT ");
+    breakdown_key(in);
+    cm_buf_append_cstr(&in->q.sql, " AS k, ");
+    aggregate(&in->q, s);
+    cm_buf_append_cstr(&in->q.sql, " AS v");
+    int rc = where(in, s, err);
+    cm_buf_appendf(&in->q.sql, " GROUP BY k ORDER BY v DESC, k LIMIT %zu", in->limit + 1);
+    return rc;
+}
+
+/* Stage 1: the series per bucket (and kept key, or Other). */
+static int count_query(api_insight_t *in, const series_t *s, cm_buf_t *err)
+{
+    ins_sql_t *q = &in->q;
+    cm_buf_append_cstr(&q->sql, "SELECT ");
+    bucket_expr(&q->sql, &in->range, 0, in->range.n - 1);
+    cm_buf_append_cstr(&q->sql, " AS b, ");
+    if (in->nbd && s->other) {
+        cm_buf_append_cstr(&q->sql, "if(");
+        breakdown_key(in);
+        cm_buf_append_cstr(&q->sql, " IN (");
+        for (size_t i = 0; i < s->ntop; i++) {
+            if (i)
+                cm_buf_append_cstr(&q->sql, ", ");
+            api_insights__bind_str(q, cm_slice_from_cstr(s->top[i]));
+        }
+        cm_buf_append_cstr(&q->sql, "), ");
+        breakdown_key(in);
+        cm_buf_append_cstr(&q->sql, ", ");
+        api_insights__bind_str(q, CM_SLICE_LIT(OTHER));
+        cm_buf_append_cstr(&q->sql, ") AS k, ");
+    } else if (in->nbd) {
+        breakdown_key(in);
+        cm_buf_append_cstr(&q->sql, " AS k, ");
+    } else {
+        cm_buf_append_cstr(&q->sql, "'' AS k, ");
+    }
+    aggregate(q, s);
+    cm_buf_append_cstr(&q->sql, " AS v");
+    int rc = where(in, s, err);
+    /* never a constant in GROUP BY (SQLite reads an integer as a position) */
+    if (in->range.n > 1 || in->nbd)
+        cm_buf_appendf(&q->sql, " GROUP BY %s", in->range.n > 1 && in->nbd ? "b, k"
+                                                : in->range.n > 1           ? "b"
+                                                                            : "k");
+    return rc;
+}
+
+const char *api_insight_next(api_insight_t *in, const char *const **names,
+                             const api_query_value_t **values, size_t *nvalues)
+{
+    if (in->stage > 1)
+        return NULL;
+    api_insights__sql_free(&in->q);
+    cm_buf_t err = CM_BUF_INIT;
+    const series_t *s = &in->series[in->cur];
+    int rc = in->stage == 0 ? rank_query(in, s, &err) : count_query(in, s, &err);
+    cm_buf_free(&err);
+    if (rc != 0) /* filters were checked when planned: see api_insight_plan */
+        return NULL;
+    *names = (const char *const *)in->q.names;
+    *values = in->q.values;
+    *nvalues = in->q.n;
+    return cm_buf_cstr(&in->q.sql);
+}
+
+/* ---- the rows ---- */
+
+static int cmp_rows(const void *a, const void *b)
+{
+    const bucket_row_t *x = a, *y = b;
+    bool xo = strcmp(x->key, OTHER) == 0, yo = strcmp(y->key, OTHER) == 0;
+    if (xo != yo)
+        return xo ? 1 : -1; /* Other last */
+    if (x->total != y->total)
+        return x->total > y->total ? -1 : 1;
+    return strcmp(x->key, y->key);
+}
+
+static bucket_row_t *row_for(api_insight_t *in, series_t *s, const char *key)
+{
+    for (size_t i = 0; i < s->nrows; i++)
+        if (strcmp(s->rows[i].key, key) == 0)
+            return &s->rows[i];
+    if (s->nrows == s->caprows) {
+        s->caprows = s->caprows ? s->caprows * 2 : 8;
+        s->rows = cm_xrealloc(s->rows, s->caprows * sizeof(*s->rows));
+    }
+    bucket_row_t *r = &s->rows[s->nrows++];
+    r->key = cm_xstrdup(key);
+    r->data = cm_xcalloc(in->range.n, sizeof(double));
+    r->total = 0;
+    return r;
+}
+
+int api_insight_rows(api_insight_t *in, const void *rows, size_t nrows, api_insight_cell_fn cell,
+                     cm_buf_t *err)
+{
+    series_t *s = &in->series[in->cur];
+    if (in->stage == 0) {
+        s->other = nrows > in->limit;
+        s->ntop = s->other ? in->limit : nrows;
+        s->top = cm_xcalloc(s->ntop + 1, sizeof(char *));
+        for (size_t i = 0; i < s->ntop; i++) {
+            const char *k = cell(rows, i, 0);
+            s->top[i] = cm_xstrdup(k ? k : "");
+        }
+    } else {
+        for (size_t i = 0; i < nrows; i++) {
+            const char *b = cell(rows, i, 0), *k = cell(rows, i, 1), *v = cell(rows, i, 2);
+            long long bi = b ? atoll(b) : -1;
+            if (bi < 0 || (size_t)bi >= in->range.n) {
+                cm_buf_appendf(err, "a bucket out of the range came back");
+                return CM_EINVAL;
+            }
+            bucket_row_t *r = row_for(in, s, k ? k : "");
+            r->data[bi] = v ? strtod(v, NULL) : 0;
+            r->total += r->data[bi];
+        }
+        qsort(s->rows, s->nrows, sizeof(*s->rows), cmp_rows);
+    }
+    /* next: every series ranked, then every series counted */
+    if (++in->cur == in->nseries) {
+        in->cur = 0;
+        in->stage++;
+    }
+    return 0;
+}
+
+/* ---- the answer ---- */
+
+/* One breakdown value: null for '' (no value), "Other" for the rest. */
+static void breakdown_part(cm_json_writer_t *w, cm_slice_t v)
+{
+    if (v.len == 0)
+        cm_json_null(w);
+    else if (cm_slice_eq_cstr(v, OTHER))
+        cm_json_str_cstr(w, "Other");
+    else
+        cm_json_str_s(w, v);
+}
+
+static void write_breakdown(const api_insight_t *in, cm_json_writer_t *w, const char *key)
+{
+    if (in->nbd == 1 || strcmp(key, OTHER) == 0) {
+        breakdown_part(w, cm_slice_from_cstr(key));
+        return;
+    }
+    cm_json_begin_array(w);
+    for (const char *p = key;;) {
+        const char *e = strchr(p, SEP);
+        breakdown_part(w, (cm_slice_t){p, e ? (size_t)(e - p) : strlen(p)});
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    cm_json_end_array(w);
+}
+
+static void label_of(const api_insight_t *in, const series_t *s, const char *key, cm_buf_t *out)
+{
+    const char *name = s->event ? s->event : "All events";
+    if (in->nbd == 0) {
+        cm_buf_append_cstr(out, name);
+        return;
+    }
+    if (in->nseries > 1)
+        cm_buf_appendf(out, "%s - ", name);
+    if (strcmp(key, OTHER) == 0) {
+        cm_buf_append_cstr(out, "Other");
+        return;
+    }
+    for (const char *p = key;; p++) {
+        const char *e = strchr(p, SEP);
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == 0)
+            cm_buf_append_cstr(out, "null");
+        else
+            cm_buf_append(out, p, n);
+        if (!e)
+            break;
+        cm_buf_append_cstr(out, "::");
+        p = e;
+    }
+}
+
+static void write_action(const api_insight_t *in, const series_t *s, size_t order,
+                         cm_json_writer_t *w)
+{
+    cm_json_key(w, "action");
+    cm_json_begin_object(w);
+    cm_json_key(w, "id");
+    s->event ? cm_json_str_cstr(w, s->event) : cm_json_null(w);
+    cm_json_key(w, "type");
+    cm_json_str_cstr(w, "events");
+    cm_json_key(w, "order");
+    cm_json_int(w, (int64_t)order);
+    cm_json_key(w, "name");
+    cm_json_t name = cm_json_get(s->node, "name");
+    if (cm_json_type(name) == CM_JSON_STRING)
+        cm_json_value(w, name);
+    else
+        cm_json_str_cstr(w, s->event ? s->event : "All events");
+    cm_json_key(w, "custom_name");
+    cm_json_t custom = cm_json_get(s->node, "custom_name");
+    cm_json_type(custom) == CM_JSON_STRING ? cm_json_value(w, custom) : cm_json_null(w);
+    cm_json_key(w, "math");
+    cm_json_str_cstr(w, s->math);
+    cm_json_key(w, "math_property");
+    s->math_property ? cm_json_str_cstr(w, s->math_property) : cm_json_null(w);
+    cm_json_key(w, "math_hogql");
+    cm_json_null(w);
+    cm_json_key(w, "math_group_type_index");
+    cm_json_null(w);
+    cm_json_key(w, "days");
+    cm_json_begin_array(w);
+    cm_buf_t day = CM_BUF_INIT;
+    for (size_t i = 0; i < in->range.n; i++) {
+        cm_buf_reset(&day);
+        api_insights__day(&in->range, i, &day);
+        cm_json_str_s(w, cm_buf_slice(&day));
+    }
+    cm_buf_free(&day);
+    cm_json_end_array(w);
+    cm_json_key(w, "properties");
+    cm_json_begin_object(w);
+    cm_json_end_object(w);
+    cm_json_end_object(w);
+}
+
+static void write_number(cm_json_writer_t *w, double d)
+{
+    if (!isfinite(d))
+        cm_json_null(w);
+    else if (d == floor(d) && fabs(d) < 9e15)
+        cm_json_int(w, (int64_t)d);
+    else
+        cm_json_dbl(w, d);
+}
+
+static void write_one(const api_insight_t *in, const series_t *s, size_t order,
+                      const bucket_row_t *r, cm_json_writer_t *w)
+{
+    cm_buf_t text = CM_BUF_INIT;
+    cm_json_begin_object(w);
+    cm_json_key(w, "data");
+    cm_json_begin_array(w);
+    for (size_t i = 0; i < in->range.n; i++)
+        write_number(w, r ? r->data[i] : 0);
+    cm_json_end_array(w);
+    cm_json_key(w, "labels");
+    cm_json_begin_array(w);
+    for (size_t i = 0; i < in->range.n; i++) {
+        cm_buf_reset(&text);
+        api_insights__label(&in->range, i, &text);
+        cm_json_str_s(w, cm_buf_slice(&text));
+    }
+    cm_json_end_array(w);
+    cm_json_key(w, "days");
+    cm_json_begin_array(w);
+    for (size_t i = 0; i < in->range.n; i++) {
+        cm_buf_reset(&text);
+        api_insights__day(&in->range, i, &text);
+        cm_json_str_s(w, cm_buf_slice(&text));
+    }
+    cm_json_end_array(w);
+    cm_json_key(w, "count");
+    write_number(w, r ? r->total : 0);
+    cm_json_key(w, "label");
+    cm_buf_reset(&text);
+    label_of(in, s, r ? r->key : "", &text);
+    cm_json_str_s(w, cm_buf_slice(&text));
+    if (in->nbd) {
+        cm_json_key(w, "breakdown_value");
+        write_breakdown(in, w, r->key);
+    }
+    write_action(in, s, order, w);
+    cm_json_end_object(w);
+    cm_buf_free(&text);
+}
+
+void api_insight_write(const api_insight_t *in, cm_json_writer_t *w)
+{
+    cm_json_begin_array(w);
+    for (size_t i = 0; i < in->nseries; i++) {
+        const series_t *s = &in->series[i];
+        if (in->nbd == 0) {
+            write_one(in, s, i, s->nrows ? &s->rows[0] : NULL, w);
+            continue;
+        }
+        for (size_t j = 0; j < s->nrows; j++)
+            write_one(in, s, i, &s->rows[j], w);
+    }
+    cm_json_end_array(w);
+}
+
+bool api_insight_has_more(const api_insight_t *in)
+{
+    for (size_t i = 0; i < in->nseries; i++)
+        if (in->series[i].other)
+            return true;
+    return false;
+}

@@ -1,0 +1,333 @@
+/*
+ * endpoint_insight.c - the run of an insight endpoint (a stored
+ * TrendsQuery; docs/insights.md): the variables checked against what the
+ * insight accepts (its breakdown properties, date_from, date_to), the
+ * answer from Redis when a fresh one is there, else the insight's queries
+ * one after another on the event store, each compiled by the HogQL
+ * compiler for it, and the answer in PostHog's shape.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cm/alloc.h"
+#include "cm/digest.h"
+#include "cm/err.h"
+#include "cm/log.h"
+#include "cm/rediskeys.h"
+#include "cm/timefmt.h"
+#include "cm/tzone.h"
+#include "insights/insights.h"
+#include "query/query.h"
+#include "resources/endpoints.h"
+#include "resources/resources.h"
+#include "store/store.h"
+
+#define QUERY_TIMEOUT_MS 30000
+#define MAX_VARS         8
+
+typedef struct {
+    api_endpoint_insight_t how;
+    char *stored_text;
+    cm_json_doc_t *stored;
+    cm_tzone_t *zone;
+    api_insight_t *in;
+    api_query_t *q;
+    api_query_sql_t sql;
+    char **param_text;
+    char *param_types;
+    char cache_key[96];
+} ins_run_t;
+
+static void params_free(ins_run_t *r)
+{
+    for (size_t i = 0; r->param_text && i < r->sql.nparams; i++)
+        free(r->param_text[i]);
+    free(r->param_text);
+    free(r->param_types);
+    r->param_text = NULL;
+    r->param_types = NULL;
+}
+
+static void ins_run_free(void *p)
+{
+    ins_run_t *r = p;
+    params_free(r);
+    api_query_sql_free(&r->sql);
+    api_query_free(r->q);
+    api_insight_free(r->in);
+    cm_tzone_free(r->zone);
+    cm_json_doc_free(r->stored);
+    free(r->stored_text);
+    free(r);
+}
+
+/* {results, hasMore} and the run's own members around them. */
+static void respond(api_call_t *call, ins_run_t *r, cm_slice_t page, bool cached, const char *when)
+{
+    cm_buf_t b = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_buf_putc(&b, '{');
+    cm_buf_append(&b, page.p, page.len);
+    cm_buf_t tail = CM_BUF_INIT;
+    cm_json_writer_init(&w, &tail);
+    cm_json_begin_object(&w);
+    cm_json_key(&w, "is_cached");
+    cm_json_boolean(&w, cached);
+    cm_json_key(&w, "last_refresh");
+    cm_json_str_cstr(&w, when);
+    cm_json_key(&w, "cache_target_age");
+    cm_json_int(&w, r->how.cache_age);
+    cm_json_key(&w, "timezone");
+    cm_json_str_cstr(&w, cm_tzone_name(r->zone));
+    cm_json_key(&w, "endpoint_version");
+    cm_json_int(&w, r->how.version_n);
+    cm_json_key(&w, "endpoint_version_created_at");
+    api_json_time(&w, r->how.version_created);
+    cm_json_end_object(&w);
+    cm_buf_putc(&b, ',');
+    cm_buf_append(&b, tail.p + 1, tail.len - 1);
+    cm_buf_free(&tail);
+    api_respond_json(call, 200, &b);
+}
+
+static void on_cache_set(cm_redis_t *rd, const redisReply *reply, const char *err, void *ud)
+{
+    (void)rd;
+    (void)reply;
+    (void)ud;
+    if (err != NULL)
+        cm_log(CM_LOG_WARN, NULL, "insight cache: %s", err);
+}
+
+static void finish(api_call_t *call, ins_run_t *r)
+{
+    cm_buf_t page = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_buf_append_cstr(&page, "\"results\":");
+    cm_json_writer_init(&w, &page);
+    api_insight_write(r->in, &w);
+    cm_buf_append_cstr(&page, ",\"hasMore\":");
+    cm_buf_append_cstr(&page, api_insight_has_more(r->in) ? "true" : "false");
+    char when[CM_ISO8601_MAX];
+    cm_iso8601_format(cm_now_us(), 3, when);
+    cm_buf_t entry = CM_BUF_INIT;
+    cm_buf_appendf(&entry, "%s\n", when);
+    cm_buf_append(&entry, page.p, page.len);
+    char age[16];
+    snprintf(age, sizeof(age), "%d", r->how.cache_age);
+    const char *argv[] = {"SET", r->cache_key, cm_buf_cstr(&entry), "EX", age};
+    size_t lens[] = {3, strlen(r->cache_key), entry.len, 2, strlen(age)};
+    cm_redis_command_argv(call->ctx->redis, on_cache_set, NULL, 5, argv, lens);
+    cm_buf_free(&entry);
+    respond(call, r, cm_buf_slice(&page), false, when);
+    cm_buf_free(&page);
+}
+
+static const char *cell(const void *rows, size_t r, size_t c)
+{
+    return cm_evstore_value(rows, r, c);
+}
+
+static void run_next(api_call_t *call, ins_run_t *r);
+
+static void on_rows(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
+{
+    api_call_t *call = ud;
+    ins_run_t *r = call->state;
+    if (status == CM_ETIMEDOUT) {
+        api_respond_invalid(call, NULL, "Query execution failed: the query took longer than %d s.",
+                            QUERY_TIMEOUT_MS / 1000);
+        return;
+    }
+    if (status == CM_EINVAL) {
+        api_respond_invalid(call, NULL, "Query execution failed: %s", err ? err : "");
+        return;
+    }
+    if (status != 0) {
+        cm_api_error_t e;
+        cm_api_error_set(&e, 503, "unavailable", NULL, "The event store cannot be reached: %s",
+                         err ? err : "");
+        api_respond_error(call, &e);
+        return;
+    }
+    cm_buf_t msg = CM_BUF_INIT;
+    if ((int64_t)cm_evstore_nrows(rows) > r->sql.limit ||
+        api_insight_rows(r->in, rows, cm_evstore_nrows(rows), cell, &msg) != 0) {
+        api_respond_invalid(call, NULL, "Query execution failed: %s",
+                            msg.len ? cm_buf_cstr(&msg) : "too many rows: narrow the query");
+        cm_buf_free(&msg);
+        return;
+    }
+    cm_buf_free(&msg);
+    run_next(call, r);
+}
+
+/* The next query of the insight, compiled for this store, or the answer. */
+static void run_next(api_call_t *call, ins_run_t *r)
+{
+    const char *const *names;
+    const api_query_value_t *values;
+    size_t nvalues;
+    const char *hogql = api_insight_next(r->in, &names, &values, &nvalues);
+    if (hogql == NULL) {
+        finish(call, r);
+        return;
+    }
+    params_free(r);
+    api_query_sql_free(&r->sql);
+    api_query_free(r->q);
+    r->q = NULL;
+    cm_buf_t err = CM_BUF_INIT;
+    bool ch = cm_evstore_kind(call->ctx->events) == CM_EVSTORE_CLICKHOUSE;
+    api_query_print_opts_t o = {
+        .dialect = ch ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE,
+        .clickhouse_modern = ch && atoi(cm_evstore_server_version(call->ctx->events)) >= 21,
+        .project_id = atoll(call->project_id),
+        .var_names = (const char **)names,
+        .var_values = values,
+        .nvars = nvalues,
+        .limit = API_QUERY_MAX_ROWS,
+    };
+    if (api_query_parse(hogql, strlen(hogql), &r->q, &err) != 0 ||
+        api_query_print(r->q, &o, &r->sql, &err) != 0) {
+        /* ours, not the user's: the insight printed HogQL the compiler refused */
+        cm_log(CM_LOG_ERROR, NULL, "insight query refused: %.*s: %s", (int)err.len, err.p, hogql);
+        api_respond_invalid(call, "query", "Query execution failed: %.*s", (int)err.len, err.p);
+        cm_buf_free(&err);
+        return;
+    }
+    cm_buf_free(&err);
+    size_t n = r->sql.nparams;
+    r->param_text = cm_xcalloc(n + 1, sizeof(char *));
+    r->param_types = cm_xcalloc(n + 1, 1);
+    api_query_params_text(&r->sql, r->param_text, r->param_types);
+    cm_evstore_select_t q = {
+        .sql = cm_buf_cstr(&r->sql.sql),
+        .params = (const char *const *)r->param_text,
+        .types = r->param_types,
+        .nparams = (int)n,
+        .timeout_ms = QUERY_TIMEOUT_MS,
+    };
+    cm_evstore_select(call->ctx->events, &q, on_rows, call);
+}
+
+static void on_cache_get(cm_redis_t *rd, const redisReply *reply, const char *err, void *ud)
+{
+    api_call_t *call = ud;
+    ins_run_t *r = call->state;
+    (void)rd;
+    if (err == NULL && reply != NULL && reply->type == REDIS_REPLY_STRING) {
+        const char *nl = memchr(reply->str, '\n', reply->len);
+        if (nl != NULL && nl - reply->str < 40) {
+            char when[48];
+            snprintf(when, sizeof(when), "%.*s", (int)(nl - reply->str), reply->str);
+            respond(call, r, (cm_slice_t){nl + 1, reply->len - (size_t)(nl + 1 - reply->str)}, true,
+                    when);
+            return;
+        }
+    }
+    run_next(call, r);
+}
+
+/* The cache key: the endpoint, version, store, zone and the variables as
+ * given (a relative date range is as fresh as the cache age allows). */
+static void cache_key(api_call_t *call, ins_run_t *r, cm_json_t vars)
+{
+    cm_buf_t b = CM_BUF_INIT;
+    cm_buf_appendf(&b, "insight\n%s\n%lld\n%d\n%s\n", r->how.endpoint_id, r->how.version_n,
+                   (int)cm_evstore_kind(call->ctx->events), cm_tzone_name(r->zone));
+    if (cm_json_exists(vars)) {
+        cm_buf_t v = CM_BUF_INIT;
+        cm_json_writer_t w;
+        cm_json_writer_init(&w, &v);
+        cm_json_raw_value_compact(&w, cm_json_raw(vars));
+        cm_buf_append(&b, v.p, v.len);
+        cm_buf_free(&v);
+    }
+    char hex[CM_SHA256_HEX_LEN + 1];
+    cm_sha256_hex(b.p, b.len, hex);
+    cm_buf_reset(&b);
+    cm_rediskeys_endpoint_cache(&b, cm_slice_from_cstr(call->project_id), (cm_slice_t){hex, 40});
+    snprintf(r->cache_key, sizeof(r->cache_key), "%s", cm_buf_cstr(&b));
+    cm_buf_free(&b);
+}
+
+static int cmp_slice(const void *a, const void *b)
+{
+    const cm_slice_t *x = a, *y = b;
+    int c = memcmp(x->p, y->p, x->len < y->len ? x->len : y->len);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* Unknown variables, sorted, as PostHog lists them. 0 or -1 answered. */
+static int check_variables(api_call_t *call, cm_json_t query, cm_json_t vars)
+{
+    if (!cm_json_exists(vars) || cm_json_is_null(vars))
+        return 0;
+    if (cm_json_type(vars) != CM_JSON_OBJECT) {
+        api_respond_invalid(call, "variables", "Expected an object of variables.");
+        return -1;
+    }
+    cm_slice_t allowed[MAX_VARS];
+    size_t na = api_insight_variables(query, allowed, MAX_VARS);
+    cm_slice_t *bad = cm_xcalloc(cm_json_len(vars) + 1, sizeof(cm_slice_t));
+    size_t nbad = 0;
+    cm_json_iter_t it = cm_json_iter(vars);
+    cm_json_t k, v;
+    while (cm_json_next(&it, &k, &v)) {
+        cm_slice_t name = cm_json_str_inner(k);
+        bool ok = false;
+        for (size_t i = 0; i < na && !ok; i++)
+            ok = cm_slice_eq(allowed[i], name);
+        if (!ok)
+            bad[nbad++] = name;
+    }
+    if (nbad) {
+        qsort(bad, nbad, sizeof(*bad), cmp_slice);
+        cm_buf_t list = CM_BUF_INIT;
+        for (size_t i = 0; i < nbad; i++)
+            cm_buf_appendf(&list, "%s%.*s", i ? ", " : "", (int)(bad[i].len > 64 ? 64 : bad[i].len),
+                           bad[i].p);
+        api_endpoint_error(call, 400, "Unknown variable(s): %s", cm_buf_cstr(&list));
+        cm_buf_free(&list);
+    }
+    free(bad);
+    return nbad ? -1 : 0;
+}
+
+void api_endpoint_run_insight(api_call_t *call, const api_endpoint_insight_t *how,
+                              const char *stored_text)
+{
+    ins_run_t *r = cm_xcalloc(1, sizeof(*r));
+    r->how = *how;
+    r->stored_text = cm_xstrdup(stored_text);
+    /* the run's own state is done with: this one takes the call over */
+    if (call->state_free)
+        call->state_free(call->state);
+    call->state = r;
+    call->state_free = ins_run_free;
+    if (cm_json_parse(r->stored_text, strlen(r->stored_text), NULL, &r->stored, NULL) != 0) {
+        api_respond_invalid(call, "query", "The stored query cannot be read.");
+        return;
+    }
+    cm_json_t query = cm_json_root(r->stored);
+    cm_json_t vars = cm_json_get(cm_json_root(call->body), "variables");
+    if (check_variables(call, query, vars) != 0)
+        return;
+    r->zone = cm_tzone_open(cm_slice_from_cstr(how->timezone)); /* NULL: UTC */
+    cm_buf_t err = CM_BUF_INIT;
+    const char *attr = NULL;
+    if (api_insight_plan(query, vars, r->zone, (int64_t)time(NULL), &r->in, &err, &attr) != 0) {
+        api_respond_invalid(call, attr, "%.*s", (int)err.len, err.p);
+        cm_buf_free(&err);
+        return;
+    }
+    cm_buf_free(&err);
+    cache_key(call, r, vars);
+    if (how->refresh == 0)
+        cm_redis_command(call->ctx->redis, on_cache_get, call, "GET %s", r->cache_key);
+    else
+        run_next(call, r);
+}

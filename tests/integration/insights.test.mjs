@@ -1,0 +1,160 @@
+// insights.test.mjs - insight endpoints (TrendsQuery) on both pairs, end
+// to end: posthog-node captures a fixed set of events through ingest and
+// the writer; the project is on Europe/Berlin, whose clocks go forward on
+// 2024-03-31 (a 23-hour day), and a week of the range crosses into April.
+// Every number below is worked out by hand from the events in the table.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { PostHog } from 'posthog-node';
+import { PAIRS, pairName, startPair } from './lib/suite.mjs';
+import { within } from './lib/rawhttp.mjs';
+
+// [UTC time, event, distinct id, $browser, price]; Berlin is UTC+1 until
+// 2024-03-31 01:00 UTC, then UTC+2.
+const EVENTS = [
+  ['2024-03-27T22:59:59Z', '$pageview', 'u3', 'Chrome', 1], // Berlin 27 Mar 23:59:59: before the range
+  ['2024-03-27T23:00:00Z', '$pageview', 'u3', null, 2], // 28 Mar 00:00
+  ['2024-03-30T22:59:59Z', '$pageview', 'u1', 'Chrome', 10], // 30 Mar 23:59:59
+  ['2024-03-30T23:00:00Z', '$pageview', 'u1', 'Chrome', 20], // 31 Mar 00:00
+  ['2024-03-31T10:00:00Z', '$pageview', 'u3', 'Chrome', 6], // 31 Mar 12:00 (summer time)
+  ['2024-03-31T21:59:59Z', '$pageview', 'u2', 'Firefox', 5], // 31 Mar 23:59:59
+  ['2024-03-31T22:00:00Z', 'signup', 'u2', 'Firefox', 7], // 1 Apr 00:00
+  ['2024-04-03T21:59:59Z', '$pageview', 'u1', 'Safari', 3], // 3 Apr 23:59:59
+  ['2024-04-03T22:00:00Z', '$pageview', 'u1', 'Chrome', 4], // 4 Apr 00:00: after the range
+];
+const DAYS = ['2024-03-28', '2024-03-29', '2024-03-30', '2024-03-31', '2024-04-01', '2024-04-02', '2024-04-03'];
+const LABELS = ['28-Mar-2024', '29-Mar-2024', '30-Mar-2024', '31-Mar-2024', '1-Apr-2024', '2-Apr-2024', '3-Apr-2024'];
+const RANGE = { date_from: '2024-03-28', date_to: '2024-04-03' };
+
+for (const pair of PAIRS) describe(`insight endpoints: ${pairName(pair)}`, () => {
+  let s, E;
+  const trends = (query) => ({ kind: 'TrendsQuery', dateRange: RANGE, interval: 'day', ...query });
+  const make = async (name, query) => {
+    const r = await s.call('POST', E, { name, query });
+    assert.equal(r.status, 201, JSON.stringify(r.json));
+  };
+  const run = async (name, body = {}) => {
+    const r = await s.call('POST', `${E}${name}/run`, body);
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    return r.json;
+  };
+
+  before(async () => {
+    s = await startPair(pair, {});
+    E = `/api/projects/${s.boot.project_id}/endpoints/`;
+    const r = await s.call('PATCH', `/api/projects/${s.boot.project_id}/`, { timezone: 'Europe/Berlin' });
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    const client = new PostHog(s.boot.project_api_token, { host: s.ingestUrl, flushAt: 100, flushInterval: 0 });
+    for (const [ts, event, distinctId, browser, price] of EVENTS) {
+      const properties = { price };
+      if (browser) properties.$browser = browser;
+      client.capture({ distinctId, event, timestamp: new Date(ts), properties });
+    }
+    await client.shutdown();
+    await within(30000, 'the events stored', async () => (await s.store.distinct()) >= EVENTS.length);
+  });
+
+  after(async () => {
+    await s?.stop();
+  });
+
+  test('total per day across the spring-forward day, PostHog\'s series shape', async () => {
+    await make('pageviews', trends({ series: [{ kind: 'EventsNode', event: '$pageview', name: '$pageview' }] }));
+    const r = await run('pageviews');
+    assert.equal(r.results.length, 1);
+    const [one] = r.results;
+    assert.deepEqual(one.data, [1, 0, 1, 3, 0, 0, 1]);
+    assert.deepEqual(one.days, DAYS);
+    assert.deepEqual(one.labels, LABELS);
+    assert.equal(one.count, 6);
+    assert.equal(one.label, '$pageview');
+    assert.equal(one.breakdown_value, undefined);
+    assert.equal(one.action.id, '$pageview');
+    assert.equal(one.action.type, 'events');
+    assert.equal(one.action.order, 0);
+    assert.equal(one.action.math, 'total');
+    assert.deepEqual(one.action.days, DAYS);
+    assert.equal(r.timezone, 'Europe/Berlin');
+    assert.equal(r.is_cached, false);
+    assert.equal(r.hasMore, false);
+    assert.equal(r.endpoint_version, 1);
+    const again = await run('pageviews');
+    assert.equal(again.is_cached, true);
+    assert.deepEqual(again.results, r.results);
+  });
+
+  test('dau, and sum of a property broken down by $browser with a limit and Other', async () => {
+    await make('daily-users', trends({ series: [{ kind: 'EventsNode', event: '$pageview', math: 'dau' }] }));
+    assert.deepEqual((await run('daily-users')).results[0].data, [1, 0, 1, 3, 0, 0, 1]);
+
+    await make('spend-by-browser', trends({
+      series: [{ kind: 'EventsNode', event: null, math: 'sum', math_property: 'price' }],
+      breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' },
+    }));
+    let r = await run('spend-by-browser');
+    assert.deepEqual(r.results.map((x) => [x.breakdown_value, x.label, x.count, x.data]), [
+      ['Chrome', 'Chrome', 36, [0, 0, 10, 26, 0, 0, 0]],
+      ['Firefox', 'Firefox', 12, [0, 0, 0, 5, 7, 0, 0]],
+      ['Safari', 'Safari', 3, [0, 0, 0, 0, 0, 0, 3]],
+      [null, 'null', 2, [2, 0, 0, 0, 0, 0, 0]],
+    ]);
+    assert.equal(r.hasMore, false);
+    assert.equal(r.results[0].action.id, null);
+    assert.equal(r.results[0].action.name, 'All events');
+
+    await make('top-two-browsers', trends({
+      series: [{ kind: 'EventsNode', event: null, math: 'sum', math_property: 'price' }],
+      breakdownFilter: { breakdown: '$browser', breakdown_limit: 2 },
+    }));
+    r = await run('top-two-browsers');
+    assert.deepEqual(r.results.map((x) => [x.breakdown_value, x.count, x.data]), [
+      ['Chrome', 36, [0, 0, 10, 26, 0, 0, 0]],
+      ['Firefox', 12, [0, 0, 0, 5, 7, 0, 0]],
+      ['Other', 5, [2, 0, 0, 0, 0, 0, 3]],
+    ]);
+    assert.equal(r.hasMore, true);
+
+    // a breakdown variable filters to its value; date_to narrows the range
+    r = await run('spend-by-browser', { variables: { $browser: 'Chrome', date_to: '2024-03-31' } });
+    assert.deepEqual(r.results.map((x) => [x.breakdown_value, x.data]), [['Chrome', [0, 0, 10, 26]]]);
+    r = await s.call('POST', `${E}spend-by-browser/run`, { variables: { $os: 'Mac' } });
+    assert.equal(r.status, 400);
+    assert.equal(r.json.error, 'Unknown variable(s): $os');
+  });
+
+  test('weeks from Sunday, clipped to the range; hours of the 23-hour day', async () => {
+    await make('weekly', trends({ interval: 'week', series: [{ kind: 'EventsNode', event: '$pageview' }] }));
+    let [w] = (await run('weekly')).results;
+    assert.deepEqual(w.days, ['2024-03-24', '2024-03-31']);
+    assert.deepEqual(w.labels, ['28\u201330 Mar', '31-Mar \u2013 3-Apr']);
+    assert.deepEqual(w.data, [2, 4]);
+
+    await make('hourly', trends({ interval: 'hour', dateRange: { date_from: '2024-03-31', date_to: '2024-03-31' }, series: [{ kind: 'EventsNode', event: '$pageview' }] }));
+    [w] = (await run('hourly')).results;
+    assert.equal(w.data.length, 23); // 02:00 never happened
+    assert.deepEqual(w.days.slice(0, 3), ['2024-03-31 00:00:00', '2024-03-31 01:00:00', '2024-03-31 03:00:00']);
+    assert.deepEqual(w.labels.slice(0, 3), ['31-Mar 00:00', '31-Mar 01:00', '31-Mar 03:00']);
+    const hits = w.data.flatMap((v, i) => (v ? [[w.days[i], v]] : []));
+    assert.deepEqual(hits, [['2024-03-31 00:00:00', 1], ['2024-03-31 12:00:00', 1], ['2024-03-31 23:00:00', 1]]);
+  });
+
+  test('filters, and what an insight query refuses', async () => {
+    await make('firefox-or-safari', trends({
+      series: [{ kind: 'EventsNode', event: '$pageview', properties: [{ key: '$browser', value: ['Firefox', 'Safari'], operator: 'exact', type: 'event' }] }],
+      properties: [{ key: 'price', value: 4, operator: 'gt' }],
+    }));
+    assert.deepEqual((await run('firefox-or-safari')).results[0].data, [0, 0, 0, 1, 0, 0, 0]);
+    for (const [query, detail] of [
+      [trends({ series: [] }), /series/],
+      [trends({ series: [{ kind: 'EventsNode', event: 'x', math: 'weird' }] }), /math 'weird'/],
+      [trends({ series: [{ kind: 'EventsNode', event: 'x', math: 'sum' }] }), /math_property/],
+      [trends({ interval: 'decade', series: [{ kind: 'EventsNode', event: 'x' }] }), /interval/],
+      [trends({ dateRange: { date_from: 'yesterday-ish' }, series: [{ kind: 'EventsNode', event: 'x' }] }), /date_from/],
+      [trends({ series: [{ kind: 'EventsNode', event: 'x', properties: [{ key: 'a', value: 'b', operator: 'regex' }] }] }), /regex/],
+    ]) {
+      const r = await s.call('POST', E, { name: `bad-${Math.random().toString(36).slice(2, 8)}`, query });
+      assert.equal(r.status, 400, JSON.stringify(r.json));
+      assert.match(r.json.detail, detail);
+    }
+  });
+});
