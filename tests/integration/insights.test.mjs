@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { PostHog } from 'posthog-node';
 import { PAIRS, pairName, startPair } from './lib/suite.mjs';
 import { within } from './lib/rawhttp.mjs';
+import SwaggerParser from '@apidevtools/swagger-parser';
 
 // [UTC time, event, distinct id, $browser, price]; Berlin is UTC+1 until
 // 2024-03-31 01:00 UTC, then UTC+2.
@@ -117,9 +118,15 @@ for (const pair of PAIRS) describe(`insight endpoints: ${pairName(pair)}`, () =>
     // a breakdown variable filters to its value; date_to narrows the range
     r = await run('spend-by-browser', { variables: { $browser: 'Chrome', date_to: '2024-03-31' } });
     assert.deepEqual(r.results.map((x) => [x.breakdown_value, x.data]), [['Chrome', [0, 0, 10, 26]]]);
-    r = await s.call('POST', `${E}spend-by-browser/run`, { variables: { $os: 'Mac' } });
+    r = await s.call('POST', `${E}spend-by-browser/run`, { variables: { $os: 'Mac', a: 1 } });
     assert.equal(r.status, 400);
-    assert.equal(r.json.error, 'Unknown variable(s): $os');
+    assert.equal(r.json.error, 'Unknown variable(s): $os, a');
+
+    // the OpenAPI document lists the insight's variables
+    const doc = (await s.call('GET', `${E}spend-by-browser/openapi.json`)).json;
+    await SwaggerParser.validate(structuredClone(doc));
+    assert.deepEqual(Object.keys(doc.components.schemas.Variables.properties), ['$browser', 'date_from', 'date_to']);
+    assert.equal(doc.components.schemas.EndpointRunRequest.required, undefined);
   });
 
   test('weeks from Sunday, clipped to the range; hours of the 23-hour day', async () => {

@@ -190,7 +190,7 @@ static bool parse_relative(cm_slice_t s, int64_t now_local, int64_t *out)
     } else if (edge == 1) {
         t = start(t);
     } else if (edge == 2) {
-        int64_t next = unit == 'm' ? add_months(start(t), 1)
+        int64_t next = unit == 'm'   ? add_months(start(t), 1)
                        : unit == 'y' ? add_months(start(t), 12)
                        : unit == 'd' ? start(t) + DAY
                                      : start(t) + 7 * DAY;
@@ -248,8 +248,9 @@ int api_insights__range(cm_slice_t date_from, cm_slice_t date_to, ins_interval_t
         return CM_EINVAL;
     }
     if (!parse_date(date_from, z, now_s, &from)) {
-        cm_buf_appendf(err, "date_from: \"%.*s\" is not a date (YYYY-MM-DD) or a relative date "
-                            "(-7d, -2w, -1m, mStart)",
+        cm_buf_appendf(err,
+                       "date_from: \"%.*s\" is not a date (YYYY-MM-DD) or a relative date "
+                       "(-7d, -2w, -1m, mStart)",
                        (int)(date_from.len > 40 ? 40 : date_from.len), date_from.p);
         return CM_EINVAL;
     }
@@ -280,8 +281,9 @@ int api_insights__range(cm_slice_t date_from, cm_slice_t date_to, ins_interval_t
     int64_t utc0 = cm_tzone_to_utc(z, first);
     for (int64_t t = first;;) {
         if (r->n == INS_MAX_BUCKETS) {
-            cm_buf_appendf(err, "The date range holds more than %d %s: narrow it or use a longer "
-                                "interval",
+            cm_buf_appendf(err,
+                           "The date range holds more than %d %s: narrow it or use a longer "
+                           "interval",
                            INS_MAX_BUCKETS, interval_name(iv));
             api_insights__range_free(r);
             return CM_EINVAL;
@@ -306,7 +308,8 @@ int api_insights__range(cm_slice_t date_from, cm_slice_t date_to, ins_interval_t
     }
     int64_t end = cm_tzone_to_utc(z, to + 1);
     r->end = end < r->start[r->n] ? end : r->start[r->n];
-    r->begin = cm_tzone_to_utc(z, iv == INS_HOUR ? cm_floor_div(from, 3600) * 3600 : day_start(from));
+    r->begin =
+        cm_tzone_to_utc(z, iv == INS_HOUR ? cm_floor_div(from, 3600) * 3600 : day_start(from));
     if (r->begin < r->start[0])
         r->begin = r->start[0];
     return 0;

@@ -144,7 +144,8 @@ static int filter(ins_sql_t *q, cm_json_t f, cm_buf_t *err)
     cm_json_t k = cm_json_get(f, "key"), t = cm_json_get(f, "type"), o = cm_json_get(f, "operator");
     cm_json_t v = cm_json_get(f, "value");
     int rc = CM_EINVAL;
-    if (cm_json_type(k) != CM_JSON_STRING || cm_json_as_str(k, &scratch, &key) != 0 || key.len == 0) {
+    if (cm_json_type(k) != CM_JSON_STRING || cm_json_as_str(k, &scratch, &key) != 0 ||
+        key.len == 0) {
         cm_buf_appendf(err, "A property filter needs a key");
         goto done;
     }
@@ -187,7 +188,7 @@ static int filter(ins_sql_t *q, cm_json_t f, cm_buf_t *err)
             if (bind_text(q, v, err) != 0)
                 goto done;
         }
-        if (not) /* a missing property is "not" the value, as PostHog counts it */
+        if (not ) /* a missing property is "not" the value, as PostHog counts it */
             cm_buf_appendf(&q->sql, " OR %s IS NULL", prop);
     } else if (cm_slice_eq_cstr(op, "icontains") || cm_slice_eq_cstr(op, "not_icontains")) {
         bool not = op.p[0] == 'n';
@@ -196,7 +197,7 @@ static int filter(ins_sql_t *q, cm_json_t f, cm_buf_t *err)
         if (bind_text(q, v, err) != 0)
             goto done;
         cm_buf_append_cstr(&q->sql, not ? ")) = 0" : ")) > 0");
-        if (not)
+        if (not )
             cm_buf_appendf(&q->sql, " OR %s IS NULL", prop);
     } else if (cm_slice_eq_cstr(op, "gt") || cm_slice_eq_cstr(op, "gte") ||
                cm_slice_eq_cstr(op, "lt") || cm_slice_eq_cstr(op, "lte")) {
@@ -247,7 +248,7 @@ static int group(ins_sql_t *q, cm_json_t g, int depth, cm_buf_t *err)
     }
     cm_json_t t = cm_json_get(g, "type"), values = cm_json_get(g, "values");
     bool or = cm_json_str_eq(t, CM_SLICE_LIT("OR"));
-    if (cm_json_exists(t) && !or && !cm_json_str_eq(t, CM_SLICE_LIT("AND"))) {
+    if (cm_json_exists(t) && ! or &&!cm_json_str_eq(t, CM_SLICE_LIT("AND"))) {
         cm_buf_appendf(err, "A property group's type is AND or OR");
         return CM_EINVAL;
     }

@@ -138,8 +138,9 @@ static int read_series(api_insight_t *in, cm_json_t list, cm_buf_t *err)
         for (size_t k = 0; s->math && k < sizeof(MATHS) / sizeof(MATHS[0]); k++)
             known |= strcmp(s->math, MATHS[k]) == 0;
         if (!known) {
-            cm_buf_appendf(err, "series[%zu]: math '%s' is not supported: total, dau, "
-                                "unique_session, sum, avg, min or max",
+            cm_buf_appendf(err,
+                           "series[%zu]: math '%s' is not supported: total, dau, "
+                           "unique_session, sum, avg, min or max",
                            i, s->math ? s->math : "?");
             return CM_EINVAL;
         }
@@ -223,7 +224,32 @@ size_t api_insight_variables(cm_json_t query, cm_slice_t *names, size_t max)
     return n;
 }
 
-static int where(api_insight_t *in, const series_t *s, cm_buf_t *err);
+static int rank_query(api_insight_t *in, const series_t *s, cm_buf_t *err);
+static int count_query(api_insight_t *in, const series_t *s, cm_buf_t *err);
+
+/* The query parses and prints for both stores (ClickHouse 18.16 and
+ * current), or err says why not. */
+static int compiles(const ins_sql_t *q, cm_buf_t *err)
+{
+    api_query_t *aq = NULL;
+    if (api_query_parse(q->sql.p, q->sql.len, &aq, err) != 0)
+        return CM_EINVAL;
+    int rc = 0;
+    for (int d = 0; rc == 0 && d < 3; d++) {
+        api_query_sql_t sql = {0};
+        api_query_print_opts_t o = {.dialect = d ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE,
+                                    .clickhouse_modern = d == 2,
+                                    .project_id = 1,
+                                    .var_names = (const char **)q->names,
+                                    .var_values = q->values,
+                                    .nvars = q->n,
+                                    .limit = API_QUERY_MAX_ROWS};
+        rc = api_query_print(aq, &o, &sql, err) == 0 ? 0 : CM_EINVAL;
+        api_query_sql_free(&sql);
+    }
+    api_query_free(aq);
+    return rc;
+}
 
 static cm_slice_t date_var(cm_json_t vars, const char *name, cm_json_t dflt)
 {
@@ -263,21 +289,27 @@ int api_insight_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t *zone, in
     in->props = cm_json_get(query, "properties");
     in->vars = vars;
     in->stage = in->nbd ? 0 : 1;
-    /* every series' filters once now, so that the queries cannot fail later */
+    /* every series' queries once now, for both stores, so that a run
+     * cannot fail on what the query node asks (a property name one store
+     * cannot read, say) */
     for (size_t i = 0; i < in->nseries; i++) {
-        if (where(in, &in->series[i], err) != 0) {
-            api_insight_free(in);
-            return CM_EINVAL;
+        for (int stage = in->nbd ? 0 : 1; stage < 2; stage++) {
+            int rc2 = stage == 0 ? rank_query(in, &in->series[i], err)
+                                 : count_query(in, &in->series[i], err);
+            if (rc2 == 0)
+                rc2 = compiles(&in->q, err);
+            api_insights__sql_free(&in->q);
+            if (rc2 != 0) {
+                api_insight_free(in);
+                return CM_EINVAL;
+            }
         }
-        api_insights__sql_free(&in->q);
     }
     *out = in;
     return 0;
 }
 
 /* ---- the queries ---- */
-
-
 
 /* The series' math as an aggregate. */
 static void aggregate(ins_sql_t *q, const series_t *s)
@@ -337,8 +369,9 @@ static int where(api_insight_t *in, const series_t *s, cm_buf_t *err)
     char from[24], to[24];
     api_insights__utc_text(in->range.begin, from);
     api_insights__utc_text(in->range.end, to);
-    cm_buf_appendf(&q->sql, " FROM events WHERE timestamp >= toDateTime('%s') AND timestamp < "
-                            "toDateTime('%s')",
+    cm_buf_appendf(&q->sql,
+                   " FROM events WHERE timestamp >= toDateTime('%s') AND timestamp < "
+                   "toDateTime('%s')",
                    from, to);
     if (s->event) {
         cm_buf_append_cstr(&q->sql, " AND event = ");
@@ -416,9 +449,10 @@ static int count_query(api_insight_t *in, const series_t *s, cm_buf_t *err)
     int rc = where(in, s, err);
     /* never a constant in GROUP BY (SQLite reads an integer as a position) */
     if (in->range.n > 1 || in->nbd)
-        cm_buf_appendf(&q->sql, " GROUP BY %s", in->range.n > 1 && in->nbd ? "b, k"
-                                                : in->range.n > 1           ? "b"
-                                                                            : "k");
+        cm_buf_appendf(&q->sql, " GROUP BY %s",
+                       in->range.n > 1 && in->nbd ? "b, k"
+                       : in->range.n > 1          ? "b"
+                                                  : "k");
     return rc;
 }
 

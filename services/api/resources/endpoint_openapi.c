@@ -14,6 +14,7 @@
 #include "cm/alloc.h"
 #include "resources/endpoints.h"
 #include "resources/resources.h"
+#include "insights/insights.h"
 #include "resources/variables.h"
 #include "store/store.h"
 
@@ -46,11 +47,56 @@ static void prop(cm_json_writer_t *w, const char *name, const char *type, const 
     }
 }
 
+/* An insight's variables: its breakdown properties (each filters to rows
+ * with that value), date_from and date_to; none required until
+ * materialization makes the breakdowns so. */
+static void write_insight_variables(cm_json_writer_t *w, cm_json_t query)
+{
+    cm_slice_t names[8];
+    size_t n = api_insight_variables(query, names, 8);
+    cm_json_key(w, "Variables");
+    cm_json_begin_object(w);
+    cm_json_key(w, "type");
+    cm_json_str_cstr(w, "object");
+    cm_json_key(w, "description");
+    cm_json_str_cstr(w, "Insight variables: breakdown properties, date_from and date_to.");
+    cm_json_key(w, "properties");
+    cm_json_begin_object(w);
+    cm_buf_t d = CM_BUF_INIT;
+    for (size_t i = 0; i < n; i++) {
+        bool date = i + 2 >= n; /* the last two */
+        cm_json_key_lossy(w, names[i]);
+        cm_json_begin_object(w);
+        cm_json_key(w, "type");
+        cm_json_str_cstr(w, "string");
+        cm_json_key(w, "description");
+        cm_buf_reset(&d);
+        if (date)
+            cm_buf_appendf(&d, "%.*s: YYYY-MM-DD, or relative (-7d, -1m, mStart)",
+                           (int)names[i].len, names[i].p);
+        else
+            cm_buf_appendf(&d, "Breakdown %.*s: only this value's rows", (int)names[i].len,
+                           names[i].p);
+        cm_json_str_lossy(w, cm_buf_slice(&d));
+        cm_json_end_object(w);
+    }
+    cm_buf_free(&d);
+    cm_json_end_object(w);
+    cm_json_key(w, "additionalProperties");
+    cm_json_boolean(w, false);
+    cm_json_end_object(w);
+}
+
 /* The Variables schema's properties and required names; false when none. */
 static bool write_variables(cm_json_writer_t *w, const cm_json_doc_t *stored,
                             const cm_db_res_t *vars, bool *any_required)
 {
     size_t n;
+    *any_required = false;
+    if (api_insight_kind(cm_json_root(stored))) {
+        write_insight_variables(w, cm_json_root(stored));
+        return true;
+    }
     api_endpoint_var_t *v = api_endpoint_vars(stored, &n);
     *any_required = false;
     if (n == 0) {
