@@ -145,6 +145,48 @@ for (const pair of PAIRS) describe(`insight endpoints: ${pairName(pair)}`, () =>
     assert.deepEqual(hits, [['2024-03-31 00:00:00', 1], ['2024-03-31 12:00:00', 1], ['2024-03-31 23:00:00', 1]]);
   });
 
+  test('retention, recurring and first time, by day across the clock change', async () => {
+    const retention = (retentionType) => ({
+      kind: 'RetentionQuery',
+      dateRange: { date_to: '2024-04-03' },
+      retentionFilter: { retentionType, totalIntervals: 7, period: 'Day', targetEntity: { id: '$pageview', type: 'events' }, returningEntity: { id: '$pageview', type: 'events' } },
+    });
+    await make('recurring', retention('retention_recurring'));
+    let r = await run('recurring');
+    // pageview days in Berlin: u3 28 and 31 Mar; u1 30, 31 Mar and 3 Apr; u2 31 Mar
+    assert.deepEqual(r.results.map((c) => c.values.map((v) => v.count)), [
+      [1, 0, 0, 1, 0, 0, 0],
+      [0, 0, 0, 0, 0, 0],
+      [1, 1, 0, 0, 1],
+      [3, 0, 0, 1],
+      [0, 0, 0],
+      [0, 0],
+      [1],
+    ]);
+    assert.deepEqual(r.results.map((c) => c.label), ['Day 0', 'Day 1', 'Day 2', 'Day 3', 'Day 4', 'Day 5', 'Day 6']);
+    assert.equal(r.results[0].date, '2024-03-28T00:00:00+01:00');
+    assert.equal(r.results[3].date, '2024-03-31T00:00:00+01:00');
+    assert.equal(r.results[4].date, '2024-04-01T00:00:00+02:00');
+
+    // first time: u3's first pageview (27 Mar) is before the range, so u3 is in no cohort
+    await make('first-time', retention('retention_first_time'));
+    r = await run('first-time');
+    assert.deepEqual(r.results.map((c) => c.values.map((v) => v.count)), [
+      [0, 0, 0, 0, 0, 0, 0],
+      [0, 0, 0, 0, 0, 0],
+      [1, 1, 0, 0, 1],
+      [1, 0, 0, 0],
+      [0, 0, 0],
+      [0, 0],
+      [0],
+    ]);
+    // date_to as a variable moves the cohorts
+    r = await run('recurring', { variables: { date_to: '2024-03-31' } });
+    assert.equal(r.results.length, 7);
+    assert.equal(r.results[6].date, '2024-03-31T00:00:00+01:00');
+    assert.deepEqual(r.results[6].values, [{ count: 3 }]);
+  });
+
   test('filters, and what an insight query refuses', async () => {
     await make('firefox-or-safari', trends({
       series: [{ kind: 'EventsNode', event: '$pageview', properties: [{ key: '$browser', value: ['Firefox', 'Safari'], operator: 'exact', type: 'event' }] }],

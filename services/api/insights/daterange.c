@@ -315,6 +315,49 @@ int api_insights__range(cm_slice_t date_from, cm_slice_t date_to, ins_interval_t
     return 0;
 }
 
+int api_insights__cohorts(ins_interval_t iv, size_t total, cm_slice_t date_to, const cm_tzone_t *z,
+                          int64_t now_s, ins_range_t *r, cm_buf_t *err)
+{
+    memset(r, 0, sizeof(*r));
+    r->interval = iv;
+    int64_t to;
+    if (date_to.p == NULL) {
+        to = local_now(z, now_s);
+    } else if (!parse_date(date_to, z, now_s, &to)) {
+        cm_buf_appendf(err, "date_to: \"%.*s\" is not a date (YYYY-MM-DD) or a relative date",
+                       (int)(date_to.len > 40 ? 40 : date_to.len), date_to.p);
+        return CM_EINVAL;
+    }
+    /* the end of date_to's day plus one period, truncated: the cohorts end
+     * with the period that holds date_to's day */
+    int64_t end = day_start(to) + DAY - 1;
+    end = iv == INS_MONTH ? add_months(end, 1)
+                          : end + (iv == INS_WEEK  ? 7 * DAY
+                                   : iv == INS_DAY ? DAY
+                                                   : 3600);
+    end = truncate(iv, end);
+    r->n = total;
+    r->start = cm_xmalloc((total + 1) * sizeof(int64_t));
+    r->local = cm_xmalloc((total + 1) * sizeof(int64_t));
+    int64_t t = end;
+    int64_t utc_end = cm_tzone_to_utc(z, end);
+    for (size_t i = total + 1; i-- > 0;) { /* back from the end */
+        int64_t utc =
+            iv == INS_HOUR ? utc_end - (int64_t)(total - i) * 3600 : cm_tzone_to_utc(z, t);
+        r->start[i] = utc;
+        r->local[i] = iv == INS_HOUR ? utc + cm_tzone_offset(z, utc) : t;
+        t = iv == INS_MONTH ? add_months(t, -1)
+                            : t - (iv == INS_WEEK  ? 7 * DAY
+                                   : iv == INS_DAY ? DAY
+                                                   : 3600);
+    }
+    r->begin = r->start[0];
+    r->end = r->start[total];
+    r->from_local = r->local[0];
+    r->to_local = r->local[total] - 1;
+    return 0;
+}
+
 void api_insights__range_free(ins_range_t *r)
 {
     free(r->start);

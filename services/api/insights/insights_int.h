@@ -33,6 +33,10 @@ int api_insights__interval(cm_slice_t name);
 int api_insights__range(cm_slice_t date_from, cm_slice_t date_to, ins_interval_t iv,
                         const cm_tzone_t *zone, int64_t now_s, ins_range_t *r, cm_buf_t *err);
 void api_insights__range_free(ins_range_t *r);
+/* Retention's axis: total periods ending with the one after date_to's day
+ * (absent: today), each a cohort (PostHog's QueryDateRangeWithIntervals). */
+int api_insights__cohorts(ins_interval_t period, size_t total, cm_slice_t date_to,
+                          const cm_tzone_t *zone, int64_t now_s, ins_range_t *r, cm_buf_t *err);
 /* "YYYY-MM-DD" (hours: "YYYY-MM-DD HH:MM:SS") of bucket i. */
 void api_insights__day(const ins_range_t *r, size_t i, cm_buf_t *out);
 /* PostHog's label of bucket i ("1-Jan-2024", "1-Jan 13:00", "Jan 2024",
@@ -62,5 +66,40 @@ int api_insights__property(ins_sql_t *q, cm_slice_t key, cm_slice_t type);
 /* Appends " AND (...)" for a property filter list or group (absent:
  * nothing). 0, or CM_EINVAL with a message. */
 int api_insights__filters(ins_sql_t *q, cm_json_t filters, cm_buf_t *err);
+
+/* ---- sql.c ---- */
+
+/* Appends the bucket of the time expression ts (a column or an aggregate
+ * of one) as an integer expression 0..n-1. */
+void api_insights__bucket(cm_buf_t *b, const ins_range_t *r, const char *ts);
+/* The query parses and prints for SQLite and both ClickHouse dialects:
+ * 0, or CM_EINVAL with the compiler's message in err. */
+int api_insights__compiles(const ins_sql_t *q, cm_buf_t *err);
+
+/* ---- trends.c, retention.c: one plan per kind, behind insight.c ---- */
+
+typedef struct ins_trends ins_trends_t;
+int api_insights__trends_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t *zone,
+                              int64_t now_s, ins_trends_t **out, cm_buf_t *err, const char **attr);
+void api_insights__trends_free(ins_trends_t *t);
+size_t api_insights__trends_variables(cm_json_t query, cm_slice_t *names, size_t max);
+const char *api_insights__trends_next(ins_trends_t *t, const char *const **names,
+                                      const api_query_value_t **values, size_t *nvalues);
+int api_insights__trends_rows(ins_trends_t *t, const void *rows, size_t nrows,
+                              api_insight_cell_fn cell, cm_buf_t *err);
+void api_insights__trends_write(const ins_trends_t *t, cm_json_writer_t *w);
+bool api_insights__trends_has_more(const ins_trends_t *t);
+
+typedef struct ins_retention ins_retention_t;
+int api_insights__retention_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t *zone,
+                                 int64_t now_s, ins_retention_t **out, cm_buf_t *err,
+                                 const char **attr);
+void api_insights__retention_free(ins_retention_t *r);
+size_t api_insights__retention_variables(cm_json_t query, cm_slice_t *names, size_t max);
+const char *api_insights__retention_next(ins_retention_t *r, const char *const **names,
+                                         const api_query_value_t **values, size_t *nvalues);
+int api_insights__retention_rows(ins_retention_t *r, const void *rows, size_t nrows,
+                                 api_insight_cell_fn cell, cm_buf_t *err);
+void api_insights__retention_write(const ins_retention_t *r, cm_json_writer_t *w);
 
 #endif

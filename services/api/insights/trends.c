@@ -47,7 +47,7 @@ typedef struct {
     char *property, *type;
 } breakdown_t;
 
-struct api_insight {
+struct ins_trends {
     ins_range_t range;
     series_t series[MAX_SERIES];
     size_t nseries;
@@ -61,11 +61,6 @@ struct api_insight {
     ins_sql_t q;
 };
 
-bool api_insight_kind(cm_json_t query)
-{
-    return cm_json_str_eq(cm_json_get(query, "kind"), CM_SLICE_LIT("TrendsQuery"));
-}
-
 static char *dup_str(cm_json_t v)
 {
     cm_buf_t b = CM_BUF_INIT;
@@ -78,7 +73,7 @@ static char *dup_str(cm_json_t v)
     return s;
 }
 
-void api_insight_free(api_insight_t *in)
+void api_insights__trends_free(ins_trends_t *in)
 {
     if (!in)
         return;
@@ -109,7 +104,7 @@ void api_insight_free(api_insight_t *in)
 
 static const char *const MATHS[] = {"total", "dau", "unique_session", "sum", "avg", "min", "max"};
 
-static int read_series(api_insight_t *in, cm_json_t list, cm_buf_t *err)
+static int read_series(ins_trends_t *in, cm_json_t list, cm_buf_t *err)
 {
     if (cm_json_type(list) != CM_JSON_ARRAY || cm_json_len(list) == 0) {
         cm_buf_appendf(err, "A TrendsQuery needs series: a list of EventsNode");
@@ -155,7 +150,7 @@ static int read_series(api_insight_t *in, cm_json_t list, cm_buf_t *err)
     return 0;
 }
 
-static int read_breakdowns(api_insight_t *in, cm_json_t bf, cm_buf_t *err)
+static int read_breakdowns(ins_trends_t *in, cm_json_t bf, cm_buf_t *err)
 {
     if (!cm_json_exists(bf) || cm_json_is_null(bf))
         return 0;
@@ -203,7 +198,7 @@ static int read_breakdowns(api_insight_t *in, cm_json_t bf, cm_buf_t *err)
     return 0;
 }
 
-size_t api_insight_variables(cm_json_t query, cm_slice_t *names, size_t max)
+size_t api_insights__trends_variables(cm_json_t query, cm_slice_t *names, size_t max)
 {
     size_t n = 0;
     cm_json_t bf = cm_json_get(query, "breakdownFilter");
@@ -224,32 +219,8 @@ size_t api_insight_variables(cm_json_t query, cm_slice_t *names, size_t max)
     return n;
 }
 
-static int rank_query(api_insight_t *in, const series_t *s, cm_buf_t *err);
-static int count_query(api_insight_t *in, const series_t *s, cm_buf_t *err);
-
-/* The query parses and prints for both stores (ClickHouse 18.16 and
- * current), or err says why not. */
-static int compiles(const ins_sql_t *q, cm_buf_t *err)
-{
-    api_query_t *aq = NULL;
-    if (api_query_parse(q->sql.p, q->sql.len, &aq, err) != 0)
-        return CM_EINVAL;
-    int rc = 0;
-    for (int d = 0; rc == 0 && d < 3; d++) {
-        api_query_sql_t sql = {0};
-        api_query_print_opts_t o = {.dialect = d ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE,
-                                    .clickhouse_modern = d == 2,
-                                    .project_id = 1,
-                                    .var_names = (const char **)q->names,
-                                    .var_values = q->values,
-                                    .nvars = q->n,
-                                    .limit = API_QUERY_MAX_ROWS};
-        rc = api_query_print(aq, &o, &sql, err) == 0 ? 0 : CM_EINVAL;
-        api_query_sql_free(&sql);
-    }
-    api_query_free(aq);
-    return rc;
-}
+static int rank_query(ins_trends_t *in, const series_t *s, cm_buf_t *err);
+static int count_query(ins_trends_t *in, const series_t *s, cm_buf_t *err);
 
 static cm_slice_t date_var(cm_json_t vars, const char *name, cm_json_t dflt)
 {
@@ -259,10 +230,10 @@ static cm_slice_t date_var(cm_json_t vars, const char *name, cm_json_t dflt)
     return cm_json_type(v) == CM_JSON_STRING ? cm_json_str_inner(v) : CM_SLICE_NULL;
 }
 
-int api_insight_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t *zone, int64_t now_s,
-                     api_insight_t **out, cm_buf_t *err, const char **attr)
+int api_insights__trends_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t *zone,
+                              int64_t now_s, ins_trends_t **out, cm_buf_t *err, const char **attr)
 {
-    api_insight_t *in = cm_xcalloc(1, sizeof(*in));
+    ins_trends_t *in = cm_xcalloc(1, sizeof(*in));
     *attr = "query";
     int rc = read_series(in, cm_json_get(query, "series"), err);
     if (rc == 0)
@@ -283,7 +254,7 @@ int api_insight_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t *zone, in
             *attr = "variables";
     }
     if (rc != 0) {
-        api_insight_free(in);
+        api_insights__trends_free(in);
         return CM_EINVAL;
     }
     in->props = cm_json_get(query, "properties");
@@ -297,10 +268,10 @@ int api_insight_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t *zone, in
             int rc2 = stage == 0 ? rank_query(in, &in->series[i], err)
                                  : count_query(in, &in->series[i], err);
             if (rc2 == 0)
-                rc2 = compiles(&in->q, err);
+                rc2 = api_insights__compiles(&in->q, err);
             api_insights__sql_free(&in->q);
             if (rc2 != 0) {
-                api_insight_free(in);
+                api_insights__trends_free(in);
                 return CM_EINVAL;
             }
         }
@@ -328,7 +299,7 @@ static void aggregate(ins_sql_t *q, const series_t *s)
 }
 
 /* The breakdown key: coalesce(p1, '') [|| '\x1f' || coalesce(p2, '') ...]. */
-static void breakdown_key(api_insight_t *in)
+static void breakdown_key(ins_trends_t *in)
 {
     ins_sql_t *q = &in->q;
     cm_buf_append_cstr(&q->sql, in->nbd > 1 ? "concat(" : "");
@@ -344,26 +315,8 @@ static void breakdown_key(api_insight_t *in)
     cm_buf_append_cstr(&q->sql, in->nbd > 1 ? ")" : "");
 }
 
-/* The bucket of timestamp: a binary search over the buckets' starts as
- * nested if()s, about log2(n) comparisons a row on either store. */
-static void bucket_expr(cm_buf_t *b, const ins_range_t *r, size_t lo, size_t hi)
-{
-    if (lo == hi) {
-        cm_buf_appendf(b, "%zu", lo);
-        return;
-    }
-    size_t mid = (lo + hi + 1) / 2;
-    char t[24];
-    api_insights__utc_text(r->start[mid], t);
-    cm_buf_appendf(b, "if(timestamp < toDateTime('%s'), ", t);
-    bucket_expr(b, r, lo, mid - 1);
-    cm_buf_append_cstr(b, ", ");
-    bucket_expr(b, r, mid, hi);
-    cm_buf_append_cstr(b, ")");
-}
-
 /* FROM events WHERE <range> [AND event] [AND filters] [AND variables]. */
-static int where(api_insight_t *in, const series_t *s, cm_buf_t *err)
+static int where(ins_trends_t *in, const series_t *s, cm_buf_t *err)
 {
     ins_sql_t *q = &in->q;
     char from[24], to[24];
@@ -405,7 +358,7 @@ static int where(api_insight_t *in, const series_t *s, cm_buf_t *err)
 }
 
 /* Stage 0: the series' breakdown keys, best first, one more than kept. */
-static int rank_query(api_insight_t *in, const series_t *s, cm_buf_t *err)
+static int rank_query(ins_trends_t *in, const series_t *s, cm_buf_t *err)
 {
     cm_buf_append_cstr(&in->q.sql, "SELECT ");
     breakdown_key(in);
@@ -418,11 +371,11 @@ static int rank_query(api_insight_t *in, const series_t *s, cm_buf_t *err)
 }
 
 /* Stage 1: the series per bucket (and kept key, or Other). */
-static int count_query(api_insight_t *in, const series_t *s, cm_buf_t *err)
+static int count_query(ins_trends_t *in, const series_t *s, cm_buf_t *err)
 {
     ins_sql_t *q = &in->q;
     cm_buf_append_cstr(&q->sql, "SELECT ");
-    bucket_expr(&q->sql, &in->range, 0, in->range.n - 1);
+    api_insights__bucket(&q->sql, &in->range, "timestamp");
     cm_buf_append_cstr(&q->sql, " AS b, ");
     if (in->nbd && s->other) {
         cm_buf_append_cstr(&q->sql, "if(");
@@ -456,8 +409,8 @@ static int count_query(api_insight_t *in, const series_t *s, cm_buf_t *err)
     return rc;
 }
 
-const char *api_insight_next(api_insight_t *in, const char *const **names,
-                             const api_query_value_t **values, size_t *nvalues)
+const char *api_insights__trends_next(ins_trends_t *in, const char *const **names,
+                                      const api_query_value_t **values, size_t *nvalues)
 {
     if (in->stage > 1)
         return NULL;
@@ -466,7 +419,7 @@ const char *api_insight_next(api_insight_t *in, const char *const **names,
     const series_t *s = &in->series[in->cur];
     int rc = in->stage == 0 ? rank_query(in, s, &err) : count_query(in, s, &err);
     cm_buf_free(&err);
-    if (rc != 0) /* filters were checked when planned: see api_insight_plan */
+    if (rc != 0) /* filters were checked when planned: see api_insights__trends_plan */
         return NULL;
     *names = (const char *const *)in->q.names;
     *values = in->q.values;
@@ -487,7 +440,7 @@ static int cmp_rows(const void *a, const void *b)
     return strcmp(x->key, y->key);
 }
 
-static bucket_row_t *row_for(api_insight_t *in, series_t *s, const char *key)
+static bucket_row_t *row_for(ins_trends_t *in, series_t *s, const char *key)
 {
     for (size_t i = 0; i < s->nrows; i++)
         if (strcmp(s->rows[i].key, key) == 0)
@@ -503,8 +456,8 @@ static bucket_row_t *row_for(api_insight_t *in, series_t *s, const char *key)
     return r;
 }
 
-int api_insight_rows(api_insight_t *in, const void *rows, size_t nrows, api_insight_cell_fn cell,
-                     cm_buf_t *err)
+int api_insights__trends_rows(ins_trends_t *in, const void *rows, size_t nrows,
+                              api_insight_cell_fn cell, cm_buf_t *err)
 {
     series_t *s = &in->series[in->cur];
     if (in->stage == 0) {
@@ -550,7 +503,7 @@ static void breakdown_part(cm_json_writer_t *w, cm_slice_t v)
         cm_json_str_s(w, v);
 }
 
-static void write_breakdown(const api_insight_t *in, cm_json_writer_t *w, const char *key)
+static void write_breakdown(const ins_trends_t *in, cm_json_writer_t *w, const char *key)
 {
     if (in->nbd == 1 || strcmp(key, OTHER) == 0) {
         breakdown_part(w, cm_slice_from_cstr(key));
@@ -567,7 +520,7 @@ static void write_breakdown(const api_insight_t *in, cm_json_writer_t *w, const 
     cm_json_end_array(w);
 }
 
-static void label_of(const api_insight_t *in, const series_t *s, const char *key, cm_buf_t *out)
+static void label_of(const ins_trends_t *in, const series_t *s, const char *key, cm_buf_t *out)
 {
     const char *name = s->event ? s->event : "All events";
     if (in->nbd == 0) {
@@ -594,7 +547,7 @@ static void label_of(const api_insight_t *in, const series_t *s, const char *key
     }
 }
 
-static void write_action(const api_insight_t *in, const series_t *s, size_t order,
+static void write_action(const ins_trends_t *in, const series_t *s, size_t order,
                          cm_json_writer_t *w)
 {
     cm_json_key(w, "action");
@@ -648,7 +601,7 @@ static void write_number(cm_json_writer_t *w, double d)
         cm_json_dbl(w, d);
 }
 
-static void write_one(const api_insight_t *in, const series_t *s, size_t order,
+static void write_one(const ins_trends_t *in, const series_t *s, size_t order,
                       const bucket_row_t *r, cm_json_writer_t *w)
 {
     cm_buf_t text = CM_BUF_INIT;
@@ -689,7 +642,7 @@ static void write_one(const api_insight_t *in, const series_t *s, size_t order,
     cm_buf_free(&text);
 }
 
-void api_insight_write(const api_insight_t *in, cm_json_writer_t *w)
+void api_insights__trends_write(const ins_trends_t *in, cm_json_writer_t *w)
 {
     cm_json_begin_array(w);
     for (size_t i = 0; i < in->nseries; i++) {
@@ -704,7 +657,7 @@ void api_insight_write(const api_insight_t *in, cm_json_writer_t *w)
     cm_json_end_array(w);
 }
 
-bool api_insight_has_more(const api_insight_t *in)
+bool api_insights__trends_has_more(const ins_trends_t *in)
 {
     for (size_t i = 0; i < in->nseries; i++)
         if (in->series[i].other)

@@ -16,8 +16,15 @@
 
 #include "insights/insights.h"
 
-static const char *const rank_rows[2][2] = {{"a\x1f" "b", "3"}, {"", "1"}};
-static const char *const count_rows[2][3] = {{"0", "a\x1f" "b", "2"}, {"1", "", "1.5"}};
+static const char *const rank_rows[2][2] = {{"a\x1f"
+                                             "b",
+                                             "3"},
+                                            {"", "1"}};
+static const char *const count_rows[2][3] = {{"0",
+                                              "a\x1f"
+                                              "b",
+                                              "2"},
+                                             {"1", "", "1.5"}};
 
 static const char *rank_cell(const void *rows, size_t r, size_t c)
 {

@@ -155,16 +155,21 @@ static void test_week_labels(void **state)
     axis_free(&a);
     a = axis(NULL, "2024-04-07", "2024-04-20", INS_WEEK, 0);
     assert_int_equal(a.r.n, 2);
-    expect_day(&a, 0, "2024-04-07", "7\xe2\x80\x93" "13 Apr");
-    expect_day(&a, 1, "2024-04-14", "14\xe2\x80\x93" "20 Apr");
+    expect_day(&a, 0, "2024-04-07",
+               "7\xe2\x80\x93"
+               "13 Apr");
+    expect_day(&a, 1, "2024-04-14",
+               "14\xe2\x80\x93"
+               "20 Apr");
     axis_free(&a);
 }
 
 static void test_refusals(void **state)
 {
     (void)state;
-    const char *bad[][2] = {{"yesterday", NULL}, {"2024-02-30", NULL}, {"-7x", NULL},
-                            {"2024-03-01", "2024-02-01"}, {"all", NULL}, {"-7dStartish", NULL}};
+    const char *bad[][2] = {{"yesterday", NULL}, {"2024-02-30", NULL},
+                            {"-7x", NULL},       {"2024-03-01", "2024-02-01"},
+                            {"all", NULL},       {"-7dStartish", NULL}};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         axis_t a = axis(NULL, bad[i][0], bad[i][1], INS_DAY, utc(2024, 4, 3, 0, 0));
         assert_int_equal(a.rc, CM_EINVAL);
@@ -216,7 +221,8 @@ static void test_plans_always_compile(void **state)
     for (const char *h; (h = api_insight_next(in, &names, &values, &n)) != NULL; queries++) {
         api_query_t *aq = NULL;
         api_query_sql_t sql = {0};
-        api_query_print_opts_t o = {.dialect = queries % 2 ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE,
+        api_query_print_opts_t o = {.dialect =
+                                        queries % 2 ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE,
                                     .project_id = 1,
                                     .var_names = (const char **)names,
                                     .var_values = values,

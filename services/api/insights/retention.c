@@ -1,0 +1,303 @@
+/*
+ * retention.c - RetentionQuery (docs/insights.md, notes section 9): of the
+ * people who did the target event in a period (a cohort), how many did
+ * the returning event k periods later, for the last totalIntervals
+ * periods. Actors are persons (person_id).
+ *
+ *   retention_recurring   a person is in every cohort it did the target
+ *                         event in (within the range)
+ *   retention_first_time  a person is in the one cohort of its first target
+ *                         event ever, if that falls within the range
+ *
+ * Two queries: the cohorts' sizes, then the returns (cohort, k, people)
+ * from the target's (person, cohort) pairs joined with the returning
+ * event's (person, period) pairs on the person, k > 0. Both are small
+ * (n and n^2/2 rows): the join happens in the store.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm/alloc.h"
+#include "cm/err.h"
+#include "insights/insights_int.h"
+
+#define DEFAULT_INTERVALS 11
+#define MAX_INTERVALS     120
+
+struct ins_retention {
+    ins_range_t range;
+    bool first_time;
+    char *target, *returning;
+    cm_json_t props;
+    int stage; /* 0 sizes, 1 returns, 2 done */
+    int64_t *size;    /* n */
+    int64_t *returns; /* n * n: [cohort][k] */
+    ins_sql_t q;
+};
+
+static const char *const PERIODS[] = {"Hour", "Day", "Week", "Month"}; /* as ins_interval_t */
+
+void api_insights__retention_free(ins_retention_t *r)
+{
+    if (!r)
+        return;
+    free(r->target);
+    free(r->returning);
+    free(r->size);
+    free(r->returns);
+    api_insights__range_free(&r->range);
+    api_insights__sql_free(&r->q);
+    free(r);
+}
+
+size_t api_insights__retention_variables(cm_json_t query, cm_slice_t *names, size_t max)
+{
+    (void)query;
+    if (max == 0)
+        return 0;
+    names[0] = CM_SLICE_LIT("date_to");
+    return 1;
+}
+
+/* An entity {id, type: "events"}: its event name (absent: $pageview). */
+static char *entity(cm_json_t e, const char *what, cm_buf_t *err)
+{
+    if (!cm_json_exists(e) || cm_json_is_null(e))
+        return cm_xstrdup("$pageview");
+    cm_json_t type = cm_json_get(e, "type");
+    if (cm_json_exists(type) && !cm_json_str_eq(type, CM_SLICE_LIT("events"))) {
+        cm_buf_appendf(err, "%s: only events entities are supported", what);
+        return NULL;
+    }
+    cm_buf_t b = CM_BUF_INIT;
+    cm_json_t id = cm_json_get(e, "id");
+    char *s = NULL;
+    if (cm_json_type(id) == CM_JSON_STRING && cm_json_str_append(id, &b) == 0 && b.len > 0)
+        s = cm_xstrdup(cm_buf_cstr(&b));
+    else
+        cm_buf_appendf(err, "%s needs an event name as its id", what);
+    cm_buf_free(&b);
+    return s;
+}
+
+/* (person_id, cohort c) of the target event. */
+static int target_pairs(ins_retention_t *r, cm_buf_t *err)
+{
+    ins_sql_t *q = &r->q;
+    char from[24], to[24];
+    api_insights__utc_text(r->range.begin, from);
+    api_insights__utc_text(r->range.end, to);
+    cm_buf_append_cstr(&q->sql, "(SELECT person_id, ");
+    api_insights__bucket(&q->sql, &r->range, r->first_time ? "min(timestamp)" : "timestamp");
+    cm_buf_append_cstr(&q->sql, " AS c FROM events WHERE event = ");
+    api_insights__bind_str(q, cm_slice_from_cstr(r->target));
+    if (!r->first_time)
+        cm_buf_appendf(&q->sql, " AND timestamp >= toDateTime('%s') AND timestamp < toDateTime('%s')",
+                       from, to);
+    int rc = api_insights__filters(q, r->props, err);
+    if (r->first_time)
+        cm_buf_appendf(&q->sql,
+                       " GROUP BY person_id HAVING min(timestamp) >= toDateTime('%s') AND "
+                       "min(timestamp) < toDateTime('%s'))",
+                       from, to);
+    else
+        cm_buf_append_cstr(&q->sql, " GROUP BY person_id, c)");
+    return rc;
+}
+
+/* (person_id, period b) of the returning event, within the range. */
+static int returning_pairs(ins_retention_t *r, cm_buf_t *err)
+{
+    ins_sql_t *q = &r->q;
+    char from[24], to[24];
+    api_insights__utc_text(r->range.begin, from);
+    api_insights__utc_text(r->range.end, to);
+    cm_buf_append_cstr(&q->sql, "(SELECT person_id, ");
+    api_insights__bucket(&q->sql, &r->range, "timestamp");
+    cm_buf_append_cstr(&q->sql, " AS b FROM events WHERE event = ");
+    api_insights__bind_str(q, cm_slice_from_cstr(r->returning));
+    cm_buf_appendf(&q->sql, " AND timestamp >= toDateTime('%s') AND timestamp < toDateTime('%s')",
+                   from, to);
+    int rc = api_insights__filters(q, r->props, err);
+    cm_buf_append_cstr(&q->sql, " GROUP BY person_id, b)");
+    return rc;
+}
+
+static int build(ins_retention_t *r, int stage, cm_buf_t *err)
+{
+    api_insights__sql_free(&r->q);
+    ins_sql_t *q = &r->q;
+    if (stage == 0) {
+        cm_buf_append_cstr(&q->sql, "SELECT c, count() AS v FROM ");
+        int rc = target_pairs(r, err);
+        cm_buf_append_cstr(&q->sql, " GROUP BY c");
+        return rc;
+    }
+    cm_buf_append_cstr(&q->sql, "SELECT t.c AS cohort, r.b - t.c AS k, count() AS v FROM ");
+    int rc = target_pairs(r, err);
+    cm_buf_append_cstr(&q->sql, " AS t INNER JOIN ");
+    if (rc == 0)
+        rc = returning_pairs(r, err);
+    cm_buf_append_cstr(&q->sql, " AS r ON t.person_id = r.person_id WHERE r.b > t.c"
+                                " GROUP BY cohort, k");
+    return rc;
+}
+
+int api_insights__retention_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t *zone,
+                                 int64_t now_s, ins_retention_t **out, cm_buf_t *err,
+                                 const char **attr)
+{
+    ins_retention_t *r = cm_xcalloc(1, sizeof(*r));
+    cm_json_t f = cm_json_get(query, "retentionFilter");
+    int rc = CM_EINVAL;
+    *attr = "query";
+    cm_json_t type = cm_json_get(f, "retentionType");
+    if (!cm_json_exists(type) || cm_json_is_null(type) ||
+        cm_json_str_eq(type, CM_SLICE_LIT("retention_recurring"))) {
+        r->first_time = false;
+    } else if (cm_json_str_eq(type, CM_SLICE_LIT("retention_first_time"))) {
+        r->first_time = true;
+    } else {
+        cm_buf_appendf(err, "retentionType must be retention_first_time or retention_recurring");
+        goto fail;
+    }
+    int64_t total = DEFAULT_INTERVALS;
+    cm_json_t ti = cm_json_get(f, "totalIntervals");
+    if (cm_json_exists(ti) && !cm_json_is_null(ti) &&
+        (cm_json_as_int64(ti, &total) != 0 || total < 1 || total > MAX_INTERVALS)) {
+        cm_buf_appendf(err, "totalIntervals must be 1 to %d", MAX_INTERVALS);
+        goto fail;
+    }
+    int period = INS_DAY;
+    cm_json_t p = cm_json_get(f, "period");
+    if (cm_json_exists(p) && !cm_json_is_null(p)) {
+        period = -1;
+        for (int i = 0; i < 4; i++)
+            if (cm_json_str_eq(p, cm_slice_from_cstr(PERIODS[i])))
+                period = i;
+        if (period < 0) {
+            cm_buf_appendf(err, "period must be Hour, Day, Week or Month");
+            goto fail;
+        }
+    }
+    if ((r->target = entity(cm_json_get(f, "targetEntity"), "targetEntity", err)) == NULL ||
+        (r->returning = entity(cm_json_get(f, "returningEntity"), "returningEntity", err)) == NULL)
+        goto fail;
+    if (cm_json_exists(cm_json_get(query, "breakdownFilter")) &&
+        !cm_json_is_null(cm_json_get(query, "breakdownFilter"))) {
+        cm_buf_appendf(err, "Retention breakdowns are not supported yet");
+        goto fail;
+    }
+    cm_json_t v = cm_json_get(vars, "date_to");
+    cm_json_t to = cm_json_type(v) == CM_JSON_STRING
+                       ? v
+                       : cm_json_get(cm_json_get(query, "dateRange"), "date_to");
+    if (api_insights__cohorts((ins_interval_t)period, (size_t)total,
+                              cm_json_type(to) == CM_JSON_STRING ? cm_json_str_inner(to)
+                                                                 : CM_SLICE_NULL,
+                              zone, now_s, &r->range, err) != 0) {
+        if (cm_json_type(v) == CM_JSON_STRING)
+            *attr = "variables";
+        goto fail;
+    }
+    r->props = cm_json_get(query, "properties");
+    for (int stage = 0; stage < 2; stage++)
+        if (build(r, stage, err) != 0 || api_insights__compiles(&r->q, err) != 0)
+            goto fail;
+    api_insights__sql_free(&r->q);
+    r->size = cm_xcalloc(r->range.n, sizeof(int64_t));
+    r->returns = cm_xcalloc(r->range.n * r->range.n, sizeof(int64_t));
+    *out = r;
+    return 0;
+fail:
+    api_insights__retention_free(r);
+    return rc;
+}
+
+const char *api_insights__retention_next(ins_retention_t *r, const char *const **names,
+                                         const api_query_value_t **values, size_t *nvalues)
+{
+    if (r->stage > 1)
+        return NULL;
+    cm_buf_t err = CM_BUF_INIT;
+    int rc = build(r, r->stage, &err); /* checked when planned */
+    cm_buf_free(&err);
+    if (rc != 0)
+        return NULL;
+    *names = (const char *const *)r->q.names;
+    *values = r->q.values;
+    *nvalues = r->q.n;
+    return cm_buf_cstr(&r->q.sql);
+}
+
+int api_insights__retention_rows(ins_retention_t *r, const void *rows, size_t nrows,
+                                 api_insight_cell_fn cell, cm_buf_t *err)
+{
+    size_t n = r->range.n;
+    for (size_t i = 0; i < nrows; i++) {
+        const char *c = cell(rows, i, 0);
+        long long ci = c ? atoll(c) : -1;
+        long long k = 0;
+        const char *v = cell(rows, i, r->stage == 0 ? 1 : 2);
+        if (r->stage == 1) {
+            const char *ks = cell(rows, i, 1);
+            k = ks ? atoll(ks) : -1;
+        }
+        if (ci < 0 || (size_t)ci >= n || k < 0 || (size_t)(ci + k) >= n) {
+            cm_buf_appendf(err, "a cohort out of the range came back");
+            return CM_EINVAL;
+        }
+        if (r->stage == 0)
+            r->size[ci] = v ? atoll(v) : 0;
+        else
+            r->returns[(size_t)ci * n + (size_t)k] = v ? atoll(v) : 0;
+    }
+    r->stage++;
+    return 0;
+}
+
+/* A cohort's start as the zone shows it: 2024-03-24T00:00:00+01:00 (Z in UTC). */
+static void cohort_date(const ins_range_t *range, size_t i, cm_buf_t *out)
+{
+    char t[24];
+    api_insights__utc_text(range->local[i], t);
+    t[10] = 'T';
+    int64_t off = range->local[i] - range->start[i];
+    cm_buf_append_cstr(out, t);
+    if (off == 0)
+        cm_buf_putc(out, 'Z');
+    else
+        cm_buf_appendf(out, "%c%02d:%02d", off < 0 ? '-' : '+', (int)(llabs(off) / 3600),
+                       (int)(llabs(off) / 60 % 60));
+}
+
+void api_insights__retention_write(const ins_retention_t *r, cm_json_writer_t *w)
+{
+    size_t n = r->range.n;
+    cm_buf_t text = CM_BUF_INIT;
+    cm_json_begin_array(w);
+    for (size_t c = 0; c < n; c++) {
+        cm_json_begin_object(w);
+        cm_json_key(w, "date");
+        cm_buf_reset(&text);
+        cohort_date(&r->range, c, &text);
+        cm_json_str_s(w, cm_buf_slice(&text));
+        cm_json_key(w, "label");
+        cm_buf_reset(&text);
+        cm_buf_appendf(&text, "%s %zu", PERIODS[r->range.interval], c);
+        cm_json_str_s(w, cm_buf_slice(&text));
+        cm_json_key(w, "values");
+        cm_json_begin_array(w);
+        for (size_t k = 0; c + k < n; k++) {
+            cm_json_begin_object(w);
+            cm_json_key(w, "count");
+            cm_json_int(w, k == 0 ? r->size[c] : r->returns[c * n + k]);
+            cm_json_end_object(w);
+        }
+        cm_json_end_array(w);
+        cm_json_end_object(w);
+    }
+    cm_json_end_array(w);
+    cm_buf_free(&text);
+}
