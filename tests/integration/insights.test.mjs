@@ -87,6 +87,27 @@ for (const pair of PAIRS) describe(`insight endpoints: ${pairName(pair)}`, () =>
   test('dau, and sum of a property broken down by $browser with a limit and Other', async () => {
     await make('daily-users', trends({ series: [{ kind: 'EventsNode', event: '$pageview', math: 'dau' }] }));
     assert.deepEqual((await run('daily-users')).results[0].data, [1, 0, 1, 3, 0, 0, 1]);
+    // trailing windows: u3's pageview of 27 Mar (before the range) counts on 28 Mar
+    await make('active', trends({ series: [
+      { kind: 'EventsNode', event: '$pageview', math: 'weekly_active' },
+      { kind: 'EventsNode', event: '$pageview', math: 'monthly_active' },
+    ] }));
+    const active = (await run('active')).results;
+    assert.deepEqual(active.map((x) => [x.action.math, x.data]), [
+      ['weekly_active', [1, 1, 2, 3, 3, 3, 3]],
+      ['monthly_active', [1, 1, 2, 3, 3, 3, 3]],
+    ]);
+    await make('active-by-browser', trends({
+      series: [{ kind: 'EventsNode', event: '$pageview', math: 'weekly_active' }],
+      breakdownFilter: { breakdown: '$browser' },
+    }));
+    // Chrome: u3 27, 31; u1 30, 31. Firefox: u2 31. Safari: u1 3 Apr. none: u3 28.
+    assert.deepEqual((await run('active-by-browser')).results.map((x) => [x.breakdown_value, x.data]), [
+      ['Chrome', [1, 1, 2, 2, 2, 2, 2]], // by count: 12, 7, 4, 1
+      [null, [1, 1, 1, 1, 1, 1, 1]],
+      ['Firefox', [0, 0, 0, 1, 1, 1, 1]],
+      ['Safari', [0, 0, 0, 0, 0, 0, 1]],
+    ]);
 
     await make('spend-by-browser', trends({
       series: [{ kind: 'EventsNode', event: null, math: 'sum', math_property: 'price' }],
@@ -198,6 +219,7 @@ for (const pair of PAIRS) describe(`insight endpoints: ${pairName(pair)}`, () =>
       [trends({ series: [{ kind: 'EventsNode', event: 'x', math: 'weird' }] }), /math 'weird'/],
       [trends({ series: [{ kind: 'EventsNode', event: 'x', math: 'sum' }] }), /math_property/],
       [trends({ interval: 'decade', series: [{ kind: 'EventsNode', event: 'x' }] }), /interval/],
+      [trends({ interval: 'week', series: [{ kind: 'EventsNode', event: 'x', math: 'weekly_active' }] }), /day interval/],
       [trends({ dateRange: { date_from: 'yesterday-ish' }, series: [{ kind: 'EventsNode', event: 'x' }] }), /date_from/],
       [trends({ series: [{ kind: 'EventsNode', event: 'x', properties: [{ key: 'a', value: 'b', operator: 'regex' }] }] }), /regex/],
     ]) {

@@ -358,6 +358,30 @@ int api_insights__cohorts(ins_interval_t iv, size_t total, cm_slice_t date_to, c
     return 0;
 }
 
+int api_insights__days_before(const ins_range_t *r, int days, const cm_tzone_t *z, ins_range_t *out,
+                              cm_buf_t *err)
+{
+    memset(out, 0, sizeof(*out));
+    if (r->interval != INS_DAY || r->n + (size_t)days > INS_MAX_BUCKETS) {
+        cm_buf_appendf(err, "weekly_active and monthly_active need the day interval");
+        return CM_EINVAL;
+    }
+    out->interval = INS_DAY;
+    out->n = r->n + (size_t)days;
+    out->start = cm_xmalloc((out->n + 1) * sizeof(int64_t));
+    out->local = cm_xmalloc(out->n * sizeof(int64_t));
+    for (size_t i = 0; i < out->n; i++) {
+        out->local[i] = r->local[0] + ((int64_t)i - days) * DAY;
+        out->start[i] = cm_tzone_to_utc(z, out->local[i]);
+    }
+    out->start[out->n] = r->start[r->n];
+    out->begin = out->start[0];
+    out->end = r->end;
+    out->from_local = out->local[0];
+    out->to_local = r->to_local;
+    return 0;
+}
+
 void api_insights__range_free(ins_range_t *r)
 {
     free(r->start);

@@ -33,6 +33,10 @@ int api_insights__interval(cm_slice_t name);
 int api_insights__range(cm_slice_t date_from, cm_slice_t date_to, ins_interval_t iv,
                         const cm_tzone_t *zone, int64_t now_s, ins_range_t *r, cm_buf_t *err);
 void api_insights__range_free(ins_range_t *r);
+/* The day axis r (interval day) with days more days before its first:
+ * the same buckets, shifted by days (its begin is the first new day's). */
+int api_insights__days_before(const ins_range_t *r, int days, const cm_tzone_t *zone,
+                              ins_range_t *out, cm_buf_t *err);
 /* Retention's axis: total periods ending with the one after date_to's day
  * (absent: today), each a cohort (PostHog's QueryDateRangeWithIntervals). */
 int api_insights__cohorts(ins_interval_t period, size_t total, cm_slice_t date_to,

@@ -30,7 +30,7 @@ struct ins_retention {
     bool first_time;
     char *target, *returning;
     cm_json_t props;
-    int stage; /* 0 sizes, 1 returns, 2 done */
+    int stage;        /* 0 sizes, 1 returns, 2 done */
     int64_t *size;    /* n */
     int64_t *returns; /* n * n: [cohort][k] */
     ins_sql_t q;
@@ -93,8 +93,9 @@ static int target_pairs(ins_retention_t *r, cm_buf_t *err)
     cm_buf_append_cstr(&q->sql, " AS c FROM events WHERE event = ");
     api_insights__bind_str(q, cm_slice_from_cstr(r->target));
     if (!r->first_time)
-        cm_buf_appendf(&q->sql, " AND timestamp >= toDateTime('%s') AND timestamp < toDateTime('%s')",
-                       from, to);
+        cm_buf_appendf(&q->sql,
+                       " AND timestamp >= toDateTime('%s') AND timestamp < toDateTime('%s')", from,
+                       to);
     int rc = api_insights__filters(q, r->props, err);
     if (r->first_time)
         cm_buf_appendf(&q->sql,

@@ -36,6 +36,7 @@ typedef struct {
     char *event;    /* NULL: all events */
     char *math;
     char *math_property;
+    int window; /* weekly_active 7, monthly_active 30 (days): else 0 */
     char **top; /* stage 0's keys, ranked */
     size_t ntop;
     bool other;
@@ -54,6 +55,8 @@ struct ins_trends {
     breakdown_t bds[MAX_BREAKDOWNS];
     size_t nbd;
     size_t limit;
+    ins_range_t wide; /* the days before too, for the active-users windows */
+    const cm_tzone_t *zone;
     cm_json_t props; /* the query's properties, ANDed onto every series */
     cm_json_t vars;  /* the run's variables */
     int stage;       /* 0: rank breakdown keys; 1: count per bucket; 2: done */
@@ -96,13 +99,16 @@ void api_insights__trends_free(ins_trends_t *in)
         free(in->bds[i].type);
     }
     api_insights__range_free(&in->range);
+    api_insights__range_free(&in->wide);
     api_insights__sql_free(&in->q);
     free(in);
 }
 
 /* ---- the query node ---- */
 
-static const char *const MATHS[] = {"total", "dau", "unique_session", "sum", "avg", "min", "max"};
+static const char *const MATHS[] = {
+    "total", "dau", "weekly_active", "monthly_active", "unique_session", "sum", "avg",
+    "min",   "max"};
 
 static int read_series(ins_trends_t *in, cm_json_t list, cm_buf_t *err)
 {
@@ -135,11 +141,16 @@ static int read_series(ins_trends_t *in, cm_json_t list, cm_buf_t *err)
         if (!known) {
             cm_buf_appendf(err,
                            "series[%zu]: math '%s' is not supported: total, dau, "
-                           "unique_session, sum, avg, min or max",
+                           "weekly_active, monthly_active, unique_session, sum, avg, min "
+                           "or max",
                            i, s->math ? s->math : "?");
             return CM_EINVAL;
         }
-        if (strchr("sam", s->math[0]) && strcmp(s->math, "total") != 0) { /* sum avg min max */
+        s->window = strcmp(s->math, "weekly_active") == 0    ? 7
+                    : strcmp(s->math, "monthly_active") == 0 ? 30
+                                                             : 0;
+        if (!strcmp(s->math, "sum") || !strcmp(s->math, "avg") || !strcmp(s->math, "min") ||
+            !strcmp(s->math, "max")) {
             s->math_property = dup_str(cm_json_get(n, "math_property"));
             if (s->math_property == NULL || s->math_property[0] == '\0') {
                 cm_buf_appendf(err, "series[%zu]: math '%s' needs a math_property", i, s->math);
@@ -259,7 +270,18 @@ int api_insights__trends_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t 
     }
     in->props = cm_json_get(query, "properties");
     in->vars = vars;
+    in->zone = zone;
     in->stage = in->nbd ? 0 : 1;
+    int window = 0;
+    for (size_t i = 0; i < in->nseries; i++)
+        window = in->series[i].window > window ? in->series[i].window : window;
+    if (window && (in->range.interval != INS_DAY ||
+                   api_insights__days_before(&in->range, window - 1, zone, &in->wide, err) != 0)) {
+        if (err->len == 0)
+            cm_buf_appendf(err, "weekly_active and monthly_active need the day interval");
+        api_insights__trends_free(in);
+        return CM_EINVAL;
+    }
     /* every series' queries once now, for both stores, so that a run
      * cannot fail on what the query node asks (a property name one store
      * cannot read, say) */
@@ -287,7 +309,7 @@ static void aggregate(ins_sql_t *q, const series_t *s)
 {
     if (strcmp(s->math, "total") == 0) {
         cm_buf_append_cstr(&q->sql, "count()");
-    } else if (strcmp(s->math, "dau") == 0) {
+    } else if (strcmp(s->math, "dau") == 0 || s->window) {
         cm_buf_append_cstr(&q->sql, "uniq(person_id)");
     } else if (strcmp(s->math, "unique_session") == 0) {
         cm_buf_append_cstr(&q->sql, "uniq(nullIf($session_id, ''))");
@@ -316,11 +338,11 @@ static void breakdown_key(ins_trends_t *in)
 }
 
 /* FROM events WHERE <range> [AND event] [AND filters] [AND variables]. */
-static int where(ins_trends_t *in, const series_t *s, cm_buf_t *err)
+static int where(ins_trends_t *in, const series_t *s, const ins_range_t *axis, cm_buf_t *err)
 {
     ins_sql_t *q = &in->q;
     char from[24], to[24];
-    api_insights__utc_text(in->range.begin, from);
+    api_insights__utc_text(axis->begin, from);
     api_insights__utc_text(in->range.end, to);
     cm_buf_appendf(&q->sql,
                    " FROM events WHERE timestamp >= toDateTime('%s') AND timestamp < "
@@ -365,18 +387,16 @@ static int rank_query(ins_trends_t *in, const series_t *s, cm_buf_t *err)
     cm_buf_append_cstr(&in->q.sql, " AS k, ");
     aggregate(&in->q, s);
     cm_buf_append_cstr(&in->q.sql, " AS v");
-    int rc = where(in, s, err);
+    int rc = where(in, s, &in->range, err);
     cm_buf_appendf(&in->q.sql, " GROUP BY k ORDER BY v DESC, k LIMIT %zu", in->limit + 1);
     return rc;
 }
 
-/* Stage 1: the series per bucket (and kept key, or Other). */
-static int count_query(ins_trends_t *in, const series_t *s, cm_buf_t *err)
+/* The breakdown key as the count query selects it: the key, the key or
+ * Other when some were not kept, or nothing. */
+static void key_select(ins_trends_t *in, const series_t *s)
 {
     ins_sql_t *q = &in->q;
-    cm_buf_append_cstr(&q->sql, "SELECT ");
-    api_insights__bucket(&q->sql, &in->range, "timestamp");
-    cm_buf_append_cstr(&q->sql, " AS b, ");
     if (in->nbd && s->other) {
         cm_buf_append_cstr(&q->sql, "if(");
         breakdown_key(in);
@@ -390,16 +410,54 @@ static int count_query(ins_trends_t *in, const series_t *s, cm_buf_t *err)
         breakdown_key(in);
         cm_buf_append_cstr(&q->sql, ", ");
         api_insights__bind_str(q, CM_SLICE_LIT(OTHER));
-        cm_buf_append_cstr(&q->sql, ") AS k, ");
+        cm_buf_append_cstr(&q->sql, ")");
     } else if (in->nbd) {
         breakdown_key(in);
-        cm_buf_append_cstr(&q->sql, " AS k, ");
     } else {
-        cm_buf_append_cstr(&q->sql, "'' AS k, ");
+        cm_buf_append_cstr(&q->sql, "''");
     }
+}
+
+/* weekly_active / monthly_active: day x's people count on days x to
+ * x + window - 1 (each day's trailing window ends with it). The inner
+ * query reads the days before the range too (in->wide: its day j is the
+ * range's day j - shift); a cross join with 0..window-1 spreads each
+ * (person, day) over the days it counts on. */
+static int window_query(ins_trends_t *in, const series_t *s, cm_buf_t *err)
+{
+    ins_sql_t *q = &in->q;
+    size_t shift = in->wide.n - in->range.n;
+    cm_buf_appendf(&q->sql,
+                   "SELECT e.d + n.o - %zu AS b, e.k AS k, uniq(e.person_id) AS v FROM "
+                   "(SELECT person_id, ",
+                   shift);
+    api_insights__bucket(&q->sql, &in->wide, "timestamp");
+    cm_buf_append_cstr(&q->sql, " AS d, ");
+    key_select(in, s);
+    cm_buf_append_cstr(&q->sql, " AS k");
+    int rc = where(in, s, &in->wide, err);
+    cm_buf_append_cstr(&q->sql, " GROUP BY person_id, d, k) AS e CROSS JOIN (SELECT 0 AS o");
+    for (int i = 1; i < s->window; i++)
+        cm_buf_appendf(&q->sql, " UNION ALL SELECT %d", i);
+    cm_buf_appendf(&q->sql, ") AS n WHERE e.d + n.o >= %zu AND e.d + n.o < %zu GROUP BY b, k",
+                   shift, shift + in->range.n);
+    return rc;
+}
+
+/* Stage 1: the series per bucket (and kept key, or Other). */
+static int count_query(ins_trends_t *in, const series_t *s, cm_buf_t *err)
+{
+    if (s->window)
+        return window_query(in, s, err);
+    ins_sql_t *q = &in->q;
+    cm_buf_append_cstr(&q->sql, "SELECT ");
+    api_insights__bucket(&q->sql, &in->range, "timestamp");
+    cm_buf_append_cstr(&q->sql, " AS b, ");
+    key_select(in, s);
+    cm_buf_append_cstr(&q->sql, " AS k, ");
     aggregate(q, s);
     cm_buf_append_cstr(&q->sql, " AS v");
-    int rc = where(in, s, err);
+    int rc = where(in, s, &in->range, err);
     /* never a constant in GROUP BY (SQLite reads an integer as a position) */
     if (in->range.n > 1 || in->nbd)
         cm_buf_appendf(&q->sql, " GROUP BY %s",
