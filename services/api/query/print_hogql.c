@@ -76,17 +76,41 @@ static void quoted(cm_buf_t *out, cm_slice_t s, char q)
     cm_buf_putc(out, q);
 }
 
-static void list(const q_list_t *l, cm_buf_t *out)
+static void expr(const q_expr_t *e, cm_buf_t *out, const q_hogql_opts_t *o);
+static void select_(const q_select_t *s, cm_buf_t *out, const q_hogql_opts_t *o);
+
+static void list(const q_list_t *l, cm_buf_t *out, const q_hogql_opts_t *o)
 {
     for (size_t i = 0; i < l->n; i++) {
         if (i)
             P(", ");
-        q_print_hogql_expr(l->v[i], out);
+        expr(l->v[i], out, o);
     }
 }
 
+static bool skipped(const q_expr_t *e, const q_hogql_opts_t *o)
+{
+    for (size_t i = 0; o != NULL && i < o->nskip; i++)
+        if (o->skip[i] == e)
+            return true;
+    return false;
+}
+
+static void window(const q_window_t *w, cm_buf_t *out, const q_hogql_opts_t *o);
+
 void q_print_hogql_expr(const q_expr_t *e, cm_buf_t *out)
 {
+    expr(e, out, NULL);
+}
+
+/* o NULL: a column's name ((SELECT ...) and OVER (...) abridged); else the
+ * whole text, o's skipped nodes printed as true. */
+static void expr(const q_expr_t *e, cm_buf_t *out, const q_hogql_opts_t *o)
+{
+    if (skipped(e, o)) {
+        P("true");
+        return;
+    }
     switch (e->kind) {
     case QE_NULL: P("NULL"); return;
     case QE_BOOL: P(e->ival ? "true" : "false"); return;
@@ -96,6 +120,10 @@ void q_print_hogql_expr(const q_expr_t *e, cm_buf_t *out)
     case QE_FIELD:
     case QE_PLACEHOLDER:
     case QE_STAR:
+        if (e->kind == QE_FIELD && e->nchain == 0 && e->alias_of != NULL) {
+            cm_buf_append_slice(out, e->text); /* ORDER BY 1: the position, as written */
+            return;
+        }
         if (e->kind == QE_PLACEHOLDER)
             P("{");
         for (size_t i = 0; i < e->nchain; i++) {
@@ -115,14 +143,16 @@ void q_print_hogql_expr(const q_expr_t *e, cm_buf_t *out)
         cm_buf_append_slice(out, e->text);
         if (e->params.n) {
             P("(");
-            list(&e->params, out);
+            list(&e->params, out, o);
             P(")");
         }
         P(e->distinct ? "(DISTINCT " : "(");
-        list(&e->args, out);
+        list(&e->args, out, o);
         P(")");
-        if (e->over != NULL)
+        if (e->over != NULL && o == NULL)
             P(" OVER (...)");
+        else if (e->over != NULL)
+            window(e->over, out, o);
         return;
     case QE_BINARY:
         for (int side = 0; side < 2; side++) {
@@ -134,78 +164,256 @@ void q_print_hogql_expr(const q_expr_t *e, cm_buf_t *out)
                 P(binops[e->op]);
             if (paren)
                 P("(");
-            q_print_hogql_expr(a, out);
+            expr(a, out, o);
             if (paren)
                 P(")");
         }
         return;
     case QE_NOT:
         P("NOT ");
-        q_print_hogql_expr(e->args.v[0], out);
+        expr(e->args.v[0], out, o);
         return;
     case QE_NEG:
         P("-");
-        q_print_hogql_expr(e->args.v[0], out);
+        expr(e->args.v[0], out, o);
         return;
     case QE_IS_NULL:
-        q_print_hogql_expr(e->args.v[0], out);
+        expr(e->args.v[0], out, o);
         P(e->negated ? " IS NOT NULL" : " IS NULL");
         return;
     case QE_BETWEEN:
-        q_print_hogql_expr(e->args.v[0], out);
+        expr(e->args.v[0], out, o);
         P(e->negated ? " NOT BETWEEN " : " BETWEEN ");
-        q_print_hogql_expr(e->args.v[1], out);
+        expr(e->args.v[1], out, o);
         P(" AND ");
-        q_print_hogql_expr(e->args.v[2], out);
+        expr(e->args.v[2], out, o);
         return;
     case QE_CASE:
         P("CASE");
         if (e->operand) {
             P(" ");
-            q_print_hogql_expr(e->operand, out);
+            expr(e->operand, out, o);
         }
         for (size_t i = 0; i + 1 < e->args.n; i += 2) {
             P(" WHEN ");
-            q_print_hogql_expr(e->args.v[i], out);
+            expr(e->args.v[i], out, o);
             P(" THEN ");
-            q_print_hogql_expr(e->args.v[i + 1], out);
+            expr(e->args.v[i + 1], out, o);
         }
         if (e->else_) {
             P(" ELSE ");
-            q_print_hogql_expr(e->else_, out);
+            expr(e->else_, out, o);
         }
         P(" END");
         return;
     case QE_ARRAY:
         P("[");
-        list(&e->args, out);
+        list(&e->args, out, o);
         P("]");
         return;
     case QE_TUPLE:
         P("(");
-        list(&e->args, out);
+        list(&e->args, out, o);
         P(")");
         return;
     case QE_INDEX:
-        q_print_hogql_expr(e->operand, out);
+        expr(e->operand, out, o);
         P("[");
-        q_print_hogql_expr(e->args.v[0], out);
+        expr(e->args.v[0], out, o);
         P("]");
         return;
-    case QE_SUBQUERY: P("(SELECT ...)"); return;
+    case QE_SUBQUERY:
+        if (o == NULL) {
+            P("(SELECT ...)");
+            return;
+        }
+        P("(");
+        select_(e->sub, out, o);
+        P(")");
+        return;
     case QE_INTERVAL:
         P("INTERVAL ");
-        q_print_hogql_expr(e->args.v[0], out);
+        expr(e->args.v[0], out, o);
         P(" ");
         P(unit_names[e->unit]);
         return;
     case QE_CAST:
         P("CAST(");
-        q_print_hogql_expr(e->args.v[0], out);
+        expr(e->args.v[0], out, o);
         P(" AS ");
         cm_buf_append_slice(out, e->text);
         P(")");
         return;
     case QE_VALUE: return;
     }
+}
+
+/* ---- whole queries ---- */
+
+static void name(cm_buf_t *out, cm_slice_t n)
+{
+    if (plain(n))
+        cm_buf_append_slice(out, n);
+    else
+        quoted(out, n, '`');
+}
+
+static void orders(const q_order_t *v, size_t n, cm_buf_t *out, const q_hogql_opts_t *o)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            P(", ");
+        expr(v[i].expr, out, o);
+        if (v[i].desc)
+            P(" DESC");
+        if (v[i].nulls == Q_NULLS_FIRST)
+            P(" NULLS FIRST");
+        else if (v[i].nulls == Q_NULLS_LAST)
+            P(" NULLS LAST");
+    }
+}
+
+static void window(const q_window_t *w, cm_buf_t *out, const q_hogql_opts_t *o)
+{
+    P(" OVER (");
+    if (w->partition.n) {
+        P("PARTITION BY ");
+        list(&w->partition, out, o);
+    }
+    if (w->norder) {
+        P(w->partition.n ? " ORDER BY " : "ORDER BY ");
+        orders(w->order, w->norder, out, o);
+    }
+    P(")");
+}
+
+static void from_(const q_from_t *f, cm_buf_t *out, const q_hogql_opts_t *o)
+{
+    static const char *const joins[] = {[QJ_INNER] = " INNER JOIN ",
+                                        [QJ_LEFT] = " LEFT JOIN ",
+                                        [QJ_RIGHT] = " RIGHT JOIN ",
+                                        [QJ_FULL] = " FULL JOIN ",
+                                        [QJ_CROSS] = " CROSS JOIN "};
+    switch (f->kind) {
+    case QJ_TABLE: name(out, f->name); break;
+    case QJ_SUBQUERY:
+        P("(");
+        select_(f->sub, out, o);
+        P(")");
+        break;
+    case QJ_JOIN:
+        from_(f->left, out, o);
+        P(joins[f->join]);
+        from_(f->right, out, o);
+        if (f->on) {
+            P(" ON ");
+            expr(f->on, out, o);
+        } else if (f->using_.n) {
+            P(" USING (");
+            list(&f->using_, out, o);
+            P(")");
+        }
+        return;
+    }
+    if (f->alias.len) {
+        P(" AS ");
+        name(out, f->alias);
+    }
+}
+
+static void select_(const q_select_t *s, cm_buf_t *out, const q_hogql_opts_t *o)
+{
+    if (s->nparts) {
+        for (size_t i = 0; i < s->nparts; i++) {
+            if (i)
+                P(" UNION ALL ");
+            select_(s->parts[i], out, o);
+        }
+        return;
+    }
+    bool top = o != NULL && s == o->top;
+    if (s->nwith) {
+        P("WITH ");
+        for (size_t i = 0; i < s->nwith; i++) {
+            if (i)
+                P(", ");
+            if (s->with[i].sub) {
+                name(out, s->with[i].name);
+                P(" AS (");
+                select_(s->with[i].sub, out, o);
+                P(")");
+            } else {
+                expr(s->with[i].expr, out, o);
+                P(" AS ");
+                name(out, s->with[i].name);
+            }
+        }
+        P(" ");
+    }
+    P(s->distinct ? "SELECT DISTINCT " : "SELECT ");
+    for (size_t i = 0; i < s->ncols; i++) {
+        if (i)
+            P(", ");
+        expr(s->cols[i].expr, out, o);
+        if (s->cols[i].alias.len) {
+            P(" AS ");
+            name(out, s->cols[i].alias);
+        }
+    }
+    for (size_t i = 0; top && i < o->nextra; i++) {
+        P(", ");
+        P(o->extra[i]);
+    }
+    if (s->from) {
+        P(" FROM ");
+        from_(s->from, out, o);
+    }
+    if (s->where) {
+        P(" WHERE ");
+        expr(s->where, out, o);
+    }
+    bool extra_group = top && o->extra_group != NULL && o->ngroup > 0;
+    if (s->group_by.n || extra_group) {
+        P(" GROUP BY ");
+        list(&s->group_by, out, o);
+        for (size_t i = 0; extra_group && i < o->ngroup; i++) {
+            if (i || s->group_by.n)
+                P(", ");
+            P(o->extra_group[i]);
+        }
+    }
+    if (s->having) {
+        P(" HAVING ");
+        expr(s->having, out, o);
+    }
+    if (s->norder) {
+        P(" ORDER BY ");
+        orders(s->order, s->norder, out, o);
+    }
+    if (s->limit_by.n && s->limit_by_n) {
+        P(" LIMIT ");
+        expr(s->limit_by_n, out, o);
+        if (s->limit_by_offset) {
+            P(" OFFSET ");
+            expr(s->limit_by_offset, out, o);
+        }
+        P(" BY ");
+        list(&s->limit_by, out, o);
+    }
+    if (!(top && o->drop_limit)) {
+        if (s->limit) {
+            P(" LIMIT ");
+            expr(s->limit, out, o);
+        }
+        if (s->offset) {
+            P(" OFFSET ");
+            expr(s->offset, out, o);
+        }
+    }
+}
+
+void q_print_hogql_select(const q_select_t *s, const q_hogql_opts_t *o, cm_buf_t *out)
+{
+    static const q_hogql_opts_t none = {0};
+    select_(s, out, o ? o : &none);
 }

@@ -107,6 +107,23 @@ int api_query_print(const api_query_t *q, const api_query_print_opts_t *o, api_q
                     cm_buf_t *err);
 void api_query_sql_free(api_query_sql_t *s);
 
+/* Materialization (materialize.c, docs/endpoints.md): whether the query
+ * can be stored as a table with its variables as columns, and the HogQL
+ * that fills the table. CM_EINVAL with the reason (PostHog's words) when
+ * it cannot. */
+typedef struct {
+    char *code_name;
+    bool range; /* compared with >=, >, <, <=: the column is by day */
+} api_query_mat_var_t;
+typedef struct {
+    cm_buf_t hogql; /* the table's query */
+    api_query_mat_var_t *vars;
+    size_t nvars;
+    bool limit_dropped; /* the query's LIMIT / OFFSET: for the read to apply */
+} api_query_mat_t;
+int api_query_materialize(const api_query_t *q, api_query_mat_t *out, cm_buf_t *reason);
+void api_query_mat_free(api_query_mat_t *m);
+
 /* SQLite's parameters as text, for cm_evstore_select: text[i] a string the
  * caller frees (NULL for NULL), types[i] 't', 'i' or 'f'. Both arrays have
  * room for s->nparams. */

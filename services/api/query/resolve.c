@@ -605,10 +605,12 @@ static void positional(rs_t *r, q_select_t *s, q_list_t *l)
             return;
         }
         q_expr_t *target = s->cols[e->ival - 1].expr;
+        cm_slice_t position = e->text; /* kept for printing back as HogQL */
         *e = (q_expr_t){.kind = QE_FIELD,
                         .depth = target->depth,
                         .fkind = QF_ALIAS,
                         .alias_of = target,
+                        .text = position,
                         .type = target->type,
                         .nullable = target->nullable};
     }

@@ -58,4 +58,19 @@ int q_resolve(struct api_query *q, cm_buf_t *err);
 /* The output name HogQL gives an expression without an alias (print_hogql.c). */
 void q_print_hogql_expr(const q_expr_t *e, cm_buf_t *out);
 
+/* A whole query printed back as HogQL (print_hogql.c), changed on the way
+ * as materialize.c needs: some nodes printed as true (a predicate left
+ * out), columns added to the top SELECT (and its GROUP BY), its LIMIT and
+ * OFFSET left out. */
+typedef struct {
+    const q_expr_t *const *skip;
+    size_t nskip;
+    const q_select_t *top;
+    const char *const *extra;       /* HogQL text: "expr AS name" */
+    const char *const *extra_group; /* expressions for GROUP BY (NULL: none) */
+    size_t nextra, ngroup;
+    bool drop_limit;
+} q_hogql_opts_t;
+void q_print_hogql_select(const q_select_t *s, const q_hogql_opts_t *o, cm_buf_t *out);
+
 #endif

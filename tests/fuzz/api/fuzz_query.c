@@ -11,10 +11,12 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "query/query.h"
+#include "query/resolve.h"
 
 static size_t count(const char *s, size_t n, const char *needle)
 {
@@ -58,6 +60,66 @@ static char *unquoted(const cm_buf_t *sql, bool ch)
     return s;
 }
 
+/* text for SQLite with the fuzz values, or NULL when it does not compile. */
+static char *sqlite_text(const char *text, size_t len, const char **names,
+                         const api_query_value_t *vals, size_t nv, bool *parsed)
+{
+    cm_buf_t err = CM_BUF_INIT;
+    api_query_t *q = NULL;
+    char *out = NULL;
+    *parsed = api_query_parse(text, len, &q, &err) == 0;
+    if (*parsed) {
+        api_query_print_opts_t o = {.dialect = API_QUERY_SQLITE,
+                                    .project_id = 4242,
+                                    .var_names = names,
+                                    .var_values = vals,
+                                    .nvars = nv};
+        api_query_sql_t sql;
+        if (api_query_print(q, &o, &sql, &err) == 0)
+            out = strndup(sql.sql.p, sql.sql.len);
+        api_query_sql_free(&sql);
+    }
+    api_query_free(q);
+    cm_buf_free(&err);
+    return out;
+}
+
+/* Printed back as HogQL, the query prints the same SQL; a materialization
+ * it allows is HogQL that compiles for both stores. */
+static void hogql_invariants(const uint8_t *data, size_t size, const api_query_t *q,
+                             const char **names, const api_query_value_t *vals, size_t nv)
+{
+    cm_buf_t back = CM_BUF_INIT, reason = CM_BUF_INIT;
+    q_print_hogql_select(q->root, NULL, &back);
+    bool parsed, parsed_back;
+    char *a = sqlite_text((const char *)data, size, names, vals, nv, &parsed);
+    char *b = sqlite_text(back.p, back.len, names, vals, nv, &parsed_back);
+    if (!parsed_back || (a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0)) {
+        fprintf(stderr, "printed back: %s\nwas: %s\nnow: %s\n", cm_buf_cstr(&back), a ? a : "-",
+                b ? b : "-");
+        abort();
+    }
+    bool compiles = a != NULL;
+    free(a);
+    free(b);
+    api_query_mat_t m;
+    if (api_query_materialize(q, &m, &reason) == 0) {
+        /* the table's query has no variables left, and compiles where the
+         * query did */
+        char *t = sqlite_text(m.hogql.p, m.hogql.len, NULL, NULL, 0, &parsed);
+        if (!parsed || (compiles && t == NULL)) {
+            fprintf(stderr, "materialized: %s\n", cm_buf_cstr(&m.hogql));
+            abort();
+        }
+        free(t);
+        api_query_mat_free(&m);
+    } else if (reason.len == 0) {
+        abort();
+    }
+    cm_buf_free(&back);
+    cm_buf_free(&reason);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     cm_buf_t err = CM_BUF_INIT;
@@ -80,6 +142,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                       ? (api_query_value_t){.kind = API_QV_LIST, .items = items, .nitems = 2}
                       : (api_query_value_t){.kind = API_QV_FLOAT, .f = 1.5};
     }
+    hogql_invariants(data, size, q, names, vals, nv);
     for (int d = 0; d < 3; d++) {
         api_query_print_opts_t o = {
             .dialect = d == 0 ? API_QUERY_SQLITE : API_QUERY_CLICKHOUSE,

@@ -30,6 +30,7 @@
 #include "cm/buf.h"
 #include "cm/err.h"
 #include "query/query.h"
+#include "query/resolve.h"
 
 #define GOLDEN "tests/unit/api/query_golden.txt"
 
@@ -71,6 +72,20 @@ static void compile(const char *text, api_query_dialect_t d, bool modern, cm_buf
     api_query_sql_free(&sql);
     api_query_free(q);
     cm_buf_free(&err);
+}
+
+/* The query printed back as HogQL (print_hogql.c); false if it does not parse. */
+static bool as_hogql(const char *text, cm_buf_t *out)
+{
+    cm_buf_t err = CM_BUF_INIT;
+    api_query_t *q = NULL;
+    cm_buf_reset(out);
+    bool ok = api_query_parse(text, strlen(text), &q, &err) == 0;
+    if (ok)
+        q_print_hogql_select(q->root, NULL, out);
+    api_query_free(q);
+    cm_buf_free(&err);
+    return ok;
 }
 
 static char *slurp(const char *path)
@@ -132,6 +147,23 @@ static void test_golden(void **state)
                 print_error("%.*s (clickhouse)\n  want: %s\n  got:  %.*s\n", (int)(name_end - p), p,
                             want_ch, (int)got.len, got.p);
         }
+        /* printed back as HogQL, it compiles to the same text for both */
+        cm_buf_t hogql = CM_BUF_INIT, again = CM_BUF_INIT;
+        if (as_hogql(query, &hogql)) {
+            for (int d = 0; d < 2; d++) {
+                compile(cm_buf_cstr(&hogql), d ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE, false,
+                        &again);
+                compile(query, d ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE, false, &got);
+                if (again.len != got.len || memcmp(again.p, got.p, got.len) != 0) {
+                    failures++;
+                    print_error("%.*s (printed back as HogQL: %s)\n  want: %.*s\n  got:  %.*s\n",
+                                (int)(name_end - p), p, cm_buf_cstr(&hogql), (int)got.len, got.p,
+                                (int)again.len, again.p);
+                }
+            }
+        }
+        cm_buf_free(&hogql);
+        cm_buf_free(&again);
         if (next)
             cm_buf_append_cstr(&rewritten, "\n");
         free(query);
@@ -390,12 +422,121 @@ static void test_variables(void **state)
     cm_buf_free(&err);
 }
 
+/* Materialization: the rule of notes section 5, one case per row (the
+ * reason a query is refused), and the transform's text for what passes;
+ * every transform compiles for both stores. */
+static void expect_mat(const char *query, const char *want)
+{
+    cm_buf_t err = CM_BUF_INIT, got = CM_BUF_INIT;
+    api_query_t *q = NULL;
+    if (api_query_parse(query, strlen(query), &q, &err) != 0)
+        fail_msg("%s: %s", query, cm_buf_cstr(&err));
+    api_query_mat_t m;
+    if (api_query_materialize(q, &m, &err) != 0) {
+        cm_buf_appendf(&got, "refused: %.*s", (int)err.len, err.p);
+    } else {
+        cm_buf_append(&got, m.hogql.p, m.hogql.len);
+        for (size_t i = 0; i < m.nvars; i++)
+            cm_buf_appendf(&got, " [%s%s]", m.vars[i].code_name, m.vars[i].range ? " by day" : "");
+        if (m.limit_dropped)
+            cm_buf_append_cstr(&got, " [limit at read]");
+        cm_buf_t sql = CM_BUF_INIT;
+        for (int d = 0; d < 2; d++) {
+            compile(cm_buf_cstr(&m.hogql), d ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE, false,
+                    &sql);
+            if (strncmp(cm_buf_cstr(&sql), "error:", 6) == 0)
+                fail_msg("%s: the table's query does not compile: %s", query, cm_buf_cstr(&sql));
+        }
+        cm_buf_free(&sql);
+    }
+    if (strcmp(cm_buf_cstr(&got), want) != 0)
+        fail_msg("%s\n  want: %s\n  got:  %s", query, want, cm_buf_cstr(&got));
+    if (err.len == 0)
+        api_query_mat_free(&m);
+    api_query_free(q);
+    cm_buf_free(&err);
+    cm_buf_free(&got);
+}
+
+static void test_materialize(void **state)
+{
+    (void)state;
+    /* what passes: the transform */
+    expect_mat("SELECT count() FROM events WHERE event = {variables.event_name}",
+               "SELECT count(), event AS `event_name` FROM events WHERE true GROUP BY event "
+               "[event_name]");
+    expect_mat("SELECT count() FROM events WHERE timestamp >= {variables.start_hour} AND "
+               "timestamp < {variables.end_hour}",
+               "SELECT count(), toStartOfDay(timestamp) AS `start_hour`, toStartOfDay(timestamp) "
+               "AS `end_hour` FROM events WHERE true AND true GROUP BY toStartOfDay(timestamp) "
+               "[start_hour by day] [end_hour by day]");
+    expect_mat("SELECT event, count() AS c FROM events WHERE timestamp > '2024-01-01' AND "
+               "distinct_id = {variables.user} GROUP BY event ORDER BY c DESC LIMIT 5",
+               "SELECT event, count() AS c, distinct_id AS `user` FROM events WHERE timestamp > "
+               "'2024-01-01' AND true GROUP BY event, distinct_id ORDER BY c DESC [user] "
+               "[limit at read]");
+    expect_mat("SELECT event, timestamp FROM events WHERE {variables.u} = distinct_id",
+               "SELECT event, timestamp, distinct_id AS `u` FROM events WHERE true [u]");
+    expect_mat("SELECT sumIf(1, event = 'a'), max(timestamp) FROM events WHERE "
+               "toDate(timestamp) >= {variables.d}",
+               "SELECT sumIf(1, event = 'a'), max(timestamp), toStartOfDay(toDate(timestamp)) AS "
+               "`d` FROM events WHERE true GROUP BY toStartOfDay(toDate(timestamp)) [d by day]");
+    expect_mat("SELECT count() FROM events WHERE event = 'x' LIMIT 3",
+               "SELECT count() FROM events WHERE event = 'x' LIMIT 3");
+    /* what does not: one case per reason */
+    expect_mat("SELECT event, count() AS c FROM events GROUP BY event HAVING c > {variables.n}",
+               "refused: Variable used in HAVING clause are not supported for materialization.");
+    expect_mat("SELECT {variables.s}, count() FROM events",
+               "refused: Variable not used in WHERE clause");
+    expect_mat("SELECT count() FROM events WHERE event = 'a' ORDER BY {variables.s}",
+               "refused: Variable not used in WHERE clause");
+    expect_mat("SELECT count() FROM events WHERE event = {variables.s} OR distinct_id = 'x'",
+               "refused: Variables in OR conditions are not supported for materialization");
+    expect_mat("SELECT count() FROM events WHERE event = {variables.s} AND distinct_id = "
+               "{variables.s}",
+               "refused: Variable compared against multiple columns is not supported for "
+               "materialization");
+    expect_mat("SELECT count() FROM events WHERE event LIKE {variables.s}",
+               "refused: Unsupported operator LIKE, supported: =, >=, >, <, <=");
+    expect_mat("SELECT count() FROM events WHERE event != {variables.s}",
+               "refused: Unsupported operator !=, supported: =, >=, >, <, <=");
+    expect_mat("SELECT count() FROM events WHERE event IN {variables.l}",
+               "refused: Unsupported operator IN, supported: =, >=, >, <, <=");
+    expect_mat("SELECT avg(toFloat(properties.price)) FROM events WHERE timestamp >= "
+               "{variables.d}",
+               "refused: Aggregate function 'avg' cannot be re-aggregated for range variable "
+               "materialization");
+    expect_mat("SELECT uniq(person_id) FROM events WHERE timestamp < {variables.d}",
+               "refused: Aggregate function 'uniq' cannot be re-aggregated for range variable "
+               "materialization");
+    expect_mat("SELECT count(DISTINCT event) FROM events WHERE timestamp < {variables.d}",
+               "refused: Aggregate function 'count' cannot be re-aggregated for range variable "
+               "materialization");
+    expect_mat("SELECT event AS e, count() FROM events WHERE distinct_id = {variables.e} GROUP "
+               "BY event",
+               "refused: Variable 'e' conflicts with an existing SELECT alias for a different "
+               "expression. Rename the column or the variable.");
+    expect_mat("WITH x AS (SELECT event FROM events WHERE event = {variables.s}) SELECT count() "
+               "FROM x",
+               "refused: Variables in CTEs are not yet supported for materialization");
+    expect_mat("SELECT count() FROM (SELECT event FROM events WHERE event = {variables.s})",
+               "refused: Variables in subqueries are not supported for materialization");
+    expect_mat("SELECT count() FROM events WHERE lower(event) = lower({variables.s})",
+               "refused: Variable not used in WHERE clause");
+    expect_mat("SELECT count() FROM events WHERE {variables.s} = {variables.n}",
+               "refused: Variable 's' must be compared with a column for materialization");
+    expect_mat("SELECT event FROM events WHERE event = {variables.s} UNION ALL SELECT event FROM "
+               "events",
+               "refused: Variables in UNION queries are not supported for materialization");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_golden),     cmocka_unit_test(test_golden_modern),
-        cmocka_unit_test(test_errors),     cmocka_unit_test(test_deep_and_large),
-        cmocka_unit_test(test_row_limits), cmocka_unit_test(test_variables),
+        cmocka_unit_test(test_golden),      cmocka_unit_test(test_golden_modern),
+        cmocka_unit_test(test_errors),      cmocka_unit_test(test_deep_and_large),
+        cmocka_unit_test(test_row_limits),  cmocka_unit_test(test_variables),
+        cmocka_unit_test(test_materialize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,343 @@
+/*
+ * materialize.c - whether a HogQL endpoint's query can be stored as a
+ * table, and the query that fills it (query.h, notes section 5).
+ *
+ * The rule: each variable is one side of a comparison (=, >=, >, <, <=)
+ * in the top SELECT's WHERE, the other side a column (a field, or a call
+ * on fields), ANDed with the rest, never under OR, in HAVING or anywhere
+ * else. The stored query is the same SELECT with those comparisons left
+ * out (printed as true), each variable's column added as a column named
+ * after it (a range variable's by day: toStartOfDay), and in GROUP BY when
+ * the query aggregates; a read then filters the table by the values (and
+ * re-aggregates ranges, which only count, sum, min and max allow). The
+ * query's LIMIT and OFFSET are left out of the table and applied at read.
+ * Reasons are the notes' strings, where PostHog has one.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm/alloc.h"
+#include "cm/err.h"
+#include "query/functions.h"
+#include "query/resolve.h"
+
+#define MAX_CMP 64
+
+typedef struct {
+    const char *code;
+    const q_expr_t *column; /* the other side of its comparisons */
+    char *column_text;      /* printed as HogQL */
+    bool range;
+} mvar_t;
+
+typedef struct {
+    const api_query_t *q;
+    mvar_t *vars;
+    const q_expr_t *cmp[MAX_CMP]; /* the comparisons left out */
+    size_t ncmp;
+    cm_buf_t *reason;
+    bool failed;
+} mat_t;
+
+static void fail(mat_t *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(mat_t *m, const char *fmt, ...)
+{
+    if (m->failed)
+        return;
+    m->failed = true;
+    va_list ap;
+    va_start(ap, fmt);
+    cm_buf_vappendf(m->reason, fmt, ap);
+    va_end(ap);
+}
+
+static mvar_t *var_of(mat_t *m, const q_expr_t *e)
+{
+    if (e->kind != QE_PLACEHOLDER || e->nchain != 2)
+        return NULL;
+    for (size_t i = 0; i < m->q->nvars; i++)
+        if (cm_slice_eq_cstr(e->chain[1], m->q->vars[i]))
+            return &m->vars[i];
+    return NULL;
+}
+
+/* ---- every use of a placeholder, where it is ---- */
+
+static void uses_select(mat_t *m, const q_select_t *s, const char *where);
+
+/* Any placeholder under e is a use the rule does not allow: say where. */
+static void uses_expr(mat_t *m, const q_expr_t *e, const char *where)
+{
+    if (e == NULL || m->failed)
+        return;
+    if (e->kind == QE_PLACEHOLDER) {
+        fail(m, "%s", where);
+        return;
+    }
+    for (size_t i = 0; i < e->args.n; i++)
+        uses_expr(m, e->args.v[i], where);
+    for (size_t i = 0; i < e->params.n; i++)
+        uses_expr(m, e->params.v[i], where);
+    uses_expr(m, e->operand, where);
+    uses_expr(m, e->else_, where);
+    if (e->over) {
+        for (size_t i = 0; i < e->over->partition.n; i++)
+            uses_expr(m, e->over->partition.v[i], where);
+        for (size_t i = 0; i < e->over->norder; i++)
+            uses_expr(m, e->over->order[i].expr, where);
+    }
+    if (e->sub)
+        uses_select(m, e->sub, "Variables in subqueries are not supported for materialization");
+}
+
+static void uses_from(mat_t *m, const q_from_t *f)
+{
+    if (f == NULL)
+        return;
+    if (f->kind == QJ_SUBQUERY)
+        uses_select(m, f->sub, "Variables in subqueries are not supported for materialization");
+    if (f->kind == QJ_JOIN) {
+        uses_from(m, f->left);
+        uses_from(m, f->right);
+        uses_expr(m, f->on, "Variable not used in WHERE clause");
+    }
+}
+
+static void uses_select(mat_t *m, const q_select_t *s, const char *where)
+{
+    for (size_t i = 0; i < s->nparts; i++)
+        uses_select(m, s->parts[i], where);
+    for (size_t i = 0; i < s->nwith; i++) {
+        if (s->with[i].sub)
+            uses_select(m, s->with[i].sub,
+                        "Variables in CTEs are not yet supported for materialization");
+        uses_expr(m, s->with[i].expr, where);
+    }
+    for (size_t i = 0; i < s->ncols; i++)
+        uses_expr(m, s->cols[i].expr, where);
+    uses_from(m, s->from);
+    uses_expr(m, s->where, where);
+    for (size_t i = 0; i < s->group_by.n; i++)
+        uses_expr(m, s->group_by.v[i], where);
+    uses_expr(m, s->having,
+              "Variable used in HAVING clause are not supported for materialization.");
+    for (size_t i = 0; i < s->norder; i++)
+        uses_expr(m, s->order[i].expr, where);
+    uses_expr(m, s->limit, where);
+    uses_expr(m, s->offset, where);
+}
+
+/* ---- the top WHERE: the comparisons the rule allows ---- */
+
+static bool has_placeholder(const q_expr_t *e)
+{
+    if (e == NULL)
+        return false;
+    if (e->kind == QE_PLACEHOLDER)
+        return true;
+    for (size_t i = 0; i < e->args.n; i++)
+        if (has_placeholder(e->args.v[i]))
+            return true;
+    return has_placeholder(e->operand) || has_placeholder(e->else_) || e->sub != NULL;
+}
+
+static const char *op_text(q_binop_t op)
+{
+    static const char *const t[] = {[QB_EQ] = "=",        [QB_NE] = "!=",    [QB_LT] = "<",
+                                    [QB_LE] = "<=",       [QB_GT] = ">",     [QB_GE] = ">=",
+                                    [QB_LIKE] = "LIKE",   [QB_NOT_LIKE] = "NOT LIKE",
+                                    [QB_ILIKE] = "ILIKE", [QB_NOT_ILIKE] = "NOT ILIKE",
+                                    [QB_IN] = "IN",       [QB_NOT_IN] = "NOT IN"};
+    return op < sizeof(t) / sizeof(t[0]) && t[op] ? t[op] : "?";
+}
+
+/* A comparison with a variable on one side: recorded, or why not. */
+static void comparison(mat_t *m, const q_expr_t *e, bool under_or)
+{
+    const q_expr_t *a = e->args.v[0], *b = e->args.v[1];
+    mvar_t *v = var_of(m, a);
+    const q_expr_t *col = b;
+    if (v == NULL) {
+        v = var_of(m, b);
+        col = a;
+    }
+    if (v == NULL) { /* no variable on either side: any inside is misplaced */
+        uses_expr(m, e, "Variable not used in WHERE clause");
+        return;
+    }
+    if (under_or) {
+        fail(m, "Variables in OR conditions are not supported for materialization");
+        return;
+    }
+    if (e->op != QB_EQ && e->op != QB_GE && e->op != QB_GT && e->op != QB_LT && e->op != QB_LE) {
+        fail(m, "Unsupported operator %s, supported: =, >=, >, <, <=", op_text(e->op));
+        return;
+    }
+    if ((col->kind != QE_FIELD && col->kind != QE_CALL) || has_placeholder(col)) {
+        fail(m, "Variable '%s' must be compared with a column for materialization", v->code);
+        return;
+    }
+    cm_buf_t text = CM_BUF_INIT;
+    q_print_hogql_expr(col, &text);
+    if (v->column_text && strcmp(v->column_text, cm_buf_cstr(&text)) != 0) {
+        fail(m, "Variable compared against multiple columns is not supported for materialization");
+        cm_buf_free(&text);
+        return;
+    }
+    if (v->column_text == NULL) {
+        v->column = col;
+        v->column_text = cm_buf_detach(&text, NULL);
+    }
+    cm_buf_free(&text);
+    v->range |= e->op != QB_EQ;
+    if (m->ncmp == MAX_CMP) {
+        fail(m, "Too many variable comparisons for materialization");
+        return;
+    }
+    m->cmp[m->ncmp++] = e;
+}
+
+static void where_(mat_t *m, const q_expr_t *e, bool under_or)
+{
+    if (e == NULL || m->failed)
+        return;
+    if (e->kind == QE_BINARY && (e->op == QB_AND || e->op == QB_OR)) {
+        where_(m, e->args.v[0], under_or || e->op == QB_OR);
+        where_(m, e->args.v[1], under_or || e->op == QB_OR);
+        return;
+    }
+    if (e->kind == QE_CALL && (cm_slice_eq_cstr(e->text, "and") || cm_slice_eq_cstr(e->text, "or"))) {
+        bool or = cm_slice_eq_cstr(e->text, "or");
+        for (size_t i = 0; i < e->args.n; i++)
+            where_(m, e->args.v[i], under_or || or);
+        return;
+    }
+    if (e->kind == QE_BINARY && e->op >= QB_EQ && e->op <= QB_NOT_IN) {
+        comparison(m, e, under_or);
+        return;
+    }
+    uses_expr(m, e, under_or ? "Variables in OR conditions are not supported for materialization"
+                             : "Variable not used in WHERE clause");
+}
+
+/* With a range variable, every aggregate of the top SELECT must be one a
+ * read can aggregate again over the day buckets. */
+static void reaggregatable(mat_t *m, const q_expr_t *e)
+{
+    if (e == NULL || m->failed)
+        return;
+    if (e->kind == QE_CALL) {
+        const q_fn_t *fn = q_fn_lookup(e->text);
+        if (fn != NULL && fn->cls == QF_AGGREGATE) {
+            bool ok = !e->distinct &&
+                      (fn->id == Q_FN_COUNT || fn->id == Q_FN_COUNT_IF || fn->id == Q_FN_SUM ||
+                       fn->id == Q_FN_SUM_IF || fn->id == Q_FN_MIN || fn->id == Q_FN_MAX ||
+                       fn->id == Q_FN_MIN_IF || fn->id == Q_FN_MAX_IF);
+            if (!ok) {
+                fail(m,
+                     "Aggregate function '%.*s' cannot be re-aggregated for range variable "
+                     "materialization",
+                     (int)e->text.len, e->text.p);
+                return;
+            }
+        }
+    }
+    for (size_t i = 0; i < e->args.n; i++)
+        reaggregatable(m, e->args.v[i]);
+}
+
+int api_query_materialize(const api_query_t *q, api_query_mat_t *out, cm_buf_t *reason)
+{
+    memset(out, 0, sizeof(*out));
+    mat_t m = {.q = q, .reason = reason};
+    m.vars = cm_xcalloc(q->nvars + 1, sizeof(mvar_t));
+    for (size_t i = 0; i < q->nvars; i++)
+        m.vars[i].code = q->vars[i];
+    const q_select_t *top = q->root;
+    char **extra = NULL, **group = NULL;
+    size_t ngroup = 0;
+    if (q->nvars > 0 && top->nparts > 0)
+        fail(&m, "Variables in UNION queries are not supported for materialization");
+    if (!m.failed && q->nvars > 0) {
+        /* everything but the top WHERE: no variable may be there */
+        q_select_t rest = *top;
+        rest.where = NULL;
+        uses_select(&m, &rest, "Variable not used in WHERE clause");
+        where_(&m, top->where, false);
+    }
+    for (size_t i = 0; !m.failed && i < q->nvars; i++) {
+        if (m.vars[i].column == NULL)
+            fail(&m, "Variable not used in WHERE clause");
+        for (size_t c = 0; !m.failed && c < top->ncols; c++) {
+            cm_slice_t alias = top->cols[c].alias;
+            if (alias.len && cm_slice_eq_cstr(alias, m.vars[i].code)) {
+                cm_buf_t t = CM_BUF_INIT;
+                q_print_hogql_expr(top->cols[c].expr, &t);
+                if (strcmp(cm_buf_cstr(&t), m.vars[i].column_text) != 0)
+                    fail(&m,
+                         "Variable '%s' conflicts with an existing SELECT alias for a different "
+                         "expression. Rename the column or the variable.",
+                         m.vars[i].code);
+                cm_buf_free(&t);
+            }
+        }
+        if (m.vars[i].range)
+            for (size_t c = 0; c < top->ncols; c++)
+                reaggregatable(&m, top->cols[c].expr);
+    }
+    if (m.failed)
+        goto done;
+    extra = cm_xcalloc(q->nvars + 1, sizeof(char *));
+    group = cm_xcalloc(q->nvars + 1, sizeof(char *));
+    out->vars = cm_xcalloc(q->nvars + 1, sizeof(*out->vars));
+    for (size_t i = 0; i < q->nvars; i++) {
+        mvar_t *v = &m.vars[i];
+        cm_buf_t col = CM_BUF_INIT, e = CM_BUF_INIT;
+        cm_buf_appendf(&col, v->range ? "toStartOfDay(%s)" : "%s", v->column_text);
+        cm_buf_appendf(&e, "%s AS `%s`", cm_buf_cstr(&col), v->code);
+        extra[i] = cm_buf_detach(&e, NULL);
+        bool seen = false; /* GROUP BY each expression once */
+        for (size_t g = 0; g < ngroup; g++)
+            seen |= strcmp(group[g], cm_buf_cstr(&col)) == 0;
+        if (!seen)
+            group[ngroup++] = cm_xstrdup(cm_buf_cstr(&col));
+        cm_buf_free(&col);
+        out->vars[i].code_name = cm_xstrdup(v->code);
+        out->vars[i].range = v->range;
+    }
+    out->nvars = q->nvars;
+    /* ngroup entries; the printer takes nextra of each list: pad */
+    bool aggregates = top->aggregates || top->group_by.n > 0;
+    q_hogql_opts_t o = {.skip = m.cmp,
+                        .nskip = m.ncmp,
+                        .top = top,
+                        .extra = (const char *const *)extra,
+                        .extra_group = aggregates && ngroup ? (const char *const *)group : NULL,
+                        .nextra = q->nvars,
+                        .ngroup = ngroup,
+                        .drop_limit = q->nvars > 0};
+    q_print_hogql_select(top, &o, &out->hogql);
+    out->limit_dropped = q->nvars > 0 && (top->limit != NULL || top->offset != NULL);
+done:
+    for (size_t i = 0; i < q->nvars; i++)
+        free(m.vars[i].column_text);
+    free(m.vars);
+    for (size_t i = 0; extra && i < q->nvars; i++)
+        free(extra[i]);
+    for (size_t i = 0; i < ngroup; i++)
+        free(group[i]);
+    free(extra);
+    free(group);
+    return m.failed ? CM_EINVAL : 0;
+}
+
+void api_query_mat_free(api_query_mat_t *m)
+{
+    for (size_t i = 0; i < m->nvars; i++)
+        free(m->vars[i].code_name);
+    free(m->vars);
+    cm_buf_free(&m->hogql);
+    memset(m, 0, sizeof(*m));
+}
