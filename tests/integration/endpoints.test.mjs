@@ -95,6 +95,9 @@ for (const pair of PAIRS) describe(`endpoints: ${pairName(pair)}`, () => {
     assert.equal(r.json.current_version, 1);
     assert.equal(r.json.endpoint_path, `/api/environments/${P}/endpoints/events-by-name/run`);
     assert.deepEqual(Object.values(r.json.query.variables).map((v) => v.code_name), ['event_name']);
+    // the variable is one side of an = in WHERE: the query could be materialized
+    assert.deepEqual(r.json.materialization, { can_materialize: true, reason: null });
+    assert.equal(r.json.is_materialized, false);
 
     r = await s.call('POST', `${E}events-by-name/run`, { variables: { event_name: 'signup' } });
     assert.equal(r.status, 200, JSON.stringify(r.json));
@@ -195,6 +198,19 @@ for (const pair of PAIRS) describe(`endpoints: ${pairName(pair)}`, () => {
     r = await run({ variables: { min_price: 3 }, debug: true });
     assert.equal(r.is_cached, true);
     assert.match(r.sql, /SELECT/);
+  });
+
+  test('materialization: PostHog\'s reasons when a query cannot be', async () => {
+    for (const [name, query, reason] of [
+      ['mat-or', 'SELECT count() FROM events WHERE event = {variables.event_name} OR distinct_id = \'x\'', 'Variables not supported: Variables in OR conditions are not supported for materialization'],
+      ['mat-having', 'SELECT event, count() AS c FROM events GROUP BY event HAVING c > {variables.min_price}', 'Variables not supported: Variable used in HAVING clause are not supported for materialization.'],
+      ['mat-range-avg', 'SELECT avg(toFloat(properties.price)) FROM events WHERE toFloat(properties.price) >= {variables.min_price}', "Variables not supported: Aggregate function 'avg' cannot be re-aggregated for range variable materialization"],
+      ['mat-plain', 'SELECT count() FROM events', null],
+    ]) {
+      const r = await s.call('POST', E, { name, query: { kind: 'HogQLQuery', query } });
+      assert.equal(r.status, 201, JSON.stringify(r.json));
+      assert.deepEqual(r.json.materialization, { can_materialize: reason === null, reason }, name);
+    }
   });
 
   test('a bare GET runs it; limit, offset and hasMore', async () => {

@@ -76,6 +76,8 @@ for (const pair of PAIRS) describe(`insight endpoints: ${pairName(pair)}`, () =>
     assert.equal(one.action.math, 'total');
     assert.deepEqual(one.action.days, DAYS);
     assert.equal(r.timezone, 'Europe/Berlin');
+    const ep = (await s.call('GET', `${E}pageviews/`)).json;
+    assert.deepEqual(ep.materialization, { can_materialize: true, reason: null });
     assert.equal(r.is_cached, false);
     assert.equal(r.hasMore, false);
     assert.equal(r.endpoint_version, 1);

@@ -145,8 +145,9 @@ static bool has_placeholder(const q_expr_t *e)
 
 static const char *op_text(q_binop_t op)
 {
-    static const char *const t[] = {[QB_EQ] = "=",        [QB_NE] = "!=",    [QB_LT] = "<",
-                                    [QB_LE] = "<=",       [QB_GT] = ">",     [QB_GE] = ">=",
+    static const char *const t[] = {[QB_EQ] = "=",        [QB_NE] = "!=",
+                                    [QB_LT] = "<",        [QB_LE] = "<=",
+                                    [QB_GT] = ">",        [QB_GE] = ">=",
                                     [QB_LIKE] = "LIKE",   [QB_NOT_LIKE] = "NOT LIKE",
                                     [QB_ILIKE] = "ILIKE", [QB_NOT_ILIKE] = "NOT ILIKE",
                                     [QB_IN] = "IN",       [QB_NOT_IN] = "NOT IN"};
@@ -208,7 +209,8 @@ static void where_(mat_t *m, const q_expr_t *e, bool under_or)
         where_(m, e->args.v[1], under_or || e->op == QB_OR);
         return;
     }
-    if (e->kind == QE_CALL && (cm_slice_eq_cstr(e->text, "and") || cm_slice_eq_cstr(e->text, "or"))) {
+    if (e->kind == QE_CALL &&
+        (cm_slice_eq_cstr(e->text, "and") || cm_slice_eq_cstr(e->text, "or"))) {
         bool or = cm_slice_eq_cstr(e->text, "or");
         for (size_t i = 0; i < e->args.n; i++)
             where_(m, e->args.v[i], under_or || or);
@@ -218,8 +220,9 @@ static void where_(mat_t *m, const q_expr_t *e, bool under_or)
         comparison(m, e, under_or);
         return;
     }
-    uses_expr(m, e, under_or ? "Variables in OR conditions are not supported for materialization"
-                             : "Variable not used in WHERE clause");
+    uses_expr(m, e,
+              under_or ? "Variables in OR conditions are not supported for materialization"
+                       : "Variable not used in WHERE clause");
 }
 
 /* With a range variable, every aggregate of the top SELECT must be one a

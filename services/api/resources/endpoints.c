@@ -167,10 +167,16 @@ void api_endpoint_write_row(cm_json_writer_t *w, api_call_t *call, const cm_db_r
         cm_json_null(w);
     cm_json_key(w, "materialization");
     cm_json_begin_object(w);
+    cm_buf_t reason = CM_BUF_INIT;
+    bool can = api_endpoint_can_materialize(V(API_ENDPOINT_QUERY), &reason);
     cm_json_key(w, "can_materialize");
-    cm_json_boolean(w, false);
+    cm_json_boolean(w, can);
     cm_json_key(w, "reason");
-    cm_json_str_cstr(w, "Materialization is not available on this server yet.");
+    if (can)
+        cm_json_null(w);
+    else
+        cm_json_str_s(w, cm_buf_slice(&reason));
+    cm_buf_free(&reason);
     cm_json_end_object(w);
     cm_json_end_object(w);
     cm_buf_free(&path);

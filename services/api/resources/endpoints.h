@@ -46,6 +46,10 @@ typedef struct {
 void api_endpoint_run_insight(api_call_t *call, const api_endpoint_insight_t *how,
                               const char *stored_text);
 
+/* endpoint_materialize.c: whether a version's query (its stored JSON) may
+ * be materialized; false with PostHog's reason appended to reason. */
+bool api_endpoint_can_materialize(const char *query_json, cm_buf_t *reason);
+
 /* endpoints.c: the endpoint of a store result's last table, row row. */
 void api_endpoint_write_row(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res,
                             size_t row);
