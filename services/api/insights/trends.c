@@ -538,7 +538,8 @@ int api_insights__trends_rows(ins_trends_t *in, const void *rows, size_t nrows,
             r->data[bi] = v ? strtod(v, NULL) : 0;
             r->total += r->data[bi];
         }
-        qsort(s->rows, s->nrows, sizeof(*s->rows), cmp_rows);
+        if (s->nrows > 1)
+            qsort(s->rows, s->nrows, sizeof(*s->rows), cmp_rows);
     }
     /* next: every series ranked, then every series counted */
     if (++in->cur == in->nseries) {
