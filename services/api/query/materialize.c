@@ -225,6 +225,44 @@ static void where_(mat_t *m, const q_expr_t *e, bool under_or)
                        : "Variable not used in WHERE clause");
 }
 
+static bool has_aggregate(const q_expr_t *e)
+{
+    if (e == NULL)
+        return false;
+    if (e->kind == QE_CALL && e->over == NULL) {
+        const q_fn_t *fn = q_fn_lookup(e->text);
+        if (fn != NULL && fn->cls == QF_AGGREGATE)
+            return true;
+    }
+    for (size_t i = 0; i < e->args.n; i++)
+        if (has_aggregate(e->args.v[i]))
+            return true;
+    return has_aggregate(e->operand) || has_aggregate(e->else_);
+}
+
+/* How a read aggregates a top column again over the day buckets: 'g'
+ * grouped by (no aggregate in it), 's' sum, 'n' min, 'x' max; 0 when it
+ * cannot (an aggregate inside an expression). */
+static char reaggregation(const q_expr_t *e)
+{
+    if (!has_aggregate(e))
+        return 'g';
+    if (e->kind != QE_CALL || e->distinct)
+        return 0;
+    const q_fn_t *fn = q_fn_lookup(e->text);
+    switch (fn ? fn->id : -1) {
+    case Q_FN_COUNT:
+    case Q_FN_COUNT_IF:
+    case Q_FN_SUM:
+    case Q_FN_SUM_IF: return 's';
+    case Q_FN_MIN:
+    case Q_FN_MIN_IF: return 'n';
+    case Q_FN_MAX:
+    case Q_FN_MAX_IF: return 'x';
+    default: return 0;
+    }
+}
+
 /* With a range variable, every aggregate of the top SELECT must be one a
  * read can aggregate again over the day buckets. */
 static void reaggregatable(mat_t *m, const q_expr_t *e)
@@ -290,6 +328,21 @@ int api_query_materialize(const api_query_t *q, api_query_mat_t *out, cm_buf_t *
             for (size_t c = 0; c < top->ncols; c++)
                 reaggregatable(&m, top->cols[c].expr);
     }
+    bool any_range = false;
+    for (size_t i = 0; i < q->nvars; i++)
+        any_range |= m.vars[i].range;
+    out->reagg = cm_xcalloc(top->ncols + 1, 1);
+    out->ncols = top->ncols;
+    for (size_t c = 0; !m.failed && c < top->ncols; c++) {
+        out->reagg[c] = any_range ? reaggregation(top->cols[c].expr) : 'g';
+        if (top->cols[c].expr->kind == QE_STAR && any_range)
+            fail(&m, "SELECT * cannot be materialized with a range variable: name the columns");
+        else if (out->reagg[c] == 0)
+            fail(&m,
+                 "Column %zu cannot be re-aggregated for range variable materialization: an "
+                 "aggregate inside an expression",
+                 c + 1);
+    }
     if (m.failed)
         goto done;
     extra = cm_xcalloc(q->nvars + 1, sizeof(char *));
@@ -333,11 +386,16 @@ done:
         free(group[i]);
     free(extra);
     free(group);
+    if (m.failed) {
+        free(out->reagg);
+        out->reagg = NULL;
+    }
     return m.failed ? CM_EINVAL : 0;
 }
 
 void api_query_mat_free(api_query_mat_t *m)
 {
+    free(m->reagg);
     for (size_t i = 0; i < m->nvars; i++)
         free(m->vars[i].code_name);
     free(m->vars);

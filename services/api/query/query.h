@@ -120,6 +120,11 @@ typedef struct {
     api_query_mat_var_t *vars;
     size_t nvars;
     bool limit_dropped; /* the query's LIMIT / OFFSET: for the read to apply */
+    /* per column of the query (the table has them, then one per variable):
+     * how a read over day buckets aggregates it again, 'g' grouped by, 's'
+     * sum, 'n' min, 'x' max (all 'g' without a range variable) */
+    char *reagg;
+    size_t ncols;
 } api_query_mat_t;
 int api_query_materialize(const api_query_t *q, api_query_mat_t *out, cm_buf_t *reason);
 void api_query_mat_free(api_query_mat_t *m);

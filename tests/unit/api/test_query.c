@@ -440,6 +440,11 @@ static void expect_mat(const char *query, const char *want)
             cm_buf_appendf(&got, " [%s%s]", m.vars[i].code_name, m.vars[i].range ? " by day" : "");
         if (m.limit_dropped)
             cm_buf_append_cstr(&got, " [limit at read]");
+        bool range = false;
+        for (size_t i = 0; i < m.nvars; i++)
+            range |= m.vars[i].range;
+        if (range)
+            cm_buf_appendf(&got, " [read: %s]", m.reagg);
         cm_buf_t sql = CM_BUF_INIT;
         for (int d = 0; d < 2; d++) {
             compile(cm_buf_cstr(&m.hogql), d ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE, false,
@@ -469,7 +474,7 @@ static void test_materialize(void **state)
                "timestamp < {variables.end_hour}",
                "SELECT count(), toStartOfDay(timestamp) AS `start_hour`, toStartOfDay(timestamp) "
                "AS `end_hour` FROM events WHERE true AND true GROUP BY toStartOfDay(timestamp) "
-               "[start_hour by day] [end_hour by day]");
+               "[start_hour by day] [end_hour by day] [read: s]");
     expect_mat("SELECT event, count() AS c FROM events WHERE timestamp > '2024-01-01' AND "
                "distinct_id = {variables.user} GROUP BY event ORDER BY c DESC LIMIT 5",
                "SELECT event, count() AS c, distinct_id AS `user` FROM events WHERE timestamp > "
@@ -480,7 +485,8 @@ static void test_materialize(void **state)
     expect_mat("SELECT sumIf(1, event = 'a'), max(timestamp) FROM events WHERE "
                "toDate(timestamp) >= {variables.d}",
                "SELECT sumIf(1, event = 'a'), max(timestamp), toStartOfDay(toDate(timestamp)) AS "
-               "`d` FROM events WHERE true GROUP BY toStartOfDay(toDate(timestamp)) [d by day]");
+               "`d` FROM events WHERE true GROUP BY toStartOfDay(toDate(timestamp)) [d by day] "
+               "[read: sx]");
     expect_mat("SELECT count() FROM events WHERE event = 'x' LIMIT 3",
                "SELECT count() FROM events WHERE event = 'x' LIMIT 3");
     /* what does not: one case per reason */
@@ -523,6 +529,14 @@ static void test_materialize(void **state)
                "refused: Variables in subqueries are not supported for materialization");
     expect_mat("SELECT count() FROM events WHERE lower(event) = lower({variables.s})",
                "refused: Variable not used in WHERE clause");
+    expect_mat("SELECT event, count() * 2 FROM events WHERE timestamp >= {variables.d} GROUP BY "
+               "event",
+               "refused: Column 2 cannot be re-aggregated for range variable materialization: an "
+               "aggregate inside an expression");
+    expect_mat("SELECT event, min(timestamp) AS first FROM events WHERE timestamp >= {variables.d} "
+               "GROUP BY event",
+               "SELECT event, min(timestamp) AS first, toStartOfDay(timestamp) AS `d` FROM events "
+               "WHERE true GROUP BY event, toStartOfDay(timestamp) [d by day] [read: gn]");
     expect_mat("SELECT count() FROM events WHERE {variables.s} = {variables.n}",
                "refused: Variable 's' must be compared with a column for materialization");
     expect_mat("SELECT event FROM events WHERE event = {variables.s} UNION ALL SELECT event FROM "
