@@ -787,12 +787,17 @@ static void ch_query(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_
     ch_op_t *op = op_new(st, OP_QUERY);
     op->qcb = cb;
     op->ud = ud;
-    /* reads only (settings may change: 2), SQL's NULLs for a JOIN's misses */
-    cm_buf_append_cstr(&op->settings, "&readonly=2&join_use_nulls=1");
+    /* reads only (settings may change: 2), SQL's NULLs for a JOIN's misses;
+     * the api's materialized tables are written without readonly */
+    cm_buf_append_cstr(&op->settings,
+                       q->ddl ? "&join_use_nulls=1" : "&readonly=2&join_use_nulls=1");
     if (q->timeout_ms > 0)
         cm_buf_appendf(&op->settings, "&max_execution_time=%u&timeout_overflow_mode=throw",
                        (q->timeout_ms + 999) / 1000);
-    cm_buf_appendf(&op->sql, "%s FORMAT TabSeparatedWithNames", q->sql);
+    if (q->ddl)
+        cm_buf_append_cstr(&op->sql, q->sql);
+    else
+        cm_buf_appendf(&op->sql, "%s FORMAT TabSeparatedWithNames", q->sql);
     submit(st, op);
 }
 

@@ -29,6 +29,7 @@ typedef struct {
     char *base_url;
     long long publish_retry_ms;
     long long read_cache_ms;
+    long long materialize_check_ms;
     char *clickhouse_url;
     char *events_sqlite;
 } api_config_t;
@@ -37,6 +38,7 @@ extern const cm_cfg_key_t api_config_keys[];
 extern const size_t api_config_nkeys;
 
 typedef struct api_publisher api_publisher_t;
+typedef struct api_materializer api_materializer_t;
 
 typedef struct {
     api_config_t cfg;
@@ -46,6 +48,7 @@ typedef struct {
     cm_evstore_t *events; /* read-only here: the writer fills it */
     cm_redis_t *redis;
     api_publisher_t *publisher;
+    api_materializer_t *materializer; /* materialize/: endpoint tables */
     cm_http_server_t *http;
     /* endpoint_run.c: each compiled run's Redis key, by all the compile
      * read (string -> malloc'd key); emptied when full */

@@ -21,6 +21,8 @@ const cm_cfg_key_t api_config_keys[] = {
      "how long a personal API key's lookup and an endpoint's definition may be served from "
      "memory: another api process's revocation or edit shows within it (0: always read)",
      0},
+    {"MATERIALIZE_CHECK", CM_CFG_DURATION, F(materialize_check_ms), "10s", 50, 3600000,
+     "how often materialized endpoint versions are looked at (a due one's table is rebuilt)", 0},
     {"CLICKHOUSE_URL", CM_CFG_STR, F(clickhouse_url), "", 0, 0,
      "the event store on ClickHouse (as the writer's); empty = SQLite (EVENTS_DB)", CM_CFG_SECRET},
     {"EVENTS_DB", CM_CFG_STR, F(events_sqlite), "var/events.db", 0, 0,

@@ -30,6 +30,7 @@
 #include "cm/service.h"
 #include "cm/signals.h"
 #include "cm/strset.h"
+#include "materialize/materialize.h"
 #include "publish/publish.h"
 #include "store/store.h"
 
@@ -90,6 +91,13 @@ static void publisher_closed(void *ud)
     uv_close((uv_handle_t *)&migrate_retry, retry_closed);
 }
 
+static void materializer_closed(void *ud)
+{
+    (void)ud;
+    ctx.materializer = NULL;
+    api_publisher_close(ctx.publisher, publisher_closed, NULL);
+}
+
 static void http_drained(void *ud)
 {
     (void)ud;
@@ -97,7 +105,10 @@ static void http_drained(void *ud)
         cm_http_server_free(ctx.http);
     cm_strset_free_with(ctx.run_memo, free);
     ctx.run_memo = NULL;
-    api_publisher_close(ctx.publisher, publisher_closed, NULL);
+    if (ctx.materializer)
+        api_materializer_close(ctx.materializer, materializer_closed, NULL);
+    else
+        materializer_closed(NULL);
 }
 
 static void on_term(void *ud)
@@ -175,6 +186,7 @@ static int start(void)
     migrate();
     if (ctx.bootstrap)
         return CM_OK;
+    ctx.materializer = api_materializer_new(&ctx, (uint64_t)ctx.cfg.materialize_check_ms);
     ctx.http = cm_service_http_new(ctx.loop, "api", &ctx.cfg.svc, ctx.metrics, ready, &ctx);
     api_routes(&ctx);
     return cm_service_http_listen(ctx.http, &ctx.cfg.svc);

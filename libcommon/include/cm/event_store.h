@@ -143,6 +143,10 @@ typedef struct {
     const char *types;
     int nparams;
     unsigned timeout_ms; /* 0: none */
+    /* A statement that changes the store (CREATE TABLE ... AS SELECT, DROP
+     * TABLE: the api's materialized tables) rather than a read: ClickHouse
+     * runs it without readonly and without a result format; no rows. */
+    bool ddl;
 } cm_evstore_select_t;
 void cm_evstore_select(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_query_cb cb,
                        void *ud);

@@ -30,6 +30,7 @@ typedef struct {
     const q_expr_t *column; /* the other side of its comparisons */
     char *column_text;      /* printed as HogQL */
     bool range;
+    char ops[32]; /* column <op> value, for each comparison */
 } mvar_t;
 
 typedef struct {
@@ -193,6 +194,21 @@ static void comparison(mat_t *m, const q_expr_t *e, bool under_or)
     }
     cm_buf_free(&text);
     v->range |= e->op != QB_EQ;
+    /* the column's side: {v} < col is col > {v} */
+    q_binop_t op = e->op;
+    if (col == a)
+        ;
+    else if (op == QB_LT)
+        op = QB_GT;
+    else if (op == QB_LE)
+        op = QB_GE;
+    else if (op == QB_GT)
+        op = QB_LT;
+    else if (op == QB_GE)
+        op = QB_LE;
+    size_t used = strlen(v->ops);
+    if (used + 4 < sizeof(v->ops))
+        snprintf(v->ops + used, sizeof(v->ops) - used, "%s%s", used ? " " : "", op_text(op));
     if (m->ncmp == MAX_CMP) {
         fail(m, "Too many variable comparisons for materialization");
         return;
@@ -241,8 +257,9 @@ static bool has_aggregate(const q_expr_t *e)
 }
 
 /* How a read aggregates a top column again over the day buckets: 'g'
- * grouped by (no aggregate in it), 's' sum, 'n' min, 'x' max; 0 when it
- * cannot (an aggregate inside an expression). */
+ * grouped by (no aggregate in it), 'c' a count (the sum, 0 for none), 's'
+ * sum, 'n' min, 'x' max; 0 when it cannot (an aggregate inside an
+ * expression). */
 static char reaggregation(const q_expr_t *e)
 {
     if (!has_aggregate(e))
@@ -252,7 +269,7 @@ static char reaggregation(const q_expr_t *e)
     const q_fn_t *fn = q_fn_lookup(e->text);
     switch (fn ? fn->id : -1) {
     case Q_FN_COUNT:
-    case Q_FN_COUNT_IF:
+    case Q_FN_COUNT_IF: return 'c';
     case Q_FN_SUM:
     case Q_FN_SUM_IF: return 's';
     case Q_FN_MIN:
@@ -331,18 +348,25 @@ int api_query_materialize(const api_query_t *q, api_query_mat_t *out, cm_buf_t *
     bool any_range = false;
     for (size_t i = 0; i < q->nvars; i++)
         any_range |= m.vars[i].range;
+    /* an aggregate-only query answers one row even when nothing matches:
+     * its reads aggregate too, so that a value without rows gets it */
+    out->reaggregate = q->nvars > 0 && (any_range || (top->aggregates && top->group_by.n == 0));
     out->reagg = cm_xcalloc(top->ncols + 1, 1);
     out->ncols = top->ncols;
     for (size_t c = 0; !m.failed && c < top->ncols; c++) {
-        out->reagg[c] = any_range ? reaggregation(top->cols[c].expr) : 'g';
+        out->reagg[c] = out->reaggregate ? reaggregation(top->cols[c].expr) : 'g';
         if (top->cols[c].expr->kind == QE_STAR && any_range)
             fail(&m, "SELECT * cannot be materialized with a range variable: name the columns");
-        else if (out->reagg[c] == 0)
+        else if (out->reagg[c] == 0 && any_range)
             fail(&m,
                  "Column %zu cannot be re-aggregated for range variable materialization: an "
                  "aggregate inside an expression",
                  c + 1);
+        else if (out->reagg[c] == 0) /* equality only: read the one row as it is */
+            out->reaggregate = false;
     }
+    if (!out->reaggregate)
+        memset(out->reagg, 'g', out->ncols);
     if (m.failed)
         goto done;
     extra = cm_xcalloc(q->nvars + 1, sizeof(char *));
@@ -362,6 +386,7 @@ int api_query_materialize(const api_query_t *q, api_query_mat_t *out, cm_buf_t *
         cm_buf_free(&col);
         out->vars[i].code_name = cm_xstrdup(v->code);
         out->vars[i].range = v->range;
+        memcpy(out->vars[i].ops, v->ops, sizeof(v->ops));
     }
     out->nvars = q->nvars;
     /* ngroup entries; the printer takes nextra of each list: pad */
@@ -376,6 +401,8 @@ int api_query_materialize(const api_query_t *q, api_query_mat_t *out, cm_buf_t *
                         .drop_limit = q->nvars > 0};
     q_print_hogql_select(top, &o, &out->hogql);
     out->limit_dropped = q->nvars > 0 && (top->limit != NULL || top->offset != NULL);
+    out->limit = out->limit_dropped && top->limit ? top->limit->ival : -1;
+    out->offset = out->limit_dropped && top->offset ? top->offset->ival : 0;
 done:
     for (size_t i = 0; i < q->nvars; i++)
         free(m.vars[i].column_text);

@@ -234,7 +234,7 @@ static limits_t limits_of(q_printer_t *pr, const q_select_t *s, bool top)
     limits_t l = {false, s->limit != NULL ? s->limit->ival : -1,
                   s->offset != NULL ? s->offset->ival : 0};
     l.any = s->limit != NULL || s->offset != NULL;
-    if (!top)
+    if (!top || pr->res->whole)
         return l;
     int64_t page = pr->res->limit, skip = pr->res->offset;
     int64_t want = page + 1; /* one more says hasMore */

@@ -70,6 +70,7 @@ int api_query_print(const api_query_t *q, const api_query_print_opts_t *o, api_q
 {
     memset(out, 0, sizeof(*out));
     cm_buf_init(&out->sql);
+    out->whole = o->whole;
     out->limit = o->limit <= 0 ? API_QUERY_DEFAULT_ROWS : o->limit;
     if (out->limit > API_QUERY_MAX_ROWS)
         out->limit = API_QUERY_MAX_ROWS;

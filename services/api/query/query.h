@@ -79,6 +79,9 @@ typedef struct {
      * ceiling. limit 0: API_QUERY_DEFAULT_ROWS; capped at API_QUERY_MAX_ROWS. */
     int64_t limit;
     int64_t offset;
+    /* The whole answer, no page (a materialized table's query): only the
+     * query's own LIMIT / OFFSET apply. */
+    bool whole;
 } api_query_print_opts_t;
 
 /* A result column's type, as ClickHouse names it ("String", "Int64",
@@ -98,6 +101,7 @@ typedef struct {
     size_t ncols;
     int64_t limit; /* rows the caller returns (the SQL asks one more) */
     int64_t offset;
+    bool whole; /* printed without a page (api_query_print_opts_t.whole) */
 } api_query_sql_t;
 
 /* Prints q for o->dialect into out (which the caller frees with
@@ -114,6 +118,9 @@ void api_query_sql_free(api_query_sql_t *s);
 typedef struct {
     char *code_name;
     bool range; /* compared with >=, >, <, <=: the column is by day */
+    /* how the column compares with the value, each comparison's operator
+     * with the column on the left ("=", ">=", ...), space-separated */
+    char ops[32];
 } api_query_mat_var_t;
 typedef struct {
     cm_buf_t hogql; /* the table's query */
@@ -125,6 +132,8 @@ typedef struct {
      * sum, 'n' min, 'x' max (all 'g' without a range variable) */
     char *reagg;
     size_t ncols;
+    bool reaggregate;      /* reads aggregate again (a range variable, or no GROUP BY) */
+    int64_t limit, offset; /* the query's own (limit_dropped), else -1 and 0 */
 } api_query_mat_t;
 int api_query_materialize(const api_query_t *q, api_query_mat_t *out, cm_buf_t *reason);
 void api_query_mat_free(api_query_mat_t *m);

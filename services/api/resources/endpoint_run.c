@@ -26,6 +26,7 @@
 #include "cm/strset.h"
 #include "cm/timefmt.h"
 #include "insights/insights.h"
+#include "materialize/materialize.h"
 #include "query/query.h"
 #include "resources/endpoints.h"
 #include "resources/resources.h"
@@ -38,7 +39,7 @@
 typedef struct {
     char *name;
     char version[24]; /* asked for: "" for the current one */
-    int refresh;      /* 0 cache, 1 force */
+    int refresh;      /* 0 cache, 1 force, 2 direct (past the materialized table) */
     bool debug;
     int64_t limit, offset;
     char *stored_text;     /* the version's query node, JSON (the doc borrows it) */
@@ -55,6 +56,7 @@ typedef struct {
     long long version_n;
     char **param_text; /* SQLite parameters as text */
     char *param_types;
+    char *mat_table, *mat_info, *mat_at; /* a fresh materialized table to read */
 } run_t;
 
 static void run_free(void *p)
@@ -64,6 +66,9 @@ static void run_free(void *p)
         free(r->param_text[i]);
     free(r->param_text);
     free(r->param_types);
+    free(r->mat_table);
+    free(r->mat_info);
+    free(r->mat_at);
     free(r->name);
     cm_json_doc_free(r->stored);
     free(r->stored_text);
@@ -78,7 +83,7 @@ static void run_free(void *p)
 /* ---- the answer ------------------------------------------------------------------------------ */
 
 /* One value read by its column's type, so that both stores answer alike. */
-static void write_value(cm_json_writer_t *w, const char *type, const char *v)
+void api_endpoint_write_value(cm_json_writer_t *w, const char *type, const char *v)
 {
     if (v == NULL) {
         cm_json_null(w);
@@ -134,7 +139,7 @@ static void write_page(cm_json_writer_t *w, const run_t *r, const cm_evstore_row
     for (size_t i = 0; i < n; i++) {
         cm_json_begin_array(w);
         for (size_t c = 0; c < nc; c++)
-            write_value(w, r->sql.cols[c].type, cm_evstore_value(rows, i, c));
+            api_endpoint_write_value(w, r->sql.cols[c].type, cm_evstore_value(rows, i, c));
         cm_json_end_array(w);
     }
     cm_json_end_array(w);
@@ -533,6 +538,12 @@ done:
 
 /* ---- loading the endpoint -------------------------------------------------------------------- */
 
+/* A materialized read that could not answer: the query itself. */
+static void run_inline(api_call_t *call)
+{
+    compile_and_run(call, call->state);
+}
+
 /* The version to run is read: checks, then the variables' types. */
 static void on_version(int status, const cm_db_res_t *res, void *ud)
 {
@@ -563,6 +574,24 @@ static void on_version(int status, const cm_db_res_t *res, void *ud)
         api_respond_invalid(call, "query", "The stored query cannot be read.");
         return;
     }
+    bool materialized = V(API_ENDPOINT_MATERIALIZED) && atoi(V(API_ENDPOINT_MATERIALIZED)) == 1;
+    if (r->refresh == 2 && !materialized) {
+        api_respond_invalid(call, "refresh",
+                            "'direct' refresh mode is only valid for materialized endpoints. "
+                            "Use 'cache' or 'force' instead, or enable materialization on this "
+                            "endpoint.");
+        return;
+    }
+    const char *st = V(API_ENDPOINT_MAT_STATUS), *at = V(API_ENDPOINT_MAT_AT);
+    char now[24];
+    api_store_now(now);
+    if (materialized && r->refresh != 2 && st && strcmp(st, "Completed") == 0 &&
+        V(API_ENDPOINT_MAT_TABLE) && at &&
+        atoll(now) < atoll(at) + api_materialize_period_ms(V(API_ENDPOINT_SYNC_FREQUENCY))) {
+        r->mat_table = cm_xstrdup(V(API_ENDPOINT_MAT_TABLE));
+        r->mat_info = V(API_ENDPOINT_MAT_INFO) ? cm_xstrdup(V(API_ENDPOINT_MAT_INFO)) : NULL;
+        r->mat_at = cm_xstrdup(at);
+    }
     if (api_insight_kind(cm_json_root(r->stored))) {
         api_endpoint_insight_t how = {
             .version_n = r->version_n, .cache_age = r->cache_age, .refresh = r->refresh};
@@ -575,8 +604,24 @@ static void on_version(int status, const cm_db_res_t *res, void *ud)
     }
 #undef V
     /* the variables' types came with the endpoint: no second read */
-    if (bind_values(call, r, res) == 0)
+    if (bind_values(call, r, res) != 0)
+        return;
+    if (r->mat_table == NULL) {
         compile_and_run(call, r);
+        return;
+    }
+    api_endpoint_mat_read_t how = {.table = r->mat_table,
+                                   .info = r->mat_info,
+                                   .at = r->mat_at,
+                                   .names = r->names,
+                                   .values = r->values,
+                                   .nvars = r->nvars,
+                                   .limit = r->limit,
+                                   .offset = r->offset,
+                                   .cache_age = r->cache_age,
+                                   .version_n = r->version_n,
+                                   .version_created = r->version_created};
+    api_endpoint_run_materialized(call, &how, run_inline);
 }
 
 /* The endpoint (its current version) is read. */
@@ -644,13 +689,9 @@ static int parse_options(api_call_t *call, run_t *r)
     if (cm_json_exists(v = cm_json_get(root, "refresh")) && !cm_json_is_null(v)) {
         if (cm_json_str_eq(v, CM_SLICE_LIT("force")))
             r->refresh = 1;
-        else if (cm_json_str_eq(v, CM_SLICE_LIT("direct"))) {
-            api_respond_invalid(call, "refresh",
-                                "'direct' refresh mode is only valid for materialized endpoints. "
-                                "Use 'cache' or 'force' instead, or enable materialization on this "
-                                "endpoint.");
-            return -1;
-        } else if (!cm_json_str_eq(v, CM_SLICE_LIT("cache"))) {
+        else if (cm_json_str_eq(v, CM_SLICE_LIT("direct")))
+            r->refresh = 2; /* checked once the version is known */
+        else if (!cm_json_str_eq(v, CM_SLICE_LIT("cache"))) {
             api_respond_invalid(
                 call, "refresh", "\"%.*s\" is not a valid choice: cache, force or direct.",
                 (int)(cm_json_raw(v).len > 40 ? 40 : cm_json_raw(v).len), cm_json_raw(v).p);

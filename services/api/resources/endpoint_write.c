@@ -13,6 +13,7 @@
 #include "cm/err.h"
 #include "cm/uuid.h"
 #include "insights/insights.h"
+#include "materialize/materialize.h"
 #include "query/query.h"
 #include "resources/endpoints.h"
 #include "resources/resources.h"
@@ -29,7 +30,9 @@ typedef struct {
     api_query_t *hogql; /* its text, parsed */
     char *query_json;   /* normalized */
     bool insight;       /* an insight node: no variables to sync */
-    char version[24];   /* update ?version=N */
+    char *materialize;  /* "0", "1" or NULL (as it was) */
+    char *sync_frequency;
+    char version[24]; /* update ?version=N */
     char *version_active;
     char id[CM_UUID_STR_LEN + 1], version_id[CM_UUID_STR_LEN + 1];
 } ep_write_t;
@@ -44,6 +47,8 @@ static void ep_write_free(void *p)
     free(x->derived);
     free(x->query_json);
     free(x->version_active);
+    free(x->materialize);
+    free(x->sync_frequency);
     api_query_free(x->hogql);
     free(x);
 }
@@ -114,13 +119,21 @@ static int parse_body(api_call_t *call, ep_write_t *x)
         body_bool(call, "is_active", &x->is_active) < 0 ||
         body_bool(call, "is_materialized", &materialized) < 0)
         return -1;
-    bool mat = materialized != NULL && materialized[0] == '1';
-    free(materialized);
-    if (mat) {
-        api_respond_invalid(call, "is_materialized",
-                            "Cannot materialize endpoint: materialization is not available on "
-                            "this server yet.");
-        return -1;
+    x->materialize = materialized;
+    cm_json_t sf = cm_json_get(root, "sync_frequency");
+    if (cm_json_exists(sf) && !cm_json_is_null(sf)) {
+        char *f = NULL;
+        if (api_body_string(call, "sync_frequency", 1, 16, NULL, NULL, &f) < 0)
+            return -1;
+        if (api_materialize_period_ms(f) == 0) {
+            free(f);
+            api_respond_invalid(call, "sync_frequency",
+                                "\"%.*s\" is not a valid choice: 15min, 30min, 1hour, 6hour, "
+                                "12hour, 24hour or 7day.",
+                                16, cm_json_raw(sf).p);
+            return -1;
+        }
+        x->sync_frequency = f;
     }
     if (cm_json_exists(v = cm_json_get(root, "cache_age_seconds"))) {
         x->set_cache_age = true;
@@ -356,11 +369,30 @@ static void on_written(int status, const cm_db_res_t *res, void *ud)
         api_endpoint_error(call, 404, "Version %s not found", x->version);
         return;
     }
+    if (status == 0 && x->materialize != NULL) /* build (or drop) the table soon */
+        api_materializer_kick(call->ctx->materializer);
     respond_last(call, status, res, x->update ? 200 : 201);
 }
 
 static void store_write(api_call_t *call, ep_write_t *x, const char *current_query)
 {
+    if (x->materialize && x->materialize[0] == '1') {
+        const char *q = x->query_json ? x->query_json : current_query;
+        cm_buf_t reason = CM_BUF_INIT;
+        bool can = api_endpoint_can_materialize(q, &reason);
+        if (can && q && strstr(q, "\"kind\":\"HogQLQuery\"") == NULL) {
+            can = false;
+            cm_buf_append_cstr(&reason,
+                               "insight endpoints are not materialized on this server yet");
+        }
+        if (!can) {
+            api_respond_invalid(call, "is_materialized", "Cannot materialize endpoint: %s",
+                                cm_buf_cstr(&reason));
+            cm_buf_free(&reason);
+            return;
+        }
+        cm_buf_free(&reason);
+    }
     char uid[24];
     snprintf(uid, sizeof(uid), "%s", call->user_id);
     bool changed = x->query_json != NULL &&
@@ -380,6 +412,8 @@ static void store_write(api_call_t *call, ep_write_t *x, const char *current_que
         .set_cache_age = x->set_cache_age,
         .version = x->version[0] ? x->version : NULL,
         .version_active = x->version_active,
+        .is_materialized = x->materialize,
+        .sync_frequency = x->sync_frequency,
     };
     if (x->update)
         api_store_endpoint_update(call->ctx->db, &w, on_written, call);

@@ -154,8 +154,9 @@ void api_endpoint_write_row(cm_json_writer_t *w, api_call_t *call, const cm_db_r
     } else {
         cm_json_null(w);
     }
+    bool materialized = V(API_ENDPOINT_MATERIALIZED) && atoi(V(API_ENDPOINT_MATERIALIZED)) == 1;
     cm_json_key(w, "is_materialized");
-    cm_json_boolean(w, false);
+    cm_json_boolean(w, materialized && V(API_ENDPOINT_MAT_TABLE) != NULL);
     cm_json_key(w, "current_version");
     cm_json_int(w, atoll(V(API_ENDPOINT_CURRENT_VERSION)));
     cm_json_key(w, "versions_count");
@@ -167,6 +168,13 @@ void api_endpoint_write_row(cm_json_writer_t *w, api_call_t *call, const cm_db_r
         cm_json_null(w);
     cm_json_key(w, "materialization");
     cm_json_begin_object(w);
+    if (materialized) {
+        api_endpoint_write_materialization(w, res, t, row);
+        cm_json_end_object(w);
+        cm_json_end_object(w);
+        cm_buf_free(&path);
+        return;
+    }
     cm_buf_t reason = CM_BUF_INIT;
     bool can = api_endpoint_can_materialize(V(API_ENDPOINT_QUERY), &reason);
     cm_json_key(w, "can_materialize");
@@ -180,6 +188,26 @@ void api_endpoint_write_row(cm_json_writer_t *w, api_call_t *call, const cm_db_r
     cm_json_end_object(w);
     cm_json_end_object(w);
     cm_buf_free(&path);
+#undef V
+}
+
+void api_endpoint_write_materialization(cm_json_writer_t *w, const cm_db_res_t *res, size_t t,
+                                        size_t row)
+{
+#define V(col) cm_db_value(res, t, row, col)
+    const char *st = V(API_ENDPOINT_MAT_STATUS);
+    cm_json_key(w, "status");
+    cm_json_str_cstr(w, st ? st : "Unknown");
+    cm_json_key(w, "can_materialize");
+    cm_json_boolean(w, true);
+    cm_json_key(w, "last_materialized_at");
+    api_json_time(w, V(API_ENDPOINT_MAT_AT));
+    cm_json_key(w, "error");
+    cm_json_str_cstr(w, st && strcmp(st, "Failed") == 0 && V(API_ENDPOINT_MAT_ERROR)
+                            ? V(API_ENDPOINT_MAT_ERROR)
+                            : "");
+    cm_json_key(w, "sync_frequency");
+    cm_json_str_cstr(w, V(API_ENDPOINT_SYNC_FREQUENCY));
 #undef V
 }
 
@@ -271,6 +299,53 @@ void api_endpoints_retrieve(api_call_t *call)
     char *name = path_name(call);
     if (name != NULL)
         api_store_endpoint_get(call->ctx->db, call->project_id, name, NULL, on_one, call);
+}
+
+/* GET .../{name}/materialization_status: the current version's
+ * materialization as the endpoint shows it, and whether it is on. */
+static void on_status(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+    if (cm_db_nrows(res, 0) == 0) {
+        api_respond_not_found(call);
+        return;
+    }
+    const char *m = cm_db_value(res, 0, 0, API_ENDPOINT_MATERIALIZED);
+    bool on = m && atoi(m) == 1;
+    cm_buf_t b = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &b);
+    cm_json_begin_object(&w);
+    cm_json_key(&w, "is_materialized");
+    cm_json_boolean(&w, on);
+    if (on) {
+        api_endpoint_write_materialization(&w, res, 0, 0);
+    } else {
+        cm_buf_t reason = CM_BUF_INIT;
+        bool can =
+            api_endpoint_can_materialize(cm_db_value(res, 0, 0, API_ENDPOINT_QUERY), &reason);
+        cm_json_key(&w, "can_materialize");
+        cm_json_boolean(&w, can);
+        cm_json_key(&w, "reason");
+        if (can)
+            cm_json_null(&w);
+        else
+            cm_json_str_s(&w, cm_buf_slice(&reason));
+        cm_buf_free(&reason);
+    }
+    cm_json_end_object(&w);
+    api_respond_json(call, 200, &b);
+}
+
+void api_endpoints_materialization_status(api_call_t *call)
+{
+    char *name = path_name(call);
+    if (name != NULL)
+        api_store_endpoint_get(call->ctx->db, call->project_id, name, NULL, on_status, call);
 }
 
 static void on_versions(int status, const cm_db_res_t *res, void *ud)

@@ -8,6 +8,7 @@
 #include "cm/db.h"
 #include "cm/json.h"
 #include "http/http.h"
+#include "query/query.h"
 
 /* The endpoint path segment {name}: 1 to 128 bytes of a name's charset,
  * starting with a letter (PostHog's rule); false otherwise. */
@@ -49,6 +50,32 @@ void api_endpoint_run_insight(api_call_t *call, const api_endpoint_insight_t *ho
 /* endpoint_materialize.c: whether a version's query (its stored JSON) may
  * be materialized; false with PostHog's reason appended to reason. */
 bool api_endpoint_can_materialize(const char *query_json, cm_buf_t *reason);
+
+/* endpoint_run.c: one value of a run's answer, read by its column's type
+ * (so both stores answer alike). */
+void api_endpoint_write_value(cm_json_writer_t *w, const char *type, const char *v);
+
+/* endpoint_materialized.c: a HogQL endpoint's run answered from its
+ * materialized table; fallback(call) runs it inline instead when the
+ * table cannot answer (the call's state is the caller's throughout). */
+typedef struct {
+    const char *table, *info, *at; /* the version's mat_table, mat_info, mat_at */
+    const char *const *names;      /* the bound variables */
+    const api_query_value_t *values;
+    size_t nvars;
+    int64_t limit, offset; /* the page asked (limit 0: the default) */
+    int cache_age;
+    long long version_n;
+    const char *version_created;
+} api_endpoint_mat_read_t;
+void api_endpoint_run_materialized(api_call_t *call, const api_endpoint_mat_read_t *how,
+                                   void (*fallback)(api_call_t *call));
+
+/* endpoints.c: a materialized version's "materialization" members
+ * (status, can_materialize, last_materialized_at, error, sync_frequency)
+ * from a store result's table t, row row (API_ENDPOINT_*). */
+void api_endpoint_write_materialization(cm_json_writer_t *w, const cm_db_res_t *res, size_t t,
+                                        size_t row);
 
 /* endpoints.c: the endpoint of a store result's last table, row row. */
 void api_endpoint_write_row(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res,

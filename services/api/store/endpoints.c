@@ -73,7 +73,8 @@ void api_store_variable_delete(cm_db_t *db, const char *project_id, const char *
 #define ENDPOINT_COLUMNS                                                                           \
     "e.id, e.name, e.is_active, e.current_version, e.derived_from_insight, e.created_by,"          \
     " e.created_at, e.updated_at, v.version, v.query, v.description, v.cache_age_seconds,"         \
-    " v.is_materialized, v.is_active, v.created_at, v.id,"                                         \
+    " v.is_materialized, v.is_active, v.created_at, v.id, v.sync_frequency, v.mat_status,"         \
+    " v.mat_error, v.mat_at, v.mat_table, v.mat_info,"                                             \
     " (SELECT COUNT(*) FROM endpoint_versions c WHERE c.endpoint_id = e.id)"
 
 void api_store_endpoints_list(cm_db_t *db, const char *project_id, const char *is_active,
@@ -126,7 +127,8 @@ void api_store_endpoint_create(cm_db_t *db, const api_endpoint_write_t *w, cm_db
         w->id, w->project_id, w->name, w->is_active, w->derived_from_insight, w->user_id, now};
     const char *q[] = {
         w->version_id,        w->id,      w->query, w->description ? w->description : "",
-        w->cache_age_seconds, w->user_id, now};
+        w->cache_age_seconds, w->user_id, now,      w->is_materialized,
+        w->sync_frequency};
     const char *r[] = {w->project_id, w->name};
     cm_db_stmt_t s[] = {
         {"INSERT INTO endpoints (id, project_id, name, is_active, current_version,"
@@ -134,8 +136,10 @@ void api_store_endpoint_create(cm_db_t *db, const api_endpoint_write_t *w, cm_db
          " VALUES ($1, $2, $3, COALESCE(CAST($4 AS INTEGER), 1), 1, $5, $6, $7, $7)",
          p, 7},
         {"INSERT INTO endpoint_versions (id, endpoint_id, version, query, description,"
-         " cache_age_seconds, created_by, created_at) VALUES ($1, $2, 1, $3, $4, $5, $6, $7)",
-         q, 7},
+         " cache_age_seconds, created_by, created_at, is_materialized, sync_frequency)"
+         " VALUES ($1, $2, 1, $3, $4, $5, $6, $7, COALESCE(CAST($8 AS INTEGER), 0),"
+         " COALESCE(CAST($9 AS TEXT), '24hour'))",
+         q, 9},
         {"SELECT " ENDPOINT_COLUMNS " FROM endpoints e JOIN endpoint_versions v"
          " ON v.endpoint_id = e.id AND v.version = e.current_version"
          " WHERE e.project_id = $1 AND e.name = $2",
@@ -162,8 +166,9 @@ void api_store_endpoint_update(cm_db_t *db, const api_endpoint_write_t *w, cm_db
     const char *d[] = {w->id, w->description, w->set_description ? "1" : NULL, w->cache_age_seconds,
                        w->set_cache_age ? "1" : NULL};
     const char *e[] = {w->id, w->version, w->version_active};
+    const char *m[] = {w->id, w->is_materialized, w->sync_frequency};
     const char *r[] = {w->project_id, w->name, w->version};
-    cm_db_stmt_t s[6];
+    cm_db_stmt_t s[10];
     size_t n = 0;
     s[n++] =
         (cm_db_stmt_t){"UPDATE endpoints SET is_active = COALESCE(CAST($3 AS INTEGER), is_active),"
@@ -177,9 +182,32 @@ void api_store_endpoint_update(cm_db_t *db, const api_endpoint_write_t *w, cm_db
             " $4, $5 FROM endpoints e JOIN endpoint_versions v ON v.endpoint_id = e.id"
             " AND v.version = e.current_version WHERE e.id = $2",
             b, 5};
+        /* the new version is materialized as the old one was (PostHog's
+         * rule), the old one no longer: the materializer drops its table */
+        s[n++] = (cm_db_stmt_t){
+            "UPDATE endpoint_versions SET is_materialized = (SELECT o.is_materialized FROM"
+            " endpoint_versions o JOIN endpoints e ON o.endpoint_id = e.id AND"
+            " o.version = e.current_version WHERE e.id = $1), sync_frequency = (SELECT"
+            " o.sync_frequency FROM endpoint_versions o JOIN endpoints e ON o.endpoint_id = e.id"
+            " AND o.version = e.current_version WHERE e.id = $1)"
+            " WHERE endpoint_id = $1 AND version = (SELECT current_version + 1 FROM endpoints"
+            " WHERE id = $1)",
+            c, 1};
+        s[n++] = (cm_db_stmt_t){"UPDATE endpoint_versions SET is_materialized = 0 WHERE"
+                                " endpoint_id = $1 AND version <= (SELECT current_version FROM"
+                                " endpoints WHERE id = $1)",
+                                c, 1};
         s[n++] = (cm_db_stmt_t){
             "UPDATE endpoints SET current_version = current_version + 1 WHERE id = $1", c, 1};
     }
+    if (w->is_materialized != NULL || w->sync_frequency != NULL)
+        s[n++] = (cm_db_stmt_t){
+            "UPDATE endpoint_versions SET is_materialized = COALESCE(CAST($2 AS INTEGER),"
+            " is_materialized), sync_frequency = COALESCE(CAST($3 AS TEXT), sync_frequency),"
+            " mat_status = CASE WHEN CAST($2 AS INTEGER) = 1 AND is_materialized = 0 THEN NULL"
+            " ELSE mat_status END WHERE endpoint_id = $1 AND version = (SELECT current_version"
+            " FROM endpoints WHERE id = $1)",
+            m, 3};
     if (w->set_description || w->set_cache_age)
         s[n++] = (cm_db_stmt_t){"UPDATE endpoint_versions SET"
                                 " description = CASE WHEN CAST($3 AS TEXT) IS NULL THEN description"

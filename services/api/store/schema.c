@@ -154,12 +154,25 @@
     " created_by BIGINT,"                                                                      \
     " created_at BIGINT NOT NULL,"                                                             \
     " UNIQUE (endpoint_id, version));"
+
+/* Version 4: materialized endpoint versions (docs/endpoints.md,
+ * Materialization): how often the table is refreshed, its state, the
+ * table in the event store and what a read needs to know of it. */
+#define SCHEMA_V4                                                                              \
+    "ALTER TABLE endpoint_versions ADD COLUMN sync_frequency TEXT NOT NULL DEFAULT '24hour';"  \
+    "ALTER TABLE endpoint_versions ADD COLUMN mat_status TEXT;"  /* Running Completed Failed */ \
+    "ALTER TABLE endpoint_versions ADD COLUMN mat_error TEXT;"                                 \
+    "ALTER TABLE endpoint_versions ADD COLUMN mat_at BIGINT;"    /* last completed, ms */      \
+    "ALTER TABLE endpoint_versions ADD COLUMN mat_started BIGINT;"                             \
+    "ALTER TABLE endpoint_versions ADD COLUMN mat_table TEXT;"                                 \
+    "ALTER TABLE endpoint_versions ADD COLUMN mat_info TEXT;"    /* JSON, materializer.c */
 /* clang-format on */
 
 const cm_db_migration_t api_store_migrations[] = {
     {1, SCHEMA_V1(SQLITE_ID), SCHEMA_V1(PG_ID)},
     {2, SCHEMA_V2, SCHEMA_V2},
     {3, SCHEMA_V3, SCHEMA_V3},
+    {4, SCHEMA_V4, SCHEMA_V4},
 };
 const size_t api_store_nmigrations = CM_ARRAY_LEN(api_store_migrations);
 

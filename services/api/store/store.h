@@ -364,6 +364,12 @@ enum {
     API_ENDPOINT_VERSION_ACTIVE,
     API_ENDPOINT_VERSION_CREATED,
     API_ENDPOINT_VERSION_ID,
+    API_ENDPOINT_SYNC_FREQUENCY,
+    API_ENDPOINT_MAT_STATUS, /* NULL until the first refresh, then Running Completed Failed */
+    API_ENDPOINT_MAT_ERROR,
+    API_ENDPOINT_MAT_AT, /* the last completed refresh, ms */
+    API_ENDPOINT_MAT_TABLE,
+    API_ENDPOINT_MAT_INFO,
     API_ENDPOINT_VERSIONS_COUNT,
 };
 /* is_active: "0", "1" or NULL (all). */
@@ -397,6 +403,9 @@ typedef struct {
     const char *description, *cache_age_seconds;
     bool set_description, set_cache_age;  /* update: present in the body (null clears) */
     const char *version, *version_active; /* update ?version=N: that version's activity */
+    /* the current version's materialization ("0", "1"; NULL: as it was, or
+     * as the previous version's when the query changed) and refresh period */
+    const char *is_materialized, *sync_frequency;
 } api_endpoint_write_t;
 /* Table 2: the endpoint as API_ENDPOINT_*; a taken name fails with CM_ECONFLICT. */
 void api_store_endpoint_create(cm_db_t *db, const api_endpoint_write_t *w, cm_db_done_cb done,
@@ -423,5 +432,32 @@ void api_store_endpoint_versions(cm_db_t *db, const char *project_id, const char
                                  cm_db_done_cb done, void *ud);
 void api_store_endpoint_executed(cm_db_t *db, const char *endpoint_id, cm_db_done_cb done,
                                  void *ud);
+
+/* materializations.c: the materializer's side of endpoint versions. The
+ * versions to look at, least recently refreshed first: the materialized
+ * ones of active endpoints, and any that still has a table (one no longer
+ * materialized has its table dropped). */
+enum {
+    API_MAT_VERSION_ID,
+    API_MAT_PROJECT_ID,
+    API_MAT_QUERY,
+    API_MAT_SYNC_FREQUENCY,
+    API_MAT_STATUS,
+    API_MAT_AT,
+    API_MAT_STARTED,
+    API_MAT_TABLE,
+    API_MAT_MATERIALIZED,
+};
+void api_store_mat_work(cm_db_t *db, cm_db_done_cb done, void *ud);
+/* Sets the version Running; changed 1 when this process won it. */
+void api_store_mat_claim(cm_db_t *db, const char *version_id, cm_db_done_cb done, void *ud);
+/* Completed (with the new table and its info, now as mat_at) or Failed
+ * (with error; table and info NULL: as they were). */
+void api_store_mat_finish(cm_db_t *db, const char *version_id, const char *status,
+                          const char *error, const char *table, const char *info,
+                          cm_db_done_cb done, void *ud);
+/* The table is gone (a version no longer materialized). */
+void api_store_mat_dropped(cm_db_t *db, const char *version_id, const char *table,
+                           cm_db_done_cb done, void *ud);
 
 #endif

@@ -53,7 +53,7 @@ async function stopAll(s) {
   fs.rmSync(s.tmp, { recursive: true, force: true });
 }
 
-async function start(s, { writer: writerOpts = {}, flags = false, ingestEnv = {} }) {
+async function start(s, { writer: writerOpts = {}, flags = false, ingestEnv = {}, apiEnv: apiExtra = {} }) {
   const pair = s.pair;
   s.redis = await startRedis();
   if (pair.queue === 'kafka') {
@@ -67,7 +67,7 @@ async function start(s, { writer: writerOpts = {}, flags = false, ingestEnv = {}
     personsUrl = s.pg.database('persons');
   }
   const queueEnv = s.brokers ? { KAFKA_BROKERS: s.brokers } : {};
-  const apiEnv = { API_PORT: '0', REDIS_URL: s.redis.url, DATABASE_URL: `sqlite:${s.tmp}/meta.db`, LOG_LEVEL: 'warn', ...s.store.env };
+  const apiEnv = { API_PORT: '0', REDIS_URL: s.redis.url, DATABASE_URL: `sqlite:${s.tmp}/meta.db`, LOG_LEVEL: 'warn', ...s.store.env, ...apiExtra };
   s.boot = JSON.parse((await run(BIN('api'), ['bootstrap'], { env: { ...process.env, ...apiEnv } })).stdout);
   s.api = await startServer(BIN('api'), apiEnv, { ready: true });
   // Generous: the sanitizer tree on a loaded 2-core machine.

@@ -437,13 +437,11 @@ static void expect_mat(const char *query, const char *want)
     } else {
         cm_buf_append(&got, m.hogql.p, m.hogql.len);
         for (size_t i = 0; i < m.nvars; i++)
-            cm_buf_appendf(&got, " [%s%s]", m.vars[i].code_name, m.vars[i].range ? " by day" : "");
+            cm_buf_appendf(&got, " [%s%s%s]", m.vars[i].code_name,
+                           m.vars[i].range ? " by day " : "", m.vars[i].range ? m.vars[i].ops : "");
         if (m.limit_dropped)
             cm_buf_append_cstr(&got, " [limit at read]");
-        bool range = false;
-        for (size_t i = 0; i < m.nvars; i++)
-            range |= m.vars[i].range;
-        if (range)
+        if (m.reaggregate)
             cm_buf_appendf(&got, " [read: %s]", m.reagg);
         cm_buf_t sql = CM_BUF_INIT;
         for (int d = 0; d < 2; d++) {
@@ -469,12 +467,12 @@ static void test_materialize(void **state)
     /* what passes: the transform */
     expect_mat("SELECT count() FROM events WHERE event = {variables.event_name}",
                "SELECT count(), event AS `event_name` FROM events WHERE true GROUP BY event "
-               "[event_name]");
+               "[event_name] [read: c]");
     expect_mat("SELECT count() FROM events WHERE timestamp >= {variables.start_hour} AND "
                "timestamp < {variables.end_hour}",
                "SELECT count(), toStartOfDay(timestamp) AS `start_hour`, toStartOfDay(timestamp) "
                "AS `end_hour` FROM events WHERE true AND true GROUP BY toStartOfDay(timestamp) "
-               "[start_hour by day] [end_hour by day] [read: s]");
+               "[start_hour by day >=] [end_hour by day <] [read: c]");
     expect_mat("SELECT event, count() AS c FROM events WHERE timestamp > '2024-01-01' AND "
                "distinct_id = {variables.user} GROUP BY event ORDER BY c DESC LIMIT 5",
                "SELECT event, count() AS c, distinct_id AS `user` FROM events WHERE timestamp > "
@@ -485,7 +483,7 @@ static void test_materialize(void **state)
     expect_mat("SELECT sumIf(1, event = 'a'), max(timestamp) FROM events WHERE "
                "toDate(timestamp) >= {variables.d}",
                "SELECT sumIf(1, event = 'a'), max(timestamp), toStartOfDay(toDate(timestamp)) AS "
-               "`d` FROM events WHERE true GROUP BY toStartOfDay(toDate(timestamp)) [d by day] "
+               "`d` FROM events WHERE true GROUP BY toStartOfDay(toDate(timestamp)) [d by day >=] "
                "[read: sx]");
     expect_mat("SELECT count() FROM events WHERE event = 'x' LIMIT 3",
                "SELECT count() FROM events WHERE event = 'x' LIMIT 3");
@@ -536,7 +534,12 @@ static void test_materialize(void **state)
     expect_mat("SELECT event, min(timestamp) AS first FROM events WHERE timestamp >= {variables.d} "
                "GROUP BY event",
                "SELECT event, min(timestamp) AS first, toStartOfDay(timestamp) AS `d` FROM events "
-               "WHERE true GROUP BY event, toStartOfDay(timestamp) [d by day] [read: gn]");
+               "WHERE true GROUP BY event, toStartOfDay(timestamp) [d by day >=] [read: gn]");
+    expect_mat("SELECT count() FROM events WHERE {variables.a} < timestamp AND timestamp <= "
+               "{variables.b}",
+               "SELECT count(), toStartOfDay(timestamp) AS `a`, toStartOfDay(timestamp) AS `b` "
+               "FROM events WHERE true AND true GROUP BY toStartOfDay(timestamp) [a by day >] "
+               "[b by day <=] [read: c]");
     expect_mat("SELECT count() FROM events WHERE {variables.s} = {variables.n}",
                "refused: Variable 's' must be compared with a column for materialization");
     expect_mat("SELECT event FROM events WHERE event = {variables.s} UNION ALL SELECT event FROM "

@@ -1,0 +1,432 @@
+/* materializer.c - see materialize.h. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm/alloc.h"
+#include "cm/err.h"
+#include "cm/json.h"
+#include "cm/log.h"
+#include "materialize/materialize.h"
+#include "query/query.h"
+#include "store/store.h"
+
+typedef struct {
+    char *version_id, *project_id, *query, *old_table;
+    bool drop_only; /* no longer materialized: its table goes */
+} job_t;
+
+struct api_materializer {
+    api_ctx_t *ctx;
+    uv_timer_t timer;
+    uint64_t every_ms;
+    bool busy, again, closing;
+    job_t *jobs;
+    size_t njobs, next;
+    /* the job in progress */
+    api_query_sql_t sql;
+    api_query_mat_t mat;
+    char table[96];
+    char **params;
+    char *types;
+    void (*done)(void *ud);
+    void *done_ud;
+};
+
+int64_t api_materialize_period_ms(const char *f)
+{
+    static const struct {
+        const char *name;
+        int64_t ms;
+    } periods[] = {{"15min", 900000},     {"30min", 1800000},    {"1hour", 3600000},
+                   {"6hour", 21600000},   {"12hour", 43200000},  {"24hour", 86400000},
+                   {"7day", 604800000}};
+    for (size_t i = 0; f && i < sizeof(periods) / sizeof(periods[0]); i++)
+        if (strcmp(f, periods[i].name) == 0)
+            return periods[i].ms;
+    return 0;
+}
+
+static void look(api_materializer_t *m);
+static void next_job(api_materializer_t *m);
+
+static void job_clear(api_materializer_t *m)
+{
+    for (size_t i = 0; m->params && i < m->sql.nparams; i++)
+        free(m->params[i]);
+    free(m->params);
+    free(m->types);
+    m->params = NULL;
+    m->types = NULL;
+    api_query_sql_free(&m->sql);
+    api_query_mat_free(&m->mat);
+}
+
+static void jobs_free(api_materializer_t *m)
+{
+    for (size_t i = 0; i < m->njobs; i++) {
+        free(m->jobs[i].version_id);
+        free(m->jobs[i].project_id);
+        free(m->jobs[i].query);
+        free(m->jobs[i].old_table);
+    }
+    free(m->jobs);
+    m->jobs = NULL;
+    m->njobs = m->next = 0;
+}
+
+static void timer_closed(uv_handle_t *h);
+
+static void finished(api_materializer_t *m)
+{
+    jobs_free(m);
+    m->busy = false;
+    if (m->closing) {
+        uv_close((uv_handle_t *)&m->timer, timer_closed);
+        return;
+    }
+    if (m->again) {
+        m->again = false;
+        look(m);
+    }
+}
+
+static void on_store_noted(int status, const cm_db_res_t *res, void *ud)
+{
+    api_materializer_t *m = ud;
+    if (status != 0)
+        cm_log(CM_LOG_WARN, NULL, "materialize: the store: %s", cm_db_error(res));
+    next_job(m);
+}
+
+static void fail_job(api_materializer_t *m, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void fail_job(api_materializer_t *m, const char *fmt, ...)
+{
+    job_t *j = &m->jobs[m->next - 1];
+    cm_buf_t e = CM_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    cm_buf_vappendf(&e, fmt, ap);
+    va_end(ap);
+    cm_log(CM_LOG_WARN, NULL, "materialize %s: %s", j->version_id, cm_buf_cstr(&e));
+    job_clear(m);
+    api_store_mat_finish(m->ctx->db, j->version_id, "Failed", cm_buf_cstr(&e), NULL, NULL,
+                         on_store_noted, m);
+    cm_buf_free(&e);
+}
+
+/* ---- dropping a table ---- */
+
+static void drop(api_materializer_t *m, const char *table, cm_evstore_query_cb cb)
+{
+    char sql[160];
+    snprintf(sql, sizeof(sql), "DROP TABLE IF EXISTS %s", table);
+    cm_evstore_select(m->ctx->events, &(cm_evstore_select_t){.sql = sql, .ddl = true}, cb, m);
+}
+
+static void on_old_dropped(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
+{
+    api_materializer_t *m = ud;
+    (void)rows;
+    if (status != 0) /* left behind: harmless, named after its version */
+        cm_log(CM_LOG_WARN, NULL, "materialize: dropping an old table: %s", err ? err : "");
+    next_job(m);
+}
+
+static void on_unused_dropped(int status, const char *err, const cm_evstore_rows_t *rows,
+                              void *ud)
+{
+    api_materializer_t *m = ud;
+    job_t *j = &m->jobs[m->next - 1];
+    (void)rows;
+    if (status != 0) {
+        cm_log(CM_LOG_WARN, NULL, "materialize: dropping %s: %s", j->old_table, err ? err : "");
+        next_job(m);
+        return;
+    }
+    api_store_mat_dropped(m->ctx->db, j->version_id, j->old_table, on_store_noted, m);
+}
+
+/* ---- building a table ---- */
+
+static void on_completed(int status, const cm_db_res_t *res, void *ud)
+{
+    api_materializer_t *m = ud;
+    job_t *j = &m->jobs[m->next - 1];
+    if (status != 0)
+        cm_log(CM_LOG_WARN, NULL, "materialize: the store: %s", cm_db_error(res));
+    if (status == 0 && j->old_table && strcmp(j->old_table, m->table) != 0)
+        drop(m, j->old_table, on_old_dropped);
+    else
+        next_job(m);
+}
+
+/* What a read needs: the table's columns (the query's, then one per
+ * variable) with their names in the store, types and re-aggregation, the
+ * variables, and the query's own LIMIT / OFFSET. */
+static char *info_json(api_materializer_t *m, const cm_evstore_rows_t *rows)
+{
+    cm_buf_t b = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &b);
+    cm_json_begin_object(&w);
+    cm_json_key(&w, "cols");
+    cm_json_begin_array(&w);
+    for (size_t i = 0; i < cm_evstore_ncols(rows) && i < m->sql.ncols; i++) {
+        cm_json_begin_object(&w);
+        cm_json_key(&w, "column");
+        cm_json_str_cstr(&w, cm_evstore_colname(rows, i));
+        cm_json_key(&w, "name");
+        cm_json_str_cstr(&w, m->sql.cols[i].name);
+        cm_json_key(&w, "type");
+        cm_json_str_cstr(&w, m->sql.cols[i].type);
+        cm_json_key(&w, "reagg");
+        char r[2] = {i < m->mat.ncols ? m->mat.reagg[i] : 'g', 0};
+        cm_json_str_cstr(&w, r);
+        cm_json_end_object(&w);
+    }
+    cm_json_end_array(&w);
+    cm_json_key(&w, "vars");
+    cm_json_begin_array(&w);
+    for (size_t i = 0; i < m->mat.nvars; i++) {
+        cm_json_begin_object(&w);
+        cm_json_key(&w, "code_name");
+        cm_json_str_cstr(&w, m->mat.vars[i].code_name);
+        cm_json_key(&w, "range");
+        cm_json_boolean(&w, m->mat.vars[i].range);
+        cm_json_key(&w, "ops");
+        cm_json_str_cstr(&w, m->mat.vars[i].ops);
+        cm_json_end_object(&w);
+    }
+    cm_json_end_array(&w);
+    cm_json_key(&w, "ncols"); /* the query's own columns: the rest are the variables' */
+    cm_json_int(&w, (int64_t)m->mat.ncols);
+    cm_json_key(&w, "reaggregate");
+    cm_json_boolean(&w, m->mat.reaggregate);
+    cm_json_key(&w, "limit");
+    cm_json_int(&w, m->mat.limit);
+    cm_json_key(&w, "offset");
+    cm_json_int(&w, m->mat.offset);
+    cm_json_end_object(&w);
+    return cm_buf_detach(&b, NULL);
+}
+
+static void on_columns(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
+{
+    api_materializer_t *m = ud;
+    job_t *j = &m->jobs[m->next - 1];
+    if (status != 0) {
+        fail_job(m, "reading the new table: %s", err ? err : "");
+        return;
+    }
+    if (cm_evstore_ncols(rows) != m->sql.ncols) {
+        fail_job(m, "the new table has %zu columns, the query %zu", cm_evstore_ncols(rows),
+                 m->sql.ncols);
+        return;
+    }
+    char *info = info_json(m, rows);
+    job_clear(m);
+    api_store_mat_finish(m->ctx->db, j->version_id, "Completed", NULL, m->table, info,
+                         on_completed, m);
+    free(info);
+}
+
+static void on_created(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
+{
+    api_materializer_t *m = ud;
+    (void)rows;
+    if (status != 0) {
+        fail_job(m, "%s", err ? err : "the event store refused the table");
+        return;
+    }
+    char sql[160];
+    snprintf(sql, sizeof(sql), "SELECT * FROM %s LIMIT 0", m->table);
+    cm_evstore_select(m->ctx->events, &(cm_evstore_select_t){.sql = sql}, on_columns, m);
+}
+
+/* The version's query, compiled as its table's, and the table written. */
+static void build(api_materializer_t *m, job_t *j)
+{
+    cm_json_doc_t *doc = NULL;
+    cm_buf_t scratch = CM_BUF_INIT, err = CM_BUF_INIT;
+    cm_slice_t text;
+    api_query_t *q = NULL, *tq = NULL;
+    if (cm_json_parse(j->query, strlen(j->query), NULL, &doc, NULL) != 0 ||
+        !cm_json_str_eq(cm_json_get(cm_json_root(doc), "kind"), CM_SLICE_LIT("HogQLQuery")) ||
+        cm_json_as_str(cm_json_get(cm_json_root(doc), "query"), &scratch, &text) != 0) {
+        fail_job(m, "Only HogQL endpoints are materialized here");
+        goto done;
+    }
+    if (api_query_parse(text.p, text.len, &q, &err) != 0 ||
+        api_query_materialize(q, &m->mat, &err) != 0 ||
+        api_query_parse(m->mat.hogql.p, m->mat.hogql.len, &tq, &err) != 0) {
+        fail_job(m, "Cannot materialize: %.*s", (int)err.len, err.p);
+        goto done;
+    }
+    bool ch = cm_evstore_kind(m->ctx->events) == CM_EVSTORE_CLICKHOUSE;
+    api_query_print_opts_t o = {
+        .dialect = ch ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE,
+        .clickhouse_modern = ch && atoi(cm_evstore_server_version(m->ctx->events)) >= 21,
+        .project_id = atoll(j->project_id),
+        .whole = true,
+    };
+    if (api_query_print(tq, &o, &m->sql, &err) != 0) {
+        fail_job(m, "Cannot materialize: %.*s", (int)err.len, err.p);
+        goto done;
+    }
+    /* a new name each time: reads go on using the old table until the
+     * version points at the new one */
+    char id[64];
+    size_t n = 0;
+    for (const char *p = j->version_id; *p && n < 32; p++)
+        if (*p != '-')
+            id[n++] = *p;
+    id[n] = '\0';
+    char now[24];
+    api_store_now(now);
+    snprintf(m->table, sizeof(m->table), "mat_%s_%s", id, now);
+    cm_buf_t sql = CM_BUF_INIT;
+    cm_buf_appendf(&sql, ch ? "CREATE TABLE %s ENGINE = Log AS %s" : "CREATE TABLE %s AS %s",
+                   m->table, cm_buf_cstr(&m->sql.sql));
+    m->params = cm_xcalloc(m->sql.nparams + 1, sizeof(char *));
+    m->types = cm_xcalloc(m->sql.nparams + 1, 1);
+    api_query_params_text(&m->sql, m->params, m->types);
+    cm_evstore_select_t s = {.sql = cm_buf_cstr(&sql),
+                             .params = (const char *const *)m->params,
+                             .types = m->types,
+                             .nparams = (int)m->sql.nparams,
+                             .ddl = true};
+    cm_evstore_select(m->ctx->events, &s, on_created, m);
+    cm_buf_free(&sql);
+done:
+    api_query_free(q);
+    api_query_free(tq);
+    cm_json_doc_free(doc);
+    cm_buf_free(&scratch);
+    cm_buf_free(&err);
+}
+
+static void on_claimed(int status, const cm_db_res_t *res, void *ud)
+{
+    api_materializer_t *m = ud;
+    if (status != 0 || cm_db_changes(res, 0) != 1) { /* another process has it, or the store */
+        next_job(m);
+        return;
+    }
+    build(m, &m->jobs[m->next - 1]);
+}
+
+static void next_job(api_materializer_t *m)
+{
+    if (m->next == m->njobs || m->closing) {
+        finished(m);
+        return;
+    }
+    job_t *j = &m->jobs[m->next++];
+    if (j->drop_only)
+        drop(m, j->old_table, on_unused_dropped);
+    else
+        api_store_mat_claim(m->ctx->db, j->version_id, on_claimed, m);
+}
+
+/* ---- which versions ---- */
+
+static char *copy(const char *s)
+{
+    return s ? cm_xstrdup(s) : NULL;
+}
+
+static void on_work(int status, const cm_db_res_t *res, void *ud)
+{
+    api_materializer_t *m = ud;
+    if (status != 0) {
+        cm_log(CM_LOG_WARN, NULL, "materialize: the store: %s", cm_db_error(res));
+        finished(m);
+        return;
+    }
+    char nowtext[24];
+    api_store_now(nowtext);
+    int64_t now = atoll(nowtext);
+    size_t n = cm_db_nrows(res, 0);
+    m->jobs = cm_xcalloc(n + 1, sizeof(job_t));
+    for (size_t i = 0; i < n; i++) {
+#define V(c) cm_db_value(res, 0, i, c)
+        bool materialized = V(API_MAT_MATERIALIZED) && atoi(V(API_MAT_MATERIALIZED)) == 1;
+        const char *st = V(API_MAT_STATUS);
+        int64_t period = api_materialize_period_ms(V(API_MAT_SYNC_FREQUENCY));
+        int64_t last = st && strcmp(st, "Completed") == 0 && V(API_MAT_AT) ? atoll(V(API_MAT_AT))
+                       : V(API_MAT_STARTED)                                 ? atoll(V(API_MAT_STARTED))
+                                                                            : 0;
+        bool due = materialized && (st == NULL || (strcmp(st, "Running") != 0 && now >= last + period) ||
+                                    (strcmp(st, "Running") == 0 && now >= last + 3600000));
+        bool drop_only = !materialized && V(API_MAT_TABLE) != NULL;
+        if (!due && !drop_only)
+            continue;
+        job_t *j = &m->jobs[m->njobs++];
+        j->version_id = copy(V(API_MAT_VERSION_ID));
+        j->project_id = copy(V(API_MAT_PROJECT_ID));
+        j->query = copy(V(API_MAT_QUERY));
+        j->old_table = copy(V(API_MAT_TABLE));
+        j->drop_only = drop_only;
+#undef V
+    }
+    next_job(m);
+}
+
+static void look(api_materializer_t *m)
+{
+    if (m->busy) {
+        m->again = true;
+        return;
+    }
+    if (m->closing || !m->ctx->migrated || m->ctx->events == NULL)
+        return;
+    m->busy = true;
+    api_store_mat_work(m->ctx->db, on_work, m);
+}
+
+static void on_tick(uv_timer_t *t)
+{
+    look(t->data);
+}
+
+api_materializer_t *api_materializer_new(api_ctx_t *ctx, uint64_t every_ms)
+{
+    api_materializer_t *m = cm_xcalloc(1, sizeof(*m));
+    m->ctx = ctx;
+    m->every_ms = every_ms;
+    uv_timer_init(ctx->loop, &m->timer);
+    m->timer.data = m;
+    uv_timer_start(&m->timer, on_tick, every_ms, every_ms);
+    return m;
+}
+
+void api_materializer_kick(api_materializer_t *m)
+{
+    if (m != NULL)
+        look(m);
+}
+
+static void timer_closed(uv_handle_t *h)
+{
+    api_materializer_t *m = h->data;
+    void (*done)(void *) = m->done;
+    void *ud = m->done_ud;
+    job_clear(m);
+    free(m);
+    if (done)
+        done(ud);
+}
+
+void api_materializer_close(api_materializer_t *m, void (*done)(void *ud), void *ud)
+{
+    m->done = done;
+    m->done_ud = ud;
+    m->closing = true;
+    uv_timer_stop(&m->timer);
+    if (!m->busy)
+        uv_close((uv_handle_t *)&m->timer, timer_closed);
+    /* else: finished() closes it once the version in progress is done */
+}
