@@ -156,9 +156,14 @@ async function start(s, { writer: writerOpts = {}, flags = false, ingestEnv = {}
     }
     const { stdout } = await run(SUPPORT('kafka_dump'), [], { env: { ...process.env, BOOTSTRAP: s.brokers, TOPICS: MAIN, IDLE_MS: '1500' }, maxBuffer: 1 << 28 });
     const where = {};
-    let on = 0;
+    let on = 0, read = 0;
+    const seen = new Set();
+    let twice = 0;
     for (const line of stdout.split('\n').filter(Boolean)) {
       const m = JSON.parse(line);
+      read++;
+      if (seen.has(m.headers.uuid)) twice++;
+      seen.add(m.headers.uuid);
       if (!missing.has(m.headers.uuid)) continue;
       on++;
       const w = (where[m.partition] ??= { min: m.offset, max: m.offset, n: 0 });
@@ -172,7 +177,7 @@ async function start(s, { writer: writerOpts = {}, flags = false, ingestEnv = {}
     } catch (e) {
       committed = `(committed offsets unreadable: ${e.message})`;
     }
-    return `${missing.size} missing, ${on} on the topic at ${JSON.stringify(where)}; group ${committed}; metrics: ${(await (await fetch(`http://127.0.0.1:${s.writer.port}/metrics`)).text()).split('\n').filter((l) => /^(queue_consumer|writer_batch)/.test(l)).join(' ')}`;
+    return `${missing.size} missing, ${on} on the topic at ${JSON.stringify(where)} (the dump read ${read} messages, ${twice} of them a uuid seen before); group ${committed}; metrics: ${(await (await fetch(`http://127.0.0.1:${s.writer.port}/metrics`)).text()).split('\n').filter((l) => /^(queue_consumer|writer_batch)/.test(l)).join(' ')}`;
   };
   s.stop = () => stopAll(s);
 }
