@@ -34,7 +34,7 @@ for (const pair of PAIRS) describe(`materialized endpoints: ${pairName(pair)}`, 
     s = await startPair(pair, { apiEnv: { MATERIALIZE_CHECK: '200ms' } });
     E = `/api/projects/${s.boot.project_id}/endpoints/`;
     V = `/api/projects/${s.boot.project_id}/insight_variables/`;
-    for (const [name, type] of [['event_name', 'String'], ['since', 'Date'], ['until', 'Date']]) {
+    for (const [name, type] of [['event_name', 'String'], ['since', 'Date'], ['until', 'Date'], ['user', 'String']]) {
       const r = await s.call('POST', V, { name, type, default_value: null });
       assert.equal(r.status, 201, JSON.stringify(r.json));
     }
@@ -99,6 +99,35 @@ for (const pair of PAIRS) describe(`materialized endpoints: ${pairName(pair)}`, 
       const direct = await run('by-day-range', { variables: { since, until }, refresh: 'direct' });
       assert.equal(mat.endpoint_materialized, true, JSON.stringify(mat));
       assert.deepEqual(sorted(mat.results), sorted(direct.results), `${since} .. ${until}`);
+    }
+  });
+
+  // More shapes, each answered from its table as by the query itself for
+  // every combination of values.
+  test('a corpus of shapes: the table answers as the query does', async () => {
+    const users = ['user-0', 'user-1', 'user-3', 'nobody'];
+    const events = ['signup', '$pageview', 'nothing'];
+    const days = [['2024-03-01'], ['2024-03-04'], ['2024-03-09']];
+    const corpus = [
+      ['per-user', 'SELECT event, count() AS c FROM events WHERE distinct_id = {variables.user} GROUP BY event ORDER BY event', users.map((user) => ({ user }))],
+      ['user-and-event', 'SELECT distinct_id, countIf(event = \'$pageview\') AS views, min(toFloat(properties.price)) AS cheapest FROM events WHERE event = {variables.event_name} AND distinct_id = {variables.user} GROUP BY distinct_id', users.flatMap((user) => events.map((event_name) => ({ user, event_name })))],
+      ['since-day', 'SELECT count() AS c, min(timestamp) AS first, max(toFloat(properties.price)) AS top FROM events WHERE timestamp >= {variables.since}', days.map(([since]) => ({ since }))],
+      ['days-of-event', 'SELECT toDate(timestamp) AS day, count() AS c FROM events WHERE event = {variables.event_name} GROUP BY day ORDER BY day', events.map((event_name) => ({ event_name }))],
+    ];
+    const sorted = (rows) => [...rows].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+    for (const [name, query] of corpus) {
+      const r = await s.call('POST', E, { name, is_materialized: true, query: { kind: 'HogQLQuery', query } });
+      assert.equal(r.status, 201, `${name}: ${JSON.stringify(r.json)}`);
+    }
+    for (const [name, , values] of corpus) {
+      await within(20000, `${name} built`, async () => (await status(name)).status === 'Completed');
+      for (const variables of values) {
+        const mat = await run(name, { variables });
+        const direct = await run(name, { variables, refresh: 'direct' });
+        assert.equal(mat.endpoint_materialized, true, `${name} ${JSON.stringify(mat)}`);
+        assert.deepEqual(sorted(mat.results), sorted(direct.results), `${name} ${JSON.stringify(variables)}`);
+        assert.deepEqual(mat.types, direct.types, name);
+      }
     }
   });
 
