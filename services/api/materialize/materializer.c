@@ -39,8 +39,8 @@ int64_t api_materialize_period_ms(const char *f)
     static const struct {
         const char *name;
         int64_t ms;
-    } periods[] = {{"15min", 900000},     {"30min", 1800000},    {"1hour", 3600000},
-                   {"6hour", 21600000},   {"12hour", 43200000},  {"24hour", 86400000},
+    } periods[] = {{"15min", 900000},   {"30min", 1800000},   {"1hour", 3600000},
+                   {"6hour", 21600000}, {"12hour", 43200000}, {"24hour", 86400000},
                    {"7day", 604800000}};
     for (size_t i = 0; f && i < sizeof(periods) / sizeof(periods[0]); i++)
         if (strcmp(f, periods[i].name) == 0)
@@ -135,8 +135,7 @@ static void on_old_dropped(int status, const char *err, const cm_evstore_rows_t 
     next_job(m);
 }
 
-static void on_unused_dropped(int status, const char *err, const cm_evstore_rows_t *rows,
-                              void *ud)
+static void on_unused_dropped(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
 {
     api_materializer_t *m = ud;
     job_t *j = &m->jobs[m->next - 1];
@@ -228,8 +227,8 @@ static void on_columns(int status, const char *err, const cm_evstore_rows_t *row
     }
     char *info = info_json(m, rows);
     job_clear(m);
-    api_store_mat_finish(m->ctx->db, j->version_id, "Completed", NULL, m->table, info,
-                         on_completed, m);
+    api_store_mat_finish(m->ctx->db, j->version_id, "Completed", NULL, m->table, info, on_completed,
+                         m);
     free(info);
 }
 
@@ -357,10 +356,11 @@ static void on_work(int status, const cm_db_res_t *res, void *ud)
         const char *st = V(API_MAT_STATUS);
         int64_t period = api_materialize_period_ms(V(API_MAT_SYNC_FREQUENCY));
         int64_t last = st && strcmp(st, "Completed") == 0 && V(API_MAT_AT) ? atoll(V(API_MAT_AT))
-                       : V(API_MAT_STARTED)                                 ? atoll(V(API_MAT_STARTED))
-                                                                            : 0;
-        bool due = materialized && (st == NULL || (strcmp(st, "Running") != 0 && now >= last + period) ||
-                                    (strcmp(st, "Running") == 0 && now >= last + 3600000));
+                       : V(API_MAT_STARTED) ? atoll(V(API_MAT_STARTED))
+                                            : 0;
+        bool due =
+            materialized && (st == NULL || (strcmp(st, "Running") != 0 && now >= last + period) ||
+                             (strcmp(st, "Running") == 0 && now >= last + 3600000));
         bool drop_only = !materialized && V(API_MAT_TABLE) != NULL;
         if (!due && !drop_only)
             continue;

@@ -130,8 +130,8 @@ static void on_rows(int status, const char *err, const cm_evstore_rows_t *rows, 
     mread_t *m = ud;
     api_call_t *call = m->call;
     if (status != 0) { /* the table is gone or the store away: the query itself */
-        cm_log(CM_LOG_WARN, NULL, "materialized read of %s: %s; running the query",
-               m->how.table, err ? err : "");
+        cm_log(CM_LOG_WARN, NULL, "materialized read of %s: %s; running the query", m->how.table,
+               err ? err : "");
         void (*fallback)(api_call_t *) = m->fallback;
         mread_free(m);
         fallback(call);
@@ -202,7 +202,8 @@ void api_endpoint_run_materialized(api_call_t *call, const api_endpoint_mat_read
     m->call = call;
     m->how = *how;
     m->fallback = fallback;
-    if (how->info == NULL || cm_json_parse(how->info, strlen(how->info), NULL, &m->info, NULL) != 0) {
+    if (how->info == NULL ||
+        cm_json_parse(how->info, strlen(how->info), NULL, &m->info, NULL) != 0) {
         mread_free(m);
         fallback(call);
         return;
@@ -224,8 +225,8 @@ void api_endpoint_run_materialized(api_call_t *call, const api_endpoint_mat_read
     for (size_t i = 0; i < nv; i++) {
         cm_slice_t code = cm_json_str_inner(cm_json_get(cm_json_at(vars, i), "code_name"));
         if (!cm_json_exists(cm_json_get_s(given, code))) {
-            api_endpoint_error(call, 400, "Required variable '%.*s' not provided",
-                               (int)code.len, code.p);
+            api_endpoint_error(call, 400, "Required variable '%.*s' not provided", (int)code.len,
+                               code.p);
             mread_free(m);
             return;
         }
