@@ -207,8 +207,11 @@ static void comparison(mat_t *m, const q_expr_t *e, bool under_or)
     else if (op == QB_GE)
         op = QB_LE;
     size_t used = strlen(v->ops);
-    if (used + 4 < sizeof(v->ops))
-        snprintf(v->ops + used, sizeof(v->ops) - used, "%s%s", used ? " " : "", op_text(op));
+    if (used + 4 >= sizeof(v->ops)) { /* every comparison must reach the read */
+        fail(m, "Variable '%s' is compared too many times for materialization", v->code);
+        return;
+    }
+    snprintf(v->ops + used, sizeof(v->ops) - used, "%s%s", used ? " " : "", op_text(op));
     if (m->ncmp == MAX_CMP) {
         fail(m, "Too many variable comparisons for materialization");
         return;

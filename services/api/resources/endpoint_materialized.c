@@ -237,8 +237,9 @@ void api_endpoint_run_materialized(api_call_t *call, const api_endpoint_mat_read
     m->ncols = (size_t)nq;
     m->col_names = cm_xcalloc(m->ncols + 1, sizeof(char *));
     m->col_types = cm_xcalloc(m->ncols + 1, sizeof(char *));
-    m->params = cm_xcalloc(2 * nv + 4, sizeof(char *));
-    m->types = cm_xcalloc(2 * nv + 4, 1);
+    /* one parameter per comparison: a variable's ops hold at most 11 (32 bytes) */
+    m->params = cm_xcalloc(nv * 12 + 1, sizeof(char *));
+    m->types = cm_xcalloc(nv * 12 + 1, 1);
     cm_buf_t sql = CM_BUF_INIT, group = CM_BUF_INIT;
     cm_buf_append_cstr(&sql, "SELECT ");
     for (size_t c = 0; c < m->ncols; c++) {
