@@ -540,6 +540,12 @@ static void test_materialize(void **state)
                "SELECT count(), toStartOfDay(timestamp) AS `a`, toStartOfDay(timestamp) AS `b` "
                "FROM events WHERE true AND true GROUP BY toStartOfDay(timestamp) [a by day >] "
                "[b by day <=] [read: c]");
+    expect_mat("SELECT count() FROM events WHERE timestamp >= {variables.d} AND timestamp >= "
+               "{variables.d} AND timestamp >= {variables.d} AND timestamp >= {variables.d} AND "
+               "timestamp >= {variables.d} AND timestamp >= {variables.d} AND timestamp >= "
+               "{variables.d} AND timestamp >= {variables.d} AND timestamp >= {variables.d} AND "
+               "timestamp >= {variables.d} AND timestamp >= {variables.d}",
+               "refused: Variable 'd' is compared too many times for materialization");
     expect_mat("SELECT count() FROM events WHERE {variables.s} = {variables.n}",
                "refused: Variable 's' must be compared with a column for materialization");
     expect_mat("SELECT event FROM events WHERE event = {variables.s} UNION ALL SELECT event FROM "
