@@ -84,6 +84,10 @@ for (const pair of PAIRS) describe(`insight endpoints: ${pairName(pair)}`, () =>
     const again = await run('pageviews');
     assert.equal(again.is_cached, true);
     assert.deepEqual(again.results, r.results);
+    // date_from "all": from the project's first event's day (27 Mar in Berlin)
+    const all = (await run('pageviews', { variables: { date_from: 'all' } })).results[0];
+    assert.deepEqual(all.days, ['2024-03-27', ...DAYS]);
+    assert.deepEqual(all.data, [1, 1, 0, 1, 3, 0, 0, 1]);
   });
 
   test('dau, and sum of a property broken down by $browser with a limit and Other', async () => {

@@ -243,8 +243,8 @@ int api_insights__range(cm_slice_t date_from, cm_slice_t date_to, ins_interval_t
     int64_t from, to;
     if (date_from.p == NULL)
         date_from = CM_SLICE_LIT("-7d");
-    if (cm_slice_eq_cstr(date_from, "all")) {
-        cm_buf_appendf(err, "date_from \"all\" is not supported yet: give a date");
+    if (cm_slice_eq_cstr(date_from, "all")) { /* trends.c finds the first event first */
+        cm_buf_appendf(err, "date_from \"all\" needs the project's first event");
         return CM_EINVAL;
     }
     if (!parse_date(date_from, z, now_s, &from)) {

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cm/alloc.h"
+#include "cm/civil.h"
 #include "cm/err.h"
 #include "insights/insights_int.h"
 
@@ -57,6 +58,12 @@ struct ins_trends {
     size_t limit;
     ins_range_t wide; /* the days before too, for the active-users windows */
     const cm_tzone_t *zone;
+    /* date_from "all": the range starts with the project's first event,
+     * which a first query finds (stage -1); until then it is date_to's day */
+    bool all;
+    char *date_to;
+    ins_interval_t iv;
+    int64_t now;
     cm_json_t props; /* the query's properties, ANDed onto every series */
     cm_json_t vars;  /* the run's variables */
     int stage;       /* 0: rank breakdown keys; 1: count per bucket; 2: done */
@@ -100,6 +107,7 @@ void api_insights__trends_free(ins_trends_t *in)
     }
     api_insights__range_free(&in->range);
     api_insights__range_free(&in->wide);
+    free(in->date_to);
     api_insights__sql_free(&in->q);
     free(in);
 }
@@ -258,9 +266,20 @@ int api_insights__trends_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t 
         cm_json_t dr = cm_json_get(query, "dateRange");
         bool by_var = cm_json_type(cm_json_get(vars, "date_from")) == CM_JSON_STRING ||
                       cm_json_type(cm_json_get(vars, "date_to")) == CM_JSON_STRING;
-        rc = api_insights__range(date_var(vars, "date_from", cm_json_get(dr, "date_from")),
-                                 date_var(vars, "date_to", cm_json_get(dr, "date_to")),
-                                 (ins_interval_t)iv, zone, now_s, &in->range, err);
+        cm_slice_t from = date_var(vars, "date_from", cm_json_get(dr, "date_from"));
+        cm_slice_t to = date_var(vars, "date_to", cm_json_get(dr, "date_to"));
+        in->iv = (ins_interval_t)iv;
+        in->now = now_s;
+        if (cm_slice_eq_cstr(from, "all")) {
+            in->all = true;
+            if (to.p != NULL) {
+                in->date_to = cm_xmalloc(to.len + 1);
+                memcpy(in->date_to, to.p, to.len);
+                in->date_to[to.len] = '\0';
+            }
+            from = to.p != NULL ? to : CM_SLICE_LIT("dStart"); /* for now */
+        }
+        rc = api_insights__range(from, to, (ins_interval_t)iv, zone, now_s, &in->range, err);
         if (rc != 0 && by_var)
             *attr = "variables";
     }
@@ -271,7 +290,7 @@ int api_insights__trends_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t 
     in->props = cm_json_get(query, "properties");
     in->vars = vars;
     in->zone = zone;
-    in->stage = in->nbd ? 0 : 1;
+    in->stage = in->all ? -1 : in->nbd ? 0 : 1;
     int window = 0;
     for (size_t i = 0; i < in->nseries; i++)
         window = in->series[i].window > window ? in->series[i].window : window;
@@ -473,6 +492,13 @@ const char *api_insights__trends_next(ins_trends_t *in, const char *const **name
     if (in->stage > 1)
         return NULL;
     api_insights__sql_free(&in->q);
+    if (in->stage == -1) { /* date_from "all": where the project's events begin */
+        cm_buf_append_cstr(&in->q.sql, "SELECT min(timestamp) AS first FROM events");
+        *names = NULL;
+        *values = NULL;
+        *nvalues = 0;
+        return cm_buf_cstr(&in->q.sql);
+    }
     cm_buf_t err = CM_BUF_INIT;
     const series_t *s = &in->series[in->cur];
     int rc = in->stage == 0 ? rank_query(in, s, &err) : count_query(in, s, &err);
@@ -514,9 +540,39 @@ static bucket_row_t *row_for(ins_trends_t *in, series_t *s, const char *key)
     return r;
 }
 
+/* date_from "all": the range from the first event's day (as the zone
+ * sees it), or date_to's day when there is none. */
+static int range_from_first(ins_trends_t *in, const char *first, cm_buf_t *err)
+{
+    char from[24] = "";
+    int y, mo, d, h, mi, sec;
+    if (first && sscanf(first, "%4d-%2d-%2d%*c%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &sec) == 6) {
+        int64_t utc = cm_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
+        api_insights__utc_text(utc + cm_tzone_offset(in->zone, utc), from);
+        from[10] = '\0'; /* its day */
+    }
+    cm_slice_t to = in->date_to ? cm_slice_from_cstr(in->date_to) : CM_SLICE_NULL;
+    cm_slice_t f = from[0] ? cm_slice_from_cstr(from) : to.p ? to : CM_SLICE_LIT("dStart");
+    api_insights__range_free(&in->range);
+    int rc = api_insights__range(f, to, in->iv, in->zone, in->now, &in->range, err);
+    if (rc == 0 && in->wide.n) { /* the active-users windows' days before it too */
+        int window = 0;
+        for (size_t i = 0; i < in->nseries; i++)
+            window = in->series[i].window > window ? in->series[i].window : window;
+        api_insights__range_free(&in->wide);
+        rc = api_insights__days_before(&in->range, window - 1, in->zone, &in->wide, err);
+    }
+    return rc;
+}
+
 int api_insights__trends_rows(ins_trends_t *in, const void *rows, size_t nrows,
                               api_insight_cell_fn cell, cm_buf_t *err)
 {
+    if (in->stage == -1) {
+        int rc = range_from_first(in, nrows ? cell(rows, 0, 0) : NULL, err);
+        in->stage = in->nbd ? 0 : 1;
+        return rc;
+    }
     series_t *s = &in->series[in->cur];
     if (in->stage == 0) {
         s->other = nrows > in->limit;
