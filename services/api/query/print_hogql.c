@@ -170,13 +170,24 @@ static void expr(const q_expr_t *e, cm_buf_t *out, const q_hogql_opts_t *o)
         }
         return;
     case QE_NOT:
-        P("NOT ");
-        expr(e->args.v[0], out, o);
+    case QE_NEG: {
+        /* whole text: an operator operand in parentheses (-(a + b) is not
+         * -a + b); always: never "--", which would start a comment */
+        const q_expr_t *a = e->args.v[0];
+        bool paren = o != NULL && (a->kind == QE_BINARY || a->kind == QE_BETWEEN ||
+                                   a->kind == QE_IS_NULL || a->kind == QE_NOT || a->kind == QE_NEG);
+        P(e->kind == QE_NOT ? "NOT " : "-");
+        bool minus = a->kind == QE_NEG || ((a->kind == QE_INT || a->kind == QE_FLOAT) &&
+                                           a->text.len > 0 && a->text.p[0] == '-');
+        if (e->kind == QE_NEG && !paren && minus)
+            P(" ");
+        if (paren)
+            P("(");
+        expr(a, out, o);
+        if (paren)
+            P(")");
         return;
-    case QE_NEG:
-        P("-");
-        expr(e->args.v[0], out, o);
-        return;
+    }
     case QE_IS_NULL:
         expr(e->args.v[0], out, o);
         P(e->negated ? " IS NOT NULL" : " IS NULL");
