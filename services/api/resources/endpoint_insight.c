@@ -92,15 +92,6 @@ static void respond(api_call_t *call, ins_run_t *r, cm_slice_t page, bool cached
     api_respond_json(call, 200, &b);
 }
 
-static void on_cache_set(cm_redis_t *rd, const redisReply *reply, const char *err, void *ud)
-{
-    (void)rd;
-    (void)reply;
-    (void)ud;
-    if (err != NULL)
-        cm_log(CM_LOG_WARN, NULL, "insight cache: %s", err);
-}
-
 static void finish(api_call_t *call, ins_run_t *r)
 {
     cm_buf_t page = CM_BUF_INIT;
@@ -112,15 +103,7 @@ static void finish(api_call_t *call, ins_run_t *r)
     cm_buf_append_cstr(&page, api_insight_has_more(r->in) ? "true" : "false");
     char when[CM_ISO8601_MAX];
     cm_iso8601_format(cm_now_us(), 3, when);
-    cm_buf_t entry = CM_BUF_INIT;
-    cm_buf_appendf(&entry, "%s\n", when);
-    cm_buf_append(&entry, page.p, page.len);
-    char age[16];
-    snprintf(age, sizeof(age), "%d", r->how.cache_age);
-    const char *argv[] = {"SET", r->cache_key, cm_buf_cstr(&entry), "EX", age};
-    size_t lens[] = {3, strlen(r->cache_key), entry.len, 2, strlen(age)};
-    cm_redis_command_argv(call->ctx->redis, on_cache_set, NULL, 5, argv, lens);
-    cm_buf_free(&entry);
+    api_endpoint_cache_put(call, r->cache_key, when, cm_buf_slice(&page), r->how.cache_age);
     respond(call, r, cm_buf_slice(&page), false, when);
     cm_buf_free(&page);
 }
@@ -136,22 +119,8 @@ static void on_rows(int status, const char *err, const cm_evstore_rows_t *rows, 
 {
     api_call_t *call = ud;
     ins_run_t *r = call->state;
-    if (status == CM_ETIMEDOUT) {
-        api_respond_invalid(call, NULL, "Query execution failed: the query took longer than %d s.",
-                            QUERY_TIMEOUT_MS / 1000);
+    if (api_endpoint_query_failed(call, status, err, QUERY_TIMEOUT_MS))
         return;
-    }
-    if (status == CM_EINVAL) {
-        api_respond_invalid(call, NULL, "Query execution failed: %s", err ? err : "");
-        return;
-    }
-    if (status != 0) {
-        cm_api_error_t e;
-        cm_api_error_set(&e, 503, "unavailable", NULL, "The event store cannot be reached: %s",
-                         err ? err : "");
-        api_respond_error(call, &e);
-        return;
-    }
     cm_buf_t msg = CM_BUF_INIT;
     if ((int64_t)cm_evstore_nrows(rows) > r->sql.limit ||
         api_insight_rows(r->in, rows, cm_evstore_nrows(rows), cell, &msg) != 0) {
@@ -218,15 +187,11 @@ static void on_cache_get(cm_redis_t *rd, const redisReply *reply, const char *er
     api_call_t *call = ud;
     ins_run_t *r = call->state;
     (void)rd;
-    if (err == NULL && reply != NULL && reply->type == REDIS_REPLY_STRING) {
-        const char *nl = memchr(reply->str, '\n', reply->len);
-        if (nl != NULL && nl - reply->str < 40) {
-            char when[48];
-            snprintf(when, sizeof(when), "%.*s", (int)(nl - reply->str), reply->str);
-            respond(call, r, (cm_slice_t){nl + 1, reply->len - (size_t)(nl + 1 - reply->str)}, true,
-                    when);
-            return;
-        }
+    char when[48];
+    cm_slice_t page;
+    if (api_endpoint_cache_hit(reply, err, when, &page)) {
+        respond(call, r, page, true, when);
+        return;
     }
     run_next(call, r);
 }

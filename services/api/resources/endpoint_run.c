@@ -201,15 +201,6 @@ static void respond(api_call_t *call, run_t *r, cm_slice_t page, bool cached, co
     api_respond_json(call, 200, &b);
 }
 
-static void on_cache_set(cm_redis_t *rd, const redisReply *reply, const char *err, void *ud)
-{
-    (void)rd;
-    (void)reply;
-    (void)ud;
-    if (err != NULL)
-        cm_log(CM_LOG_WARN, NULL, "endpoint cache: %s", err);
-}
-
 static void on_executed(int status, const cm_db_res_t *res, void *ud)
 {
     (void)status;
@@ -221,22 +212,8 @@ static void on_rows(int status, const char *err, const cm_evstore_rows_t *rows, 
 {
     api_call_t *call = ud;
     run_t *r = call->state;
-    if (status == CM_ETIMEDOUT) {
-        api_respond_invalid(call, NULL, "Query execution failed: the query took longer than %d s.",
-                            QUERY_TIMEOUT_MS / 1000);
+    if (api_endpoint_query_failed(call, status, err, QUERY_TIMEOUT_MS))
         return;
-    }
-    if (status == CM_EINVAL) {
-        api_respond_invalid(call, NULL, "Query execution failed: %s", err ? err : "");
-        return;
-    }
-    if (status != 0) {
-        cm_api_error_t e;
-        cm_api_error_set(&e, 503, "unavailable", NULL, "The event store cannot be reached: %s",
-                         err ? err : "");
-        api_respond_error(call, &e);
-        return;
-    }
     cm_buf_t page = CM_BUF_INIT;
     cm_json_writer_t w;
     cm_json_writer_init(&w, &page);
@@ -248,16 +225,7 @@ static void on_rows(int status, const char *err, const cm_evstore_rows_t *rows, 
     page.len -= 2;
     char when[CM_ISO8601_MAX];
     cm_iso8601_format(cm_now_us(), 3, when);
-    /* the cache holds the page and its time */
-    cm_buf_t entry = CM_BUF_INIT;
-    cm_buf_appendf(&entry, "%s\n", when);
-    cm_buf_append(&entry, page.p, page.len);
-    char age[16];
-    snprintf(age, sizeof(age), "%d", r->cache_age);
-    const char *argv[] = {"SET", r->cache_key, cm_buf_cstr(&entry), "EX", age};
-    size_t lens[] = {3, strlen(r->cache_key), entry.len, 2, strlen(age)};
-    cm_redis_command_argv(call->ctx->redis, on_cache_set, NULL, 5, argv, lens);
-    cm_buf_free(&entry);
+    api_endpoint_cache_put(call, r->cache_key, when, cm_buf_slice(&page), r->cache_age);
     api_store_endpoint_executed(call->ctx->db, r->endpoint_id, on_executed, NULL);
     respond(call, r, cm_buf_slice(&page), false, when);
     cm_buf_free(&page);
@@ -291,15 +259,11 @@ static void on_cache_get(cm_redis_t *rd, const redisReply *reply, const char *er
     api_call_t *call = ud;
     run_t *r = call->state;
     (void)rd;
-    if (err == NULL && reply != NULL && reply->type == REDIS_REPLY_STRING) {
-        const char *nl = memchr(reply->str, '\n', reply->len);
-        if (nl != NULL && nl - reply->str < 40) {
-            char when[48];
-            snprintf(when, sizeof(when), "%.*s", (int)(nl - reply->str), reply->str);
-            respond(call, r, (cm_slice_t){nl + 1, reply->len - (size_t)(nl + 1 - reply->str)}, true,
-                    when);
-            return;
-        }
+    char when[48];
+    cm_slice_t page;
+    if (api_endpoint_cache_hit(reply, err, when, &page)) {
+        respond(call, r, page, true, when);
+        return;
     }
     /* a miss, or Redis away: the store answers (compiled now if the
      * memo gave the key) */

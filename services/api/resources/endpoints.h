@@ -51,6 +51,17 @@ void api_endpoint_run_insight(api_call_t *call, const api_endpoint_insight_t *ho
  * be materialized; false with PostHog's reason appended to reason. */
 bool api_endpoint_can_materialize(const char *query_json, cm_buf_t *reason);
 
+/* endpoint_cache.c: a run's answer in Redis for age_s seconds (the time
+ * it was computed, then the answer's members). */
+void api_endpoint_cache_put(api_call_t *call, const char *key, const char *when, cm_slice_t page,
+                            int age_s);
+/* A cached answer in a GET's reply: its time and members (into reply). */
+bool api_endpoint_cache_hit(const redisReply *reply, const char *err, char when[48],
+                            cm_slice_t *page);
+/* A failed query on the event store answered (400 for a refused or
+ * timed-out query, 503 for a store away): true; false when status is 0. */
+bool api_endpoint_query_failed(api_call_t *call, int status, const char *err, unsigned timeout_ms);
+
 /* endpoint_run.c: one value of a run's answer, read by its column's type
  * (so both stores answer alike). */
 void api_endpoint_write_value(cm_json_writer_t *w, const char *type, const char *v);
