@@ -39,6 +39,7 @@ typedef struct {
     char *path;
     int busy_timeout_ms;
     char *on_open_sql; /* NULL: none */
+    bool sql_functions;
     uint64_t deadline; /* uv_hrtime() past which the running statement stops; 0: none */
     sqlite3 *conn;     /* touched only inside work callbacks */
     bool open_failed;  /* written inside work callbacks */
@@ -141,6 +142,15 @@ static int on_progress(void *ud)
     return sq->deadline != 0 && uv_hrtime() > sq->deadline;
 }
 
+static int register_functions(sqlite_db_t *sq, cm__db_job_t *job)
+{
+    if (cm__sqlite_register_functions(sq->conn) == SQLITE_OK)
+        return 0;
+    cm__db_job_fail(job, CM_EUNAVAIL, "%s: cannot register SQL functions: %s", sq->base.name,
+                    sqlite3_errmsg(sq->conn));
+    return -1;
+}
+
 static int open_conn(sqlite_db_t *sq, cm__db_job_t *job)
 {
     make_dir_of(sq->path);
@@ -153,7 +163,8 @@ static int open_conn(sqlite_db_t *sq, cm__db_job_t *job)
     if (rc != SQLITE_OK || exec(sq, job, "PRAGMA journal_mode=WAL") != 0 ||
         exec(sq, job, "PRAGMA synchronous=NORMAL") != 0 ||
         exec(sq, job, "PRAGMA foreign_keys=ON") != 0 ||
-        (sq->on_open_sql != NULL && exec(sq, job, sq->on_open_sql) != 0)) {
+        (sq->on_open_sql != NULL && exec(sq, job, sq->on_open_sql) != 0) ||
+        (sq->sql_functions && register_functions(sq, job) != 0)) {
         if (rc != SQLITE_OK)
             cm__db_job_fail(job, CM_EUNAVAIL, "%s: cannot open %s: %s", sq->base.name, sq->path,
                             sq->conn ? sqlite3_errmsg(sq->conn) : sqlite3_errstr(rc));
@@ -399,6 +410,7 @@ int cm_db_open_sqlite(uv_loop_t *loop, const cm_db_opts_t *opts, const char *pat
     sq->path = cm_xstrdup(path);
     sq->busy_timeout_ms = opts->busy_timeout_ms > 0 ? opts->busy_timeout_ms : 5000;
     sq->on_open_sql = opts->on_open_sql ? cm_xstrdup(opts->on_open_sql) : NULL;
+    sq->sql_functions = opts->sql_functions;
     *out = &sq->base;
     return CM_OK;
 }

@@ -394,8 +394,10 @@ int cm__evstore_open_sqlite(uv_loop_t *loop, const cm_evstore_opts_t *opts, cons
     char url[4096];
     snprintf(url, sizeof(url), "sqlite:%s", path);
     /* LIKE is case-sensitive, as on ClickHouse (the endpoints' queries) */
-    cm_db_opts_t o = {
-        .url = url, .name = st->base.name, .on_open_sql = "PRAGMA case_sensitive_like = ON"};
+    cm_db_opts_t o = {.url = url,
+                      .name = st->base.name,
+                      .on_open_sql = "PRAGMA case_sensitive_like = ON",
+                      .sql_functions = true};
     if (cm_db_open(loop, &o, &st->db) != CM_OK) {
         cm__evstore_fini(&st->base);
         free(st);

@@ -156,6 +156,20 @@ for (const pair of PAIRS) describe(`insight endpoints: ${pairName(pair)}`, () =>
     assert.equal(doc.components.schemas.EndpointRunRequest.required, undefined);
   });
 
+  test('median and p90 of a property, interpolated between the nearest values', async () => {
+    await make('price-quantiles', trends({ series: [
+      { kind: 'EventsNode', event: '$pageview', math: 'median', math_property: 'price' },
+      { kind: 'EventsNode', event: '$pageview', math: 'p90', math_property: 'price' },
+    ] }));
+    const r = (await run('price-quantiles')).results;
+    // 31 Mar (Berlin) has pageviews priced 20, 6 and 5: sorted 5, 6, 20;
+    // median at position 1 = 6; p90 at 0.9 * 2 = 1.8: 6 + (20 - 6) * 0.8
+    assert.deepEqual(r.map((x) => [x.action.math, x.action.math_property, x.data, x.count]), [
+      ['median', 'price', [2, 0, 10, 6, 0, 0, 3], 21],
+      ['p90', 'price', [2, 0, 10, 17.200000000000003, 0, 0, 3], 32.2],
+    ]);
+  });
+
   test('weeks from Sunday, clipped to the range; hours of the 23-hour day', async () => {
     await make('weekly', trends({ interval: 'week', series: [{ kind: 'EventsNode', event: '$pageview' }] }));
     let [w] = (await run('weekly')).results;

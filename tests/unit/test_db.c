@@ -597,6 +597,40 @@ static outcome_t run_extra(fixture_t *fx, const char *sql)
     return o;
 }
 
+/* cm_quantile (sql_functions): NULLs skipped, interpolated between the
+ * nearest sorted values as ClickHouse's quantile(); NULL over no values;
+ * absent from a handle that did not ask for it. */
+static void test_sqlite_quantile(void **state)
+{
+    fixture_t *fx = *state;
+    cm_db_opts_t o = {.url = fx->url, .sql_functions = true};
+    assert_int_equal(cm_db_open(&fx->loop, &o, &fx->extra), 0);
+    static const struct {
+        const char *level, *want;
+    } cases[] = {
+        {"0.9", "17.200000000000003"}, /* 6 + (20 - 6) * 0.8 */
+        {"0.5", "6.0"},
+        {"0", "5.0"},
+        {"1", "20.0"},
+        {"0.25", "5.5"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char sql[200];
+        snprintf(sql, sizeof(sql),
+                 "SELECT cm_quantile(x, %s) FROM (SELECT column1 AS x FROM"
+                 " (VALUES (NULL), (20), (5), (6)))",
+                 cases[i].level);
+        outcome_t r = run_extra(fx, sql);
+        assert_int_equal(r.status, 0);
+        assert_string_equal(r.first, cases[i].want);
+    }
+    outcome_t r = run_extra(fx, "SELECT cm_quantile(x, 0.5) FROM (SELECT 1 AS x) WHERE x > 1");
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.first, "<null>");
+    r = run1(fx, "SELECT cm_quantile(1, 0.5)", NULL, 0);
+    assert_int_equal(r.status, CM_EINVAL);
+}
+
 static void test_sqlite_cannot_open(void **state)
 {
     fixture_t *fx = *state;
@@ -688,6 +722,8 @@ int main(void)
         BOTH(test_ready_after_first_job),
         BOTH(test_close_finishes_then_refuses),
         BOTH(test_read_cache),
+        cmocka_unit_test_prestate_setup_teardown(test_sqlite_quantile, fx_setup, fx_teardown,
+                                                 "sqlite"),
         cmocka_unit_test_prestate_setup_teardown(test_sqlite_cannot_open, fx_setup, fx_teardown,
                                                  "sqlite"),
         cmocka_unit_test_prestate_setup_teardown(test_pg_unreachable_fails_fast, fx_setup,

@@ -59,6 +59,9 @@ typedef struct {
     int busy_timeout_ms; /* SQLite: wait for another process's lock; default 5000 */
     /* SQLite: run on every connection it opens (PRAGMAs of the handle's own) */
     const char *on_open_sql;
+    /* SQLite: register the SQL functions the event store's queries use
+     * (cm_quantile; see db_sqlite_fns.c) */
+    bool sql_functions;
 } cm_db_opts_t;
 
 /* Copied by cm_db_run: the caller may free it all once the call returns. */

@@ -37,8 +37,9 @@ typedef struct {
     char *event;    /* NULL: all events */
     char *math;
     char *math_property;
-    int window; /* weekly_active 7, monthly_active 30 (days): else 0 */
-    char **top; /* stage 0's keys, ranked */
+    const char *level; /* median, p75..p99: the quantile's */
+    int window;        /* weekly_active 7, monthly_active 30 (days): else 0 */
+    char **top;        /* stage 0's keys, ranked */
     size_t ntop;
     bool other;
     bucket_row_t *rows;
@@ -114,9 +115,27 @@ void api_insights__trends_free(ins_trends_t *in)
 
 /* ---- the query node ---- */
 
-static const char *const MATHS[] = {
-    "total", "dau", "weekly_active", "monthly_active", "unique_session", "sum", "avg",
-    "min",   "max"};
+/* A series' math; those from sum on aggregate a numeric math_property. */
+static const struct {
+    const char *name;
+    const char *level; /* the quantiles' */
+} MATHS[] = {
+    {"total", NULL},
+    {"dau", NULL},
+    {"weekly_active", NULL},
+    {"monthly_active", NULL},
+    {"unique_session", NULL},
+    {"sum", NULL},
+    {"avg", NULL},
+    {"min", NULL},
+    {"max", NULL},
+    {"median", "0.5"},
+    {"p75", "0.75"},
+    {"p90", "0.9"},
+    {"p95", "0.95"},
+    {"p99", "0.99"},
+};
+#define FIRST_PROPERTY_MATH 5
 
 static int read_series(ins_trends_t *in, cm_json_t list, cm_buf_t *err)
 {
@@ -143,22 +162,22 @@ static int read_series(ins_trends_t *in, cm_json_t list, cm_buf_t *err)
         }
         cm_json_t m = cm_json_get(n, "math");
         s->math = cm_json_exists(m) && !cm_json_is_null(m) ? dup_str(m) : cm_xstrdup("total");
-        bool known = false;
-        for (size_t k = 0; s->math && k < sizeof(MATHS) / sizeof(MATHS[0]); k++)
-            known |= strcmp(s->math, MATHS[k]) == 0;
-        if (!known) {
+        size_t k = 0;
+        while (s->math && k < sizeof(MATHS) / sizeof(MATHS[0]) && strcmp(s->math, MATHS[k].name))
+            k++;
+        if (k == sizeof(MATHS) / sizeof(MATHS[0])) {
             cm_buf_appendf(err,
                            "series[%zu]: math '%s' is not supported: total, dau, "
-                           "weekly_active, monthly_active, unique_session, sum, avg, min "
-                           "or max",
+                           "weekly_active, monthly_active, unique_session, sum, avg, min, "
+                           "max, median, p75, p90, p95 or p99",
                            i, s->math ? s->math : "?");
             return CM_EINVAL;
         }
+        s->level = MATHS[k].level;
         s->window = strcmp(s->math, "weekly_active") == 0    ? 7
                     : strcmp(s->math, "monthly_active") == 0 ? 30
                                                              : 0;
-        if (!strcmp(s->math, "sum") || !strcmp(s->math, "avg") || !strcmp(s->math, "min") ||
-            !strcmp(s->math, "max")) {
+        if (k >= FIRST_PROPERTY_MATH) {
             s->math_property = dup_str(cm_json_get(n, "math_property"));
             if (s->math_property == NULL || s->math_property[0] == '\0') {
                 cm_buf_appendf(err, "series[%zu]: math '%s' needs a math_property", i, s->math);
@@ -332,6 +351,10 @@ static void aggregate(ins_sql_t *q, const series_t *s)
         cm_buf_append_cstr(&q->sql, "uniq(person_id)");
     } else if (strcmp(s->math, "unique_session") == 0) {
         cm_buf_append_cstr(&q->sql, "uniq(nullIf($session_id, ''))");
+    } else if (s->level != NULL) {
+        cm_buf_appendf(&q->sql, "ifNull(quantile(%s)(toFloat(", s->level);
+        api_insights__property(q, cm_slice_from_cstr(s->math_property), CM_SLICE_NULL);
+        cm_buf_append_cstr(&q->sql, ")), 0)");
     } else {
         cm_buf_appendf(&q->sql, "ifNull(%s(toFloat(", s->math);
         api_insights__property(q, cm_slice_from_cstr(s->math_property), CM_SLICE_NULL);

@@ -38,6 +38,10 @@ static const q_fn_t fns[] = {
     A("uniqExact", 1, 1, QR_FIXED, Q_T_INT, false, Q_FN_UNIQ),
     A("uniqIf", 2, 2, QR_FIXED, Q_T_INT, false, Q_FN_UNIQ_IF),
     A("any", 1, 1, QR_ARG0, Q_T_ANY, false, Q_FN_ANY),
+    /* quantile(level)(x): exact, interpolated between the two nearest
+     * values (ClickHouse's quantile() samples past 8,192 values) */
+    {"quantile", 1, 1, QF_AGGREGATE, QR_FIXED, Q_T_FLOAT, true, 1, Q_FN_QUANTILE},
+    A("median", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_MEDIAN),
     /* dates and times (UTC unless a zone is given) */
     F("toDate", 1, 1, QR_FIXED, Q_T_DATE, false, Q_FN_TO_DATE),
     F("toDateTime", 1, 2, QR_FIXED, Q_T_DATETIME, false, Q_FN_TO_DATETIME),

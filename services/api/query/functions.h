@@ -50,7 +50,9 @@ enum {
     Q_FN_MAX_IF,
     Q_FN_UNIQ,
     Q_FN_UNIQ_IF,
-    Q_FN_ANY,
+    Q_FN_QUANTILE,
+    Q_FN_MEDIAN,
+    Q_FN_ANY, /* the last aggregate (print_fn.c switches on the range) */
     Q_FN_TO_DATE,
     Q_FN_TO_DATETIME,
     Q_FN_START_OF_MINUTE,

@@ -6,6 +6,8 @@
  * Dialect gaps are refused with the reason (docs/endpoints.md lists them).
  */
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "query/print_int.h"
@@ -509,6 +511,42 @@ static void ch_condition(q_printer_t *pr, const q_expr_t *c)
     P(", 0)");
 }
 
+/* quantile(level)(x) and median(x), exact on both stores: SQLite's
+ * cm_quantile (libcommon's db_sqlite_fns.c) and, for ClickHouse, the same
+ * interpolation over the sorted values written out (its quantile() samples
+ * past 8,192 values; quantileExactInclusive is newer than 18.16). */
+static void quantile(q_printer_t *pr, const q_expr_t *e, int id)
+{
+    char level[32] = "0.5";
+    if (id == Q_FN_QUANTILE) {
+        const q_expr_t *l = e->params.v[0];
+        double v = l->kind == QE_INT ? (double)l->ival : l->fval;
+        snprintf(level, sizeof(level), "%.15g", v); /* the shortest that reads back */
+        if (strtod(level, NULL) != v)
+            snprintf(level, sizeof(level), "%.17g", v);
+    }
+    if (!pr->ch) {
+        P("cm_quantile(");
+        q_pexpr(pr, ARG(0));
+        PF(", %s)", level);
+        return;
+    }
+    static const char pos[] = "(%s * (greatest(length(_q), 1) - 1))";
+    P("arrayMap(_q -> if(empty(_q), NULL, _q[toUInt64(floor");
+    PF(pos, level);
+    P(") + 1] + (_q[toUInt64(floor");
+    PF(pos, level);
+    P(") + 2] - _q[toUInt64(floor");
+    PF(pos, level);
+    P(") + 1]) * (");
+    PF(pos, level);
+    P(" - floor");
+    PF(pos, level);
+    P(")), [arraySort(groupArray(toFloat64(");
+    q_pexpr(pr, ARG(0));
+    P(")))])[1]");
+}
+
 static void aggregate(q_printer_t *pr, const q_expr_t *e, int id)
 {
     const q_expr_t *x = e->args.n > 0 ? ARG(0) : NULL;
@@ -555,6 +593,8 @@ static void aggregate(q_printer_t *pr, const q_expr_t *e, int id)
         q_pexpr(pr, x);
         P(c != NULL ? " END)" : ")");
         return;
+    case Q_FN_QUANTILE:
+    case Q_FN_MEDIAN: quantile(pr, e, id); return;
     case Q_FN_ANY: /* any row's value: the smallest, so both stores agree */
         if (pr->ch)
             return same(pr, "min", e);

@@ -307,6 +307,14 @@ static void add_var(rs_t *r, cm_slice_t name)
     r->q->vars[r->q->nvars++] = cm_arena_dup(&r->q->arena, name).p;
 }
 
+/* quantile(0.9)(x): a literal level, 0 to 1 (the printers write it back). */
+static bool quantile_level(const q_expr_t *p)
+{
+    if (p->kind == QE_INT)
+        return p->ival == 0 || p->ival == 1;
+    return p->kind == QE_FLOAT && p->fval >= 0 && p->fval <= 1;
+}
+
 static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
 {
     const q_fn_t *fn = q_fn_lookup(e->text);
@@ -327,7 +335,15 @@ static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
         return;
     }
     if (e->params.n != fn->params) {
-        fail(r, "Function '%s' takes no parameters", fn->name);
+        if (fn->params == 0)
+            fail(r, "Function '%s' takes no parameters", fn->name);
+        else
+            fail(r, "Function '%s' takes a level, as in %s(0.9)(x)", fn->name, fn->name);
+        return;
+    }
+    if (fn->id == Q_FN_QUANTILE && !quantile_level(e->params.v[0])) {
+        fail(r, "The level of %s must be a number from 0 to 1, as in %s(0.9)(x)", fn->name,
+             fn->name);
         return;
     }
     if (e->distinct && fn->id != Q_FN_COUNT) {

@@ -53,6 +53,8 @@ const aggregates = [
   'min(timestamp)',
   'avg(toFloat(properties.price))',
   "countIf(properties.plan = 'pro')",
+  'quantile(0.9)(toFloat(properties.price))',
+  'median(toInt(properties.n))',
 ];
 
 const handwritten = [
@@ -150,6 +152,8 @@ const handwritten = [
   'SELECT count(), sum(toFloat(properties.price)), min(event), max(timestamp), uniq(event) FROM events WHERE 1 = 0',
   'SELECT sumIf(toFloat(properties.price), event = \'purchase\'), avgIf(toFloat(properties.price), event = \'signup\'), minIf(toInt(properties.n), event = \'signup\'), maxIf(event, toInt(properties.n) < 3), uniqIf(distinct_id, event = \'purchase\') FROM events',
   "SELECT any(event) FROM events WHERE distinct_id = 'user-3'",
+  'SELECT event, quantile(0)(toFloat(properties.price)), quantile(1)(toFloat(properties.price)), quantile(0.37)(toFloat(properties.mixed)) FROM events GROUP BY event ORDER BY event',
+  "SELECT median(toFloat(properties.mixed)), quantile(0.25)(toInt(properties.n)) FROM events WHERE event = 'nothing'",
   'SELECT count(DISTINCT properties.$browser) FROM events',
   'SELECT count(properties.plan) FROM events',
   "SELECT JSONExtractString(properties, 'plan') AS p, count() FROM events GROUP BY p ORDER BY p",
