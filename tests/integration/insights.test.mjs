@@ -41,7 +41,7 @@ for (const pair of PAIRS) describe(`insight endpoints: ${pairName(pair)}`, () =>
   };
 
   before(async () => {
-    s = await startPair(pair, {});
+    s = await startPair(pair, { apiEnv: { MATERIALIZE_CHECK: '200ms' } });
     E = `/api/projects/${s.boot.project_id}/endpoints/`;
     const r = await s.call('PATCH', `/api/projects/${s.boot.project_id}/`, { timezone: 'Europe/Berlin' });
     assert.equal(r.status, 200, JSON.stringify(r.json));
@@ -226,6 +226,73 @@ for (const pair of PAIRS) describe(`insight endpoints: ${pairName(pair)}`, () =>
     assert.equal(r.results.length, 7);
     assert.equal(r.results[6].date, '2024-03-31T00:00:00+01:00');
     assert.deepEqual(r.results[6].values, [{ count: 3 }]);
+  });
+
+  test('materialized insights answer as the queries do, for every breakdown value', async () => {
+    const status = async (name) => (await s.call('GET', `${E}${name}/materialization_status`)).json;
+    const both = async (name, variables) => {
+      const mat = await s.call('POST', `${E}${name}/run`, { variables });
+      const direct = await s.call('POST', `${E}${name}/run`, { variables, refresh: 'direct' });
+      assert.equal(mat.status, 200, JSON.stringify(mat.json));
+      assert.equal(direct.status, 200, JSON.stringify(direct.json));
+      assert.equal(mat.json.endpoint_materialized, true, `${name} ${JSON.stringify(variables)}`);
+      assert.equal(direct.json.endpoint_materialized, undefined);
+      assert.deepEqual(mat.json.results, direct.json.results, `${name} ${JSON.stringify(variables)}`);
+      return mat.json.results;
+    };
+    const retention = {
+      kind: 'RetentionQuery',
+      dateRange: { date_to: '2024-04-03' },
+      retentionFilter: { retentionType: 'retention_recurring', totalIntervals: 7, period: 'Day', targetEntity: { id: '$pageview', type: 'events' }, returningEntity: { id: '$pageview', type: 'events' } },
+    };
+    const made = [
+      ['mat-spend', trends({ series: [{ kind: 'EventsNode', event: null, math: 'sum', math_property: 'price' }, { kind: 'EventsNode', event: '$pageview', math: 'median', math_property: 'price' }], breakdownFilter: { breakdown: '$browser', breakdown_limit: 1 } })],
+      ['mat-active', trends({ series: [{ kind: 'EventsNode', event: '$pageview', math: 'weekly_active' }], breakdownFilter: { breakdown: '$browser' } })],
+      ['mat-all', trends({ dateRange: { date_from: 'all', date_to: '2024-04-03' }, series: [{ kind: 'EventsNode', event: '$pageview' }] })],
+      ['mat-retention', retention],
+      ['mat-two', trends({ series: [{ kind: 'EventsNode', event: null }], breakdownFilter: { breakdowns: [{ property: '$browser', type: 'event' }, { property: 'price', type: 'event' }] } })],
+    ];
+    for (const [name, query] of made) {
+      const r = await s.call('POST', E, { name, query, is_materialized: true, sync_frequency: '1hour' });
+      assert.equal(r.status, 201, JSON.stringify(r.json));
+    }
+    for (const [name] of made)
+      await within(20000, `${name} built`, async () => (await status(name)).status === 'Completed');
+
+    // every breakdown value, a value with no events, and no value (null)
+    for (const name of ['mat-spend', 'mat-active']) {
+      for (const $browser of ['Chrome', 'Firefox', 'Safari', 'Opera', null]) await both(name, { $browser });
+    }
+    assert.deepEqual((await both('mat-spend', { $browser: 'Chrome' })).map((x) => [x.breakdown_value, x.data]), [
+      ['Chrome', [0, 0, 10, 26, 0, 0, 0]],
+      ['Chrome', [0, 0, 10, 13, 0, 0, 0]], // median of 20 and 6 on 31 Mar
+    ]);
+    assert.deepEqual((await both('mat-active', { $browser: 'Chrome' }))[0].data, [1, 1, 2, 2, 2, 2, 2]);
+    // two breakdowns: both values select one key
+    for (const [$browser, price] of [['Chrome', 20], ['Chrome', 6], ['Firefox', 7], [null, 2], ['Chrome', 7]]) await both('mat-two', { $browser, price });
+    assert.deepEqual((await both('mat-two', { $browser: 'Firefox', price: 7 })).map((x) => [x.breakdown_value, x.data]), [[['Firefox', '7'], [0, 0, 0, 0, 1, 0, 0]]]);
+    const r0 = await s.call('POST', `${E}mat-two/run`, { variables: { $browser: 'Chrome' } });
+    assert.equal(r0.status, 400, JSON.stringify(r0.json));
+    assert.equal(r0.json.error, "Required variable(s) 'price' not provided");
+    assert.deepEqual((await both('mat-all', undefined))[0].data, [1, 1, 0, 1, 3, 0, 0, 1]);
+    const cohorts = await both('mat-retention', undefined);
+    assert.deepEqual(cohorts[3].values.map((v) => v.count), [3, 0, 0, 1]);
+
+    // the rules of a materialized insight
+    let r = await s.call('POST', `${E}mat-spend/run`, {});
+    assert.equal(r.status, 400, JSON.stringify(r.json));
+    assert.equal(r.json.error, "Required variable(s) '$browser' not provided");
+    r = await s.call('POST', `${E}mat-spend/run`, { variables: { $browser: 'Chrome', date_to: '2024-03-31' } });
+    assert.equal(r.status, 400, JSON.stringify(r.json));
+    assert.match(r.json.error, /^Date variables \(date_to\) cannot be used with a materialized endpoint/);
+    r = await s.call('POST', `${E}mat-retention/run`, { variables: { date_to: '2024-03-31' } });
+    assert.equal(r.status, 400, JSON.stringify(r.json));
+    // the OpenAPI document says so: the breakdown only, required
+    const doc = (await s.call('GET', `${E}mat-spend/openapi.json`)).json;
+    await SwaggerParser.validate(structuredClone(doc));
+    assert.deepEqual(Object.keys(doc.components.schemas.Variables.properties), ['$browser']);
+    assert.deepEqual(doc.components.schemas.Variables.required, ['$browser']);
+    assert.deepEqual(doc.components.schemas.EndpointRunRequest.required, ['variables']);
   });
 
   test('filters, and what an insight query refuses', async () => {

@@ -98,3 +98,40 @@ bool api_insight_has_more(const api_insight_t *in)
 {
     return in->kind == KIND_TRENDS && api_insights__trends_has_more(in->trends);
 }
+
+/* ---- materialization ---- */
+
+bool api_insight_needs_first(const api_insight_t *in)
+{
+    return in->kind == KIND_TRENDS && api_insights__trends_needs_first(in->trends);
+}
+
+const char *api_insight_table(api_insight_t *in, const char *const **names,
+                              const api_query_value_t **values, size_t *nvalues, cm_buf_t *err)
+{
+    const ins_sql_t *q = NULL;
+    int rc = in->kind == KIND_TRENDS ? api_insights__trends_table(in->trends, &q, err)
+                                     : api_insights__retention_table(in->retention, &q, err);
+    if (rc != 0)
+        return NULL;
+    *names = (const char *const *)q->names;
+    *values = q->values;
+    *nvalues = q->n;
+    return cm_buf_cstr(&((ins_sql_t *)q)->sql);
+}
+
+const char *api_insight_first_day(const api_insight_t *in)
+{
+    return in->kind == KIND_TRENDS ? api_insights__trends_first_day(in->trends) : NULL;
+}
+
+int api_insight_table_code(const api_insight_t *in, int map[3])
+{
+    return in->kind == KIND_TRENDS ? api_insights__trends_code(in->trends, map)
+                                   : api_insights__retention_code(in->retention, map);
+}
+
+bool api_insight_table_key(const api_insight_t *in, cm_buf_t *key)
+{
+    return in->kind == KIND_TRENDS && api_insights__trends_key(in->trends, key);
+}

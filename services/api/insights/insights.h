@@ -70,4 +70,28 @@ int api_insight_rows(api_insight_t *in, const void *rows, size_t nrows, api_insi
 void api_insight_write(const api_insight_t *in, cm_json_writer_t *w);
 bool api_insight_has_more(const api_insight_t *in);
 
+/* ---- materialization (docs/insights.md) ----
+ *
+ * An insight's table holds the rows of every query its plan runs, for
+ * every breakdown value (no ranking limit, no "Other") and without
+ * variables, as (q, b, k, p, v): q which query, k the joined breakdown
+ * key ('' without breakdowns), b p v its cells. A read plans with the
+ * breakdown variables at the table's time and answers each query of the
+ * plan from the table's rows of its code and key.
+ *
+ * Building: api_insight_plan with no variables; while
+ * api_insight_needs_first, run api_insight_next's query and give its rows
+ * (date_from "all" looks for the first event); then api_insight_table's
+ * SELECT makes the table, and api_insight_first_day (non-NULL for "all")
+ * is kept to plan reads with as their date_from. */
+bool api_insight_needs_first(const api_insight_t *in);
+const char *api_insight_table(api_insight_t *in, const char *const **names,
+                              const api_query_value_t **values, size_t *nvalues, cm_buf_t *err);
+const char *api_insight_first_day(const api_insight_t *in);
+/* Reading: for the query api_insight_next gave last, its q and which
+ * table columns (1 b, 2 k, 3 p, 4 v) its columns 0..2 are. */
+int api_insight_table_code(const api_insight_t *in, int map[3]);
+/* The k a read's breakdown variables select; false without breakdowns. */
+bool api_insight_table_key(const api_insight_t *in, cm_buf_t *key);
+
 #endif

@@ -92,6 +92,11 @@ const char *api_insights__trends_next(ins_trends_t *t, const char *const **names
 int api_insights__trends_rows(ins_trends_t *t, const void *rows, size_t nrows,
                               api_insight_cell_fn cell, cm_buf_t *err);
 void api_insights__trends_write(const ins_trends_t *t, cm_json_writer_t *w);
+int api_insights__trends_table(ins_trends_t *t, const ins_sql_t **q, cm_buf_t *err);
+int api_insights__trends_code(const ins_trends_t *t, int map[3]);
+bool api_insights__trends_key(const ins_trends_t *t, cm_buf_t *key);
+const char *api_insights__trends_first_day(const ins_trends_t *t);
+bool api_insights__trends_needs_first(const ins_trends_t *t);
 bool api_insights__trends_has_more(const ins_trends_t *t);
 
 typedef struct ins_retention ins_retention_t;
@@ -105,5 +110,7 @@ const char *api_insights__retention_next(ins_retention_t *r, const char *const *
 int api_insights__retention_rows(ins_retention_t *r, const void *rows, size_t nrows,
                                  api_insight_cell_fn cell, cm_buf_t *err);
 void api_insights__retention_write(const ins_retention_t *r, cm_json_writer_t *w);
+int api_insights__retention_table(ins_retention_t *r, const ins_sql_t **q, cm_buf_t *err);
+int api_insights__retention_code(const ins_retention_t *r, int map[3]);
 
 #endif

@@ -125,9 +125,9 @@ static int returning_pairs(ins_retention_t *r, cm_buf_t *err)
     return rc;
 }
 
-static int build(ins_retention_t *r, int stage, cm_buf_t *err)
+/* Appends the stage's query to r->q (its variables numbered on). */
+static int build_into(ins_retention_t *r, int stage, cm_buf_t *err)
 {
-    api_insights__sql_free(&r->q);
     ins_sql_t *q = &r->q;
     if (stage == 0) {
         cm_buf_append_cstr(&q->sql, "SELECT c, count() AS v FROM ");
@@ -143,6 +143,12 @@ static int build(ins_retention_t *r, int stage, cm_buf_t *err)
     cm_buf_append_cstr(&q->sql, " AS r ON t.person_id = r.person_id WHERE r.b > t.c"
                                 " GROUP BY cohort, k");
     return rc;
+}
+
+static int build(ins_retention_t *r, int stage, cm_buf_t *err)
+{
+    api_insights__sql_free(&r->q);
+    return build_into(r, stage, err);
 }
 
 int api_insights__retention_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t *zone,
@@ -214,6 +220,35 @@ int api_insights__retention_plan(cm_json_t query, cm_json_t vars, const cm_tzone
 fail:
     api_insights__retention_free(r);
     return rc;
+}
+
+/* Materialization (insights.h): both queries as one SELECT of (q, b, k,
+ * p, v) rows: q the stage; b the cohort; p the period (stage 1). */
+int api_insights__retention_table(ins_retention_t *r, const ins_sql_t **out, cm_buf_t *err)
+{
+    api_insights__sql_free(&r->q);
+    int rc = 0;
+    for (int stage = 0; rc == 0 && stage < 2; stage++) {
+        cm_buf_appendf(&r->q.sql,
+                       "%sSELECT toInt(%d) AS q, ifNull(toInt(%s), 0) AS b, '' AS k, "
+                       "%s AS p, ifNull(toFloat(v), 0) AS v FROM (",
+                       stage ? " UNION ALL " : "", stage, stage ? "cohort" : "c",
+                       stage ? "ifNull(toInt(k), 0)" : "toInt(0)");
+        rc = build_into(r, stage, err);
+        cm_buf_appendf(&r->q.sql, ") AS t%d", stage);
+    }
+    *out = &r->q;
+    return rc;
+}
+
+/* The query api_insights__retention_next gave last: its code and columns
+ * in the table (sizes: b, v; returns: b, p, v). */
+int api_insights__retention_code(const ins_retention_t *r, int map[3])
+{
+    map[0] = 1;
+    map[1] = r->stage == 0 ? 4 : 3;
+    map[2] = 4;
+    return r->stage;
 }
 
 const char *api_insights__retention_next(ins_retention_t *r, const char *const **names,

@@ -65,10 +65,12 @@ struct ins_trends {
     char *date_to;
     ins_interval_t iv;
     int64_t now;
-    cm_json_t props; /* the query's properties, ANDed onto every series */
-    cm_json_t vars;  /* the run's variables */
-    int stage;       /* 0: rank breakdown keys; 1: count per bucket; 2: done */
-    size_t cur;      /* the series the pending query is for */
+    cm_json_t props;    /* the query's properties, ANDed onto every series */
+    cm_json_t vars;     /* the run's variables */
+    int stage;          /* 0: rank breakdown keys; 1: count per bucket; 2: done */
+    bool table;         /* building a materialized table: every key, no limit */
+    char first_day[16]; /* date_from "all": the day it came to ("" before) */
+    size_t cur;         /* the series the pending query is for */
     ins_sql_t q;
 };
 
@@ -430,7 +432,9 @@ static int rank_query(ins_trends_t *in, const series_t *s, cm_buf_t *err)
     aggregate(&in->q, s);
     cm_buf_append_cstr(&in->q.sql, " AS v");
     int rc = where(in, s, &in->range, err);
-    cm_buf_appendf(&in->q.sql, " GROUP BY k ORDER BY v DESC, k LIMIT %zu", in->limit + 1);
+    cm_buf_append_cstr(&in->q.sql, " GROUP BY k");
+    if (!in->table)
+        cm_buf_appendf(&in->q.sql, " ORDER BY v DESC, k LIMIT %zu", in->limit + 1);
     return rc;
 }
 
@@ -576,6 +580,7 @@ static int range_from_first(ins_trends_t *in, const char *first, cm_buf_t *err)
     }
     cm_slice_t to = in->date_to ? cm_slice_from_cstr(in->date_to) : CM_SLICE_NULL;
     cm_slice_t f = from[0] ? cm_slice_from_cstr(from) : to.p ? to : CM_SLICE_LIT("dStart");
+    snprintf(in->first_day, sizeof(in->first_day), "%.*s", (int)(f.len < 15 ? f.len : 15), f.p);
     api_insights__range_free(&in->range);
     int rc = api_insights__range(f, to, in->iv, in->zone, in->now, &in->range, err);
     if (rc == 0 && in->wide.n) { /* the active-users windows' days before it too */
@@ -626,6 +631,75 @@ int api_insights__trends_rows(ins_trends_t *in, const void *rows, size_t nrows,
         in->stage++;
     }
     return 0;
+}
+
+/* ---- materialization (insights.h) ---- */
+
+/* Every query the plan runs, for every breakdown key and without a
+ * variable, as one SELECT of (q, b, k, p, v) rows: q = series * 2 +
+ * stage; a rank row (stage 0) has b = -1. Each leg's columns are cast
+ * alike (ClickHouse 18.16 wants one type per column across UNION ALL). */
+int api_insights__trends_table(ins_trends_t *in, const ins_sql_t **out, cm_buf_t *err)
+{
+    ins_sql_t *q = &in->q;
+    api_insights__sql_free(q);
+    in->table = true;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < in->nseries; i++) {
+        for (int stage = in->nbd ? 0 : 1; rc == 0 && stage < 2; stage++) {
+            size_t code = i * 2 + (size_t)stage;
+            cm_buf_appendf(&q->sql,
+                           "%sSELECT toInt(%zu) AS q, %s AS b, ifNull(toString(k), '') AS k, "
+                           "toInt(0) AS p, ifNull(toFloat(v), 0) AS v FROM (",
+                           q->sql.len ? " UNION ALL " : "", code,
+                           stage == 0 ? "toInt(-1)" : "ifNull(toInt(b), 0)");
+            rc = stage == 0 ? rank_query(in, &in->series[i], err)
+                            : count_query(in, &in->series[i], err);
+            cm_buf_appendf(&q->sql, ") AS t%zu", code);
+        }
+    }
+    in->table = false;
+    *out = q;
+    return rc;
+}
+
+/* The query api_insights__trends_next gave last: its code in the table
+ * and where its columns are there (rank: k, v; count: b, k, v). */
+int api_insights__trends_code(const ins_trends_t *in, int map[3])
+{
+    int stage = in->stage;
+    map[0] = stage == 0 ? 2 : 1;
+    map[1] = stage == 0 ? 4 : 2;
+    map[2] = 4;
+    return (int)in->cur * 2 + stage;
+}
+
+/* The table key a read's breakdown variables select (as where() filters
+ * them, joined as breakdown_key() joins them); false without breakdowns. */
+bool api_insights__trends_key(const ins_trends_t *in, cm_buf_t *key)
+{
+    for (size_t i = 0; i < in->nbd; i++) {
+        if (i)
+            cm_buf_putc(key, SEP);
+        cm_json_t v = cm_json_get(in->vars, in->bds[i].property);
+        if (!cm_json_exists(v) || cm_json_is_null(v))
+            continue;
+        if (cm_json_type(v) != CM_JSON_STRING || cm_json_str_append(v, key) != 0) {
+            cm_slice_t raw = cm_json_raw(v);
+            cm_buf_append(key, raw.p, raw.len);
+        }
+    }
+    return in->nbd > 0;
+}
+
+const char *api_insights__trends_first_day(const ins_trends_t *in)
+{
+    return in->all && in->first_day[0] ? in->first_day : NULL;
+}
+
+bool api_insights__trends_needs_first(const ins_trends_t *in)
+{
+    return in->stage == -1;
 }
 
 /* ---- the answer ---- */

@@ -8,12 +8,14 @@
 #include "cm/err.h"
 #include "cm/json.h"
 #include "cm/log.h"
+#include "cm/tzone.h"
+#include "insights/insights.h"
 #include "materialize/materialize.h"
 #include "query/query.h"
 #include "store/store.h"
 
 typedef struct {
-    char *version_id, *project_id, *query, *old_table;
+    char *version_id, *project_id, *query, *old_table, *timezone;
     bool drop_only; /* no longer materialized: its table goes */
 } job_t;
 
@@ -27,6 +29,11 @@ struct api_materializer {
     /* the job in progress */
     api_query_sql_t sql;
     api_query_mat_t mat;
+    /* an insight's: its plan (borrowing doc), zone and time */
+    cm_json_doc_t *ins_doc;
+    cm_tzone_t *zone;
+    api_insight_t *ins;
+    int64_t ins_now;
     char table[96];
     char **params;
     char *types;
@@ -61,6 +68,12 @@ static void job_clear(api_materializer_t *m)
     m->types = NULL;
     api_query_sql_free(&m->sql);
     api_query_mat_free(&m->mat);
+    api_insight_free(m->ins);
+    cm_tzone_free(m->zone);
+    cm_json_doc_free(m->ins_doc);
+    m->ins = NULL;
+    m->zone = NULL;
+    m->ins_doc = NULL;
 }
 
 static void jobs_free(api_materializer_t *m)
@@ -70,6 +83,7 @@ static void jobs_free(api_materializer_t *m)
         free(m->jobs[i].project_id);
         free(m->jobs[i].query);
         free(m->jobs[i].old_table);
+        free(m->jobs[i].timezone);
     }
     free(m->jobs);
     m->jobs = NULL;
@@ -165,8 +179,36 @@ static void on_completed(int status, const cm_db_res_t *res, void *ud)
 /* What a read needs: the table's columns (the query's, then one per
  * variable) with their names in the store, types and re-aggregation, the
  * variables, and the query's own LIMIT / OFFSET. */
+/* An insight's: the time and zone its plan had, and the day date_from
+ * "all" came to (see insights.h). */
+static char *insight_info_json(api_materializer_t *m, const cm_evstore_rows_t *rows)
+{
+    cm_buf_t b = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &b);
+    cm_json_begin_object(&w);
+    cm_json_key(&w, "kind");
+    cm_json_str_cstr(&w, "insight");
+    cm_json_key(&w, "now");
+    cm_json_int(&w, m->ins_now);
+    cm_json_key(&w, "timezone");
+    cm_json_str_cstr(&w, cm_tzone_name(m->zone));
+    cm_json_key(&w, "first_day");
+    const char *first = api_insight_first_day(m->ins);
+    first ? cm_json_str_cstr(&w, first) : cm_json_null(&w);
+    cm_json_key(&w, "columns"); /* q, b, k, p, v as the store named them */
+    cm_json_begin_array(&w);
+    for (size_t i = 0; i < cm_evstore_ncols(rows); i++)
+        cm_json_str_cstr(&w, cm_evstore_colname(rows, i));
+    cm_json_end_array(&w);
+    cm_json_end_object(&w);
+    return cm_buf_detach(&b, NULL);
+}
+
 static char *info_json(api_materializer_t *m, const cm_evstore_rows_t *rows)
 {
+    if (m->ins != NULL)
+        return insight_info_json(m, rows);
     cm_buf_t b = CM_BUF_INIT;
     cm_json_writer_t w;
     cm_json_writer_init(&w, &b);
@@ -245,33 +287,30 @@ static void on_created(int status, const char *err, const cm_evstore_rows_t *row
     cm_evstore_select(m->ctx->events, &(cm_evstore_select_t){.sql = sql}, on_columns, m);
 }
 
-/* The version's query, compiled as its table's, and the table written. */
-static void build(api_materializer_t *m, job_t *j)
+static bool on_clickhouse(api_materializer_t *m)
 {
-    cm_json_doc_t *doc = NULL;
-    cm_buf_t scratch = CM_BUF_INIT, err = CM_BUF_INIT;
-    cm_slice_t text;
-    api_query_t *q = NULL, *tq = NULL;
-    if (cm_json_parse(j->query, strlen(j->query), NULL, &doc, NULL) != 0 ||
-        !cm_json_str_eq(cm_json_get(cm_json_root(doc), "kind"), CM_SLICE_LIT("HogQLQuery")) ||
-        cm_json_as_str(cm_json_get(cm_json_root(doc), "query"), &scratch, &text) != 0) {
-        fail_job(m, "Only HogQL endpoints are materialized here");
-        goto done;
-    }
-    if (api_query_parse(text.p, text.len, &q, &err) != 0 ||
-        api_query_materialize(q, &m->mat, &err) != 0 ||
-        api_query_parse(m->mat.hogql.p, m->mat.hogql.len, &tq, &err) != 0) {
-        fail_job(m, "Cannot materialize: %.*s", (int)err.len, err.p);
-        goto done;
-    }
-    bool ch = cm_evstore_kind(m->ctx->events) == CM_EVSTORE_CLICKHOUSE;
+    return cm_evstore_kind(m->ctx->events) == CM_EVSTORE_CLICKHOUSE;
+}
+
+/* The table's SELECT (HogQL, with its variables) printed for the store
+ * without a page, and written as a new table. */
+static void create_table(api_materializer_t *m, job_t *j, const char *hogql, const char **names,
+                         const api_query_value_t *values, size_t nvalues)
+{
+    cm_buf_t err = CM_BUF_INIT;
+    api_query_t *tq = NULL;
+    bool ch = on_clickhouse(m);
     api_query_print_opts_t o = {
         .dialect = ch ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE,
         .clickhouse_modern = ch && atoi(cm_evstore_server_version(m->ctx->events)) >= 21,
         .project_id = atoll(j->project_id),
+        .var_names = names,
+        .var_values = values,
+        .nvars = nvalues,
         .whole = true,
     };
-    if (api_query_print(tq, &o, &m->sql, &err) != 0) {
+    if (api_query_parse(hogql, strlen(hogql), &tq, &err) != 0 ||
+        api_query_print(tq, &o, &m->sql, &err) != 0) {
         fail_job(m, "Cannot materialize: %.*s", (int)err.len, err.p);
         goto done;
     }
@@ -300,8 +339,121 @@ static void build(api_materializer_t *m, job_t *j)
     cm_evstore_select(m->ctx->events, &s, on_created, m);
     cm_buf_free(&sql);
 done:
-    api_query_free(q);
     api_query_free(tq);
+    cm_buf_free(&err);
+}
+
+/* ---- an insight's table ---- */
+
+static void insight_next(api_materializer_t *m, job_t *j);
+
+static const char *ins_cell(const void *rows, size_t r, size_t c)
+{
+    return cm_evstore_value(rows, r, c);
+}
+
+static void on_insight_rows(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
+{
+    api_materializer_t *m = ud;
+    job_t *j = &m->jobs[m->next - 1];
+    cm_buf_t msg = CM_BUF_INIT;
+    if (status != 0) {
+        fail_job(m, "%s", err ? err : "the event store refused the query");
+    } else if (api_insight_rows(m->ins, rows, cm_evstore_nrows(rows), ins_cell, &msg) != 0) {
+        fail_job(m, "%s", cm_buf_cstr(&msg));
+    } else {
+        api_query_sql_free(&m->sql);
+        insight_next(m, j);
+    }
+    cm_buf_free(&msg);
+}
+
+/* date_from "all" looks for the first event first; then the table. */
+static void insight_next(api_materializer_t *m, job_t *j)
+{
+    const char *const *names;
+    const api_query_value_t *values;
+    size_t n;
+    cm_buf_t err = CM_BUF_INIT;
+    if (!api_insight_needs_first(m->ins)) {
+        const char *hogql = api_insight_table(m->ins, &names, &values, &n, &err);
+        if (hogql == NULL)
+            fail_job(m, "Cannot materialize: %.*s", (int)err.len, err.p);
+        else
+            create_table(m, j, hogql, (const char **)names, values, n);
+        cm_buf_free(&err);
+        return;
+    }
+    const char *hogql = api_insight_next(m->ins, &names, &values, &n);
+    api_query_t *q = NULL;
+    bool ch = on_clickhouse(m);
+    api_query_print_opts_t o = {
+        .dialect = ch ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE,
+        .clickhouse_modern = ch && atoi(cm_evstore_server_version(m->ctx->events)) >= 21,
+        .project_id = atoll(j->project_id),
+        .var_names = (const char **)names,
+        .var_values = values,
+        .nvars = n,
+        .limit = API_QUERY_MAX_ROWS,
+    };
+    if (hogql == NULL || api_query_parse(hogql, strlen(hogql), &q, &err) != 0 ||
+        api_query_print(q, &o, &m->sql, &err) != 0) {
+        fail_job(m, "Cannot materialize: %.*s", (int)err.len, err.p);
+    } else {
+        /* no parameters: the first event's query binds none */
+        cm_evstore_select_t s = {.sql = cm_buf_cstr(&m->sql.sql)};
+        cm_evstore_select(m->ctx->events, &s, on_insight_rows, m);
+    }
+    api_query_free(q);
+    cm_buf_free(&err);
+}
+
+static void build_insight(api_materializer_t *m, job_t *j, cm_json_doc_t *doc)
+{
+    cm_buf_t err = CM_BUF_INIT;
+    const char *attr = NULL;
+    m->ins_doc = doc;
+    m->zone = cm_tzone_open(cm_slice_from_cstr(j->timezone ? j->timezone : "UTC"));
+    char now[24];
+    api_store_now(now);
+    m->ins_now = atoll(now) / 1000;
+    if (api_insight_plan(cm_json_root(doc), CM_JSON_NONE_VALUE, m->zone, m->ins_now, &m->ins, &err,
+                         &attr) != 0)
+        fail_job(m, "Cannot materialize: %.*s", (int)err.len, err.p);
+    else
+        insight_next(m, j);
+    cm_buf_free(&err);
+}
+
+/* The version's query, compiled as its table's, and the table written. */
+static void build(api_materializer_t *m, job_t *j)
+{
+    cm_json_doc_t *doc = NULL;
+    cm_buf_t scratch = CM_BUF_INIT, err = CM_BUF_INIT;
+    cm_slice_t text;
+    api_query_t *q = NULL;
+    if (cm_json_parse(j->query, strlen(j->query), NULL, &doc, NULL) != 0) {
+        fail_job(m, "The stored query cannot be read");
+        goto done;
+    }
+    if (api_insight_kind(cm_json_root(doc))) {
+        build_insight(m, j, doc); /* it owns doc now */
+        doc = NULL;
+        goto done;
+    }
+    if (!cm_json_str_eq(cm_json_get(cm_json_root(doc), "kind"), CM_SLICE_LIT("HogQLQuery")) ||
+        cm_json_as_str(cm_json_get(cm_json_root(doc), "query"), &scratch, &text) != 0) {
+        fail_job(m, "Only HogQL and insight endpoints are materialized here");
+        goto done;
+    }
+    if (api_query_parse(text.p, text.len, &q, &err) != 0 ||
+        api_query_materialize(q, &m->mat, &err) != 0) {
+        fail_job(m, "Cannot materialize: %.*s", (int)err.len, err.p);
+        goto done;
+    }
+    create_table(m, j, cm_buf_cstr(&m->mat.hogql), NULL, NULL, 0);
+done:
+    api_query_free(q);
     cm_json_doc_free(doc);
     cm_buf_free(&scratch);
     cm_buf_free(&err);
@@ -369,6 +521,7 @@ static void on_work(int status, const cm_db_res_t *res, void *ud)
         j->project_id = copy(V(API_MAT_PROJECT_ID));
         j->query = copy(V(API_MAT_QUERY));
         j->old_table = copy(V(API_MAT_TABLE));
+        j->timezone = copy(V(API_MAT_TIMEZONE));
         j->drop_only = drop_only;
 #undef V
     }

@@ -1,10 +1,13 @@
 /*
  * endpoint_insight.c - the run of an insight endpoint (a stored
- * TrendsQuery; docs/insights.md): the variables checked against what the
- * insight accepts (its breakdown properties, date_from, date_to), the
- * answer from Redis when a fresh one is there, else the insight's queries
- * one after another on the event store, each compiled by the HogQL
- * compiler for it, and the answer in PostHog's shape.
+ * TrendsQuery or RetentionQuery; docs/insights.md): the variables checked
+ * against what the insight accepts (its breakdown properties, date_from,
+ * date_to; on a materialized version every breakdown property and no
+ * date), the answer from Redis when a fresh one is there, else the
+ * insight's queries one after another on the event store, each compiled
+ * by the HogQL compiler for it, or answered from the version's
+ * materialized table (insights.h says how), and the answer in PostHog's
+ * shape.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +41,12 @@ typedef struct {
     char **param_text;
     char *param_types;
     char cache_key[96];
+    /* the materialized table, when one answers (else NULL) */
+    char *mat_table, *mat_info, *mat_at;
+    bool from_table;
+    char cols[5][32]; /* the table's q, b, k, p, v as the store named them */
+    char *vars_text;  /* a table read's variables (date_from pinned) */
+    cm_json_doc_t *vars_doc;
 } ins_run_t;
 
 static void params_free(ins_run_t *r)
@@ -59,7 +68,12 @@ static void ins_run_free(void *p)
     api_insight_free(r->in);
     cm_tzone_free(r->zone);
     cm_json_doc_free(r->stored);
+    cm_json_doc_free(r->vars_doc);
+    free(r->vars_text);
     free(r->stored_text);
+    free(r->mat_table);
+    free(r->mat_info);
+    free(r->mat_at);
     free(r);
 }
 
@@ -85,6 +99,12 @@ static void respond(api_call_t *call, ins_run_t *r, cm_slice_t page, bool cached
     cm_json_int(&w, r->how.version_n);
     cm_json_key(&w, "endpoint_version_created_at");
     api_json_time(&w, r->how.version_created);
+    if (r->from_table) {
+        cm_json_key(&w, "endpoint_materialized");
+        cm_json_boolean(&w, true);
+        cm_json_key(&w, "endpoint_materialized_at");
+        api_json_time(&w, r->mat_at);
+    }
     cm_json_end_object(&w);
     cm_buf_putc(&b, ',');
     cm_buf_append(&b, tail.p + 1, tail.len - 1);
@@ -182,6 +202,88 @@ static void run_next(api_call_t *call, ins_run_t *r)
     cm_evstore_select(call->ctx->events, &q, on_rows, call);
 }
 
+/* ---- from the materialized table ---- */
+
+typedef struct {
+    const cm_evstore_rows_t *rows;
+    size_t from;
+    int map[3];
+} replay_t;
+
+static const char *replay_cell(const void *p, size_t r, size_t c)
+{
+    const replay_t *x = p;
+    return cm_evstore_value(x->rows, x->from + r, (size_t)x->map[c]);
+}
+
+static void run_first(api_call_t *call, ins_run_t *r);
+
+/* The table's rows (ordered by q): each query of the plan answered by the
+ * rows of its code. */
+static void on_table_rows(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
+{
+    api_call_t *call = ud;
+    ins_run_t *r = call->state;
+    if (status != 0) { /* the table went (a refresh dropped it): the query itself */
+        cm_log(CM_LOG_WARN, NULL, "materialized insight read failed, run inline: %s",
+               err ? err : "");
+        r->from_table = false;
+        api_insight_free(r->in);
+        r->in = NULL;
+        run_first(call, r);
+        return;
+    }
+    size_t n = cm_evstore_nrows(rows);
+    const char *const *names;
+    const api_query_value_t *values;
+    size_t nvalues;
+    cm_buf_t msg = CM_BUF_INIT;
+    while (api_insight_next(r->in, &names, &values, &nvalues) != NULL) {
+        replay_t x = {.rows = rows};
+        int code = api_insight_table_code(r->in, x.map);
+        size_t i = 0;
+        while (i < n && atoi(cm_evstore_value(rows, i, 0)) != code)
+            i++;
+        x.from = i;
+        while (i < n && atoi(cm_evstore_value(rows, i, 0)) == code)
+            i++;
+        if (api_insight_rows(r->in, &x, i - x.from, replay_cell, &msg) != 0) {
+            api_respond_invalid(call, NULL, "Query execution failed: %s", cm_buf_cstr(&msg));
+            cm_buf_free(&msg);
+            return;
+        }
+    }
+    cm_buf_free(&msg);
+    finish(call, r);
+}
+
+static void read_table(api_call_t *call, ins_run_t *r)
+{
+    cm_buf_t sql = CM_BUF_INIT, key = CM_BUF_INIT;
+    bool keyed = api_insight_table_key(r->in, &key);
+    cm_buf_appendf(&sql, "SELECT %s, %s, %s, %s, %s FROM %s", r->cols[0], r->cols[1], r->cols[2],
+                   r->cols[3], r->cols[4], r->mat_table);
+    bool ch = cm_evstore_kind(call->ctx->events) == CM_EVSTORE_CLICKHOUSE;
+    if (keyed && ch) { /* ClickHouse's text carries the literal */
+        cm_buf_appendf(&sql, " WHERE %s = ", r->cols[2]);
+        cm_evstore_quote(call->ctx->events, &sql, cm_buf_slice(&key));
+    } else if (keyed) {
+        cm_buf_appendf(&sql, " WHERE %s = $1", r->cols[2]);
+    }
+    cm_buf_appendf(&sql, " ORDER BY %s", r->cols[0]);
+    const char *params[] = {cm_buf_cstr(&key)};
+    cm_evstore_select_t q = {
+        .sql = cm_buf_cstr(&sql),
+        .params = params,
+        .types = "t",
+        .nparams = keyed && !ch ? 1 : 0,
+        .timeout_ms = QUERY_TIMEOUT_MS,
+    };
+    cm_evstore_select(call->ctx->events, &q, on_table_rows, call);
+    cm_buf_free(&sql);
+    cm_buf_free(&key);
+}
+
 static void on_cache_get(cm_redis_t *rd, const redisReply *reply, const char *err, void *ud)
 {
     api_call_t *call = ud;
@@ -193,7 +295,7 @@ static void on_cache_get(cm_redis_t *rd, const redisReply *reply, const char *er
         respond(call, r, page, true, when);
         return;
     }
-    run_next(call, r);
+    r->from_table ? read_table(call, r) : run_next(call, r);
 }
 
 /* The cache key: the endpoint, version, store, zone and the variables as
@@ -201,8 +303,9 @@ static void on_cache_get(cm_redis_t *rd, const redisReply *reply, const char *er
 static void cache_key(api_call_t *call, ins_run_t *r, cm_json_t vars)
 {
     cm_buf_t b = CM_BUF_INIT;
-    cm_buf_appendf(&b, "insight\n%s\n%lld\n%d\n%s\n", r->how.endpoint_id, r->how.version_n,
-                   (int)cm_evstore_kind(call->ctx->events), cm_tzone_name(r->zone));
+    cm_buf_appendf(&b, "insight\n%s\n%lld\n%d\n%s\n%s\n", r->how.endpoint_id, r->how.version_n,
+                   (int)cm_evstore_kind(call->ctx->events), cm_tzone_name(r->zone),
+                   r->from_table ? r->mat_table : "");
     if (cm_json_exists(vars)) {
         cm_buf_t v = CM_BUF_INIT;
         cm_json_writer_t w;
@@ -262,12 +365,138 @@ static int check_variables(api_call_t *call, cm_json_t query, cm_json_t vars)
     return nbad ? -1 : 0;
 }
 
+/* A materialized version's rules (seed 4.1 rule 5): no date variables,
+ * every breakdown property given (its table holds every value: a run
+ * without one would return them all). 0 or -1 answered. */
+static int materialized_rules(api_call_t *call, cm_json_t query, cm_json_t vars)
+{
+    cm_slice_t names[MAX_VARS];
+    size_t n = api_insight_variables(query, names, MAX_VARS);
+    cm_buf_t missing = CM_BUF_INIT, dates = CM_BUF_INIT;
+    for (size_t i = 0; i < n; i++) {
+        bool given = cm_json_exists(cm_json_get_s(vars, names[i]));
+        bool date =
+            cm_slice_eq_cstr(names[i], "date_from") || cm_slice_eq_cstr(names[i], "date_to");
+        if (date && given)
+            cm_buf_appendf(&dates, "%s%.*s", dates.len ? ", " : "", (int)names[i].len, names[i].p);
+        else if (!date && !given)
+            cm_buf_appendf(&missing, "%s'%.*s'", missing.len ? ", " : "",
+                           (int)(names[i].len > 64 ? 64 : names[i].len), names[i].p);
+    }
+    int rc = 0;
+    if (dates.len) {
+        api_endpoint_error(call, 400,
+                           "Date variables (%s) cannot be used with a materialized endpoint: its "
+                           "table holds the insight's own date range. Disable materialization to "
+                           "choose dates at run time.",
+                           cm_buf_cstr(&dates));
+        rc = -1;
+    } else if (missing.len) {
+        api_endpoint_error(call, 400, "Required variable(s) %s not provided",
+                           cm_buf_cstr(&missing));
+        rc = -1;
+    }
+    cm_buf_free(&missing);
+    cm_buf_free(&dates);
+    return rc;
+}
+
+/* The table's info fits this run (same zone): the plan's time, and the
+ * run's variables with date_from pinned for "all". false: run inline. */
+static bool table_plan(ins_run_t *r, cm_json_t vars, int64_t *now_s, cm_json_t *out)
+{
+    cm_json_doc_t *info = NULL;
+    bool ok = false;
+    if (r->mat_info == NULL ||
+        cm_json_parse(r->mat_info, strlen(r->mat_info), NULL, &info, NULL) != 0)
+        return false;
+    cm_json_t root = cm_json_root(info);
+    int64_t now;
+    if (!cm_json_str_eq(cm_json_get(root, "kind"), CM_SLICE_LIT("insight")) ||
+        !cm_json_str_eq(cm_json_get(root, "timezone"),
+                        cm_slice_from_cstr(cm_tzone_name(r->zone))) ||
+        cm_json_as_int64(cm_json_get(root, "now"), &now) != 0 ||
+        cm_json_len(cm_json_get(root, "columns")) != 5)
+        goto done;
+    for (size_t i = 0; i < 5; i++) {
+        cm_json_t c = cm_json_at(cm_json_get(root, "columns"), i);
+        cm_slice_t name = cm_json_str_inner(c);
+        /* the compiler's own names (c1_0): letters, digits, '_' */
+        if (name.len == 0 || name.len >= sizeof(r->cols[i]) ||
+            strspn(name.p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") <
+                name.len)
+            goto done;
+        memcpy(r->cols[i], name.p, name.len);
+        r->cols[i][name.len] = '\0';
+    }
+    cm_buf_t b = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &b);
+    cm_json_begin_object(&w);
+    if (cm_json_type(vars) == CM_JSON_OBJECT) {
+        cm_json_iter_t it = cm_json_iter(vars);
+        cm_json_t k, v;
+        while (cm_json_next(&it, &k, &v)) {
+            cm_json_key_s(&w, cm_json_str_inner(k));
+            cm_json_raw_value_compact(&w, cm_json_raw(v));
+        }
+    }
+    cm_json_t first = cm_json_get(root, "first_day");
+    if (cm_json_type(first) == CM_JSON_STRING) {
+        cm_json_key(&w, "date_from");
+        cm_json_raw_value_compact(&w, cm_json_raw(first));
+    }
+    cm_json_end_object(&w);
+    r->vars_text = cm_buf_detach(&b, NULL); /* the document borrows it */
+    ok = cm_json_parse(r->vars_text, strlen(r->vars_text), NULL, &r->vars_doc, NULL) == 0;
+    *now_s = now;
+    *out = cm_json_root(r->vars_doc);
+done:
+    cm_json_doc_free(info);
+    return ok;
+}
+
+/* Plan (from the table when it fits, else inline) and run. */
+static void run_first(api_call_t *call, ins_run_t *r)
+{
+    cm_json_t query = cm_json_root(r->stored);
+    cm_json_t vars = cm_json_get(cm_json_root(call->body), "variables");
+    int64_t now_s = (int64_t)time(NULL);
+    cm_json_t plan_vars = vars;
+    r->from_table = r->mat_table != NULL && r->in == NULL && r->vars_doc == NULL &&
+                    table_plan(r, vars, &now_s, &plan_vars);
+    if (!r->from_table) {
+        now_s = (int64_t)time(NULL);
+        plan_vars = vars;
+    }
+    cm_buf_t err = CM_BUF_INIT;
+    const char *attr = NULL;
+    if (api_insight_plan(query, plan_vars, r->zone, now_s, &r->in, &err, &attr) != 0) {
+        api_respond_invalid(call, attr, "%.*s", (int)err.len, err.p);
+        cm_buf_free(&err);
+        return;
+    }
+    cm_buf_free(&err);
+    cache_key(call, r, vars);
+    if (r->how.refresh == 0)
+        cm_redis_command(call->ctx->redis, on_cache_get, call, "GET %s", r->cache_key);
+    else if (r->from_table)
+        read_table(call, r);
+    else
+        run_next(call, r);
+}
+
 void api_endpoint_run_insight(api_call_t *call, const api_endpoint_insight_t *how,
                               const char *stored_text)
 {
     ins_run_t *r = cm_xcalloc(1, sizeof(*r));
     r->how = *how;
     r->stored_text = cm_xstrdup(stored_text);
+    /* the caller's strings go with its state: copies */
+    r->mat_table = how->mat_table ? cm_xstrdup(how->mat_table) : NULL;
+    r->mat_info = how->mat_info ? cm_xstrdup(how->mat_info) : NULL;
+    r->mat_at = how->mat_at ? cm_xstrdup(how->mat_at) : NULL;
+    r->how.mat_table = r->how.mat_info = r->how.mat_at = NULL;
     /* the run's own state is done with: this one takes the call over */
     if (call->state_free)
         call->state_free(call->state);
@@ -281,18 +510,8 @@ void api_endpoint_run_insight(api_call_t *call, const api_endpoint_insight_t *ho
     cm_json_t vars = cm_json_get(cm_json_root(call->body), "variables");
     if (check_variables(call, query, vars) != 0)
         return;
-    r->zone = cm_tzone_open(cm_slice_from_cstr(how->timezone)); /* NULL: UTC */
-    cm_buf_t err = CM_BUF_INIT;
-    const char *attr = NULL;
-    if (api_insight_plan(query, vars, r->zone, (int64_t)time(NULL), &r->in, &err, &attr) != 0) {
-        api_respond_invalid(call, attr, "%.*s", (int)err.len, err.p);
-        cm_buf_free(&err);
+    if (how->materialized && materialized_rules(call, query, vars) != 0)
         return;
-    }
-    cm_buf_free(&err);
-    cache_key(call, r, vars);
-    if (how->refresh == 0)
-        cm_redis_command(call->ctx->redis, on_cache_get, call, "GET %s", r->cache_key);
-    else
-        run_next(call, r);
+    r->zone = cm_tzone_open(cm_slice_from_cstr(how->timezone)); /* NULL: UTC */
+    run_first(call, r);
 }

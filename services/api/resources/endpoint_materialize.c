@@ -27,11 +27,7 @@ bool api_endpoint_can_materialize(const char *query_json, cm_buf_t *reason)
     }
     cm_json_t q = cm_json_root(doc), kind = cm_json_get(q, "kind");
     if (api_insight_kind(q)) {
-        cm_json_t many = cm_json_get(cm_json_get(q, "breakdownFilter"), "breakdowns");
-        if (cm_json_type(many) == CM_JSON_ARRAY && cm_json_len(many) > 1)
-            cm_buf_append_cstr(reason, "Multiple breakdowns not supported for materialization");
-        else
-            ok = true;
+        ok = true; /* several breakdowns too (PostHog's current rule): each a required variable */
     } else if (cm_json_str_eq(kind, CM_SLICE_LIT("HogQLQuery"))) {
         cm_buf_t scratch = CM_BUF_INIT, why = CM_BUF_INIT;
         cm_slice_t text;

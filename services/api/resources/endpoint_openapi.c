@@ -33,7 +33,7 @@ static void doc_free(void *p)
     free(d);
 }
 
-enum { ROW_DESCRIPTION, ROW_VERSION, ROW_QUERY };
+enum { ROW_DESCRIPTION, ROW_VERSION, ROW_QUERY, ROW_MATERIALIZED };
 
 static void prop(cm_json_writer_t *w, const char *name, const char *type, const char *description)
 {
@@ -48,23 +48,31 @@ static void prop(cm_json_writer_t *w, const char *name, const char *type, const 
 }
 
 /* An insight's variables: its breakdown properties (each filters to rows
- * with that value), date_from and date_to; none required until
- * materialization makes the breakdowns so. */
-static void write_insight_variables(cm_json_writer_t *w, cm_json_t query)
+ * with that value), date_from and date_to; none required. Materialized:
+ * the breakdown properties only, all required (docs/insights.md). */
+static void write_insight_variables(cm_json_writer_t *w, cm_json_t query, bool materialized,
+                                    bool *any_required)
 {
     cm_slice_t names[8];
     size_t n = api_insight_variables(query, names, 8);
+    size_t nb = n >= 2 ? n - 2 : 0; /* the breakdowns: all but the last two */
+    if (materialized)
+        n = nb;
+    *any_required = materialized && nb > 0;
     cm_json_key(w, "Variables");
     cm_json_begin_object(w);
     cm_json_key(w, "type");
     cm_json_str_cstr(w, "object");
     cm_json_key(w, "description");
-    cm_json_str_cstr(w, "Insight variables: breakdown properties, date_from and date_to.");
+    cm_json_str_cstr(w, materialized ? "Insight variables: breakdown properties (required: the "
+                                       "materialized table holds every value)."
+                                     : "Insight variables: breakdown properties, date_from and "
+                                       "date_to.");
     cm_json_key(w, "properties");
     cm_json_begin_object(w);
     cm_buf_t d = CM_BUF_INIT;
     for (size_t i = 0; i < n; i++) {
-        bool date = i + 2 >= n; /* the last two */
+        bool date = i >= nb;
         cm_json_key_lossy(w, names[i]);
         cm_json_begin_object(w);
         cm_json_key(w, "type");
@@ -84,17 +92,24 @@ static void write_insight_variables(cm_json_writer_t *w, cm_json_t query)
     cm_json_end_object(w);
     cm_json_key(w, "additionalProperties");
     cm_json_boolean(w, false);
+    if (*any_required) {
+        cm_json_key(w, "required");
+        cm_json_begin_array(w);
+        for (size_t i = 0; i < nb; i++)
+            cm_json_str_lossy(w, names[i]);
+        cm_json_end_array(w);
+    }
     cm_json_end_object(w);
 }
 
 /* The Variables schema's properties and required names; false when none. */
 static bool write_variables(cm_json_writer_t *w, const cm_json_doc_t *stored,
-                            const cm_db_res_t *vars, bool *any_required)
+                            const cm_db_res_t *vars, bool materialized, bool *any_required)
 {
     size_t n;
     *any_required = false;
     if (api_insight_kind(cm_json_root(stored))) {
-        write_insight_variables(w, cm_json_root(stored));
+        write_insight_variables(w, cm_json_root(stored), materialized, any_required);
         return true;
     }
     api_endpoint_var_t *v = api_endpoint_vars(stored, &n);
@@ -178,7 +193,8 @@ static void write_doc(api_call_t *call, doc_t *d, const cm_json_doc_t *stored,
     cm_json_writer_init(&sw, &schemas);
     cm_json_begin_object(&sw);
     bool required = false;
-    bool has_vars = write_variables(&sw, stored, vars, &required);
+    bool has_vars = write_variables(&sw, stored, vars,
+                                    strcmp(d->endpoint_row[ROW_MATERIALIZED], "1") == 0, &required);
     cm_json_key(&sw, "EndpointRunRequest");
     cm_json_begin_object(&sw);
     cm_json_key(&sw, "type");
@@ -348,6 +364,8 @@ static void on_endpoint(int status, const cm_db_res_t *res, void *ud)
     d->endpoint_row[ROW_DESCRIPTION] = cm_xstrdup(cm_db_value(res, 0, 0, API_ENDPOINT_DESCRIPTION));
     d->endpoint_row[ROW_VERSION] = cm_xstrdup(cm_db_value(res, 0, 0, API_ENDPOINT_VERSION));
     d->endpoint_row[ROW_QUERY] = cm_xstrdup(cm_db_value(res, 0, 0, API_ENDPOINT_QUERY));
+    const char *mat = cm_db_value(res, 0, 0, API_ENDPOINT_MATERIALIZED);
+    d->endpoint_row[ROW_MATERIALIZED] = cm_xstrdup(mat && atoi(mat) == 1 ? "1" : "0");
     api_store_variables_list(call->ctx->db, call->project_id, "100000", "0", on_vars, call);
 }
 

@@ -557,8 +557,13 @@ static void on_version(int status, const cm_db_res_t *res, void *ud)
         r->mat_at = cm_xstrdup(at);
     }
     if (api_insight_kind(cm_json_root(r->stored))) {
-        api_endpoint_insight_t how = {
-            .version_n = r->version_n, .cache_age = r->cache_age, .refresh = r->refresh};
+        api_endpoint_insight_t how = {.version_n = r->version_n,
+                                      .cache_age = r->cache_age,
+                                      .refresh = r->refresh,
+                                      .materialized = materialized,
+                                      .mat_table = r->mat_table,
+                                      .mat_info = r->mat_info,
+                                      .mat_at = r->mat_at};
         snprintf(how.endpoint_id, sizeof(how.endpoint_id), "%s", r->endpoint_id);
         snprintf(how.version_created, sizeof(how.version_created), "%s", r->version_created);
         snprintf(how.timezone, sizeof(how.timezone), "%s",

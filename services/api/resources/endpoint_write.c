@@ -380,11 +380,6 @@ static void store_write(api_call_t *call, ep_write_t *x, const char *current_que
         const char *q = x->query_json ? x->query_json : current_query;
         cm_buf_t reason = CM_BUF_INIT;
         bool can = api_endpoint_can_materialize(q, &reason);
-        if (can && q && strstr(q, "\"kind\":\"HogQLQuery\"") == NULL) {
-            can = false;
-            cm_buf_append_cstr(&reason,
-                               "insight endpoints are not materialized on this server yet");
-        }
         if (!can) {
             api_respond_invalid(call, "is_materialized", "Cannot materialize endpoint: %s",
                                 cm_buf_cstr(&reason));

@@ -41,8 +41,11 @@ typedef struct {
     long long version_n;
     char version_created[24];
     int cache_age;
-    int refresh; /* 0 cache, 1 force */
+    int refresh; /* 0 cache, 1 force, 2 direct */
     char timezone[64];
+    bool materialized; /* the version is: its variable rules apply */
+    /* a fresh table to read (NULL: none), its info and time (ms text) */
+    const char *mat_table, *mat_info, *mat_at;
 } api_endpoint_insight_t;
 void api_endpoint_run_insight(api_call_t *call, const api_endpoint_insight_t *how,
                               const char *stored_text);

@@ -447,6 +447,7 @@ enum {
     API_MAT_STARTED,
     API_MAT_TABLE,
     API_MAT_MATERIALIZED,
+    API_MAT_TIMEZONE, /* the project's */
 };
 void api_store_mat_work(cm_db_t *db, cm_db_done_cb done, void *ud);
 /* Sets the version Running; changed 1 when this process won it. */

@@ -38,6 +38,72 @@ static const char *count_cell(const void *rows, size_t r, size_t c)
     return c < 3 ? count_rows[r][c] : NULL;
 }
 
+/* Every query a plan hands out compiles for both stores. */
+static void must_compile(const char *h, const char *const *names, const api_query_value_t *values,
+                         size_t n, bool whole)
+{
+    cm_buf_t err = CM_BUF_INIT;
+    for (int d = 0; d < 2; d++) {
+        api_query_t *q = NULL;
+        api_query_sql_t sql = {0};
+        api_query_print_opts_t o = {.dialect = d ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE,
+                                    .project_id = 4242,
+                                    .var_names = (const char **)names,
+                                    .var_values = values,
+                                    .nvars = n,
+                                    .limit = whole ? 0 : API_QUERY_MAX_ROWS,
+                                    .whole = whole};
+        cm_buf_reset(&err);
+        if (api_query_parse(h, strlen(h), &q, &err) != 0 ||
+            api_query_print(q, &o, &sql, &err) != 0) {
+            /* a plan handed out HogQL the compiler refuses */
+            fprintf(stderr, "refused: %.*s\n%s\n", (int)err.len, err.p, h);
+            abort();
+        }
+        api_query_sql_free(&sql);
+        api_query_free(q);
+    }
+    cm_buf_free(&err);
+}
+
+/* The materialized table's query (insights.h) compiles too, and a read's
+ * key and codes are there for every query of the plan. */
+static void table(cm_json_t query, cm_json_t vars, const cm_tzone_t *zone, int64_t now)
+{
+    cm_buf_t err = CM_BUF_INIT;
+    const char *attr;
+    api_insight_t *in = NULL;
+    if (api_insight_plan(query, CM_JSON_NONE_VALUE, zone, now, &in, &err, &attr) == 0) {
+        const char *const *names;
+        const api_query_value_t *values;
+        size_t n;
+        const char *h =
+            api_insight_needs_first(in) ? NULL : api_insight_table(in, &names, &values, &n, &err);
+        if (h != NULL)
+            must_compile(h, names, values, n, true);
+        api_insight_free(in);
+    }
+    in = NULL;
+    cm_buf_reset(&err);
+    if (api_insight_plan(query, vars, zone, now, &in, &err, &attr) == 0) {
+        cm_buf_t key = CM_BUF_INIT;
+        api_insight_table_key(in, &key);
+        const char *const *names;
+        const api_query_value_t *values;
+        size_t n;
+        int map[3];
+        if (api_insight_next(in, &names, &values, &n) != NULL) {
+            api_insight_table_code(in, map);
+            for (int i = 0; i < 3; i++)
+                if (map[i] < 1 || map[i] > 4)
+                    abort();
+        }
+        cm_buf_free(&key);
+        api_insight_free(in);
+    }
+    cm_buf_free(&err);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *text = (const char *)data;
@@ -60,25 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const api_query_value_t *values;
         size_t n, i = 0;
         for (const char *h; (h = api_insight_next(in, &names, &values, &n)) != NULL; i++) {
-            for (int d = 0; d < 2; d++) {
-                api_query_t *q = NULL;
-                api_query_sql_t sql = {0};
-                api_query_print_opts_t o = {.dialect = d ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE,
-                                            .project_id = 4242,
-                                            .var_names = (const char **)names,
-                                            .var_values = values,
-                                            .nvars = n,
-                                            .limit = API_QUERY_MAX_ROWS};
-                cm_buf_reset(&err);
-                if (api_query_parse(h, strlen(h), &q, &err) != 0 ||
-                    api_query_print(q, &o, &sql, &err) != 0) {
-                    /* a plan handed out HogQL the compiler refuses */
-                    fprintf(stderr, "refused: %.*s\n%s\n", (int)err.len, err.p, h);
-                    abort();
-                }
-                api_query_sql_free(&sql);
-                api_query_free(q);
-            }
+            must_compile(h, names, values, n, false);
             /* the plan is past its ranking once a query carries buckets */
             bool counting = strstr(h, " AS b, ") != NULL;
             if (api_insight_rows(in, NULL, 2, counting ? count_cell : rank_cell, &err) != 0)
@@ -90,6 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         api_insight_write(in, &w);
         cm_buf_free(&out);
         api_insight_free(in);
+        table(cm_json_root(doc), vars, zone, now);
     }
     cm_tzone_free(zone);
     cm_buf_free(&err);
