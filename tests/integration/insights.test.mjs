@@ -221,6 +221,34 @@ for (const pair of PAIRS) describe(`insight endpoints: ${pairName(pair)}`, () =>
       [0, 0],
       [0],
     ]);
+    // by $browser: each value's retention over its own events, ranked by
+    // cohort size (Chrome 3, then the ties by value); u3's Chrome pageview of
+    // 27 Mar is before the range, u1's of 4 Apr after it
+    await make('ret-browser', { ...retention('retention_recurring'), breakdownFilter: { breakdown: '$browser' } });
+    r = await run('ret-browser');
+    const tri = (res, b) => res.filter((c) => c.breakdown_value === b).map((c) => c.values.map((v) => v.count));
+    assert.deepEqual([...new Set(r.results.map((c) => c.breakdown_value))], ['Chrome', null, 'Firefox', 'Safari']);
+    assert.equal(r.results.length, 28);
+    assert.deepEqual(tri(r.results, 'Chrome'), [[0, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0], [1, 1, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0], [0, 0], [0]]);
+    assert.deepEqual(tri(r.results, null)[0], [1, 0, 0, 0, 0, 0, 0]);
+    assert.deepEqual(tri(r.results, 'Firefox')[3], [1, 0, 0, 0]);
+    assert.deepEqual(tri(r.results, 'Safari')[6], [1]);
+    assert.equal(r.hasMore, false);
+    // the variable: that value's triangle only, the same numbers
+    const chrome = await run('ret-browser', { variables: { $browser: 'Chrome' } });
+    assert.deepEqual(chrome.results, r.results.filter((c) => c.breakdown_value === 'Chrome'));
+    await make('ret-top', { ...retention('retention_first_time'), breakdownFilter: { breakdown: '$browser', breakdown_limit: 1 } });
+    r = await run('ret-top');
+    // first time per value: every value has one person, so the tie goes by
+    // value and null ('') comes first; the rest are past the limit
+    assert.deepEqual(tri(r.results, null), [[1, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0], [0, 0], [0]]);
+    assert.equal(r.results.length, 7);
+    assert.equal(r.hasMore, true);
+    // u3's first Chrome pageview (27 Mar) is before the range: u1 alone, 30 Mar and back on 31 Mar
+    r = await run('ret-top', { variables: { $browser: 'Chrome' } });
+    assert.deepEqual(tri(r.results, 'Chrome'), [[0, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0], [1, 1, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0], [0, 0], [0]]);
+    assert.equal(r.hasMore, false);
+
     // date_to as a variable moves the cohorts
     r = await run('recurring', { variables: { date_to: '2024-03-31' } });
     assert.equal(r.results.length, 7);
@@ -250,6 +278,7 @@ for (const pair of PAIRS) describe(`insight endpoints: ${pairName(pair)}`, () =>
       ['mat-active', trends({ series: [{ kind: 'EventsNode', event: '$pageview', math: 'weekly_active' }], breakdownFilter: { breakdown: '$browser' } })],
       ['mat-all', trends({ dateRange: { date_from: 'all', date_to: '2024-04-03' }, series: [{ kind: 'EventsNode', event: '$pageview' }] })],
       ['mat-retention', retention],
+      ['mat-ret-browser', { ...retention, breakdownFilter: { breakdown: '$browser' } }],
       ['mat-two', trends({ series: [{ kind: 'EventsNode', event: null }], breakdownFilter: { breakdowns: [{ property: '$browser', type: 'event' }, { property: 'price', type: 'event' }] } })],
     ];
     for (const [name, query] of made) {
@@ -268,6 +297,8 @@ for (const pair of PAIRS) describe(`insight endpoints: ${pairName(pair)}`, () =>
       ['Chrome', [0, 0, 10, 13, 0, 0, 0]], // median of 20 and 6 on 31 Mar
     ]);
     assert.deepEqual((await both('mat-active', { $browser: 'Chrome' }))[0].data, [1, 1, 2, 2, 2, 2, 2]);
+    for (const $browser of ['Chrome', 'Firefox', 'Safari', 'Opera', null]) await both('mat-ret-browser', { $browser });
+    assert.deepEqual((await both('mat-ret-browser', { $browser: 'Chrome' }))[2].values, [{ count: 1 }, { count: 1 }, { count: 0 }, { count: 0 }, { count: 0 }]);
     // two breakdowns: both values select one key
     for (const [$browser, price] of [['Chrome', 20], ['Chrome', 6], ['Firefox', 7], [null, 2], ['Chrome', 7]]) await both('mat-two', { $browser, price });
     assert.deepEqual((await both('mat-two', { $browser: 'Firefox', price: 7 })).map((x) => [x.breakdown_value, x.data]), [[['Firefox', '7'], [0, 0, 0, 0, 1, 0, 0]]]);
@@ -304,6 +335,7 @@ for (const pair of PAIRS) describe(`insight endpoints: ${pairName(pair)}`, () =>
     for (const [query, detail] of [
       [trends({ series: [] }), /series/],
       [trends({ series: [{ kind: 'EventsNode', event: 'x', math: 'weird' }] }), /math 'weird'/],
+      [trends({ series: [{ kind: 'EventsNode', event: 'x', math: ['total'] }] }), /math '\?' is not supported/],
       [trends({ series: [{ kind: 'EventsNode', event: 'x', math: 'sum' }] }), /math_property/],
       [trends({ interval: 'decade', series: [{ kind: 'EventsNode', event: 'x' }] }), /interval/],
       [trends({ interval: 'week', series: [{ kind: 'EventsNode', event: 'x', math: 'weekly_active' }] }), /day interval/],

@@ -39,7 +39,8 @@ void api_insights__bind_str(ins_sql_t *q, cm_slice_t s)
 {
     api_query_value_t *v = next_value(q);
     char *copy = cm_xmalloc(s.len + 1);
-    memcpy(copy, s.p, s.len);
+    if (s.len) /* an empty slice may have no bytes at all */
+        memcpy(copy, s.p, s.len);
     copy[s.len] = '\0';
     v->kind = API_QV_STRING;
     v->s = copy;

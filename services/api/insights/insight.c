@@ -96,7 +96,8 @@ void api_insight_write(const api_insight_t *in, cm_json_writer_t *w)
 
 bool api_insight_has_more(const api_insight_t *in)
 {
-    return in->kind == KIND_TRENDS && api_insights__trends_has_more(in->trends);
+    return in->kind == KIND_TRENDS ? api_insights__trends_has_more(in->trends)
+                                   : api_insights__retention_has_more(in->retention);
 }
 
 /* ---- materialization ---- */
@@ -125,7 +126,7 @@ const char *api_insight_first_day(const api_insight_t *in)
     return in->kind == KIND_TRENDS ? api_insights__trends_first_day(in->trends) : NULL;
 }
 
-int api_insight_table_code(const api_insight_t *in, int map[3])
+int api_insight_table_code(const api_insight_t *in, int map[4])
 {
     return in->kind == KIND_TRENDS ? api_insights__trends_code(in->trends, map)
                                    : api_insights__retention_code(in->retention, map);
@@ -133,5 +134,6 @@ int api_insight_table_code(const api_insight_t *in, int map[3])
 
 bool api_insight_table_key(const api_insight_t *in, cm_buf_t *key)
 {
-    return in->kind == KIND_TRENDS && api_insights__trends_key(in->trends, key);
+    return in->kind == KIND_TRENDS ? api_insights__trends_key(in->trends, key)
+                                   : api_insights__retention_key(in->retention, key);
 }

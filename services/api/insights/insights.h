@@ -89,8 +89,8 @@ const char *api_insight_table(api_insight_t *in, const char *const **names,
                               const api_query_value_t **values, size_t *nvalues, cm_buf_t *err);
 const char *api_insight_first_day(const api_insight_t *in);
 /* Reading: for the query api_insight_next gave last, its q and which
- * table columns (1 b, 2 k, 3 p, 4 v) its columns 0..2 are. */
-int api_insight_table_code(const api_insight_t *in, int map[3]);
+ * table columns (1 b, 2 k, 3 p, 4 v) its columns 0..3 are. */
+int api_insight_table_code(const api_insight_t *in, int map[4]);
 /* The k a read's breakdown variables select; false without breakdowns. */
 bool api_insight_table_key(const api_insight_t *in, cm_buf_t *key);
 

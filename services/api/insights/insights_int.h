@@ -71,6 +71,39 @@ int api_insights__property(ins_sql_t *q, cm_slice_t key, cm_slice_t type);
  * nothing). 0, or CM_EINVAL with a message. */
 int api_insights__filters(ins_sql_t *q, cm_json_t filters, cm_buf_t *err);
 
+/* ---- breakdown.c ---- */
+
+#define INS_MAX_BREAKDOWNS 3
+#define INS_KEY_SEP        '\x1f' /* between the values of several breakdowns */
+#define INS_OTHER          "$$_posthog_breakdown_other_$$"
+
+typedef struct {
+    char *property, *type; /* type: "event" (NULL: the same) or "person" */
+} ins_breakdown_t;
+
+typedef struct {
+    ins_breakdown_t bd[INS_MAX_BREAKDOWNS];
+    size_t n;
+    size_t limit; /* breakdown_limit */
+} ins_breakdowns_t;
+
+/* breakdownFilter: breakdown + breakdown_type, or breakdowns (up to 3),
+ * and breakdown_limit. 0, or CM_EINVAL with a message. */
+int api_insights__breakdowns_read(ins_breakdowns_t *b, cm_json_t breakdown_filter, cm_buf_t *err);
+void api_insights__breakdowns_free(ins_breakdowns_t *b);
+/* The breakdown properties' names in a query (borrowed from it). */
+size_t api_insights__breakdown_names(cm_json_t query, cm_slice_t *names, size_t max);
+/* Appends the key: coalesce(toString(p1), '') [, '\x1f', ...] joined. */
+void api_insights__breakdown_key(ins_sql_t *q, const ins_breakdowns_t *b);
+/* Appends " AND coalesce(toString(p), '') = <value>" per variable given. */
+void api_insights__breakdown_filters(ins_sql_t *q, const ins_breakdowns_t *b, cm_json_t vars);
+/* The key the variables select, as the key expression would make it;
+ * false without breakdowns. */
+bool api_insights__breakdown_var_key(const ins_breakdowns_t *b, cm_json_t vars, cm_buf_t *key);
+/* A key as the answer's breakdown_value: its value (null for ''; "Other"),
+ * or with several breakdowns an array of them. */
+void api_insights__breakdown_value(cm_json_writer_t *w, size_t nbd, const char *key);
+
 /* ---- sql.c ---- */
 
 /* Appends the bucket of the time expression ts (a column or an aggregate
@@ -93,7 +126,7 @@ int api_insights__trends_rows(ins_trends_t *t, const void *rows, size_t nrows,
                               api_insight_cell_fn cell, cm_buf_t *err);
 void api_insights__trends_write(const ins_trends_t *t, cm_json_writer_t *w);
 int api_insights__trends_table(ins_trends_t *t, const ins_sql_t **q, cm_buf_t *err);
-int api_insights__trends_code(const ins_trends_t *t, int map[3]);
+int api_insights__trends_code(const ins_trends_t *t, int map[4]);
 bool api_insights__trends_key(const ins_trends_t *t, cm_buf_t *key);
 const char *api_insights__trends_first_day(const ins_trends_t *t);
 bool api_insights__trends_needs_first(const ins_trends_t *t);
@@ -111,6 +144,8 @@ int api_insights__retention_rows(ins_retention_t *r, const void *rows, size_t nr
                                  api_insight_cell_fn cell, cm_buf_t *err);
 void api_insights__retention_write(const ins_retention_t *r, cm_json_writer_t *w);
 int api_insights__retention_table(ins_retention_t *r, const ins_sql_t **q, cm_buf_t *err);
-int api_insights__retention_code(const ins_retention_t *r, int map[3]);
+int api_insights__retention_code(const ins_retention_t *r, int map[4]);
+bool api_insights__retention_has_more(const ins_retention_t *r);
+bool api_insights__retention_key(const ins_retention_t *r, cm_buf_t *key);
 
 #endif

@@ -4,10 +4,7 @@
  * breakdown, a first SELECT per series ranks the breakdown keys by the
  * series' own math over the whole range and keeps breakdown_limit of them,
  * the rest counted together as "Other" by the second.
- *
- * The breakdown key is one text column: each breakdown property's value
- * (NULL as ''), joined with \x1f, so one or several breakdowns rank, map to
- * "Other" (a plain IN) and group alike; the answer splits it again.
+ * The breakdown key: breakdown.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,12 +16,9 @@
 #include "cm/err.h"
 #include "insights/insights_int.h"
 
-#define DEFAULT_BREAKDOWN_LIMIT 25
-#define MAX_BREAKDOWN_LIMIT     10000
-#define MAX_SERIES              20
-#define MAX_BREAKDOWNS          3
-#define OTHER                   "$$_posthog_breakdown_other_$$"
-#define SEP                     '\x1f'
+#define MAX_SERIES 20
+#define OTHER      INS_OTHER
+#define SEP        INS_KEY_SEP
 
 typedef struct {
     char *key; /* the joined breakdown values (NULL: no breakdown) */
@@ -46,17 +40,11 @@ typedef struct {
     size_t nrows, caprows;
 } series_t;
 
-typedef struct {
-    char *property, *type;
-} breakdown_t;
-
 struct ins_trends {
     ins_range_t range;
     series_t series[MAX_SERIES];
     size_t nseries;
-    breakdown_t bds[MAX_BREAKDOWNS];
-    size_t nbd;
-    size_t limit;
+    ins_breakdowns_t bd;
     ins_range_t wide; /* the days before too, for the active-users windows */
     const cm_tzone_t *zone;
     /* date_from "all": the range starts with the project's first event,
@@ -104,10 +92,7 @@ void api_insights__trends_free(ins_trends_t *in)
         }
         free(s->rows);
     }
-    for (size_t i = 0; i < in->nbd; i++) {
-        free(in->bds[i].property);
-        free(in->bds[i].type);
-    }
+    api_insights__breakdowns_free(&in->bd);
     api_insights__range_free(&in->range);
     api_insights__range_free(&in->wide);
     free(in->date_to);
@@ -164,8 +149,8 @@ static int read_series(ins_trends_t *in, cm_json_t list, cm_buf_t *err)
         }
         cm_json_t m = cm_json_get(n, "math");
         s->math = cm_json_exists(m) && !cm_json_is_null(m) ? dup_str(m) : cm_xstrdup("total");
-        size_t k = 0;
-        while (s->math && k < sizeof(MATHS) / sizeof(MATHS[0]) && strcmp(s->math, MATHS[k].name))
+        size_t k = s->math ? 0 : sizeof(MATHS) / sizeof(MATHS[0]); /* not a string: unknown */
+        while (k < sizeof(MATHS) / sizeof(MATHS[0]) && strcmp(s->math, MATHS[k].name))
             k++;
         if (k == sizeof(MATHS) / sizeof(MATHS[0])) {
             cm_buf_appendf(err,
@@ -190,68 +175,9 @@ static int read_series(ins_trends_t *in, cm_json_t list, cm_buf_t *err)
     return 0;
 }
 
-static int read_breakdowns(ins_trends_t *in, cm_json_t bf, cm_buf_t *err)
-{
-    if (!cm_json_exists(bf) || cm_json_is_null(bf))
-        return 0;
-    int64_t lim = DEFAULT_BREAKDOWN_LIMIT;
-    cm_json_t l = cm_json_get(bf, "breakdown_limit");
-    if (cm_json_exists(l) && !cm_json_is_null(l) &&
-        (cm_json_as_int64(l, &lim) != 0 || lim < 1 || lim > MAX_BREAKDOWN_LIMIT)) {
-        cm_buf_appendf(err, "breakdown_limit must be 1 to %d", MAX_BREAKDOWN_LIMIT);
-        return CM_EINVAL;
-    }
-    in->limit = (size_t)lim;
-    cm_json_t many = cm_json_get(bf, "breakdowns");
-    if (cm_json_type(many) == CM_JSON_ARRAY && cm_json_len(many) > 0) {
-        if (cm_json_len(many) > MAX_BREAKDOWNS) {
-            cm_buf_appendf(err, "At most %d breakdowns", MAX_BREAKDOWNS);
-            return CM_EINVAL;
-        }
-        for (size_t i = 0; i < cm_json_len(many); i++) {
-            cm_json_t b = cm_json_at(many, i);
-            breakdown_t *d = &in->bds[in->nbd++];
-            d->property = dup_str(cm_json_get(b, "property"));
-            d->type = dup_str(cm_json_get(b, "type"));
-            if (d->property == NULL) {
-                cm_buf_appendf(err, "breakdowns[%zu] needs a property", i);
-                return CM_EINVAL;
-            }
-        }
-    } else if (cm_json_exists(cm_json_get(bf, "breakdown")) &&
-               !cm_json_is_null(cm_json_get(bf, "breakdown"))) {
-        breakdown_t *d = &in->bds[in->nbd++];
-        d->property = dup_str(cm_json_get(bf, "breakdown"));
-        d->type = dup_str(cm_json_get(bf, "breakdown_type"));
-        if (d->property == NULL) {
-            cm_buf_appendf(err, "breakdown must be a property name");
-            return CM_EINVAL;
-        }
-    }
-    for (size_t i = 0; i < in->nbd; i++)
-        if (in->bds[i].type && strcmp(in->bds[i].type, "event") != 0 &&
-            strcmp(in->bds[i].type, "person") != 0) {
-            cm_buf_appendf(err, "Breakdowns of type '%s' are not supported: event or person",
-                           in->bds[i].type);
-            return CM_EINVAL;
-        }
-    return 0;
-}
-
 size_t api_insights__trends_variables(cm_json_t query, cm_slice_t *names, size_t max)
 {
-    size_t n = 0;
-    cm_json_t bf = cm_json_get(query, "breakdownFilter");
-    cm_json_t many = cm_json_get(bf, "breakdowns");
-    if (cm_json_type(many) == CM_JSON_ARRAY && cm_json_len(many) > 0) {
-        for (size_t i = 0; i < cm_json_len(many) && n < max; i++) {
-            cm_json_t p = cm_json_get(cm_json_at(many, i), "property");
-            if (cm_json_type(p) == CM_JSON_STRING)
-                names[n++] = cm_json_str_inner(p);
-        }
-    } else if (cm_json_type(cm_json_get(bf, "breakdown")) == CM_JSON_STRING && n < max) {
-        names[n++] = cm_json_str_inner(cm_json_get(bf, "breakdown"));
-    }
+    size_t n = api_insights__breakdown_names(query, names, max);
     if (n < max)
         names[n++] = CM_SLICE_LIT("date_from");
     if (n < max)
@@ -277,7 +203,7 @@ int api_insights__trends_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t 
     *attr = "query";
     int rc = read_series(in, cm_json_get(query, "series"), err);
     if (rc == 0)
-        rc = read_breakdowns(in, cm_json_get(query, "breakdownFilter"), err);
+        rc = api_insights__breakdowns_read(&in->bd, cm_json_get(query, "breakdownFilter"), err);
     int iv = api_insights__interval(cm_json_str_inner(cm_json_get(query, "interval")));
     if (rc == 0 && iv < 0) {
         cm_buf_appendf(err, "interval must be hour, day, week or month");
@@ -311,7 +237,7 @@ int api_insights__trends_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t 
     in->props = cm_json_get(query, "properties");
     in->vars = vars;
     in->zone = zone;
-    in->stage = in->all ? -1 : in->nbd ? 0 : 1;
+    in->stage = in->all ? -1 : in->bd.n ? 0 : 1;
     int window = 0;
     for (size_t i = 0; i < in->nseries; i++)
         window = in->series[i].window > window ? in->series[i].window : window;
@@ -326,7 +252,7 @@ int api_insights__trends_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t 
      * cannot fail on what the query node asks (a property name one store
      * cannot read, say) */
     for (size_t i = 0; i < in->nseries; i++) {
-        for (int stage = in->nbd ? 0 : 1; stage < 2; stage++) {
+        for (int stage = in->bd.n ? 0 : 1; stage < 2; stage++) {
             int rc2 = stage == 0 ? rank_query(in, &in->series[i], err)
                                  : count_query(in, &in->series[i], err);
             if (rc2 == 0)
@@ -364,23 +290,6 @@ static void aggregate(ins_sql_t *q, const series_t *s)
     }
 }
 
-/* The breakdown key: coalesce(p1, '') [|| '\x1f' || coalesce(p2, '') ...]. */
-static void breakdown_key(ins_trends_t *in)
-{
-    ins_sql_t *q = &in->q;
-    cm_buf_append_cstr(&q->sql, in->nbd > 1 ? "concat(" : "");
-    for (size_t i = 0; i < in->nbd; i++) {
-        if (i)
-            cm_buf_append_cstr(&q->sql, ", '\\x1f', ");
-        cm_buf_append_cstr(&q->sql, "coalesce(toString(");
-        api_insights__property(q, cm_slice_from_cstr(in->bds[i].property),
-                               in->bds[i].type ? cm_slice_from_cstr(in->bds[i].type)
-                                               : CM_SLICE_NULL);
-        cm_buf_append_cstr(&q->sql, "), '')");
-    }
-    cm_buf_append_cstr(&q->sql, in->nbd > 1 ? ")" : "");
-}
-
 /* FROM events WHERE <range> [AND event] [AND filters] [AND variables]. */
 static int where(ins_trends_t *in, const series_t *s, const ins_range_t *axis, cm_buf_t *err)
 {
@@ -399,27 +308,8 @@ static int where(ins_trends_t *in, const series_t *s, const ins_range_t *axis, c
     int rc = api_insights__filters(q, cm_json_get(s->node, "properties"), err);
     if (rc == 0)
         rc = api_insights__filters(q, in->props, err);
-    for (size_t i = 0; rc == 0 && i < in->nbd; i++) {
-        cm_json_t v = cm_json_get(in->vars, in->bds[i].property);
-        if (!cm_json_exists(v))
-            continue;
-        cm_buf_append_cstr(&q->sql, " AND coalesce(toString(");
-        api_insights__property(q, cm_slice_from_cstr(in->bds[i].property),
-                               in->bds[i].type ? cm_slice_from_cstr(in->bds[i].type)
-                                               : CM_SLICE_NULL);
-        cm_buf_append_cstr(&q->sql, "), '') = ");
-        if (cm_json_is_null(v)) {
-            api_insights__bind_str(q, CM_SLICE_LIT(""));
-        } else {
-            cm_buf_t scratch = CM_BUF_INIT;
-            cm_slice_t t;
-            if (cm_json_type(v) == CM_JSON_STRING && cm_json_as_str(v, &scratch, &t) == 0)
-                api_insights__bind_str(q, t);
-            else
-                api_insights__bind_str(q, cm_json_raw(v));
-            cm_buf_free(&scratch);
-        }
-    }
+    if (rc == 0)
+        api_insights__breakdown_filters(q, &in->bd, in->vars);
     return rc;
 }
 
@@ -427,14 +317,14 @@ static int where(ins_trends_t *in, const series_t *s, const ins_range_t *axis, c
 static int rank_query(ins_trends_t *in, const series_t *s, cm_buf_t *err)
 {
     cm_buf_append_cstr(&in->q.sql, "SELECT ");
-    breakdown_key(in);
+    api_insights__breakdown_key(&in->q, &in->bd);
     cm_buf_append_cstr(&in->q.sql, " AS k, ");
     aggregate(&in->q, s);
     cm_buf_append_cstr(&in->q.sql, " AS v");
     int rc = where(in, s, &in->range, err);
     cm_buf_append_cstr(&in->q.sql, " GROUP BY k");
     if (!in->table)
-        cm_buf_appendf(&in->q.sql, " ORDER BY v DESC, k LIMIT %zu", in->limit + 1);
+        cm_buf_appendf(&in->q.sql, " ORDER BY v DESC, k LIMIT %zu", in->bd.limit + 1);
     return rc;
 }
 
@@ -443,9 +333,9 @@ static int rank_query(ins_trends_t *in, const series_t *s, cm_buf_t *err)
 static void key_select(ins_trends_t *in, const series_t *s)
 {
     ins_sql_t *q = &in->q;
-    if (in->nbd && s->other) {
+    if (in->bd.n && s->other) {
         cm_buf_append_cstr(&q->sql, "if(");
-        breakdown_key(in);
+        api_insights__breakdown_key(&in->q, &in->bd);
         cm_buf_append_cstr(&q->sql, " IN (");
         for (size_t i = 0; i < s->ntop; i++) {
             if (i)
@@ -453,12 +343,12 @@ static void key_select(ins_trends_t *in, const series_t *s)
             api_insights__bind_str(q, cm_slice_from_cstr(s->top[i]));
         }
         cm_buf_append_cstr(&q->sql, "), ");
-        breakdown_key(in);
+        api_insights__breakdown_key(&in->q, &in->bd);
         cm_buf_append_cstr(&q->sql, ", ");
         api_insights__bind_str(q, CM_SLICE_LIT(OTHER));
         cm_buf_append_cstr(&q->sql, ")");
-    } else if (in->nbd) {
-        breakdown_key(in);
+    } else if (in->bd.n) {
+        api_insights__breakdown_key(&in->q, &in->bd);
     } else {
         cm_buf_append_cstr(&q->sql, "''");
     }
@@ -505,11 +395,11 @@ static int count_query(ins_trends_t *in, const series_t *s, cm_buf_t *err)
     cm_buf_append_cstr(&q->sql, " AS v");
     int rc = where(in, s, &in->range, err);
     /* never a constant in GROUP BY (SQLite reads an integer as a position) */
-    if (in->range.n > 1 || in->nbd)
+    if (in->range.n > 1 || in->bd.n)
         cm_buf_appendf(&q->sql, " GROUP BY %s",
-                       in->range.n > 1 && in->nbd ? "b, k"
-                       : in->range.n > 1          ? "b"
-                                                  : "k");
+                       in->range.n > 1 && in->bd.n ? "b, k"
+                       : in->range.n > 1           ? "b"
+                                                   : "k");
     return rc;
 }
 
@@ -598,13 +488,13 @@ int api_insights__trends_rows(ins_trends_t *in, const void *rows, size_t nrows,
 {
     if (in->stage == -1) {
         int rc = range_from_first(in, nrows ? cell(rows, 0, 0) : NULL, err);
-        in->stage = in->nbd ? 0 : 1;
+        in->stage = in->bd.n ? 0 : 1;
         return rc;
     }
     series_t *s = &in->series[in->cur];
     if (in->stage == 0) {
-        s->other = nrows > in->limit;
-        s->ntop = s->other ? in->limit : nrows;
+        s->other = nrows > in->bd.limit;
+        s->ntop = s->other ? in->bd.limit : nrows;
         s->top = cm_xcalloc(s->ntop + 1, sizeof(char *));
         for (size_t i = 0; i < s->ntop; i++) {
             const char *k = cell(rows, i, 0);
@@ -646,7 +536,7 @@ int api_insights__trends_table(ins_trends_t *in, const ins_sql_t **out, cm_buf_t
     in->table = true;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < in->nseries; i++) {
-        for (int stage = in->nbd ? 0 : 1; rc == 0 && stage < 2; stage++) {
+        for (int stage = in->bd.n ? 0 : 1; rc == 0 && stage < 2; stage++) {
             size_t code = i * 2 + (size_t)stage;
             cm_buf_appendf(&q->sql,
                            "%sSELECT toInt(%zu) AS q, %s AS b, ifNull(toString(k), '') AS k, "
@@ -665,12 +555,13 @@ int api_insights__trends_table(ins_trends_t *in, const ins_sql_t **out, cm_buf_t
 
 /* The query api_insights__trends_next gave last: its code in the table
  * and where its columns are there (rank: k, v; count: b, k, v). */
-int api_insights__trends_code(const ins_trends_t *in, int map[3])
+int api_insights__trends_code(const ins_trends_t *in, int map[4])
 {
     int stage = in->stage;
     map[0] = stage == 0 ? 2 : 1;
     map[1] = stage == 0 ? 4 : 2;
     map[2] = 4;
+    map[3] = 4;
     return (int)in->cur * 2 + stage;
 }
 
@@ -678,18 +569,7 @@ int api_insights__trends_code(const ins_trends_t *in, int map[3])
  * them, joined as breakdown_key() joins them); false without breakdowns. */
 bool api_insights__trends_key(const ins_trends_t *in, cm_buf_t *key)
 {
-    for (size_t i = 0; i < in->nbd; i++) {
-        if (i)
-            cm_buf_putc(key, SEP);
-        cm_json_t v = cm_json_get(in->vars, in->bds[i].property);
-        if (!cm_json_exists(v) || cm_json_is_null(v))
-            continue;
-        if (cm_json_type(v) != CM_JSON_STRING || cm_json_str_append(v, key) != 0) {
-            cm_slice_t raw = cm_json_raw(v);
-            cm_buf_append(key, raw.p, raw.len);
-        }
-    }
-    return in->nbd > 0;
+    return api_insights__breakdown_var_key(&in->bd, in->vars, key);
 }
 
 const char *api_insights__trends_first_day(const ins_trends_t *in)
@@ -704,38 +584,10 @@ bool api_insights__trends_needs_first(const ins_trends_t *in)
 
 /* ---- the answer ---- */
 
-/* One breakdown value: null for '' (no value), "Other" for the rest. */
-static void breakdown_part(cm_json_writer_t *w, cm_slice_t v)
-{
-    if (v.len == 0)
-        cm_json_null(w);
-    else if (cm_slice_eq_cstr(v, OTHER))
-        cm_json_str_cstr(w, "Other");
-    else
-        cm_json_str_s(w, v);
-}
-
-static void write_breakdown(const ins_trends_t *in, cm_json_writer_t *w, const char *key)
-{
-    if (in->nbd == 1 || strcmp(key, OTHER) == 0) {
-        breakdown_part(w, cm_slice_from_cstr(key));
-        return;
-    }
-    cm_json_begin_array(w);
-    for (const char *p = key;;) {
-        const char *e = strchr(p, SEP);
-        breakdown_part(w, (cm_slice_t){p, e ? (size_t)(e - p) : strlen(p)});
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    cm_json_end_array(w);
-}
-
 static void label_of(const ins_trends_t *in, const series_t *s, const char *key, cm_buf_t *out)
 {
     const char *name = s->event ? s->event : "All events";
-    if (in->nbd == 0) {
+    if (in->bd.n == 0) {
         cm_buf_append_cstr(out, name);
         return;
     }
@@ -845,9 +697,9 @@ static void write_one(const ins_trends_t *in, const series_t *s, size_t order,
     cm_buf_reset(&text);
     label_of(in, s, r ? r->key : "", &text);
     cm_json_str_s(w, cm_buf_slice(&text));
-    if (in->nbd) {
+    if (in->bd.n) {
         cm_json_key(w, "breakdown_value");
-        write_breakdown(in, w, r->key);
+        api_insights__breakdown_value(w, in->bd.n, r->key);
     }
     write_action(in, s, order, w);
     cm_json_end_object(w);
@@ -859,7 +711,7 @@ void api_insights__trends_write(const ins_trends_t *in, cm_json_writer_t *w)
     cm_json_begin_array(w);
     for (size_t i = 0; i < in->nseries; i++) {
         const series_t *s = &in->series[i];
-        if (in->nbd == 0) {
+        if (in->bd.n == 0) {
             write_one(in, s, i, s->nrows ? &s->rows[0] : NULL, w);
             continue;
         }

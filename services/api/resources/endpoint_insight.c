@@ -207,7 +207,7 @@ static void run_next(api_call_t *call, ins_run_t *r)
 typedef struct {
     const cm_evstore_rows_t *rows;
     size_t from;
-    int map[3];
+    int map[4];
 } replay_t;
 
 static const char *replay_cell(const void *p, size_t r, size_t c)

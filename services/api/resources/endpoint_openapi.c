@@ -55,7 +55,10 @@ static void write_insight_variables(cm_json_writer_t *w, cm_json_t query, bool m
 {
     cm_slice_t names[8];
     size_t n = api_insight_variables(query, names, 8);
-    size_t nb = n >= 2 ? n - 2 : 0; /* the breakdowns: all but the last two */
+    size_t nb = 0; /* the breakdowns: they come before the dates */
+    while (nb < n && !cm_slice_eq_cstr(names[nb], "date_from") &&
+           !cm_slice_eq_cstr(names[nb], "date_to"))
+        nb++;
     if (materialized)
         n = nb;
     *any_required = materialized && nb > 0;

@@ -91,10 +91,10 @@ static void table(cm_json_t query, cm_json_t vars, const cm_tzone_t *zone, int64
         const char *const *names;
         const api_query_value_t *values;
         size_t n;
-        int map[3];
+        int map[4];
         if (api_insight_next(in, &names, &values, &n) != NULL) {
             api_insight_table_code(in, map);
-            for (int i = 0; i < 3; i++)
+            for (int i = 0; i < 4; i++)
                 if (map[i] < 1 || map[i] > 4)
                     abort();
         }
