@@ -110,7 +110,7 @@ int cm_parse_size(const char *s, size_t *out)
 int cm_parse_duration_ms(const char *s, long long *out)
 {
     static const suffix_t units[] = {
-        {"", 1}, {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000},
+        {"", 1}, {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000},
     };
     unsigned long long v, r;
     const char *end;
@@ -153,7 +153,8 @@ static const char *type_reason(cm_cfg_type_t t)
     case CM_CFG_INT: return "must be an integer";
     case CM_CFG_BOOL: return "must be one of 1/0, true/false, yes/no, on/off";
     case CM_CFG_SIZE: return "must be a byte size like 512, 64k, 16MiB or 1g";
-    case CM_CFG_DURATION: return "must be a duration like 250ms, 30s, 5m or 1h (bare number = ms)";
+    case CM_CFG_DURATION:
+        return "must be a duration like 250ms, 30s, 5m, 1h or 30d (bare number = ms)";
     default: return "has an unknown type";
     }
 }

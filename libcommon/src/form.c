@@ -111,3 +111,19 @@ int cm_form_get(const char *p, size_t len, const char *name, cm_buf_t *out)
     }
     return CM_ENOTFOUND;
 }
+
+void cm_url_encode(const char *p, size_t len, cm_buf_t *out)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+            c == '-' || c == '.' || c == '_' || c == '~') {
+            cm_buf_putc(out, (char)c);
+        } else {
+            cm_buf_putc(out, '%');
+            cm_buf_putc(out, hex[c >> 4]);
+            cm_buf_putc(out, hex[c & 15]);
+        }
+    }
+}

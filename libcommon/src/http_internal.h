@@ -67,6 +67,7 @@ struct cm_http_req {
     bool in_field; /* llhttp is inside a header name */
     bool in_body;
     bool keep_alive;
+    bool no_cors; /* cm_http_res_no_cors: this response grants no other origin */
     cm_buf_t body;
     const cm__route_t *route;
     cm__param_t params[CM__HTTP_MAX_PARAMS];

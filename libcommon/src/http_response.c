@@ -89,6 +89,11 @@ static bool header_safe(const char *name, const char *value)
     return strpbrk(value, "\r\n") == NULL;
 }
 
+void cm_http_res_no_cors(cm_http_req_t *req)
+{
+    req->no_cors = true;
+}
+
 void cm_http_res_header(cm_http_req_t *req, const char *name, const char *value)
 {
     if (!header_safe(name, value)) {
@@ -241,7 +246,7 @@ static void respond(cm_http_req_t *req, int status, const char *ctype, cm_buf_t 
         APPEND_LIT(h, "\r\nConnection: close\r\n");
     else
         APPEND_LIT(h, "\r\nConnection: keep-alive\r\n");
-    if (req->srv->opts.cors)
+    if (req->srv->opts.cors && !req->no_cors)
         add_cors(req, h);
     cm_buf_append(h, req->res_headers.p, req->res_headers.len);
     APPEND_LIT(h, "\r\n");

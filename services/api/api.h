@@ -32,6 +32,15 @@ typedef struct {
     long long materialize_check_ms;
     char *clickhouse_url;
     char *events_sqlite;
+    char *oauth_url;
+    char *region;
+    char *oauth_vendor;
+    long long oauth_access_ttl_ms;
+    long long oauth_refresh_ttl_ms;
+    char *oauth_resources;
+    char *oauth_ca_file;
+    bool oauth_allow_loopback;
+    char *github_keys_file;
 } api_config_t;
 
 extern const cm_cfg_key_t api_config_keys[];
@@ -39,6 +48,7 @@ extern const size_t api_config_nkeys;
 
 typedef struct api_publisher api_publisher_t;
 typedef struct api_materializer api_materializer_t;
+typedef struct api_oauth api_oauth_t;
 
 typedef struct {
     api_config_t cfg;
@@ -49,6 +59,8 @@ typedef struct {
     cm_redis_t *redis;
     api_publisher_t *publisher;
     api_materializer_t *materializer; /* materialize/: endpoint tables */
+    api_oauth_t *oauth;               /* oauth/: client documents, limits */
+    const char *token_audience;       /* oauth/: BASE_URL, canonical (an access token's aud) */
     cm_http_server_t *http;
     /* endpoint_run.c: each compiled run's Redis key, by all the compile
      * read (string -> malloc'd key); emptied when full */
@@ -56,6 +68,8 @@ typedef struct {
     bool migrated;  /* the schema is in place: routes may run */
     bool bootstrap; /* `api bootstrap` or `api adduser`: no HTTP, seed or summarise, exit */
     const char *new_user_email; /* `api adduser EMAIL` */
+    const char *verify_client;  /* `api oauth-verify|oauth-unverify CLIENT_ID` */
+    bool verify_value;
 } api_ctx_t;
 
 /* routes.c: every route of the service on ctx->http. */

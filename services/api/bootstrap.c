@@ -174,9 +174,41 @@ static void on_summary(int rc, const cm_db_res_t *res, void *ud)
     print(&out);
 }
 
+/* `api oauth-verify CLIENT_ID` / `api oauth-unverify CLIENT_ID`: an
+ * operator's decision about an app, in this REGION (seed 3, 5.7-5.8). */
+static void on_verified(int status_, const cm_db_res_t *res, void *ud)
+{
+    api_ctx_t *ctx = ud;
+    if (status_ != 0) {
+        fail("oauth-verify", cm_db_error(res));
+        return;
+    }
+    cm_buf_t out = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &out);
+    cm_json_begin_object(&w);
+    cm_json_key(&w, "client_id");
+    cm_json_str_cstr(&w, ctx->verify_client);
+    cm_json_key(&w, "region");
+    cm_json_str_cstr(&w, ctx->cfg.region);
+    cm_json_key(&w, "verified");
+    cm_json_boolean(&w, ctx->verify_value);
+    cm_json_end_object(&w);
+    print(&out);
+}
+
 void api_bootstrap_run(api_ctx_t *ctx, void (*finish)(void *ud))
 {
     finish_fn = finish;
+    if (ctx->verify_client != NULL) {
+        if (strncmp(ctx->verify_client, "https://", 8) != 0) {
+            fail("oauth-verify", "the client_id is its document's https URL");
+            return;
+        }
+        api_store_oauth_verify(ctx->db, ctx->verify_client, ctx->cfg.region, ctx->verify_value,
+                               on_verified, ctx);
+        return;
+    }
     if (ctx->new_user_email == NULL) {
         snprintf(made.email, sizeof(made.email), "%s", DEMO_EMAIL);
         snprintf(made.org_name, sizeof(made.org_name), "Demo organization");

@@ -27,6 +27,32 @@ const cm_cfg_key_t api_config_keys[] = {
      "the event store on ClickHouse (as the writer's); empty = SQLite (EVENTS_DB)", CM_CFG_SECRET},
     {"EVENTS_DB", CM_CFG_STR, F(events_sqlite), "var/events.db", 0, 0,
      "the SQLite event store the writer fills, when CLICKHOUSE_URL is empty", 0},
+    /* OAuth (docs/oauth.md) */
+    {"OAUTH_URL", CM_CFG_STR, F(oauth_url), "", 0, 0,
+     "the region-agnostic OAuth host, serving the same discovery documents (empty: BASE_URL only)",
+     0},
+    {"REGION", CM_CFG_STR, F(region), "self-hosted", 0, 0,
+     "us, eu or self-hosted: which region's verification of OAuth apps applies", 0},
+    {"OAUTH_VENDOR", CM_CFG_STR, F(oauth_vendor), "posthog", 0, 0,
+     "the namespace word of client documents' com.<vendor>.scopes and "
+     "com.<vendor>.verification_token",
+     0},
+    {"OAUTH_ACCESS_TTL", CM_CFG_DURATION, F(oauth_access_ttl_ms), "1h", 60000, 604800000LL,
+     "lifetime of an access token (pha_)", 0},
+    {"OAUTH_REFRESH_TTL", CM_CFG_DURATION, F(oauth_refresh_ttl_ms), "30d", 3600000, 31536000000LL,
+     "lifetime of a refresh token (phr_), renewed by each rotation", 0},
+    {"OAUTH_RESOURCES", CM_CFG_STR, F(oauth_resources), "", 0, 0,
+     "other resources (e.g. an MCP server's URL) tokens may be issued for, comma separated; "
+     "BASE_URL is always one, and the only one this api accepts tokens for",
+     0},
+    {"OAUTH_CIMD_CA_FILE", CM_CFG_STR, F(oauth_ca_file), "/etc/ssl/certs/ca-certificates.crt", 0, 0,
+     "CA bundle client metadata documents' servers are checked against", 0},
+    {"OAUTH_CIMD_ALLOW_LOOPBACK", CM_CFG_BOOL, F(oauth_allow_loopback), "0", 0, 0,
+     "TESTS ONLY: client_ids on https://127.0.0.1 or [::1] may be fetched", 0},
+    {"GITHUB_KEYS_FILE", CM_CFG_STR, F(github_keys_file), "", 0, 0,
+     "GitHub's secret-scanning public keys (the JSON of its keys endpoint) for "
+     "POST /api/alerts/github; empty: the route answers 503",
+     0},
 };
 
 const size_t api_config_nkeys = CM_ARRAY_LEN(api_config_keys);

@@ -31,6 +31,7 @@
 #include "cm/signals.h"
 #include "cm/strset.h"
 #include "materialize/materialize.h"
+#include "oauth/oauth.h"
 #include "publish/publish.h"
 #include "store/store.h"
 
@@ -91,11 +92,21 @@ static void publisher_closed(void *ud)
     uv_close((uv_handle_t *)&migrate_retry, retry_closed);
 }
 
+static void oauth_closed(void *ud)
+{
+    (void)ud;
+    ctx.oauth = NULL;
+    api_publisher_close(ctx.publisher, publisher_closed, NULL);
+}
+
 static void materializer_closed(void *ud)
 {
     (void)ud;
     ctx.materializer = NULL;
-    api_publisher_close(ctx.publisher, publisher_closed, NULL);
+    if (ctx.oauth)
+        api_oauth_close(ctx.oauth, oauth_closed, NULL);
+    else
+        oauth_closed(NULL);
 }
 
 static void http_drained(void *ud)
@@ -187,6 +198,7 @@ static int start(void)
     if (ctx.bootstrap)
         return CM_OK;
     ctx.materializer = api_materializer_new(&ctx, (uint64_t)ctx.cfg.materialize_check_ms);
+    ctx.oauth = api_oauth_new(&ctx);
     ctx.http = cm_service_http_new(ctx.loop, "api", &ctx.cfg.svc, ctx.metrics, ready, &ctx);
     api_routes(&ctx);
     return cm_service_http_listen(ctx.http, &ctx.cfg.svc);
@@ -200,13 +212,20 @@ int main(int argc, char **argv)
         ctx.bootstrap = true;
         ctx.new_user_email = argv[2];
     }
+    if (argc == 3 &&
+        (strcmp(argv[1], "oauth-verify") == 0 || strcmp(argv[1], "oauth-unverify") == 0)) {
+        ctx.bootstrap = true;
+        ctx.verify_client = argv[2];
+        ctx.verify_value = strcmp(argv[1], "oauth-verify") == 0;
+    }
     if (cm_service_config("api", argc, argv, api_config_keys, api_config_nkeys, &ctx.cfg,
                           &ctx.cfg.svc, &printed) != CM_OK)
         return 2; /* bad configuration, reported */
     if (printed)
         return 0;
     if (argc > 1 && !ctx.bootstrap) {
-        fprintf(stderr, "usage: api [bootstrap | adduser EMAIL | --print-config]\n");
+        fprintf(stderr, "usage: api [bootstrap | adduser EMAIL | oauth-verify CLIENT_ID |"
+                        " oauth-unverify CLIENT_ID | --print-config]\n");
         return 2;
     }
     ctx.loop = uv_default_loop();

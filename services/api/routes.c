@@ -7,6 +7,7 @@
 #include "api.h"
 #include "cm/common.h"
 #include "http/http.h"
+#include "oauth/oauth.h"
 #include "resources/resources.h"
 
 #define GET    CM_HTTP_GET
@@ -19,6 +20,7 @@
 #define VARS    "/api/projects/{project_id}/insight_variables/"
 #define ENDPTS  "/api/projects/{project_id}/endpoints/"
 #define PUT     CM_HTTP_PUT
+#define VTOKENS "/api/organizations/{org_id}/cimd_verification_tokens/"
 
 static const api_route_t routes[] = {
     {GET, "/api/organizations/", "organization", api_organizations_list},
@@ -74,6 +76,22 @@ static const api_route_t routes[] = {
     {GET, "/array/{token}/config", NULL, api_remote_config_json, true},
     {GET, "/array/{token}/config.js", NULL, api_remote_config_js, true},
     {GET, "/api/feature_flag/local_evaluation", "feature_flag", api_local_evaluation, true},
+    {GET, VTOKENS, "organization", api_vtokens_list},
+    {POST, VTOKENS, "organization", api_vtokens_create},
+    {DELETE, VTOKENS "{id}/", "organization", api_vtokens_delete},
+    /* OAuth (docs/oauth.md): each route takes its own credentials */
+    {GET, "/.well-known/oauth-authorization-server", NULL, api_oauth_as_metadata, true},
+    {GET, "/.well-known/oauth-protected-resource", NULL, api_oauth_resource_metadata, true},
+    {GET | POST, "/oauth/authorize", NULL, api_oauth_authorize, true},
+    {GET | POST, "/oauth/authorize/", NULL, api_oauth_authorize, true},
+    {POST, "/oauth/token", NULL, api_oauth_token, true},
+    {POST, "/oauth/token/", NULL, api_oauth_token, true},
+    {POST, "/oauth/revoke", NULL, api_oauth_revoke, true},
+    {POST, "/oauth/revoke/", NULL, api_oauth_revoke, true},
+    {POST, "/oauth/introspect", NULL, api_oauth_introspect, true},
+    {POST, "/oauth/introspect/", NULL, api_oauth_introspect, true},
+    {POST, "/api/alerts/github", NULL, api_oauth_github_alert, true},
+    {POST, "/api/alerts/github/", NULL, api_oauth_github_alert, true},
 };
 
 void api_routes(api_ctx_t *ctx)

@@ -137,7 +137,7 @@ static void test_bad_values(void **state)
                  "T_MAX_BODY: must be a byte size like 512, 64k, 16MiB or 1g (got \"20q\")");
     expect_error("T_TIMEOUT=2h", "T_TIMEOUT: must be between 1 and 3600000");
     expect_error("T_TIMEOUT=0", "T_TIMEOUT: must be between 1 and 3600000");
-    expect_error("T_TIMEOUT=1.5s", "T_TIMEOUT: must be a duration like 250ms, 30s, 5m or 1h "
+    expect_error("T_TIMEOUT=1.5s", "T_TIMEOUT: must be a duration like 250ms, 30s, 5m, 1h or 30d "
                                    "(bare number = ms) (got \"1.5s\")");
 }
 
@@ -298,17 +298,23 @@ static void test_parse_duration(void **state)
         const char *s;
         long long v;
     } ok[] = {
-        {"0", 0},        {"250", 250},
-        {"250ms", 250},  {"2s", 2000},
-        {"2S", 2000},    {"5m", 300000},
-        {"1h", 3600000}, {"48h", 172800000},
-        {"10MS", 10},    {"9223372036854775807", 9223372036854775807LL},
+        {"0", 0},
+        {"250", 250},
+        {"250ms", 250},
+        {"2s", 2000},
+        {"2S", 2000},
+        {"5m", 300000},
+        {"1h", 3600000},
+        {"48h", 172800000},
+        {"30d", 2592000000LL},
+        {"10MS", 10},
+        {"9223372036854775807", 9223372036854775807LL},
     };
     const char *bad[] = {"",
                          "s",
                          "-1s",
                          "1.5s",
-                         "1d",
+                         "1w",
                          "1 s",
                          "1sec",
                          "1hm",

@@ -114,6 +114,21 @@ static void test_form_get(void **state)
     cm_buf_free(&out);
 }
 
+/* Encoded, then decoded: the same bytes; only unreserved bytes stay bare. */
+static void test_url_encode(void **state)
+{
+    (void)state;
+    cm_buf_t e = CM_BUF_INIT, d = CM_BUF_INIT;
+    const char in[] = "a b&c=d/é?#%+~._-\x01";
+    cm_url_encode(in, sizeof(in) - 1, &e);
+    assert_string_equal(cm_buf_cstr(&e), "a%20b%26c%3Dd%2F%C3%A9%3F%23%25%2B~._-%01");
+    assert_int_equal(cm_url_decode(e.p, e.len, false, &d), 0);
+    assert_int_equal(d.len, sizeof(in) - 1);
+    assert_memory_equal(d.p, in, d.len);
+    cm_buf_free(&e);
+    cm_buf_free(&d);
+}
+
 static void test_decoded_never_larger(void **state)
 {
     (void)state;
@@ -128,10 +143,9 @@ static void test_decoded_never_larger(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_iterate),
-        cmocka_unit_test(test_url_decode),
-        cmocka_unit_test(test_form_get),
-        cmocka_unit_test(test_decoded_never_larger),
+        cmocka_unit_test(test_iterate),    cmocka_unit_test(test_url_decode),
+        cmocka_unit_test(test_form_get),   cmocka_unit_test(test_decoded_never_larger),
+        cmocka_unit_test(test_url_encode),
     };
     return cmocka_run_group_tests_name("form", tests, NULL, NULL);
 }

@@ -45,4 +45,8 @@ int cm_url_decode(const char *p, size_t len, bool plus_is_space, cm_buf_t *out);
  */
 int cm_form_get(const char *p, size_t len, const char *name, cm_buf_t *out);
 
+/* Appends p percent-encoded for a query component: every byte but RFC
+ * 3986's unreserved ones (A-Z a-z 0-9 - . _ ~) becomes %XX. */
+void cm_url_encode(const char *p, size_t len, cm_buf_t *out);
+
 #endif

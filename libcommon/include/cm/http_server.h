@@ -146,6 +146,9 @@ cm_http_server_t *cm_http_req_server(const cm_http_req_t *req);
  * a colon or blank) is refused: logged and not written, since it would
  * split the response. */
 void cm_http_res_header(cm_http_req_t *req, const char *name, const char *value);
+/* This response carries no CORS headers even when the server adds them
+ * (an OAuth authorization page must never be readable by another origin). */
+void cm_http_res_no_cors(cm_http_req_t *req);
 /* Responds with a copy of body. content_type may be NULL when len == 0. */
 void cm_http_respond(cm_http_req_t *req, int status, const char *content_type, const void *body,
                      size_t len);

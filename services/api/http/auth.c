@@ -22,13 +22,33 @@
 
 #define TOUCH_EVERY_MS 60000 /* last_used_at is written at most once a minute */
 
+/* RFC 9728 5.1 / RFC 6750 3: where to find the authorization server, and
+ * for a token that was presented and refused, why. */
+static void challenge(api_call_t *call, const char *error, const char *scope)
+{
+    char header[800];
+    int n = snprintf(header, sizeof(header),
+                     "Bearer resource_metadata=\"%s/.well-known/oauth-protected-resource\"",
+                     call->ctx->cfg.base_url);
+    if (error && n > 0 && (size_t)n < sizeof(header))
+        n += snprintf(header + n, sizeof(header) - (size_t)n, ", error=\"%s\"", error);
+    if (scope && n > 0 && (size_t)n < sizeof(header))
+        snprintf(header + n, sizeof(header) - (size_t)n, ", scope=\"%s\"", scope);
+    cm_http_res_header(call->req, "WWW-Authenticate", header);
+}
+
+static void unauthorized_token(api_call_t *call, const char *detail)
+{
+    challenge(call, "invalid_token", NULL);
+    cm_api_error_t e;
+    cm_api_error_set(&e, 401, "invalid_token", NULL, "%s", detail);
+    e.type = CM_ERR_AUTHENTICATION;
+    api_respond_error(call, &e);
+}
+
 static void unauthorized(api_call_t *call, const char *code, const char *detail)
 {
-    char header[600];
-    snprintf(header, sizeof(header),
-             "Bearer resource_metadata=\"%s/.well-known/oauth-protected-resource\"",
-             call->ctx->cfg.base_url);
-    cm_http_res_header(call->req, "WWW-Authenticate", header);
+    challenge(call, NULL, NULL);
     cm_api_error_t e;
     cm_api_error_set(&e, 401, code, NULL, "%s", detail);
     e.type = CM_ERR_AUTHENTICATION;
@@ -51,32 +71,25 @@ static void maybe_touch(api_call_t *call, const char *last_used)
     api_store_key_touch(call->ctx->db, call->key_id, on_touched, NULL);
 }
 
-static void on_key(int status, const cm_db_res_t *res, void *ud)
+/* What a key or a token may do here, once it is known to be good: the
+ * route's scope, then the project. Columns are API_KEY_*'s. */
+static void permitted(api_call_t *call, const cm_db_res_t *res, bool token)
 {
-    api_call_t *call = ud;
-    if (status != 0) {
-        api_respond_db_error(call, status, res, NULL, NULL);
-        return;
-    }
-    const char *hash = cm_db_value(res, 0, 0, API_KEY_HASH);
-    if (cm_db_nrows(res, 0) != 1 || hash == NULL || strlen(hash) != CM_SHA256_HEX_LEN ||
-        !cm_ct_equal(hash, call->key_hash, CM_SHA256_HEX_LEN)) {
-        unauthorized(call, "authentication_failed",
-                     "Personal API key found in request Authorization header is invalid.");
-        return;
-    }
     snprintf(call->key_id, sizeof(call->key_id), "%s", cm_db_value(res, 0, 0, API_KEY_ID));
     snprintf(call->user_id, sizeof(call->user_id), "%s", cm_db_value(res, 0, 0, API_KEY_USER));
-    maybe_touch(call, cm_db_value(res, 0, 0, API_KEY_LAST_USED));
     const api_route_t *route = call->route;
     bool write =
         !route->reads && (cm_http_req_method(call->req) & (CM_HTTP_GET | CM_HTTP_HEAD)) == 0;
     if (route->scope &&
         !api_access_allows(cm_db_value(res, 0, 0, API_KEY_SCOPES), route->scope, write)) {
+        char scope[96];
+        snprintf(scope, sizeof(scope), "%s:%s", route->scope, write ? "write" : "read");
+        if (token)
+            challenge(call, "insufficient_scope", scope);
         cm_api_error_t e;
-        cm_api_error_set(&e, 403, "permission_denied", NULL,
-                         "API key missing required scope '%s:%s'", route->scope,
-                         write ? "write" : "read");
+        cm_api_error_set(&e, 403, token ? "insufficient_scope" : "permission_denied", NULL,
+                         "%s missing required scope '%s'", token ? "OAuth token" : "API key",
+                         scope);
         api_respond_error(call, &e);
         return;
     }
@@ -91,6 +104,57 @@ static void on_key(int status, const cm_db_res_t *res, void *ud)
         snprintf(call->org_id, sizeof(call->org_id), "%s", org);
     }
     call->next(call);
+}
+
+static void on_key(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+    const char *hash = cm_db_value(res, 0, 0, API_KEY_HASH);
+    if (cm_db_nrows(res, 0) != 1 || hash == NULL || strlen(hash) != CM_SHA256_HEX_LEN ||
+        !cm_ct_equal(hash, call->key_hash, CM_SHA256_HEX_LEN)) {
+        unauthorized(call, "authentication_failed",
+                     "Personal API key found in request Authorization header is invalid.");
+        return;
+    }
+    maybe_touch(call, cm_db_value(res, 0, 0, API_KEY_LAST_USED));
+    permitted(call, res, false);
+}
+
+/* An OAuth access token (pha_): live, and for this resource (its audience
+ * is BASE_URL: a token issued for another resource is refused here). */
+static void on_access_token(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+    const char *hash = cm_db_value(res, 0, 0, API_KEY_HASH);
+    if (cm_db_nrows(res, 0) != 1 || hash == NULL || strlen(hash) != CM_SHA256_HEX_LEN ||
+        !cm_ct_equal(hash, call->key_hash, CM_SHA256_HEX_LEN)) {
+        unauthorized_token(call, "The access token is not valid.");
+        return;
+    }
+    char now[24];
+    api_store_now(now);
+    const char *aud = cm_db_value(res, 0, 0, API_ACCESS_RESOURCE);
+    if (atoi(cm_db_value(res, 0, 0, API_ACCESS_REVOKED)) != 0) {
+        unauthorized_token(call, "The access token was revoked.");
+        return;
+    }
+    if (atoll(now) >= atoll(cm_db_value(res, 0, 0, API_ACCESS_EXPIRES))) {
+        unauthorized_token(call, "The access token has expired.");
+        return;
+    }
+    if (aud == NULL || strcmp(aud, call->ctx->token_audience) != 0) {
+        unauthorized_token(call, "The access token was issued for another resource.");
+        return;
+    }
+    permitted(call, res, true);
 }
 
 cm_slice_t api_call_bearer(api_call_t *call)
@@ -119,7 +183,13 @@ void api_http_authorize(api_call_t *call, api_handler_t next)
         }
     }
     cm_sha256_hex(token.p, token.len, call->key_hash);
-    api_store_key_lookup(call->ctx->db, call->key_hash,
-                         call->project_id[0] ? call->project_id : NULL,
-                         (unsigned)call->ctx->cfg.read_cache_ms, on_key, call);
+    const char *project = call->project_id[0] ? call->project_id : NULL;
+    unsigned cache_ms = (unsigned)call->ctx->cfg.read_cache_ms;
+    if (token.len > 4 && memcmp(token.p, "pha_", 4) == 0)
+        api_store_oauth_access_lookup(call->ctx->db, call->key_hash, project, cache_ms,
+                                      on_access_token, call);
+    else if (token.len > 4 && memcmp(token.p, "phr_", 4) == 0)
+        unauthorized_token(call, "A refresh token is not an access token.");
+    else
+        api_store_key_lookup(call->ctx->db, call->key_hash, project, cache_ms, on_key, call);
 }

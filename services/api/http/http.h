@@ -49,6 +49,7 @@ struct api_call {
     char limit_text[24], offset_text[24]; /* the same, as store parameters */
     void *state;        /* the handler's, freed by state_free when the call ends */
     api_handler_t next; /* api_http_authorize: what runs once authorized */
+    void *helper;       /* a helper's state between its own steps (oauth/session.c) */
     void (*state_free)(void *state);
 };
 
@@ -125,6 +126,13 @@ void api_page_end(cm_json_writer_t *w);
 
 /* scopes.c: "*" or "<object>:read|write" for a grantable object. */
 bool api_scope_valid(cm_slice_t scope);
+/* What OAuth makes of a scope: unknown (or "*", or hidden from apps),
+ * grantable, privileged (an admin's to grant: never through a client
+ * document), or always granted (openid, profile, email, introspection). */
+enum { API_SCOPE_UNKNOWN, API_SCOPE_GRANTABLE, API_SCOPE_PRIVILEGED, API_SCOPE_ALWAYS };
+int api_scope_oauth(cm_slice_t scope);
+/* The scopes_supported array of the discovery documents. */
+void api_scopes_oauth_write(cm_json_writer_t *w);
 
 /* password.c: argon2id in its encoded form (about 100 bytes; give 128).
  * Slow by design: call it off the loop. 0 or CM_EINVAL. */

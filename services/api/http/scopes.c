@@ -5,10 +5,19 @@
  * PostHog's APIScopeObject list as the notes give it (oauth.md 4.5), less
  * the internal ones no user may grant.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "cm/common.h"
+#include "cm/json.h"
 #include "http/http.h"
+
+/* Usable in personal API keys, never offered to OAuth apps (notes 4.5). */
+static const char *const hidden[] = {"wizard_session", "query_performance", "batch_import_support"};
+/* Offered, but only an admin may grant them: never through a client document. */
+static const char *const privileged[] = {"llm_gateway"};
+/* Granted to any OAuth app whatever its ceiling says. */
+static const char *const always[] = {"openid", "profile", "email", "introspection"};
 
 static const char *const objects[] = {
     "action",
@@ -136,4 +145,47 @@ bool api_scope_valid(cm_slice_t scope)
         if (cm_slice_eq_cstr(object, objects[i]))
             return true;
     return false;
+}
+
+static bool in(cm_slice_t object, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (cm_slice_eq_cstr(object, list[i]))
+            return true;
+    return false;
+}
+
+static cm_slice_t object_of(cm_slice_t scope)
+{
+    const char *colon = memchr(scope.p, ':', scope.len);
+    return colon ? (cm_slice_t){scope.p, (size_t)(colon - scope.p)} : scope;
+}
+
+int api_scope_oauth(cm_slice_t scope)
+{
+    if (in(scope, always, CM_ARRAY_LEN(always)))
+        return API_SCOPE_ALWAYS;
+    if (cm_slice_eq_cstr(scope, "*") || !api_scope_valid(scope) ||
+        in(object_of(scope), hidden, CM_ARRAY_LEN(hidden)))
+        return API_SCOPE_UNKNOWN;
+    if (in(object_of(scope), privileged, CM_ARRAY_LEN(privileged)))
+        return API_SCOPE_PRIVILEGED;
+    return API_SCOPE_GRANTABLE;
+}
+
+void api_scopes_oauth_write(cm_json_writer_t *w)
+{
+    cm_json_begin_array(w);
+    char s[64];
+    for (size_t i = 0; i < CM_ARRAY_LEN(objects); i++) {
+        if (in(cm_slice_from_cstr(objects[i]), hidden, CM_ARRAY_LEN(hidden)))
+            continue;
+        snprintf(s, sizeof(s), "%s:read", objects[i]);
+        cm_json_str_cstr(w, s);
+        snprintf(s, sizeof(s), "%s:write", objects[i]);
+        cm_json_str_cstr(w, s);
+    }
+    for (size_t i = 0; i < CM_ARRAY_LEN(always); i++)
+        cm_json_str_cstr(w, always[i]);
+    cm_json_end_array(w);
 }

@@ -80,4 +80,9 @@ void api_endpoints_run(api_call_t *call);                    /* GET or POST .../
 void api_endpoints_openapi(api_call_t *call);                /* .../{name}/openapi.json */
 void api_endpoints_materialization_status(api_call_t *call); /* .../{name}/materialization_status */
 
+/* cimd_verification_tokens.c */
+void api_vtokens_list(api_call_t *call);
+void api_vtokens_create(api_call_t *call);
+void api_vtokens_delete(api_call_t *call);
+
 #endif

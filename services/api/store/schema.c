@@ -166,6 +166,71 @@
     "ALTER TABLE endpoint_versions ADD COLUMN mat_started BIGINT;"                             \
     "ALTER TABLE endpoint_versions ADD COLUMN mat_table TEXT;"                                 \
     "ALTER TABLE endpoint_versions ADD COLUMN mat_info TEXT;"    /* JSON, materializer.c */
+
+/* v5: OAuth (docs/oauth.md). Every secret is stored as its SHA-256 hex:
+ * session ids, codes, access and refresh tokens, verification tokens. */
+#define SCHEMA_V5                                                                              \
+    "CREATE TABLE oauth_apps ("                 /* clients known by their documents */         \
+    " id TEXT PRIMARY KEY,"                                                                    \
+    " client_id TEXT NOT NULL UNIQUE,"          /* the document's URL */                       \
+    " client_name TEXT NOT NULL,"                                                              \
+    " logo_uri TEXT,"                                                                          \
+    " redirect_uris TEXT NOT NULL,"             /* JSON array */                               \
+    " scope_ceiling TEXT,"                      /* JSON array; NULL: every grantable scope */ \
+    " organization_id TEXT,"                    /* linked by a verification token */           \
+    " fetched_at BIGINT NOT NULL,"                                                             \
+    " fresh_until BIGINT NOT NULL,"             /* Cache-Control max-age, clamped */           \
+    " created_at BIGINT NOT NULL);"                                                            \
+    "CREATE TABLE oauth_app_verifications ("    /* per region, set by an operator */           \
+    " client_id TEXT NOT NULL,"                                                                \
+    " region TEXT NOT NULL,"                                                                   \
+    " verified INTEGER NOT NULL,"                                                              \
+    " updated_at BIGINT NOT NULL,"                                                             \
+    " PRIMARY KEY (client_id, region));"                                                       \
+    "CREATE TABLE cimd_verification_tokens ("                                                  \
+    " id TEXT PRIMARY KEY,"                                                                    \
+    " organization_id TEXT NOT NULL REFERENCES organizations (id),"                            \
+    " token_hash TEXT NOT NULL UNIQUE,"                                                        \
+    " mask_value TEXT NOT NULL,"                                                               \
+    " cimd_url TEXT NOT NULL,"                  /* normalised: the document it is bound to */  \
+    " created_by BIGINT,"                                                                      \
+    " created_at BIGINT NOT NULL);"                                                            \
+    "CREATE TABLE user_sessions ("                                                             \
+    " id_hash TEXT PRIMARY KEY,"                                                               \
+    " user_id BIGINT NOT NULL REFERENCES users (id),"                                          \
+    " csrf TEXT NOT NULL,"                      /* the forms' token */                         \
+    " expires_at BIGINT NOT NULL,"                                                             \
+    " created_at BIGINT NOT NULL);"                                                            \
+    "CREATE TABLE oauth_codes ("                                                               \
+    " code_hash TEXT PRIMARY KEY,"                                                             \
+    " client_id TEXT NOT NULL,"                                                                \
+    " user_id BIGINT NOT NULL REFERENCES users (id),"                                          \
+    " redirect_uri TEXT NOT NULL,"                                                             \
+    " code_challenge TEXT NOT NULL,"            /* S256 only */                                \
+    " scopes TEXT NOT NULL,"                    /* JSON array */                               \
+    " resource TEXT NOT NULL,"                                                                 \
+    " scoped_organizations TEXT,"                                                              \
+    " scoped_teams TEXT,"                                                                      \
+    " family TEXT NOT NULL,"                    /* the tokens it makes */                      \
+    " expires_at BIGINT NOT NULL,"                                                             \
+    " used INTEGER NOT NULL DEFAULT 0,"                                                        \
+    " created_at BIGINT NOT NULL);"                                                            \
+    "CREATE TABLE oauth_tokens ("                                                              \
+    " id TEXT PRIMARY KEY,"                                                                    \
+    " token_hash TEXT NOT NULL UNIQUE,"                                                        \
+    " kind TEXT NOT NULL,"                      /* access (pha_) or refresh (phr_) */          \
+    " family TEXT NOT NULL,"                    /* one authorization: revoked together */      \
+    " client_id TEXT NOT NULL,"                                                                \
+    " user_id BIGINT NOT NULL REFERENCES users (id),"                                          \
+    " scopes TEXT NOT NULL,"                                                                   \
+    " resource TEXT NOT NULL,"                  /* the audience */                             \
+    " scoped_organizations TEXT,"                                                              \
+    " scoped_teams TEXT,"                                                                      \
+    " expires_at BIGINT NOT NULL,"                                                             \
+    " rotated_at BIGINT,"                       /* refresh: replaced by a newer one */         \
+    " revoked INTEGER NOT NULL DEFAULT 0,"                                                     \
+    " created_at BIGINT NOT NULL);"                                                            \
+    "CREATE INDEX oauth_tokens_family ON oauth_tokens (family);"
 /* clang-format on */
 
 const cm_db_migration_t api_store_migrations[] = {
@@ -173,6 +238,7 @@ const cm_db_migration_t api_store_migrations[] = {
     {2, SCHEMA_V2, SCHEMA_V2},
     {3, SCHEMA_V3, SCHEMA_V3},
     {4, SCHEMA_V4, SCHEMA_V4},
+    {5, SCHEMA_V5, SCHEMA_V5},
 };
 const size_t api_store_nmigrations = CM_ARRAY_LEN(api_store_migrations);
 

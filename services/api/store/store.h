@@ -461,4 +461,136 @@ void api_store_mat_finish(cm_db_t *db, const char *version_id, const char *statu
 void api_store_mat_dropped(cm_db_t *db, const char *version_id, const char *table,
                            cm_db_done_cb done, void *ud);
 
+/* ---- OAuth (oauth_apps.c, oauth_tokens.c; docs/oauth.md) ---------------- */
+
+/* A client known by its metadata document, and its verification in the
+ * region asked. */
+enum {
+    API_APP_ID,
+    API_APP_CLIENT_ID,
+    API_APP_NAME,
+    API_APP_LOGO,
+    API_APP_REDIRECTS, /* JSON array */
+    API_APP_CEILING,   /* JSON array or NULL */
+    API_APP_ORG,       /* linked organization or NULL */
+    API_APP_FETCHED,
+    API_APP_FRESH_UNTIL,
+    API_APP_VERIFIED, /* 1, 0 or NULL (never set) */
+};
+void api_store_oauth_app_get(cm_db_t *db, const char *client_id, const char *region,
+                             cm_db_done_cb done, void *ud);
+typedef struct {
+    const char *id, *client_id, *client_name, *logo_uri, *redirects, *scope_ceiling;
+    const char *organization_id, *fresh_until;
+} api_store_oauth_app_t;
+/* Inserts or refreshes (by client_id; the id of a new row is a->id). */
+void api_store_oauth_app_put(cm_db_t *db, const api_store_oauth_app_t *a, cm_db_done_cb done,
+                             void *ud);
+void api_store_oauth_verify(cm_db_t *db, const char *client_id, const char *region, bool verified,
+                            cm_db_done_cb done, void *ud);
+
+/* CIMD verification tokens (phvt_), an organization's admins' to manage. */
+enum { API_VT_ID, API_VT_ORG, API_VT_MASK, API_VT_URL, API_VT_CREATED, API_VT_HASH };
+void api_store_vtoken_lookup(cm_db_t *db, const char *hash, cm_db_done_cb done, void *ud);
+void api_store_vtokens_list(cm_db_t *db, const char *org_id, const char *user_id,
+                            cm_db_done_cb done, void *ud);
+/* No row back when user_id is not an admin of org_id. */
+void api_store_vtoken_create(cm_db_t *db, const char *org_id, const char *user_id, const char *id,
+                             const char *hash, const char *mask, const char *cimd_url,
+                             cm_db_done_cb done, void *ud);
+void api_store_vtoken_delete(cm_db_t *db, const char *org_id, const char *user_id, const char *id,
+                             cm_db_done_cb done, void *ud);
+
+/* Browser sessions of the sign-in and consent pages. get: table 0 the
+ * session (user id, csrf, email, first name); table 1 the user's
+ * organizations and projects (org id, org name, project id or NULL, name). */
+enum { API_SESSION_USER, API_SESSION_CSRF, API_SESSION_EMAIL, API_SESSION_NAME };
+void api_store_session_create(cm_db_t *db, const char *id_hash, const char *user_id,
+                              const char *csrf, const char *expires_at, cm_db_done_cb done,
+                              void *ud);
+void api_store_session_get(cm_db_t *db, const char *id_hash, cm_db_done_cb done, void *ud);
+/* id, password_hash */
+void api_store_user_by_email(cm_db_t *db, const char *email, cm_db_done_cb done, void *ud);
+
+/* What one authorization grants: the code, then every token of its family. */
+typedef struct {
+    const char *client_id, *user_id, *scopes, *resource, *scoped_orgs, *scoped_teams, *family;
+} api_store_oauth_grant_t;
+typedef struct {
+    const char *access_id, *access_hash, *access_expires;
+    const char *refresh_id, *refresh_hash, *refresh_expires;
+} api_store_oauth_pair_t;
+
+void api_store_oauth_code_create(cm_db_t *db, const api_store_oauth_grant_t *g,
+                                 const char *code_hash, const char *redirect_uri,
+                                 const char *challenge, const char *expires_at, cm_db_done_cb done,
+                                 void *ud);
+/* Marks the code used and reads it (table 1): used 1 is the first use. */
+enum {
+    API_CODE_CLIENT,
+    API_CODE_USER,
+    API_CODE_REDIRECT,
+    API_CODE_CHALLENGE,
+    API_CODE_SCOPES,
+    API_CODE_RESOURCE,
+    API_CODE_ORGS,
+    API_CODE_TEAMS,
+    API_CODE_FAMILY,
+    API_CODE_EXPIRES,
+    API_CODE_USED,
+};
+void api_store_oauth_code_take(cm_db_t *db, const char *code_hash, cm_db_done_cb done, void *ud);
+void api_store_oauth_tokens_issue(cm_db_t *db, const api_store_oauth_grant_t *g,
+                                  const api_store_oauth_pair_t *t, cm_db_done_cb done, void *ud);
+enum {
+    API_TOKEN_ID,
+    API_TOKEN_KIND, /* access or refresh */
+    API_TOKEN_FAMILY,
+    API_TOKEN_CLIENT,
+    API_TOKEN_USER,
+    API_TOKEN_SCOPES,
+    API_TOKEN_RESOURCE,
+    API_TOKEN_ORGS,
+    API_TOKEN_TEAMS,
+    API_TOKEN_EXPIRES,
+    API_TOKEN_ROTATED,
+    API_TOKEN_REVOKED,
+    API_TOKEN_HASH,
+};
+void api_store_oauth_token_get(cm_db_t *db, const char *hash, cm_db_done_cb done, void *ud);
+/* Statement 0 changed 1 row: rotated, the new pair written; 0: the old
+ * token was no longer live (a reuse, or expired, or revoked). */
+void api_store_oauth_refresh_rotate(cm_db_t *db, const char *old_hash,
+                                    const api_store_oauth_grant_t *g,
+                                    const api_store_oauth_pair_t *t, cm_db_done_cb done, void *ud);
+void api_store_oauth_family_revoke(cm_db_t *db, const char *family, cm_db_done_cb done, void *ud);
+void api_store_oauth_token_revoke(cm_db_t *db, const char *hash, const char *client_id,
+                                  cm_db_done_cb done, void *ud);
+void api_store_oauth_token_revoke_leaked(cm_db_t *db, const char *hash, cm_db_done_cb done,
+                                         void *ud);
+/* API_KEY_* columns, then these. */
+enum {
+    API_ACCESS_RESOURCE = API_KEY_PROJECT_ORG + 1,
+    API_ACCESS_EXPIRES,
+    API_ACCESS_REVOKED,
+    API_ACCESS_CLIENT,
+};
+void api_store_oauth_access_lookup(cm_db_t *db, const char *hash, const char *project_id,
+                                   unsigned cache_ms, cm_db_done_cb done, void *ud);
+
+/* ---- secrets found in public (leaks.c) ---- */
+
+enum { API_LEAK_NONE, API_LEAK_OAUTH, API_LEAK_PERSONAL_KEY, API_LEAK_PROJECT_SECRET };
+typedef struct {
+    int kind;
+    const char *hash;     /* SHA-256 hex of the secret */
+    const char *new_hash; /* a key or secret's replacement (never shown to anyone) */
+} api_store_leak_t;
+/* One job: per leak, its first statement's changes say whether it was ours
+ * (a project secret has a second statement: the outbox). The caller knows
+ * the layout: OAuth and personal keys one statement, project secrets two,
+ * API_LEAK_NONE one that changes nothing; the key table's republication last. */
+void api_store_leaks_revoke(cm_db_t *db, const api_store_leak_t *leaks, size_t n,
+                            cm_db_done_cb done, void *ud);
+
 #endif

@@ -1,0 +1,153 @@
+/*
+ * cimd_verification_tokens.c - /api/organizations/{org_id}/
+ * cimd_verification_tokens/ (seed 2.7, 5.9): an organization's admins make
+ * a token (phvt_, shown once, stored as its SHA-256) bound to one client
+ * document URL; the app puts it in its document as
+ * com.<vendor>.verification_token, which links the app to the organization
+ * (higher provisioning limits). The URL is kept normalised (lowercase scheme
+ * and host, no default port, no trailing slash), so the binding holds
+ * whichever way the document's URL is spelled.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm/alloc.h"
+#include "cm/digest.h"
+#include "cm/token.h"
+#include "cm/uuid.h"
+#include "oauth/oauth.h"
+#include "resources/resources.h"
+#include "store/store.h"
+
+static void write_vtoken(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res,
+                         size_t row)
+{
+    const char *value = call->state;
+    cm_json_begin_object(w);
+    cm_json_key(w, "id");
+    cm_json_str_cstr(w, cm_db_value(res, 0, row, API_VT_ID));
+    if (value) {
+        cm_json_key(w, "token");
+        cm_json_str_cstr(w, value);
+    }
+    cm_json_key(w, "mask_value");
+    cm_json_str_cstr(w, cm_db_value(res, 0, row, API_VT_MASK));
+    cm_json_key(w, "cimd_url");
+    cm_json_str_cstr(w, cm_db_value(res, 0, row, API_VT_URL));
+    cm_json_key(w, "created_at");
+    api_json_time(w, cm_db_value(res, 0, row, API_VT_CREATED));
+    cm_json_end_object(w);
+}
+
+static bool org_param(api_call_t *call, char org[CM_UUID_STR_LEN + 1])
+{
+    cm_slice_t id = cm_http_req_param(call->req, "org_id");
+    if (!cm_uuid_valid(id.p, id.len)) {
+        api_respond_not_found(call);
+        return false;
+    }
+    snprintf(org, CM_UUID_STR_LEN + 1, "%.*s", (int)id.len, id.p);
+    return true;
+}
+
+static void on_list(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+    cm_buf_t out = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &out);
+    cm_json_begin_object(&w);
+    cm_json_key(&w, "results");
+    cm_json_begin_array(&w);
+    for (size_t i = 0; i < cm_db_nrows(res, 0); i++)
+        write_vtoken(&w, call, res, i);
+    cm_json_end_array(&w);
+    cm_json_end_object(&w);
+    api_respond_json(call, 200, &out);
+}
+
+void api_vtokens_list(api_call_t *call)
+{
+    char org[CM_UUID_STR_LEN + 1];
+    if (org_param(call, org))
+        api_store_vtokens_list(call->ctx->db, org, call->user_id, on_list, call);
+}
+
+static void on_created(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    if (status == 0 && cm_db_nrows(res, 0) == 0) {
+        cm_api_error_t e;
+        cm_api_error_set(&e, 403, "permission_denied", NULL,
+                         "Only the organization's admins can create verification tokens.");
+        api_respond_error(call, &e);
+        return;
+    }
+    api_respond_row(call, status, res, 201, write_vtoken);
+}
+
+void api_vtokens_create(api_call_t *call)
+{
+    char org[CM_UUID_STR_LEN + 1];
+    if (!org_param(call, org) || api_call_body(call) != 0)
+        return;
+    char *url = NULL;
+    int rc = api_body_string(call, "cimd_url", 10, 2048, NULL, NULL, &url);
+    if (rc < 0)
+        return;
+    if (rc == 1) {
+        api_respond_invalid(call, "cimd_url", "This field is required.");
+        return;
+    }
+    char canon[2100];
+    if (!api_oauth_client_url_canonical(url, canon, sizeof(canon))) {
+        free(url);
+        api_respond_invalid(call, "cimd_url",
+                            "Expected the https URL of the app's client metadata document.");
+        return;
+    }
+    free(url);
+    char *value = cm_xmalloc(CM_TOKEN_MAX);
+    cm_token_new("phvt_", value);
+    call->state = value;
+    call->state_free = free;
+    char id[CM_UUID_STR_LEN + 1], hash[CM_SHA256_HEX_LEN + 1], mask[32];
+    cm_uuid_v7(id);
+    cm_sha256_hex(value, strlen(value), hash);
+    cm_token_mask(value, mask, sizeof(mask));
+    api_store_vtoken_create(call->ctx->db, org, call->user_id, id, hash, mask, canon, on_created,
+                            call);
+}
+
+static void on_deleted(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+    if (cm_db_changes(res, 0) == 0) {
+        api_respond_not_found(call);
+        return;
+    }
+    api_respond_empty(call, 204);
+}
+
+void api_vtokens_delete(api_call_t *call)
+{
+    char org[CM_UUID_STR_LEN + 1], id[CM_UUID_STR_LEN + 1];
+    cm_slice_t t = cm_http_req_param(call->req, "id");
+    if (!org_param(call, org))
+        return;
+    if (!cm_uuid_valid(t.p, t.len)) {
+        api_respond_not_found(call);
+        return;
+    }
+    snprintf(id, sizeof(id), "%.*s", (int)t.len, t.p);
+    api_store_vtoken_delete(call->ctx->db, org, call->user_id, id, on_deleted, call);
+}
