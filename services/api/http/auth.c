@@ -120,6 +120,8 @@ static void on_key(int status, const cm_db_res_t *res, void *ud)
                      "Personal API key found in request Authorization header is invalid.");
         return;
     }
+    /* the key's id first: the touch names it */
+    snprintf(call->key_id, sizeof(call->key_id), "%s", cm_db_value(res, 0, 0, API_KEY_ID));
     maybe_touch(call, cm_db_value(res, 0, 0, API_KEY_LAST_USED));
     permitted(call, res, false);
 }

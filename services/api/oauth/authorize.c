@@ -256,8 +256,7 @@ static void on_code_stored(int status, const cm_db_res_t *res, void *ud)
     api_call_t *call = ud;
     authz_t *a = call->state;
     if (status != 0) {
-        cm_log(CM_LOG_WARN, cm_http_req_id(call->req), "authorization code: %s",
-               cm_db_error(res));
+        cm_log(CM_LOG_WARN, cm_http_req_id(call->req), "authorization code: %s", cm_db_error(res));
         back(call, a, NULL, "temporarily_unavailable", "try again shortly");
         return;
     }
@@ -495,8 +494,8 @@ void api_oauth_authorize(api_call_t *call)
         return;
     }
     char buf[CM_IP_BUFLEN];
-    const char *ip = cm_client_ip(cm_http_req_header(call->req, "X-Forwarded-For"),
-                                  cm_http_req_peer(call->req),
-                                  call->ctx->cfg.svc.trusted_proxies, buf, sizeof(buf));
+    const char *ip =
+        cm_client_ip(cm_http_req_header(call->req, "X-Forwarded-For"), cm_http_req_peer(call->req),
+                     call->ctx->cfg.svc.trusted_proxies, buf, sizeof(buf));
     api_oauth__app_resolve(call->ctx->oauth, a->r.client_id, ip, on_app, call);
 }

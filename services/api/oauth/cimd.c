@@ -109,7 +109,7 @@ static char *str_of(cm_json_t v)
 {
     cm_buf_t b = CM_BUF_INIT;
     if (cm_json_type(v) != CM_JSON_STRING || cm_json_str_append(v, &b) != 0 ||
-        memchr(b.p, '\0', b.len) != NULL) {
+        (b.len && memchr(b.p, '\0', b.len) != NULL)) {
         cm_buf_free(&b);
         return NULL;
     }
@@ -132,8 +132,7 @@ static const char *read_redirects(cm_json_t list, api_oauth_app_t *a)
     for (size_t i = 0; i < cm_json_len(list); i++) {
         char *u = str_of(cm_json_at(list, i));
         api_oauth_uri_t p;
-        if (u == NULL || u[0] == '\0' ||
-            api_oauth__uri_parse(cm_slice_from_cstr(u), &p) != 0 ||
+        if (u == NULL || u[0] == '\0' || api_oauth__uri_parse(cm_slice_from_cstr(u), &p) != 0 ||
             api_oauth__redirect_shape(&p) != NULL) {
             free(u);
             cm_buf_free(&j);
@@ -347,8 +346,8 @@ static void on_fetched(int status, const cm_http_client_res_t *res, void *ud)
     char why[200];
     if (status != 0) {
         snprintf(why, sizeof(why), "the client metadata document could not be read: %s",
-                 status == CM_EFORBIDDEN ? "its host resolves to a special-use address"
-                 : status == CM_ETOOBIG  ? "it is larger than 5 KB"
+                 status == CM_EFORBIDDEN  ? "its host resolves to a special-use address"
+                 : status == CM_ETOOBIG   ? "it is larger than 5 KB"
                  : status == CM_ETIMEDOUT ? "it took too long"
                                           : res->error);
         deliver(f, status == CM_EFORBIDDEN ? CM_EFORBIDDEN : CM_EUNAVAIL, why);
@@ -368,10 +367,9 @@ static void on_fetched(int status, const cm_http_client_res_t *res, void *ud)
         deliver(f, CM_EINVAL, "the client metadata document is larger than 5 KB");
         return;
     }
-    const char *bad =
-        api_oauth__doc_validate(cm_slice_from_cstr(f->client_id), res->body,
-                                f->o->ctx->cfg.oauth_vendor, f->o->loopback != NULL, &f->app,
-                                &f->vtoken);
+    const char *bad = api_oauth__doc_validate(cm_slice_from_cstr(f->client_id), res->body,
+                                              f->o->ctx->cfg.oauth_vendor, f->o->loopback != NULL,
+                                              &f->app, &f->vtoken);
     if (bad != NULL) {
         snprintf(why, sizeof(why), "the client metadata document is invalid: %s", bad);
         deliver(f, CM_EINVAL, why);

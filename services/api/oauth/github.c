@@ -37,7 +37,8 @@ struct github_key {
     mbedtls_pk_context pk;
 };
 
-static const char *const TYPES[] = {"posthog_personal_api_key", "posthog_feature_flags_secure_api_key",
+static const char *const TYPES[] = {"posthog_personal_api_key",
+                                    "posthog_feature_flags_secure_api_key",
                                     "posthog_oauth_access_token", "posthog_oauth_refresh_token"};
 
 static char *read_file(const char *path, size_t *len)

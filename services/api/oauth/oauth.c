@@ -47,10 +47,10 @@ void api_oauth__canonical(cm_slice_t url, cm_buf_t *out)
         cm_buf_putc(out, '[');
     for (size_t i = 0; i < u.host.len; i++)
         cm_buf_putc(out, (char)(u.host.p[i] >= 'A' && u.host.p[i] <= 'Z' ? u.host.p[i] | 0x20
-                                                                          : u.host.p[i]));
+                                                                         : u.host.p[i]));
     if (u.ipv6)
         cm_buf_putc(out, ']');
-    bool https = cm_slice_eq_cstr(u.scheme, "https") || cm_slice_eq_cstr(u.scheme, "HTTPS");
+    bool https = u.scheme.len == 5 && strncasecmp(u.scheme.p, "https", 5) == 0;
     if (u.has_port && u.port != (https ? 443u : 80u))
         cm_buf_appendf(out, ":%u", u.port);
     cm_slice_t path = u.path;

@@ -75,7 +75,7 @@ bool api_oauth__resource_known(api_oauth_t *o, cm_slice_t resource, char **canon
 /* ---- cimd.c: clients known by their documents ---- */
 
 typedef struct {
-    char *client_id, *name, *logo_uri; /* logo_uri: NULL when absent or not acceptable */
+    char *client_id, *name, *logo_uri;   /* logo_uri: NULL when absent or not acceptable */
     char *redirects_json, *ceiling_json; /* JSON arrays; ceiling NULL: none declared */
     char *org;                           /* linked organization, or NULL */
     char **redirects;

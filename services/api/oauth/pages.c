@@ -27,17 +27,18 @@ static void head(cm_buf_t *b, const char *title)
     cm_buf_append_cstr(b, "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
                           "<meta name=\"viewport\" content=\"width=device-width\"><title>");
     esc(b, title);
-    cm_buf_append_cstr(b, "</title><style>"
-                          "body{font:15px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;"
-                          "padding:0 1rem;color:#1d1f27}h1{font-size:1.3rem}"
-                          ".app{display:flex;gap:.75rem;align-items:center}"
-                          ".app img{width:48px;height:48px;border-radius:8px}"
-                          ".notice{background:#fff4d6;border:1px solid #e6b800;padding:.6rem;"
-                          "border-radius:6px}.muted{color:#5f6472;font-size:.9rem}"
-                          "label{display:block;margin:.6rem 0 .2rem}input,select{width:100%;"
-                          "padding:.4rem;box-sizing:border-box}button{margin:.8rem .5rem 0 0;"
-                          "padding:.5rem 1rem}code{word-break:break-all}.error{color:#b00020}"
-                          "</style></head><body>");
+    cm_buf_append_cstr(b,
+                       "</title><style>"
+                       "body{font:15px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;"
+                       "padding:0 1rem;color:#1d1f27}h1{font-size:1.3rem}"
+                       ".app{display:flex;gap:.75rem;align-items:center}"
+                       ".app img{width:48px;height:48px;border-radius:8px}"
+                       ".notice{background:#fff4d6;border:1px solid #e6b800;padding:.6rem;"
+                       "border-radius:6px}.muted{color:#5f6472;font-size:.9rem}"
+                       "label{display:block;margin:.6rem 0 .2rem}input,select{width:100%;"
+                       "padding:.4rem;box-sizing:border-box}button{margin:.8rem .5rem 0 0;"
+                       "padding:.5rem 1rem}code{word-break:break-all}.error{color:#b00020}"
+                       "</style></head><body>");
 }
 
 static void send_page(api_call_t *call, int status, cm_buf_t *b)
@@ -45,20 +46,23 @@ static void send_page(api_call_t *call, int status, cm_buf_t *b)
     cm_buf_append_cstr(b, "</body></html>");
     cm_http_res_header(call->req, "Cache-Control", "no-store");
     cm_http_res_header(call->req, "X-Frame-Options", "DENY");
-    cm_http_res_header(call->req, "Referrer-Policy", "no-referrer");
+    cm_http_res_header(call->req, "Referrer-Policy",
+                       "same-origin"); /* no-referrer would send Origin: null */
     cm_http_res_header(call->req, "Content-Security-Policy",
+                       /* no form-action: it would also bar the redirect back to
+                        * the client that follows the consent form */
                        "default-src 'none'; img-src https:; style-src 'unsafe-inline'; "
-                       "form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+                       "frame-ancestors 'none'; base-uri 'none'");
     api_respond_text(call, status, "text/html; charset=utf-8", b);
 }
 
 /* The authorization request, carried through a form as hidden fields. */
 static void hidden(cm_buf_t *b, const api_oauth_request_t *r)
 {
-    const char *names[] = {"response_type", "client_id", "redirect_uri",          "scope",
+    const char *names[] = {"response_type", "client_id",      "redirect_uri",          "scope",
                            "state",         "code_challenge", "code_challenge_method", "resource"};
-    const char *values[] = {r->response_type, r->client_id, r->redirect_uri,   r->scope,
-                            r->state,         r->code_challenge, r->method, r->resource};
+    const char *values[] = {r->response_type, r->client_id,      r->redirect_uri, r->scope,
+                            r->state,         r->code_challenge, r->method,       r->resource};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         if (values[i] == NULL)
             continue;
@@ -154,7 +158,12 @@ void api_oauth__page_consent(api_call_t *call, const api_oauth_request_t *r,
         snprintf(host, sizeof(host), "%.*s", (int)u.host.len, u.host.p);
         esc(&b, host);
     }
-    cm_buf_append_cstr(&b, "</code></p><form method=\"post\" action=\"/oauth/authorize\">"
+    cm_buf_append_cstr(&b, "</code></p>");
+    if (api_oauth__uri_parse(cm_slice_from_cstr(r->redirect_uri), &u) == 0 &&
+        api_oauth__loopback(&u)) /* MCP: warn when the code goes to this machine */
+        cm_buf_append_cstr(&b, "<p class=\"notice\" id=\"local-redirect\">The answer goes to a "
+                               "program on this computer. Only continue if you started it.</p>");
+    cm_buf_append_cstr(&b, "<form method=\"post\" action=\"/oauth/authorize\">"
                            "<input type=\"hidden\" name=\"action\" value=\"consent\">"
                            "<input type=\"hidden\" name=\"csrf\" value=\"");
     esc(&b, s->csrf);

@@ -134,8 +134,8 @@ static void on_token(int status, const cm_db_res_t *res, void *ud)
     cm_json_key(&w, "client_id");
     cm_json_str_cstr(&w, client);
     cm_json_key(&w, "token_type");
-    cm_json_str_cstr(&w, strcmp(V(API_TOKEN_KIND), "access") == 0 ? "access_token"
-                                                                    : "refresh_token");
+    cm_json_str_cstr(&w,
+                     strcmp(V(API_TOKEN_KIND), "access") == 0 ? "access_token" : "refresh_token");
     cm_json_key(&w, "exp");
     cm_json_int(&w, atoll(V(API_TOKEN_EXPIRES)) / 1000);
     cm_json_key(&w, "sub");

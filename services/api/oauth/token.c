@@ -294,9 +294,9 @@ static void on_code(int status, const cm_db_res_t *res, void *ud)
         return;
     }
     char *canon = NULL;
-    if (t->resource && (!api_oauth__resource_known(call->ctx->oauth,
-                                                   cm_slice_from_cstr(t->resource), &canon) ||
-                        strcmp(canon, t->resource_row) != 0)) {
+    if (t->resource &&
+        (!api_oauth__resource_known(call->ctx->oauth, cm_slice_from_cstr(t->resource), &canon) ||
+         strcmp(canon, t->resource_row) != 0)) {
         free(canon);
         api_oauth__error(call, 400, "invalid_target", "resource is not the one authorized");
         return;
@@ -392,17 +392,16 @@ static void on_refresh_token(int status, const cm_db_res_t *res, void *ud)
     if (t->scope) {
         char *narrowed = NULL;
         if (!scopes_within(t->scope, t->scopes_json, &narrowed)) {
-            api_oauth__error(call, 400, "invalid_scope",
-                             "scope may only narrow what was granted");
+            api_oauth__error(call, 400, "invalid_scope", "scope may only narrow what was granted");
             return;
         }
         free(t->scopes_json);
         t->scopes_json = narrowed;
     }
     char *canon = NULL;
-    if (t->resource && (!api_oauth__resource_known(call->ctx->oauth,
-                                                   cm_slice_from_cstr(t->resource), &canon) ||
-                        strcmp(canon, t->resource_row) != 0)) {
+    if (t->resource &&
+        (!api_oauth__resource_known(call->ctx->oauth, cm_slice_from_cstr(t->resource), &canon) ||
+         strcmp(canon, t->resource_row) != 0)) {
         free(canon);
         api_oauth__error(call, 400, "invalid_target", "resource is not the one authorized");
         return;

@@ -173,8 +173,8 @@ static bool one_matches(const api_oauth_uri_t *r, const api_oauth_uri_t *g)
     if (rp.len != gp.len || memcmp(rp.p, gp.p, rp.len) != 0)
         return false;
     if (r->has_query != g->has_query ||
-        (r->has_query && (r->query.len != g->query.len ||
-                          memcmp(r->query.p, g->query.p, r->query.len) != 0)))
+        (r->has_query &&
+         (r->query.len != g->query.len || memcmp(r->query.p, g->query.p, r->query.len) != 0)))
         return false;
     bool any_port = loopback_ip(g) || (api_oauth__loopback(g) && !g->has_port);
     return any_port || effective_port(r) == effective_port(g);
@@ -234,8 +234,8 @@ bool api_oauth__host_blocked(cm_slice_t host)
 {
     static const char *const names[] = {"localhost", "metadata.google.internal"};
     static const char *const suffixes[] = {
-        ".localhost", ".local", ".internal", ".consul", ".lan",  ".home",  ".corp",
-        ".localdomain", ".home.arpa", ".intranet", ".priv", ".arpa", ".test", ".invalid",
+        ".localhost",   ".local",     ".internal", ".consul", ".lan",  ".home", ".corp",
+        ".localdomain", ".home.arpa", ".intranet", ".priv",   ".arpa", ".test", ".invalid",
     };
     if (host.len && host.p[host.len - 1] == '.')
         host.len--; /* "localhost." is localhost */
@@ -271,8 +271,11 @@ const char *api_oauth__client_id_check(cm_slice_t id, api_oauth_uri_t *u, bool a
         if ((seg == 1 && p.p[i + 1] == '.') || (seg == 2 && p.p[i + 1] == '.' && p.p[i + 2] == '.'))
             return "client_id may not have . or .. path segments";
     }
-    if (encoded_separator(p) || strncasecmp(p.p, "/%2e", 4) == 0)
+    if (encoded_separator(p))
         return "client_id may not have encoded separators";
+    for (size_t i = 0; i + 3 <= p.len; i++) /* an encoded '.' could hide a dot segment */
+        if (strncasecmp(p.p + i, "%2e", 3) == 0)
+            return "client_id may not have encoded dots";
     if (loopback_ip(u))
         return allow_loopback ? NULL : "client_id must name a public host";
     if (u->ipv6)

@@ -20,8 +20,7 @@
 #include "resources/resources.h"
 #include "store/store.h"
 
-static void write_vtoken(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res,
-                         size_t row)
+static void write_vtoken(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res, size_t row)
 {
     const char *value = call->state;
     cm_json_begin_object(w);

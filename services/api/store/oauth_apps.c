@@ -21,9 +21,9 @@ void api_store_oauth_app_put(cm_db_t *db, const api_store_oauth_app_t *a, cm_db_
 {
     char now[24];
     api_store_now(now);
-    const char *p[] = {a->id,       a->client_id,       a->client_name, a->logo_uri,
-                       a->redirects, a->scope_ceiling,  a->organization_id,
-                       now,          a->fresh_until};
+    const char *p[] = {a->id,         a->client_id,     a->client_name,     a->logo_uri,
+                       a->redirects,  a->scope_ceiling, a->organization_id, now,
+                       a->fresh_until};
     cm_db_stmt_t s = {
         "INSERT INTO oauth_apps (id, client_id, client_name, logo_uri, redirect_uris,"
         " scope_ceiling, organization_id, fetched_at, fresh_until, created_at)"

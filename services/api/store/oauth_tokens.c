@@ -10,8 +10,9 @@ void api_store_oauth_code_create(cm_db_t *db, const api_store_oauth_grant_t *g,
 {
     char now[24];
     api_store_now(now);
-    const char *p[] = {code_hash,  g->client_id, g->user_id, redirect_uri, challenge, g->scopes,
-                       g->resource, g->scoped_orgs, g->scoped_teams, g->family, expires_at, now};
+    const char *p[] = {code_hash,       g->client_id, g->user_id,  redirect_uri,
+                       challenge,       g->scopes,    g->resource, g->scoped_orgs,
+                       g->scoped_teams, g->family,    expires_at,  now};
     cm_db_stmt_t s[] = {
         {"DELETE FROM oauth_codes WHERE expires_at < $1", (const char *[]){now}, 1},
         {"INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, code_challenge,"
@@ -44,11 +45,11 @@ void api_store_oauth_tokens_issue(cm_db_t *db, const api_store_oauth_grant_t *g,
 {
     char now[24];
     api_store_now(now);
-    const char *a[] = {t->access_id,  t->access_hash, g->family,      g->client_id,
-                       g->user_id,    g->scopes,      g->resource,    g->scoped_orgs,
+    const char *a[] = {t->access_id,    t->access_hash,    g->family,   g->client_id,
+                       g->user_id,      g->scopes,         g->resource, g->scoped_orgs,
                        g->scoped_teams, t->access_expires, now};
-    const char *r[] = {t->refresh_id, t->refresh_hash, g->family,      g->client_id,
-                       g->user_id,    g->scopes,       g->resource,    g->scoped_orgs,
+    const char *r[] = {t->refresh_id,   t->refresh_hash,    g->family,   g->client_id,
+                       g->user_id,      g->scopes,          g->resource, g->scoped_orgs,
                        g->scoped_teams, t->refresh_expires, now};
     cm_db_stmt_t s[] = {
         {INSERT_TOKEN " VALUES ($1, $2, 'access', $3, $4, $5, $6, $7, $8, $9, $10, $11)", a, 11},
@@ -58,7 +59,7 @@ void api_store_oauth_tokens_issue(cm_db_t *db, const api_store_oauth_grant_t *g,
 }
 
 #define TOKEN_COLUMNS                                                                              \
-    "id, kind, family, client_id, user_id, scopes, resource, scoped_organizations,"               \
+    "id, kind, family, client_id, user_id, scopes, resource, scoped_organizations,"                \
     " scoped_teams, expires_at, rotated_at, revoked, token_hash"
 
 void api_store_oauth_token_get(cm_db_t *db, const char *hash, cm_db_done_cb done, void *ud)
@@ -78,18 +79,18 @@ void api_store_oauth_refresh_rotate(cm_db_t *db, const char *old_hash,
     char now[24];
     api_store_now(now);
     const char *p[] = {old_hash, now};
-    const char *a[] = {t->access_id,  t->access_hash,   g->family,  g->client_id, g->user_id,
-                       g->scopes,     g->resource,      g->scoped_orgs, g->scoped_teams,
-                       t->access_expires, now,          old_hash};
-    const char *r[] = {t->refresh_id, t->refresh_hash,  g->family,  g->client_id, g->user_id,
-                       g->scopes,     g->resource,      g->scoped_orgs, g->scoped_teams,
-                       t->refresh_expires, now,         old_hash};
+    const char *a[] = {t->access_id,    t->access_hash,    g->family,   g->client_id,
+                       g->user_id,      g->scopes,         g->resource, g->scoped_orgs,
+                       g->scoped_teams, t->access_expires, now,         old_hash};
+    const char *r[] = {t->refresh_id,   t->refresh_hash,    g->family,   g->client_id,
+                       g->user_id,      g->scopes,          g->resource, g->scoped_orgs,
+                       g->scoped_teams, t->refresh_expires, now,         old_hash};
 #define NEW_TOKEN(kind)                                                                            \
-    INSERT_TOKEN " SELECT CAST($1 AS TEXT), CAST($2 AS TEXT), '" kind "', CAST($3 AS TEXT),"      \
-                 " CAST($4 AS TEXT), CAST($5 AS BIGINT), CAST($6 AS TEXT), CAST($7 AS TEXT),"    \
-                 " CAST($8 AS TEXT), CAST($9 AS TEXT), CAST($10 AS BIGINT),"                     \
-                 " CAST($11 AS BIGINT) WHERE EXISTS (SELECT 1 FROM oauth_tokens o"                \
-                 " WHERE o.token_hash = $12 AND o.rotated_at = CAST($11 AS BIGINT)"              \
+    INSERT_TOKEN " SELECT CAST($1 AS TEXT), CAST($2 AS TEXT), '" kind "', CAST($3 AS TEXT),"       \
+                 " CAST($4 AS TEXT), CAST($5 AS BIGINT), CAST($6 AS TEXT), CAST($7 AS TEXT),"      \
+                 " CAST($8 AS TEXT), CAST($9 AS TEXT), CAST($10 AS BIGINT),"                       \
+                 " CAST($11 AS BIGINT) WHERE EXISTS (SELECT 1 FROM oauth_tokens o"                 \
+                 " WHERE o.token_hash = $12 AND o.rotated_at = CAST($11 AS BIGINT)"                \
                  " AND o.revoked = 0)"
     cm_db_stmt_t s[] = {
         {"UPDATE oauth_tokens SET rotated_at = CAST($2 AS BIGINT) WHERE token_hash = $1"

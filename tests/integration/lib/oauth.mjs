@@ -99,6 +99,7 @@ export async function startOAuthApi({ backend = 'sqlite', env = {}, oauthHost = 
   }
   if (!s.api) throw lastError;
   s.cli = (...args) => run(API, args, { env: { ...process.env, ...s.env } });
+  s.cliEnv = (env, ...args) => run(API, args, { env: { ...process.env, ...s.env, ...env } });
   s.stop = async () => {
     await s.api?.stop();
     await s.redis?.stop();
@@ -111,8 +112,8 @@ export async function startOAuthApi({ backend = 'sqlite', env = {}, oauthHost = 
 // A browser's visit without a browser: cookies kept, redirects not followed.
 export class Visitor {
   constructor() { this.cookies = new Map(); }
-  async go(url, { method = 'GET', form, origin } = {}) {
-    const headers = {};
+  async go(url, { method = 'GET', form, origin, headers: extra = {} } = {}) {
+    const headers = { ...extra };
     if (this.cookies.size) headers.Cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     if (form) headers['Content-Type'] = 'application/x-www-form-urlencoded';
     if (origin) headers.Origin = origin;

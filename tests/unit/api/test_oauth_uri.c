@@ -94,34 +94,35 @@ static void test_client_id_shape(void **state)
     assert_null(check("https://app.example.com:8443/client", false));
     assert_null(check("https://93.184.216.34/client", false)); /* the filter judges addresses */
     static const char *const refused[] = {
-        "http://app.example.com/client.json",     /* not https */
-        "https://app.example.com",                /* no path */
-        "https://app.example.com/",               /* "/" only */
-        "https://app.example.com/a/../client",    /* dot segments */
-        "https://app.example.com/./client",       /* dot segments */
-        "https://app.example.com/client/..",      /* dot segments */
-        "https://app.example.com/client?x=1",     /* query */
-        "https://app.example.com/client#f",       /* fragment */
-        "https://u:p@app.example.com/client",     /* userinfo */
-        "https://app.example.com\\evil/client",   /* backslash */
-        "https://app.example.com/%5cclient",      /* encoded backslash */
-        "https://app.example.com/%2e%2e/client",  /* encoded dot segment */
-        "https://localhost/client",               /* by name */
-        "https://LOCALHOST./client",              /* by name, any case, root dot */
-        "https://printer.local/client",           /* .local */
-        "https://metadata.google.internal/x",     /* .internal */
-        "https://db.svc.cluster.local/x",         /* kubernetes */
-        "https://vault.consul/x",                 /* .consul */
-        "https://router.home.arpa/x",             /* .home.arpa */
-        "https://intranet/x",                     /* one label */
-        "https://2130706433/client",              /* 127.0.0.1 as a number */
-        "https://0177.0.0.1/client",              /* octal */
-        "https://0x7f.0.0.1/client",              /* hex */
-        "https://127.1/client",                   /* short form */
-        "https://127.0.0.1/client",               /* loopback without the switch */
-        "https://[::1]/client",                   /* the same */
-        "https://app.ex\xc3\xa4mple.com/client",  /* not the punycode form */
-        "https://app.example.com/cl ient",        /* space */
+        "http://app.example.com/client.json",      /* not https */
+        "https://app.example.com",                 /* no path */
+        "https://app.example.com/",                /* "/" only */
+        "https://app.example.com/a/../client",     /* dot segments */
+        "https://app.example.com/./client",        /* dot segments */
+        "https://app.example.com/client/..",       /* dot segments */
+        "https://app.example.com/client?x=1",      /* query */
+        "https://app.example.com/client#f",        /* fragment */
+        "https://u:p@app.example.com/client",      /* userinfo */
+        "https://app.example.com\\evil/client",    /* backslash */
+        "https://app.example.com/%5cclient",       /* encoded backslash */
+        "https://app.example.com/%2e%2e/client",   /* encoded dot segment */
+        "https://app.example.com/a/%2E%2e/client", /* and deeper */
+        "https://localhost/client",                /* by name */
+        "https://LOCALHOST./client",               /* by name, any case, root dot */
+        "https://printer.local/client",            /* .local */
+        "https://metadata.google.internal/x",      /* .internal */
+        "https://db.svc.cluster.local/x",          /* kubernetes */
+        "https://vault.consul/x",                  /* .consul */
+        "https://router.home.arpa/x",              /* .home.arpa */
+        "https://intranet/x",                      /* one label */
+        "https://2130706433/client",               /* 127.0.0.1 as a number */
+        "https://0177.0.0.1/client",               /* octal */
+        "https://0x7f.0.0.1/client",               /* hex */
+        "https://127.1/client",                    /* short form */
+        "https://127.0.0.1/client",                /* loopback without the switch */
+        "https://[::1]/client",                    /* the same */
+        "https://app.ex\xc3\xa4mple.com/client",   /* not the punycode form */
+        "https://app.example.com/cl ient",         /* space */
         "",
     };
     for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
