@@ -1,6 +1,7 @@
 # Makefile - the single entry point of the build.
 #
 #   make            build every binary into build/bin/ (and test helpers)
+#   make services   only the services' binaries (no test dependencies)
 #   make run        install dependencies, build, start the whole suite
 #   make test       install dependencies, build normal + sanitizer trees,
 #                   run unit, integration and fuzz-smoke tests
@@ -78,8 +79,9 @@ FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
 FUZZ_SVC_SRCS := $(wildcard tests/fuzz/*/fuzz_*.c)
 FUZZ_SVC_BINS := $(foreach f,$(FUZZ_SVC_SRCS),build/fuzz/fuzz_$(word 3,$(subst /, ,$(f)))_$(patsubst fuzz_%.c,%,$(notdir $(f))))
 
-.PHONY: all run test fuzz bench clean setup tests-build fuzz-build
+.PHONY: all services run test fuzz bench clean setup tests-build fuzz-build
 all: $(SERVICE_BINS) tests-build
+services: $(SERVICE_BINS) # the binaries alone (the Dockerfile's build stage)
 tests-build: $(UNIT_BINS) $(SVC_UNIT_BINS) $(SUPPORT_BINS) $(SVC_SUPPORT_BINS)
 
 # ---- libcommon ------------------------------------------------------------

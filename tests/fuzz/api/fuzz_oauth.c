@@ -5,9 +5,9 @@
  * Cache-Control header. The input is split at its first NUL: a URL, then a
  * document. Invariants: a redirect URI always matches itself when it is
  * allowed at all; a client_id that passes the shape check parses, is https,
- * and its normal form (verification tokens' binding) is a fixed point; a document accepted keeps its
- * client_id equal to the URL and at least one redirect URI of an allowed
- * shape; max-age stays in [300, 86400].
+ * and its normal form (verification tokens' binding) is a fixed point; a document accepted keeps
+ * its client_id equal to the URL and at least one redirect URI of an allowed shape; max-age stays
+ * in [300, 86400].
  */
 #include <stdint.h>
 #include <stdio.h>
