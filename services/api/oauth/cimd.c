@@ -86,6 +86,11 @@ static char *dup_or_null(const char *s)
 int64_t api_oauth__max_age(cm_slice_t cache_control)
 {
     int64_t age = MAX_AGE_DEFAULT;
+    /* no-store / no-cache: as short as this server keeps anything */
+    for (size_t i = 0; i + 8 <= cache_control.len; i++)
+        if (strncasecmp(cache_control.p + i, "no-store", 8) == 0 ||
+            strncasecmp(cache_control.p + i, "no-cache", 8) == 0)
+            return MAX_AGE_MIN;
     for (size_t i = 0; i + 8 <= cache_control.len; i++) {
         if (strncasecmp(cache_control.p + i, "max-age=", 8) != 0 ||
             (i > 0 && cache_control.p[i - 1] != ' ' && cache_control.p[i - 1] != ','))
