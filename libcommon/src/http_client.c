@@ -227,7 +227,8 @@ static cm_http_client_call_t *due_call(cm_http_client_t *c, uint64_t now)
 {
     for (cm_http_client_call_t *call = c->calls; call != NULL; call = call->next)
         if (call->queued || now >= call->deadline ||
-            (call_connecting(call) && now >= call->connect_deadline))
+            (call_connecting(call) && now >= call->connect_deadline) ||
+            (call->read_deadline && now >= call->read_deadline))
             return call;
     return NULL;
 }
@@ -240,8 +241,13 @@ static void expire(cm_http_client_call_t *call, uint64_t now)
         return;
     }
     bool in_connect = call_connecting(call) && now < call->deadline;
+    bool stalled =
+        !in_connect && call->read_deadline && now >= call->read_deadline && now < call->deadline;
     call_detach(call);
-    if (in_connect)
+    if (stalled)
+        call_fail(call, CM_ETIMEDOUT, "%s sent nothing for %llu ms", call->wire.host,
+                  (unsigned long long)call->read_timeout);
+    else if (in_connect)
         call_fail(call, CM_ETIMEDOUT, "connecting to %s took longer than %llu ms", call->wire.host,
                   (unsigned long long)call->connect_timeout);
     else
@@ -272,6 +278,8 @@ static void on_timer(uv_timer_t *t)
         next = CM_MIN(next, call->deadline);
         if (call_connecting(call))
             next = CM_MIN(next, call->connect_deadline);
+        if (call->read_deadline)
+            next = CM_MIN(next, call->read_deadline);
     }
     if (next != UINT64_MAX)
         cm__http_client_schedule(c, next);
@@ -349,6 +357,8 @@ cm_http_client_call_t *cm_http_client_request(cm_http_client_t *c, const cm_http
     call->connect_timeout = req != NULL && req->connect_timeout_ms > 0
                                 ? (uint64_t)req->connect_timeout_ms
                                 : c->connect_timeout;
+    call->read_timeout =
+        req != NULL && req->read_timeout_ms > 0 ? (uint64_t)req->read_timeout_ms : c->read_timeout;
     call->deadline = now + call->timeout;
     call->prev = c->calls_tail;
     *(c->calls_tail ? &c->calls_tail->next : &c->calls) = call;
@@ -382,13 +392,14 @@ int cm_http_client_new(uv_loop_t *loop, const cm_http_client_opts_t *opts, cm_ht
 
     *out = NULL;
     if (loop == NULL || o->connect_timeout_ms < 0 || o->timeout_ms < 0 || o->idle_timeout_ms < 0 ||
-        o->max_idle_per_host < 0)
+        o->read_timeout_ms < 0 || o->max_idle_per_host < 0)
         return CM_EINVAL;
     cm_http_client_t *c = cm_xcalloc(1, sizeof(*c));
     c->loop = loop;
     c->connect_timeout = ms_opt(o->connect_timeout_ms, DEFAULT_CONNECT_TIMEOUT_MS);
     c->timeout = ms_opt(o->timeout_ms, DEFAULT_TIMEOUT_MS);
     c->idle_timeout = ms_opt(o->idle_timeout_ms, DEFAULT_IDLE_TIMEOUT_MS);
+    c->read_timeout = o->read_timeout_ms > 0 ? (uint64_t)o->read_timeout_ms : 0;
     c->max_response = o->max_response_bytes > 0 ? o->max_response_bytes : DEFAULT_MAX_RESPONSE;
     c->max_idle = (size_t)(o->max_idle_per_host > 0 ? o->max_idle_per_host : DEFAULT_MAX_IDLE);
     c->ca_file =

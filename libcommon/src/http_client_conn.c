@@ -87,6 +87,16 @@ static int flush_tls(cm__hc_conn_t *k)
     return out != NULL ? write_owned(k, out, len) : 0;
 }
 
+/* read_timeout_ms: the next byte is due this long from now. */
+static void arm_read(cm__hc_conn_t *k)
+{
+    cm_http_client_call_t *call = k->call;
+    if (call == NULL || call->read_timeout == 0)
+        return;
+    call->read_deadline = uv_now(k->client->loop) + call->read_timeout;
+    cm__http_client_schedule(k->client, call->read_deadline);
+}
+
 /* Writes the call's request; false when that failed (and the call with it). */
 static bool send_request(cm__hc_conn_t *k)
 {
@@ -98,8 +108,10 @@ static bool send_request(cm__hc_conn_t *k)
         rc = cm__http_client_tls_write(k->tls, b->p, b->len) == CM_OK ? flush_tls(k) : UV_EPROTO;
     else
         rc = write_owned(k, cm_xmemdup(b->p, b->len), b->len);
-    if (rc == 0)
+    if (rc == 0) {
+        arm_read(k);
         return true;
+    }
     cm__http_client_on_failure(k, CM_EIO, !k->call->got_bytes, "cannot send the request to %s: %s",
                                k->host, uv_strerror(rc));
     return false;
@@ -211,6 +223,8 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         conn_ended(k, (int)nread);
         return;
     }
+    if (k->call && k->call->read_deadline) /* a byte came: the wait starts again */
+        k->call->read_deadline = uv_now(k->client->loop) + k->call->read_timeout;
     if (k->tls != NULL) {
         cm__http_client_tls_feed(k->tls, buf->base, (size_t)nread);
         tls_pump(k);

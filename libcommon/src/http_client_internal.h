@@ -133,8 +133,10 @@ struct cm_http_client_call {
     cm__http_client_wire_t wire;
     cm__http_client_parse_t res;
     uint64_t timeout, connect_timeout; /* ms */
+    uint64_t read_timeout;             /* ms without a byte once sent; 0: none */
     uint64_t deadline;                 /* uv_now() by which the callback runs */
     uint64_t connect_deadline;         /* ... by which its connection is ready */
+    uint64_t read_deadline;            /* ... by which the next byte comes; 0: none */
     bool may_retry;
     bool retried;
     bool got_bytes; /* a byte of the response arrived on the current connection */
@@ -175,7 +177,7 @@ struct cm_http_client {
     bool timer_closed;
     bool submitting; /* inside cm_http_client_request: callbacks must wait */
     bool closing;
-    uint64_t connect_timeout, timeout, idle_timeout; /* ms */
+    uint64_t connect_timeout, timeout, idle_timeout, read_timeout; /* ms */
     size_t max_response;
     size_t max_idle;
     char *ca_file, *user_agent, *name;

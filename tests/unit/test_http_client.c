@@ -161,7 +161,9 @@ static void respond(sconn_t *s, const char *method, const char *path, const char
     } else if (strcmp(path, "/bigchunked") == 0) {
         chunked(&out, 5000, 500);
     } else if (strcmp(path, "/hang") == 0) {
-        return; /* never answers */
+        return;                               /* never answers */
+    } else if (strcmp(path, "/stall") == 0) { /* a tenth of the body, then nothing */
+        cm_buf_append_cstr(&out, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789");
     } else if (strcmp(path, "/once") == 0 && s->requests > 1) {
         sconn_close(s); /* as if it had closed the idle connection just before */
         return;
@@ -782,6 +784,29 @@ static void test_total_timeout(void **state)
     cm_buf_free(&r.body);
 }
 
+/* read_timeout_ms: a server that says nothing, or stops in the middle, is
+ * given up after that long, well before the total deadline; a server that
+ * answers is not troubled by it. */
+static void test_read_timeout(void **state)
+{
+    fx_t *f = *state;
+    result_t r = {0};
+    client(f, &(cm_http_client_opts_t){.read_timeout_ms = 200, .timeout_ms = 5000});
+    const char *paths[] = {"/hang", "/stall"};
+    for (size_t i = 0; i < 2; i++) {
+        uint64_t t0 = uv_now(&f->loop);
+        get(f, paths[i], &r);
+        uint64_t took = uv_now(&f->loop) - t0;
+        assert_int_equal(r.status, CM_ETIMEDOUT);
+        assert_non_null(strstr(r.why, "sent nothing for 200 ms"));
+        assert_true(took >= 200 && took < 2000);
+        cm_buf_free(&r.body);
+    }
+    get(f, "/chunked", &r);
+    assert_ok(r);
+    cm_buf_free(&r.body);
+}
+
 static void test_connect_refused(void **state)
 {
     fx_t *f = *state;
@@ -1115,6 +1140,7 @@ int main(void)
         T(test_head_request),
         T(test_request_from_callback),
         T(test_total_timeout),
+        T(test_read_timeout),
         T(test_connect_refused),
         T(test_filter_refuses_loopback),
         cmocka_unit_test(test_public_only_table),

@@ -29,7 +29,7 @@
  *   CM_EUNAVAIL   name resolution, connection or TLS handshake failed
  *                 (refused, unreachable, certificate not trusted...)
  *   CM_EFORBIDDEN the filter refused every address the name resolved to
- *   CM_ETIMEDOUT  connect_timeout_ms or timeout_ms passed
+ *   CM_ETIMEDOUT  connect_timeout_ms, read_timeout_ms or timeout_ms passed
  *   CM_ETOOBIG    the response is larger than max_response_bytes
  *   CM_EIO        the connection broke after the request went out, or the
  *                 response was not valid HTTP/1.x
@@ -68,6 +68,8 @@ typedef bool (*cm_http_client_filter_cb)(const struct sockaddr *addr, void *ud);
 typedef struct {
     int connect_timeout_ms;    /* resolve + TCP connect + TLS handshake; default 5000 */
     int timeout_ms;            /* the whole request, from the call to the callback; default 30000 */
+    int read_timeout_ms;       /* once the request is sent, the longest wait for the next byte of
+                                * the response (a stalled server); default 0: none */
     size_t max_response_bytes; /* header section + body; default 16 MiB */
     int idle_timeout_ms;       /* a pooled connection is closed after this; default 30000 */
     int max_idle_per_host;     /* pooled connections per scheme://host:port; default 8 */
@@ -93,6 +95,7 @@ typedef struct {
     /* Per-request overrides; zero: the client's. */
     int connect_timeout_ms;
     int timeout_ms;
+    int read_timeout_ms;
     size_t max_response_bytes;
     bool idempotent; /* may be retried like a GET (see the top comment) */
 } cm_http_client_req_t;

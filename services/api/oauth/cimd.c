@@ -10,7 +10,7 @@
  * special-use ranges before a connection is made to it (the checked
  * address is the one connected to), TLS against OAUTH_CIMD_CA_FILE, no
  * redirects, 200 only, 5 KB at most (Content-Length first, then as it
- * streams), 5 s to connect and 10 s in all. A valid document is stored
+ * streams), 5 s to connect, 5 s between bytes, 10 s in all. A valid document is stored
  * with its Cache-Control max-age clamped to [300 s, 86400 s]; an invalid
  * one, or a failure, is never stored. Concurrent asks for one client_id
  * share one fetch.
@@ -353,7 +353,7 @@ static void on_fetched(int status, const cm_http_client_res_t *res, void *ud)
         snprintf(why, sizeof(why), "the client metadata document could not be read: %s",
                  status == CM_EFORBIDDEN  ? "its host resolves to a special-use address"
                  : status == CM_ETOOBIG   ? "it is larger than 5 KB"
-                 : status == CM_ETIMEDOUT ? "it took too long"
+                 : status == CM_ETIMEDOUT ? res->error /* which deadline, in words */
                                           : res->error);
         deliver(f, status == CM_EFORBIDDEN ? CM_EFORBIDDEN : CM_EUNAVAIL, why);
         return;

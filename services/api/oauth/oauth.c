@@ -80,6 +80,7 @@ api_oauth_t *api_oauth_new(api_ctx_t *ctx)
     cm_http_client_opts_t opts = {
         .connect_timeout_ms = API_OAUTH_FETCH_CONNECT_MS,
         .timeout_ms = API_OAUTH_FETCH_TOTAL_MS,
+        .read_timeout_ms = API_OAUTH_FETCH_READ_MS,
         .max_response_bytes = API_OAUTH_FETCH_MAX_BYTES + 4096, /* the header section too */
         .ca_file = cfg->oauth_ca_file,
         .user_agent = "analytics-api (OAuth client metadata)",

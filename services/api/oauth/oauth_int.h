@@ -46,6 +46,7 @@ const char *api_oauth__client_id_check(cm_slice_t id, api_oauth_uri_t *u, bool a
 
 #define API_OAUTH_FETCH_CONNECT_MS 5000
 #define API_OAUTH_FETCH_TOTAL_MS   10000
+#define API_OAUTH_FETCH_READ_MS    5000 /* between two bytes of the answer */
 #define API_OAUTH_FETCH_MAX_BYTES  5120 /* a client document: notes 1.4 rule 5 */
 #define API_OAUTH_MAX_RESOURCES    16
 
