@@ -342,11 +342,13 @@ void wr_persons_save_stmts(cm_db_dialect_t d, const wr_state_t *st, const wr_eve
         } else
             add(out, upd_group, 6);
     }
-    /* Only events that changed something need recognising when they come
-     * again; the others change nothing the second time either (the change
-     * times of props.h make a repeated $set a no-op). */
+    /* Only events that changed something, or were warned about, need
+     * recognising when they come again: the others change nothing the
+     * second time either (the change times of props.h make a repeated $set
+     * a no-op), and a refused merge redelivered (a rebalance) must not be
+     * warned about twice. */
     for (size_t i = 0; i < n; i++)
-        if (usable(&events[i]) && !seen[i] && events[i].changed) {
+        if (usable(&events[i]) && !seen[i] && (events[i].changed || events[i].warning)) {
             p_str(out, events[i].uuid);
             p_int(out, now_ms);
             add(out, ins_seen, 2);

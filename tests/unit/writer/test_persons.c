@@ -6,6 +6,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -16,6 +17,7 @@
 #include "cm/json.h"
 #include "event.h"
 #include "persons.h"
+#include "persons_store.h"
 
 #define MAX_EVENTS 16
 
@@ -190,6 +192,18 @@ static void test_refused_merges(void **state)
     wr_pdi_t *x1 = cm_strset_get(b->st.pdis, CM_SLICE_LIT("1:x1"));
     wr_pdi_t *y2 = cm_strset_get(b->st.pdis, CM_SLICE_LIT("1:y2"));
     assert_ptr_equal(x1->person, y2->person);
+    /* the refused merges are recorded as seen with the rest: redelivered (a
+     * rebalance), they are not warned about a second time */
+    bool seen[MAX_EVENTS] = {false};
+    wr_stmts_t save;
+    wr_persons_save_stmts(CM_DB_SQLITE, &b->st, b->ev, b->n, seen, 1000, &save);
+    size_t recorded = 0;
+    for (size_t i = 0; i < save.n; i++)
+        if (strncmp(save.stmts[i].sql, "INSERT INTO events_seen", 23) == 0)
+            for (size_t k = 2; k <= 4; k++)
+                recorded += strcmp(save.stmts[i].params[0], b->ev[k].uuid) == 0;
+    assert_int_equal(recorded, 3);
+    wr_stmts_free(&save);
     assert_true(wr_distinct_id_illegal("NaN"));
     assert_false(wr_distinct_id_illegal("nan"));
     assert_true(wr_distinct_id_illegal("GUEST"));
