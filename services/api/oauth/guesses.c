@@ -12,21 +12,24 @@
  * like one sent in turn) and taken back when it succeeds or was no guess.
  * A success clears its account. Counts are forgotten an hour (plus the
  * longest delay) after the last attempt, and each table holds at most
- * MAX_ENTRIES (the oldest goes first). In this process only: several api
+ * MAX_ENTRIES (then an old one goes: make_room). In this process only: several api
  * processes each allow as much (docs/oauth.md).
  */
 #include <arpa/inet.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cm/alloc.h"
+#include "cm/hashfn.h"
 #include "cm/timefmt.h"
 #include "oauth/oauth_int.h"
 
-#define MAX_ENTRIES 10000
-#define FORGET_MS   (3600 * 1000LL)
-#define FIRST_MS    1000LL
+#define MAX_ENTRIES  10000
+#define FORGET_MS    (3600 * 1000LL)
+#define FIRST_MS     1000LL
+#define EVICT_SAMPLE 16
 
 typedef struct {
     char key[256]; /* an email (at most 254 bytes) or an address */
@@ -36,7 +39,9 @@ typedef struct {
 
 typedef struct {
     guess_t *v;
+    uint64_t *hash; /* hash[i] of v[i].key: a lookup scans these, not the entries */
     size_t n, cap;
+    uint64_t rng;
 } table_t;
 
 struct oauth_guesses {
@@ -69,30 +74,36 @@ static int64_t wait_of(const guess_t *g, long long free_failures, const api_conf
 
 static guess_t *find(table_t *t, const char *key)
 {
+    uint64_t h = cm_fnv1a_64(cm_slice_from_cstr(key));
     for (size_t i = 0; i < t->n; i++)
-        if (strcmp(t->v[i].key, key) == 0)
+        if (t->hash[i] == h && strcmp(t->v[i].key, key) == 0)
             return &t->v[i];
     return NULL;
 }
 
-/* Room for one more: the forgotten go, then (still full) the oldest. */
-static void make_room(table_t *t, const api_config_t *cfg, int64_t now)
+/* Room for one more when full: the oldest of a few entries drawn at
+ * random goes (forgotten ones first, being oldest), in constant time, as
+ * a flood of new names keeps the table full. */
+static void make_room(table_t *t)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < t->n; i++)
-        if (now - t->v[i].last_ms < forget_ms(cfg))
-            t->v[k++] = t->v[i];
-    t->n = k;
     if (t->n == MAX_ENTRIES) {
-        size_t oldest = 0;
-        for (size_t i = 1; i < t->n; i++)
-            if (t->v[i].last_ms < t->v[oldest].last_ms)
+        size_t oldest = SIZE_MAX;
+        for (int k = 0; k < EVICT_SAMPLE; k++) {
+            t->rng ^= t->rng << 13; /* xorshift64: spread, not secret */
+            t->rng ^= t->rng >> 7;
+            t->rng ^= t->rng << 17;
+            size_t i = (size_t)(t->rng % t->n);
+            if (oldest == SIZE_MAX || t->v[i].last_ms < t->v[oldest].last_ms)
                 oldest = i;
-        t->v[oldest] = t->v[--t->n];
+        }
+        t->n--;
+        t->v[oldest] = t->v[t->n];
+        t->hash[oldest] = t->hash[t->n];
     }
     if (t->n == t->cap) {
         t->cap = t->cap ? t->cap * 2 : 16;
         t->v = cm_xrealloc(t->v, t->cap * sizeof(*t->v));
+        t->hash = cm_xrealloc(t->hash, t->cap * sizeof(*t->hash));
     }
 }
 
@@ -104,10 +115,11 @@ static guess_t *find_or_add(table_t *t, const char *key, const api_config_t *cfg
     if (g)
         return g;
     if (t->n == t->cap || t->n == MAX_ENTRIES)
-        make_room(t, cfg, now);
+        make_room(t);
+    t->hash[t->n] = cm_fnv1a_64(cm_slice_from_cstr(key));
     g = &t->v[t->n++];
     memset(g, 0, sizeof(*g));
-    snprintf(g->key, sizeof(g->key), "%s", key);
+    snprintf(g->key, sizeof(g->key), "%s", key); /* fits: an email is at most 254 bytes */
     return g;
 }
 
@@ -127,8 +139,11 @@ static void address_key(const char *ip, char out[CM_IP_BUFLEN + 4])
 
 static oauth_guesses_t *guesses_of(api_oauth_t *o)
 {
-    if (o->guesses == NULL)
+    if (o->guesses == NULL) {
         o->guesses = cm_xcalloc(1, sizeof(*o->guesses));
+        o->guesses->accounts.rng = 0x9e3779b97f4a7c15ull;
+        o->guesses->addresses.rng = 0xc2b2ae3d27d4eb4full;
+    }
     return o->guesses;
 }
 
@@ -176,7 +191,9 @@ void api_oauth__guesses_free(api_oauth_t *o)
 {
     if (o->guesses) {
         free(o->guesses->accounts.v);
+        free(o->guesses->accounts.hash);
         free(o->guesses->addresses.v);
+        free(o->guesses->addresses.hash);
     }
     free(o->guesses);
     o->guesses = NULL;
