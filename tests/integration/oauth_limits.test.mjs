@@ -192,10 +192,10 @@ describe('password hashing leaves the metadata store its threads', () => {
 });
 
 describe('client documents: fetches capped in flight, every attempt counted', () => {
-  let s, docs, stalled, sockets = [], total = 0, open = 0, most = 0;
+  let s, docs, tls, stalled, sockets = [], total = 0, open = 0, most = 0;
 
   before(async () => {
-    const tls = makeCA(fs.mkdtempSync('/tmp/cm-oauth-ca-'));
+    tls = makeCA(fs.mkdtempSync('/tmp/cm-oauth-ca-'));
     docs = await startDocServer(tls);
     // accepts, never answers (not even the TLS handshake)
     stalled = net.createServer((sock) => {
@@ -239,5 +239,23 @@ describe('client documents: fetches capped in flight, every attempt counted', ()
     r = await fetch(authorizeUrl(s, doc('/after2.json')), { redirect: 'manual' });
     assert.equal(r.status, 429);
     assert.match(await r.text(), /too many new applications/);
+  });
+
+  test('the overall cap holds across addresses', async () => {
+    const q = await startOAuthApi({ env: { OAUTH_CIMD_ALLOW_LOOPBACK: '1', OAUTH_CIMD_CA_FILE: tls.ca, API_TRUSTED_PROXIES: '1', OAUTH_CIMD_FETCHES: '2' } });
+    try {
+      const port = stalled.address().port;
+      const before = total;
+      const order = [];
+      await Promise.all(Array.from({ length: 6 }, async (_, i) => {
+        const r = await fetch(authorizeUrl(q, `https://127.0.0.1:${port}/all${i}/client.json`), { redirect: 'manual', headers: { 'X-Forwarded-For': `192.0.2.${i + 1}` } });
+        order.push({ status: r.status, text: await r.text() });
+      }));
+      assert.equal(total - before, 2);
+      for (const r of order.slice(0, 4)) assert.equal(r.status, 429);
+      for (const r of order.slice(4)) assert.equal(r.status, 400);
+    } finally {
+      await q.stop();
+    }
   });
 });
