@@ -41,6 +41,9 @@ typedef struct {
     char *oauth_ca_file;
     bool oauth_allow_loopback;
     char *github_keys_file;
+    long long password_hashes, password_queue; /* http/password.c */
+    long long login_free_failures, login_address_free_failures, login_max_delay_ms;
+    long long cimd_fetches, cimd_fetches_per_address;
 } api_config_t;
 
 extern const cm_cfg_key_t api_config_keys[];

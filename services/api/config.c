@@ -53,6 +53,25 @@ const cm_cfg_key_t api_config_keys[] = {
      "GitHub's secret-scanning public keys (the JSON of its keys endpoint) for "
      "POST /api/alerts/github; empty: the route answers 503",
      0},
+    /* sign-in and client documents under load (docs/oauth.md, "Limits") */
+    {"PASSWORD_HASHES", CM_CFG_INT, F(password_hashes), "1", 1, 3,
+     "password checks (argon2id) run at once, each on one of libuv's 4 threads: the rest are the "
+     "metadata store's",
+     0},
+    {"PASSWORD_QUEUE", CM_CFG_INT, F(password_queue), "16", 0, 1000,
+     "password checks that may wait for a thread; past them a sign-in is answered 503 with "
+     "Retry-After",
+     0},
+    {"OAUTH_LOGIN_FREE_FAILURES", CM_CFG_INT, F(login_free_failures), "5", 1, 1000,
+     "failed sign-ins for one email before each further attempt waits 1 s, then 2 s, 4 s ...", 0},
+    {"OAUTH_LOGIN_ADDRESS_FREE_FAILURES", CM_CFG_INT, F(login_address_free_failures), "20", 1,
+     100000, "the same for one client address (IPv6: its /64), whatever the emails", 0},
+    {"OAUTH_LOGIN_MAX_DELAY", CM_CFG_DURATION, F(login_max_delay_ms), "5m", 1000, 3600000,
+     "the longest wait between two sign-in attempts once failures add up", 0},
+    {"OAUTH_CIMD_FETCHES", CM_CFG_INT, F(cimd_fetches), "32", 1, 10000,
+     "client metadata documents fetched at once, in all", 0},
+    {"OAUTH_CIMD_FETCHES_PER_ADDRESS", CM_CFG_INT, F(cimd_fetches_per_address), "4", 1, 10000,
+     "client metadata documents fetched at once for one client address", 0},
 };
 
 const size_t api_config_nkeys = CM_ARRAY_LEN(api_config_keys);

@@ -138,13 +138,19 @@ void api_scopes_oauth_write(cm_json_writer_t *w);
  * Slow by design: call it off the loop. 0 or CM_EINVAL. */
 int api_password_hash(const char *password, char *out, size_t size);
 bool api_password_check(const char *encoded, const char *password);
-/* On libuv's thread pool: checks current against stored (skipped when
- * stored is NULL), then hashes fresh (when given and the check passed);
- * done(call, current_ok, new_hash or NULL) runs on the loop. The strings are
- * copied (and the passwords wiped after). */
+/* On libuv's thread pool, at most PASSWORD_HASHES at a time (the others
+ * wait their turn): checks current against stored (skipped when stored is
+ * NULL), then hashes fresh (when given and the check passed); done(call,
+ * current_ok, new_hash or NULL) runs on the loop. The strings are copied
+ * (and the passwords wiped after). api_password_try returns false, queueing
+ * nothing, when PASSWORD_QUEUE jobs already wait; api_password_job then
+ * answers api_password_busy's 503 (Retry-After: 1) itself. */
 typedef void (*api_password_done_cb)(api_call_t *call, bool current_ok, const char *new_hash);
+bool api_password_try(api_call_t *call, const char *stored, const char *current, const char *fresh,
+                      api_password_done_cb done);
 void api_password_job(api_call_t *call, const char *stored, const char *current, const char *fresh,
                       api_password_done_cb done);
+void api_password_busy(api_call_t *call);
 
 /* Unix ms (text) -> ISO 8601 with milliseconds and Z; null for NULL. */
 void api_json_time(cm_json_writer_t *w, const char *ms);

@@ -5,10 +5,10 @@
  *   GET   checks the request; signed out: the sign-in page; signed in: the
  *         consent page (client name, logo, client_id and redirect hosts,
  *         scopes, the unverified notice, the access level)
- *   POST  action=login: email and password (argon2 off the loop), a
- *         session, then back to GET; action=consent: the CSRF token, then a
- *         code (single use, 5 minutes, bound to client, redirect URI, PKCE
- *         challenge, scopes, resource and access level) or access_denied
+ *   POST  action=login: email and password (argon2 off the loop, within the
+ *         guess limits of guesses.c), a session, then back to GET; action=consent: the CSRF token,
+ * then a code (single use, 5 minutes, bound to client, redirect URI, PKCE challenge, scopes,
+ * resource and access level) or access_denied
  *
  * Until the client and its redirect URI are trusted, a failure is an error
  * page (never a redirect); after, it goes back to the redirect URI with
@@ -44,6 +44,8 @@ typedef struct {
     char *action, *decision, *access, *csrf, *email, *password;
     const char *issuer;
     char *code; /* the code issued (plain text, for the redirect only) */
+    char ip[CM_IP_BUFLEN];
+    char login_email[256]; /* normalised: the account the guess counts against */
 } authz_t;
 
 static void request_clear(api_oauth_request_t *r)
@@ -328,13 +330,28 @@ static void on_session_begun(api_call_t *call, int status)
     again(call, a);
 }
 
+/* A sign-in that may not be tried now: the form again, with how long to wait. */
+static void login_later(api_call_t *call, authz_t *a, int status, int64_t wait_ms,
+                        const char *problem)
+{
+    char secs[24];
+    snprintf(secs, sizeof(secs), "%lld", (long long)((wait_ms + 999) / 1000));
+    cm_http_res_header(call->req, "Retry-After", secs);
+    char why[200];
+    snprintf(why, sizeof(why), "%s Try again in %s s.", problem, secs);
+    api_oauth__page_login_status(call, status, &a->r, &a->app, why);
+}
+
 static void on_password(api_call_t *call, bool ok, const char *new_hash)
 {
     authz_t *a = call->state;
     (void)new_hash;
     const char *user = call->helper;
     call->helper = NULL;
-    if (!ok || user == NULL) {
+    bool right = ok && user != NULL;
+    api_oauth__guess_end(call->ctx->oauth, a->login_email, a->ip,
+                         right ? API_OAUTH_GUESS_RIGHT : API_OAUTH_GUESS_WRONG);
+    if (!right) {
         free((char *)user);
         api_oauth__page_login(call, &a->r, &a->app, "Wrong email or password.");
         return;
@@ -348,6 +365,7 @@ static void on_user(int status, const cm_db_res_t *res, void *ud)
     api_call_t *call = ud;
     authz_t *a = call->state;
     if (status != 0) {
+        api_oauth__guess_end(call->ctx->oauth, a->login_email, a->ip, API_OAUTH_GUESS_NONE);
         api_oauth__page_error(call, 503, "temporarily_unavailable",
                               "The service cannot sign you in right now; try again shortly.");
         return;
@@ -355,8 +373,14 @@ static void on_user(int status, const cm_db_res_t *res, void *ud)
     bool found = cm_db_nrows(res, 0) == 1;
     /* the user's id rides along to the password's answer */
     call->helper = found ? cm_xstrdup(cm_db_value(res, 0, 0, 0)) : NULL;
-    api_password_job(call, found ? cm_db_value(res, 0, 0, 1) : DUMMY_HASH, a->password, NULL,
-                     on_password);
+    if (!api_password_try(call, found ? cm_db_value(res, 0, 0, 1) : DUMMY_HASH, a->password, NULL,
+                          on_password)) {
+        /* too many sign-ins at once (http/password.c): no guess was made */
+        free(call->helper);
+        call->helper = NULL;
+        api_oauth__guess_end(call->ctx->oauth, a->login_email, a->ip, API_OAUTH_GUESS_NONE);
+        login_later(call, a, 503, 1000, "Too many people are signing in right now.");
+    }
 }
 
 static void login(api_call_t *call, authz_t *a)
@@ -367,6 +391,13 @@ static void login(api_call_t *call, authz_t *a)
         api_oauth__page_login(call, &a->r, &a->app, "Enter your email and password.");
         return;
     }
+    int64_t wait = api_oauth__guess_begin(call->ctx->oauth, email, a->ip);
+    if (wait > 0) {
+        login_later(call, a, 429, wait,
+                    "Too many failed sign-ins: each new failure makes the wait longer.");
+        return;
+    }
+    snprintf(a->login_email, sizeof(a->login_email), "%s", email);
     api_store_user_by_email(call->ctx->db, email, on_user, call);
 }
 
@@ -497,5 +528,6 @@ void api_oauth_authorize(api_call_t *call)
     const char *ip =
         cm_client_ip(cm_http_req_header(call->req, "X-Forwarded-For"), cm_http_req_peer(call->req),
                      call->ctx->cfg.svc.trusted_proxies, buf, sizeof(buf));
-    api_oauth__app_resolve(call->ctx->oauth, a->r.client_id, ip, on_app, call);
+    snprintf(a->ip, sizeof(a->ip), "%s", ip ? ip : "");
+    api_oauth__app_resolve(call->ctx->oauth, a->r.client_id, a->ip, on_app, call);
 }

@@ -5,7 +5,11 @@
  * A client_id is a URL; its shape is checked before any I/O (uri.c). A
  * client seen before is read from the store: fresh, it is used; stale, it
  * is used while one background fetch refreshes it. A new one is fetched at
- * once, within the provisioning limits (limits.c). A fetch goes through
+ * once, within the provisioning limits (limits.c: every fetch counts) and
+ * the caps on fetches in flight, overall (OAUTH_CIMD_FETCHES) and per client
+ * address (OAUTH_CIMD_FETCHES_PER_ADDRESS): past them the answer is the
+ * limits' own, at once, so a crowd of never-answering URLs holds no more
+ * than the caps' sockets and timers. A fetch goes through
  * libcommon's HTTP client: one resolution, every address checked against
  * special-use ranges before a connection is made to it (the checked
  * address is the one connected to), TLS against OAUTH_CIMD_CA_FILE, no
@@ -302,8 +306,8 @@ static void on_stored(int status, const cm_db_res_t *res, void *ud)
         deliver(f, CM_EUNAVAIL, "the metadata store cannot be reached");
         return;
     }
-    if (!f->known)
-        api_oauth__limits_count(f->o, f->ip, f->app.org != NULL);
+    if (!f->known && f->limit == API_OAUTH_NEW_APP_OK && f->app.org != NULL)
+        api_oauth__limits_relink(f->o, f->ip); /* counted unlinked when it began */
     /* read back, with this region's verification */
     api_store_oauth_app_get(f->o->ctx->db, f->client_id, f->o->ctx->cfg.region, on_stored_read, f);
 }
@@ -425,6 +429,18 @@ static cimd_fetch_t *in_flight(api_oauth_t *o, const char *client_id)
     return NULL;
 }
 
+/* Whether one more fetch may start (ip: for a new app; NULL: a refresh,
+ * held to the overall cap only). */
+static bool fetch_room(api_oauth_t *o, const char *ip)
+{
+    long long all = 0, mine = 0;
+    for (cimd_fetch_t *f = o->fetches; f; f = f->next) {
+        all++;
+        mine += ip && !f->known && strcmp(f->ip, ip) == 0;
+    }
+    return all < o->ctx->cfg.cimd_fetches && mine < o->ctx->cfg.cimd_fetches_per_address;
+}
+
 static void wait_on(cimd_fetch_t *f, api_oauth_app_cb cb, void *ud)
 {
     waiter_t *w = cm_xcalloc(1, sizeof(*w));
@@ -457,7 +473,8 @@ static void on_app_row(int status, const cm_db_res_t *res, void *ud)
         app_from_row(res, &a);
         const char *until = cm_db_value(res, 0, 0, API_APP_FRESH_UNTIL);
         bool stale = until == NULL || (int64_t)(cm_now_us() / 1000) >= atoll(until);
-        if (stale && in_flight(o, l->client_id) == NULL) { /* served stale, refreshed behind */
+        if (stale && in_flight(o, l->client_id) == NULL &&
+            fetch_room(o, NULL)) { /* served stale, refreshed behind (a later ask if full) */
             cimd_fetch_t *f = fetch_new(o, l->client_id, l->ip);
             f->known = true;
             start_fetch(f);
@@ -480,6 +497,14 @@ static void on_app_row(int status, const cm_db_res_t *res, void *ud)
             lookup_free(l);
             return;
         }
+        if (!fetch_room(o, l->ip)) {
+            l->cb(CM_EAGAIN, NULL, "too many new applications are being fetched; try again later",
+                  l->ud);
+            lookup_free(l);
+            return;
+        }
+        /* counted now: a fetch that fails costs as much as one that succeeds */
+        api_oauth__limits_count(o, l->ip, limit == API_OAUTH_NEW_APP_LINKED_ONLY);
         f = fetch_new(o, l->client_id, l->ip);
         f->limit = limit;
         wait_on(f, l->cb, l->ud);

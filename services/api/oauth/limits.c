@@ -2,8 +2,10 @@
  * limits.c - how many new OAuth apps (client documents seen for the first
  * time) may be provisioned: per client address per minute and per hour,
  * and overall per hour; an app linked to an organization by its
- * verification token counts against higher limits (seed 5.9). The numbers
- * are in docs/oauth.md. Counted in this process (fixed windows): several
+ * verification token counts against higher limits (seed 5.9). Every fetch
+ * of a new app's document counts, whatever comes of it: a failure costs the
+ * fetcher as much as a success (a never-answering host most of all). The
+ * numbers are in docs/oauth.md. Counted in this process (fixed windows): several
  * api processes each allow as much.
  */
 #include <stdio.h>
@@ -108,6 +110,28 @@ void api_oauth__limits_count(api_oauth_t *o, const char *ip, bool linked)
     c->in_minute[linked]++;
     c->in_hour[linked]++;
     o->limits->in_hour[linked]++;
+}
+
+void api_oauth__limits_relink(api_oauth_t *o, const char *ip)
+{
+    if (o->limits == NULL)
+        return;
+    int64_t now = now_s();
+    ip_count_t *c = count_of(o->limits, ip, now);
+    roll(o->limits, c, now);
+    /* a window that began since the fetch started has nothing to move */
+    if (c->in_minute[0] > 0) {
+        c->in_minute[0]--;
+        c->in_minute[1]++;
+    }
+    if (c->in_hour[0] > 0) {
+        c->in_hour[0]--;
+        c->in_hour[1]++;
+    }
+    if (o->limits->in_hour[0] > 0) {
+        o->limits->in_hour[0]--;
+        o->limits->in_hour[1]++;
+    }
 }
 
 void api_oauth__limits_free(api_oauth_t *o)

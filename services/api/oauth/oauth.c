@@ -130,6 +130,7 @@ static void client_closed(void *p)
         free(o->resources[i]);
     api_oauth__github_keys_free(o);
     api_oauth__limits_free(o);
+    api_oauth__guesses_free(o);
     void (*done)(void *) = c->done;
     void *ud = c->ud;
     free(c);

@@ -52,6 +52,7 @@ const char *api_oauth__client_id_check(cm_slice_t id, api_oauth_uri_t *u, bool a
 
 typedef struct cimd_fetch cimd_fetch_t; /* cimd.c: a document being fetched */
 typedef struct oauth_limits oauth_limits_t;
+typedef struct oauth_guesses oauth_guesses_t;
 typedef struct github_key github_key_t;
 
 struct api_oauth {
@@ -62,6 +63,7 @@ struct api_oauth {
     size_t nresources;
     cimd_fetch_t *fetches; /* in flight, one per client_id: later askers wait on it */
     oauth_limits_t *limits;
+    oauth_guesses_t *guesses; /* guesses.c: failed sign-ins */
     github_key_t *github_keys;
     size_t ngithub_keys;
 };
@@ -131,6 +133,9 @@ void api_oauth__page_error(api_call_t *call, int status, const char *error, cons
 /* problem: why the last sign-in failed, or NULL. */
 void api_oauth__page_login(api_call_t *call, const api_oauth_request_t *r,
                            const api_oauth_app_t *app, const char *problem);
+/* The same page with another status (429, 503: the caller sets Retry-After). */
+void api_oauth__page_login_status(api_call_t *call, int status, const api_oauth_request_t *r,
+                                  const api_oauth_app_t *app, const char *problem);
 void api_oauth__page_consent(api_call_t *call, const api_oauth_request_t *r,
                              const api_oauth_app_t *app, const api_oauth_session_t *s);
 
@@ -155,11 +160,22 @@ void api_oauth__github_keys_load(api_oauth_t *o);
 void api_oauth__github_keys_free(api_oauth_t *o);
 bool api_oauth__github_verify(const api_oauth_t *o, cm_slice_t key_id, cm_slice_t signature,
                               cm_slice_t body);
-/* limits.c: may ip provision a new app now (a linked one only)? Count one
- * once it is made. */
+/* limits.c: may ip provision a new app now (a linked one only)? Each fetch
+ * of a new app's document counts once it starts (linked: the budget it may
+ * only succeed in), whatever comes of it; an app first counted unlinked
+ * that turns out linked moves to the linked count. */
 enum { API_OAUTH_NEW_APP_OK, API_OAUTH_NEW_APP_LINKED_ONLY, API_OAUTH_NEW_APP_REFUSED };
 int api_oauth__limits_check(api_oauth_t *o, const char *ip);
 void api_oauth__limits_count(api_oauth_t *o, const char *ip, bool linked);
+void api_oauth__limits_relink(api_oauth_t *o, const char *ip);
 void api_oauth__limits_free(api_oauth_t *o);
+
+/* guesses.c: sign-in attempts per account (email normalised) and address.
+ * begin: the ms to wait before trying (0: go on; the attempt now counts as
+ * a failure); end: what came of it (a wrong guess stays counted). */
+enum { API_OAUTH_GUESS_WRONG, API_OAUTH_GUESS_RIGHT, API_OAUTH_GUESS_NONE };
+int64_t api_oauth__guess_begin(api_oauth_t *o, const char *email, const char *ip);
+void api_oauth__guess_end(api_oauth_t *o, const char *email, const char *ip, int outcome);
+void api_oauth__guesses_free(api_oauth_t *o);
 
 #endif

@@ -108,6 +108,12 @@ static void app_header(cm_buf_t *b, const api_oauth_app_t *app)
 void api_oauth__page_login(api_call_t *call, const api_oauth_request_t *r,
                            const api_oauth_app_t *app, const char *problem)
 {
+    api_oauth__page_login_status(call, problem ? 401 : 200, r, app, problem);
+}
+
+void api_oauth__page_login_status(api_call_t *call, int status, const api_oauth_request_t *r,
+                                  const api_oauth_app_t *app, const char *problem)
+{
     cm_buf_t b = CM_BUF_INIT;
     head(&b, "Sign in");
     cm_buf_append_cstr(&b, "<h1>Sign in to continue</h1>");
@@ -128,7 +134,7 @@ void api_oauth__page_login(api_call_t *call, const api_oauth_request_t *r,
                            "<input id=\"password\" name=\"password\" type=\"password\" "
                            "autocomplete=\"current-password\" required>"
                            "<button id=\"sign-in\" type=\"submit\">Sign in</button></form>");
-    send_page(call, problem ? 401 : 200, &b);
+    send_page(call, status, &b);
 }
 
 void api_oauth__page_consent(api_call_t *call, const api_oauth_request_t *r,
