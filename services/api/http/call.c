@@ -181,7 +181,7 @@ char *api_call_query(api_call_t *call, const char *name)
 {
     cm_buf_t v = CM_BUF_INIT;
     cm_slice_t q = cm_http_req_query(call->req);
-    if (cm_form_get(q.p, q.len, name, &v) != CM_OK || memchr(v.p, '\0', v.len) != NULL) {
+    if (cm_form_get(q.p, q.len, name, &v) != CM_OK || (v.len && memchr(v.p, '\0', v.len))) {
         cm_buf_free(&v);
         return NULL;
     }
