@@ -60,6 +60,9 @@ void api_http__call_end(api_call_t *call)
     if (call->state_free)
         call->state_free(call->state);
     cm_json_doc_free(call->body);
+    free(call->cred_scopes);
+    free(call->cred_orgs);
+    free(call->cred_teams);
     free(call);
 }
 
