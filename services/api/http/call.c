@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cm/alloc.h"
 #include "cm/err.h"
@@ -16,6 +17,17 @@ typedef struct {
     const api_route_t *route;
 } route_ud_t;
 
+static size_t authorization_headers(const cm_http_req_t *req)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < cm_http_req_header_count(req); i++) {
+        cm_slice_t name, value;
+        cm_http_req_header_at(req, i, &name, &value);
+        n += name.len == 13 && strncasecmp(name.p, "Authorization", 13) == 0;
+    }
+    return n;
+}
+
 static void on_request(cm_http_req_t *req, void *ud)
 {
     route_ud_t *r = ud;
@@ -27,6 +39,12 @@ static void on_request(cm_http_req_t *req, void *ud)
         cm_api_error_t e;
         cm_api_error_set(&e, 503, "not_ready", NULL, "The metadata store is not ready yet.");
         api_respond_error(call, &e);
+        return;
+    }
+    if (authorization_headers(req) > 1) {
+        /* which one would count is a guess a proxy and this server could
+         * make differently: refuse rather than pick the first */
+        api_respond_invalid(call, NULL, "More than one Authorization header.");
         return;
     }
     if (r->route->own_auth)
