@@ -101,8 +101,8 @@ int api_access_within(const char *have_teams, const char *have_orgs, const char 
     }
     team_orgs_t t = {have_orgs, org_of, ud};
     if (any_item(want_teams, team_outside, &t, item, sizeof(item), &empty)) {
-        snprintf(why, why_size,
-                 "Project %s is not in one of this key's scoped_organizations.", item);
+        snprintf(why, why_size, "Project %s is not in one of this key's scoped_organizations.",
+                 item);
         return API_ACCESS_WIDER_TEAMS;
     }
     if (empty) {
