@@ -192,7 +192,7 @@ describe('hostile sweep over every api route', () => {
         if (hasBody) {
           for (const b of BODIES) jobs.push(() => send(m, r.path, url, { key: a.personal_api_key, body: b }));
           // every body field the api reads, at once, with each odd type
-          for (const v of [null, [], {}, 1.5, -1, 'x'.repeat(5000), true, [[[]]], { a: { b: {} } }, '\u0000', '\ud800']) {
+          for (const v of [null, [], {}, '', 1.5, -1, 'x'.repeat(5000), true, [[[]]], { a: { b: {} } }, '\u0000', '\ud800']) {
             jobs.push(() => send(m, r.path, url, { key: a.personal_api_key, body: JSON.stringify(Object.fromEntries(names.body.map((n) => [n, v]))) }));
           }
           // forms (the OAuth routes read theirs): each name empty, broken, repeated
@@ -206,6 +206,16 @@ describe('hostile sweep over every api route', () => {
     // duplicated headers, over raw connections (fetch would merge them)
     for (const r of routes) {
       const url = fill(r.path);
+      // raw bytes that are not UTF-8 in the query string, undecoded
+      {
+        const c = await connect(api.port);
+        c.write(Buffer.concat([Buffer.from(`GET ${url}?limit=1&event=`), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from(`&version=\x80 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${a.personal_api_key}\r\n\r\n`)]));
+        const res = await c.response().catch(() => null);
+        c.destroy();
+        sent++;
+        if (res) judge('GET', r.path, `${url}?<bytes>`, res.status, res.headers['content-type'] ?? '', res.body);
+        else failures.push(`GET ${url}?<bytes>: no answer`);
+      }
       for (const dup of [
         `Authorization: Bearer ${a.personal_api_key}\r\nAuthorization: Bearer ${a.personal_api_key}`,
         `Authorization: Bearer ${a.personal_api_key}\r\nContent-Type: application/json\r\nContent-Type: text/plain\r\nCookie: a=1\r\nCookie: b=2\r\nX-Forwarded-For: 1.2.3.4\r\nX-Forwarded-For: %ff`,
