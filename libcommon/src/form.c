@@ -106,8 +106,14 @@ int cm_form_get(const char *p, size_t len, const char *name, cm_buf_t *out)
         int eq = name_equals(k, name);
         if (eq < 0)
             return eq;
-        if (eq)
-            return cm_url_decode(v.p, v.len, true, out);
+        if (eq) {
+            int rc = cm_url_decode(v.p, v.len, true, out);
+            /* a present empty value ("?a=") still leaves out->p a C string,
+             * never NULL: callers pass it on to memchr and strtoll */
+            if (rc == 0)
+                cm_buf_cstr(out);
+            return rc;
+        }
     }
     return CM_ENOTFOUND;
 }

@@ -129,6 +129,22 @@ static void test_url_encode(void **state)
     cm_buf_free(&d);
 }
 
+/* A present empty value ("?a=", "?a") is a C string, never a NULL pointer:
+ * the api passed {NULL, 0} to memchr for "?is_active=" (undefined). */
+static void test_empty_value_not_null(void **state)
+{
+    (void)state;
+    const char *forms[] = {"is_active=", "is_active", "x=1&is_active=&y=2", "is_active=&"};
+    for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+        cm_buf_t out = CM_BUF_INIT;
+        assert_int_equal(cm_form_get(forms[i], strlen(forms[i]), "is_active", &out), CM_OK);
+        assert_int_equal(out.len, 0);
+        assert_non_null(out.p);
+        assert_int_equal(out.p[0], '\0');
+        cm_buf_free(&out);
+    }
+}
+
 static void test_decoded_never_larger(void **state)
 {
     (void)state;
@@ -145,7 +161,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_iterate),    cmocka_unit_test(test_url_decode),
         cmocka_unit_test(test_form_get),   cmocka_unit_test(test_decoded_never_larger),
-        cmocka_unit_test(test_url_encode),
+        cmocka_unit_test(test_url_encode), cmocka_unit_test(test_empty_value_not_null),
     };
     return cmocka_run_group_tests_name("form", tests, NULL, NULL);
 }

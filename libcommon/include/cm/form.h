@@ -41,7 +41,8 @@ int cm_url_decode(const char *p, size_t len, bool plus_is_space, cm_buf_t *out);
 /*
  * Finds the first field whose decoded name equals `name` and appends its
  * decoded value to out. Returns 0, CM_ENOTFOUND, or CM_EINVAL when a bad
- * escape is met in a name compared on the way or in the value.
+ * escape is met in a name compared on the way or in the value. On 0, out is
+ * NUL-terminated (out->p is never NULL, even for an empty value).
  */
 int cm_form_get(const char *p, size_t len, const char *name, cm_buf_t *out);
 

@@ -28,9 +28,9 @@ static bool json_list_has_any(const char *text, const char *const *wants)
     return found;
 }
 
-static bool json_list_has(const char *text, const char *want)
+bool api_access_list_has(const char *list, const char *want)
 {
-    return json_list_has_any(text, (const char *const[]){want, NULL});
+    return json_list_has_any(list, (const char *const[]){want, NULL});
 }
 
 bool api_access_allows(const char *scopes, const char *object, bool write)
@@ -47,7 +47,7 @@ bool api_access_reaches(const char *scoped_teams, const char *scoped_orgs, const
 {
     if (project_id == NULL || org_id == NULL)
         return false;
-    if (scoped_teams && !json_list_has(scoped_teams, project_id))
+    if (scoped_teams && !api_access_list_has(scoped_teams, project_id))
         return false;
-    return scoped_orgs == NULL || json_list_has(scoped_orgs, org_id);
+    return scoped_orgs == NULL || api_access_list_has(scoped_orgs, org_id);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cm/alloc.h"
 #include "cm/digest.h"
 #include "cm/err.h"
 #include "cm/json.h"
@@ -71,12 +72,44 @@ static void maybe_touch(api_call_t *call, const char *last_used)
     api_store_key_touch(call->ctx->db, call->key_id, on_touched, NULL);
 }
 
+static char *dup_or_null(const char *s)
+{
+    return s ? cm_xstrdup(s) : NULL;
+}
+
+/* What the handlers judge a key's creation or a user's change by. */
+static void keep_credential(api_call_t *call, const cm_db_res_t *res, bool token)
+{
+    call->oauth = token;
+    call->cred_scopes = dup_or_null(cm_db_value(res, 0, 0, API_KEY_SCOPES));
+    call->cred_orgs = dup_or_null(cm_db_value(res, 0, 0, API_KEY_SCOPED_ORGS));
+    call->cred_teams = dup_or_null(cm_db_value(res, 0, 0, API_KEY_SCOPED_TEAMS));
+}
+
+bool api_call_refuse_oauth(api_call_t *call, const char *what)
+{
+    if (!call->oauth)
+        return false;
+    cm_api_error_t e;
+    cm_api_error_set(&e, 403, "permission_denied", NULL,
+                     "OAuth access tokens cannot %s: use a personal API key.", what);
+    api_respond_error(call, &e);
+    return true;
+}
+
+bool api_call_full_user(const api_call_t *call)
+{
+    return !call->oauth && call->cred_orgs == NULL && call->cred_teams == NULL &&
+           api_access_allows(call->cred_scopes, "user", true);
+}
+
 /* What a key or a token may do here, once it is known to be good: the
  * route's scope, then the project. Columns are API_KEY_*'s. */
 static void permitted(api_call_t *call, const cm_db_res_t *res, bool token)
 {
     snprintf(call->key_id, sizeof(call->key_id), "%s", cm_db_value(res, 0, 0, API_KEY_ID));
     snprintf(call->user_id, sizeof(call->user_id), "%s", cm_db_value(res, 0, 0, API_KEY_USER));
+    keep_credential(call, res, token);
     const api_route_t *route = call->route;
     bool write =
         !route->reads && (cm_http_req_method(call->req) & (CM_HTTP_GET | CM_HTTP_HEAD)) == 0;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cm/alloc.h"
 #include "cm/err.h"
@@ -16,6 +17,17 @@ typedef struct {
     const api_route_t *route;
 } route_ud_t;
 
+static size_t authorization_headers(const cm_http_req_t *req)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < cm_http_req_header_count(req); i++) {
+        cm_slice_t name, value;
+        cm_http_req_header_at(req, i, &name, &value);
+        n += name.len == 13 && strncasecmp(name.p, "Authorization", 13) == 0;
+    }
+    return n;
+}
+
 static void on_request(cm_http_req_t *req, void *ud)
 {
     route_ud_t *r = ud;
@@ -27,6 +39,12 @@ static void on_request(cm_http_req_t *req, void *ud)
         cm_api_error_t e;
         cm_api_error_set(&e, 503, "not_ready", NULL, "The metadata store is not ready yet.");
         api_respond_error(call, &e);
+        return;
+    }
+    if (authorization_headers(req) > 1) {
+        /* which one would count is a guess a proxy and this server could
+         * make differently: refuse rather than pick the first */
+        api_respond_invalid(call, NULL, "More than one Authorization header.");
         return;
     }
     if (r->route->own_auth)
@@ -60,6 +78,9 @@ void api_http__call_end(api_call_t *call)
     if (call->state_free)
         call->state_free(call->state);
     cm_json_doc_free(call->body);
+    free(call->cred_scopes);
+    free(call->cred_orgs);
+    free(call->cred_teams);
     free(call);
 }
 
@@ -181,7 +202,7 @@ char *api_call_query(api_call_t *call, const char *name)
 {
     cm_buf_t v = CM_BUF_INIT;
     cm_slice_t q = cm_http_req_query(call->req);
-    if (cm_form_get(q.p, q.len, name, &v) != CM_OK || memchr(v.p, '\0', v.len) != NULL) {
+    if (cm_form_get(q.p, q.len, name, &v) != CM_OK || (v.len && memchr(v.p, '\0', v.len))) {
         cm_buf_free(&v);
         return NULL;
     }

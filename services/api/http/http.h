@@ -41,9 +41,15 @@ struct api_call {
     const api_route_t *route;
     char user_id[24];
     char key_id[64];
-    char key_hash[65];                    /* SHA-256 hex of the presented key */
-    char project_id[24];                  /* project routes: the checked project */
-    char org_id[40];                      /* project routes: its organization */
+    char key_hash[65];   /* SHA-256 hex of the presented key */
+    char project_id[24]; /* project routes: the checked project */
+    char org_id[40];     /* project routes: its organization */
+    /* The credential as auth.c found it (docs/api.md, "A credential never
+     * creates a wider one"): an OAuth access token or a personal key, its
+     * scopes and its scoping as stored (JSON arrays; NULL orgs or teams: no
+     * narrowing). Owned by the call. */
+    bool oauth;
+    char *cred_scopes, *cred_orgs, *cred_teams;
     cm_json_doc_t *body;                  /* api_call_body: the parsed request body */
     long long limit, offset;              /* api_call_page */
     char limit_text[24], offset_text[24]; /* the same, as store parameters */
@@ -63,6 +69,12 @@ void api_http_route(api_ctx_t *ctx, const api_route_t *route);
 void api_http_authorize(api_call_t *call, api_handler_t next);
 /* The token of "Authorization: Bearer <token>", trimmed; empty when absent. */
 cm_slice_t api_call_bearer(api_call_t *call);
+/* An OAuth access token never manages personal API keys nor the user's
+ * sign-in (what): answers 403 and returns true for one. */
+bool api_call_refuse_oauth(api_call_t *call, const char *what);
+/* A personal key with "*" or user:write and no scoping to teams or
+ * organizations: what changing the user's email or password needs. */
+bool api_call_full_user(const api_call_t *call);
 
 /* Parses the body as a JSON object. On failure answers 400 and returns -1
  * (the call is gone). An empty body is an empty object. */

@@ -16,13 +16,24 @@
 #include "cm/digest.h"
 #include "cm/token.h"
 #include "cm/uuid.h"
+#include "access/access.h"
 #include "oauth/oauth.h"
 #include "resources/resources.h"
 #include "store/store.h"
 
+/* Every route first finds the organization among the user's (and within
+ * the key's scoped_organizations): another organization is 404 whatever
+ * the method, as for projects, so a key learns nothing of it. */
+typedef struct {
+    char org[CM_UUID_STR_LEN + 1];
+    void (*next)(api_call_t *call, const char *org);
+    char value[CM_TOKEN_MAX]; /* a created token, for its one answer */
+} member_t;
+
 static void write_vtoken(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res, size_t row)
 {
-    const char *value = call->state;
+    const member_t *m = call->state;
+    const char *value = m && m->value[0] ? m->value : NULL;
     cm_json_begin_object(w);
     cm_json_key(w, "id");
     cm_json_str_cstr(w, cm_db_value(res, 0, row, API_VT_ID));
@@ -39,15 +50,47 @@ static void write_vtoken(cm_json_writer_t *w, api_call_t *call, const cm_db_res_
     cm_json_end_object(w);
 }
 
-static bool org_param(api_call_t *call, char org[CM_UUID_STR_LEN + 1])
+static void on_memberships(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    member_t *m = call->state;
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+    for (size_t i = 0; i < cm_db_nrows(res, 1); i++) {
+        if (strcmp(cm_db_value(res, 1, i, 0), m->org) != 0)
+            continue;
+        if (atoi(cm_db_value(res, 1, i, 2)) < 8) {
+            cm_api_error_t e;
+            cm_api_error_set(&e, 403, "permission_denied", NULL,
+                             "Only the organization's admins can manage verification tokens.");
+            api_respond_error(call, &e);
+            return;
+        }
+        m->next(call, m->org);
+        return;
+    }
+    api_respond_not_found(call);
+}
+
+static void member_then(api_call_t *call, void (*next)(api_call_t *call, const char *org))
 {
     cm_slice_t id = cm_http_req_param(call->req, "org_id");
+    member_t *m = cm_xcalloc(1, sizeof(*m));
+    call->state = m;
+    call->state_free = free;
     if (!cm_uuid_valid(id.p, id.len)) {
         api_respond_not_found(call);
-        return false;
+        return;
     }
-    snprintf(org, CM_UUID_STR_LEN + 1, "%.*s", (int)id.len, id.p);
-    return true;
+    snprintf(m->org, sizeof(m->org), "%.*s", (int)id.len, id.p);
+    if (call->cred_orgs && !api_access_list_has(call->cred_orgs, m->org)) {
+        api_respond_not_found(call);
+        return;
+    }
+    m->next = next;
+    api_store_user_get(call->ctx->db, call->user_id, on_memberships, call);
 }
 
 static void on_list(int status, const cm_db_res_t *res, void *ud)
@@ -70,11 +113,14 @@ static void on_list(int status, const cm_db_res_t *res, void *ud)
     api_respond_json(call, 200, &out);
 }
 
+static void list(api_call_t *call, const char *org)
+{
+    api_store_vtokens_list(call->ctx->db, org, call->user_id, on_list, call);
+}
+
 void api_vtokens_list(api_call_t *call)
 {
-    char org[CM_UUID_STR_LEN + 1];
-    if (org_param(call, org))
-        api_store_vtokens_list(call->ctx->db, org, call->user_id, on_list, call);
+    member_then(call, list);
 }
 
 static void on_created(int status, const cm_db_res_t *res, void *ud)
@@ -90,10 +136,9 @@ static void on_created(int status, const cm_db_res_t *res, void *ud)
     api_respond_row(call, status, res, 201, write_vtoken);
 }
 
-void api_vtokens_create(api_call_t *call)
+static void create(api_call_t *call, const char *org)
 {
-    char org[CM_UUID_STR_LEN + 1];
-    if (!org_param(call, org) || api_call_body(call) != 0)
+    if (api_call_body(call) != 0)
         return;
     char *url = NULL;
     int rc = api_body_string(call, "cimd_url", 10, 2048, NULL, NULL, &url);
@@ -111,16 +156,19 @@ void api_vtokens_create(api_call_t *call)
         return;
     }
     free(url);
-    char *value = cm_xmalloc(CM_TOKEN_MAX);
-    cm_token_new("phvt_", value);
-    call->state = value;
-    call->state_free = free;
+    member_t *m = call->state;
+    cm_token_new("phvt_", m->value);
     char id[CM_UUID_STR_LEN + 1], hash[CM_SHA256_HEX_LEN + 1], mask[32];
     cm_uuid_v7(id);
-    cm_sha256_hex(value, strlen(value), hash);
-    cm_token_mask(value, mask, sizeof(mask));
+    cm_sha256_hex(m->value, strlen(m->value), hash);
+    cm_token_mask(m->value, mask, sizeof(mask));
     api_store_vtoken_create(call->ctx->db, org, call->user_id, id, hash, mask, canon, on_created,
                             call);
+}
+
+void api_vtokens_create(api_call_t *call)
+{
+    member_then(call, create);
 }
 
 static void on_deleted(int status, const cm_db_res_t *res, void *ud)
@@ -137,16 +185,19 @@ static void on_deleted(int status, const cm_db_res_t *res, void *ud)
     api_respond_empty(call, 204);
 }
 
-void api_vtokens_delete(api_call_t *call)
+static void delete (api_call_t *call, const char *org)
 {
-    char org[CM_UUID_STR_LEN + 1], id[CM_UUID_STR_LEN + 1];
+    char id[CM_UUID_STR_LEN + 1];
     cm_slice_t t = cm_http_req_param(call->req, "id");
-    if (!org_param(call, org))
-        return;
     if (!cm_uuid_valid(t.p, t.len)) {
         api_respond_not_found(call);
         return;
     }
     snprintf(id, sizeof(id), "%.*s", (int)t.len, t.p);
     api_store_vtoken_delete(call->ctx->db, org, call->user_id, id, on_deleted, call);
+}
+
+void api_vtokens_delete(api_call_t *call)
+{
+    member_then(call, delete);
 }

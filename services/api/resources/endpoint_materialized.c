@@ -61,13 +61,15 @@ static char *text_of(cm_json_t v)
     return s;
 }
 
-static void ident(cm_buf_t *b, bool ch, const char *name)
+void api_endpoint_mat_ident(cm_buf_t *b, bool ch, const char *name)
 {
     char q = ch ? '`' : '"';
     cm_buf_putc(b, q);
     for (const char *p = name; *p; p++) {
-        if (*p == q)
-            cm_buf_putc(b, q == '"' ? '"' : '\\');
+        /* ClickHouse reads escapes inside backquotes: a lone backslash
+         * would take the closing quote with it */
+        if (*p == q || (ch && *p == '\\'))
+            cm_buf_putc(b, ch ? '\\' : '"');
         cm_buf_putc(b, *p);
     }
     cm_buf_putc(b, q);
@@ -256,13 +258,13 @@ void api_endpoint_run_materialized(api_call_t *call, const api_endpoint_mat_read
                                      : agg == 's' ? "sum("
                                      : agg == 'n' ? "min("
                                                   : "max(");
-        ident(&sql, ch, colname);
+        api_endpoint_mat_ident(&sql, ch, colname);
         if (agg != 'g')
             cm_buf_append_cstr(&sql, agg == 'c' ? "), 0)" : ")");
         else if (range) {
             if (group.len)
                 cm_buf_append_cstr(&group, ", ");
-            ident(&group, ch, colname);
+            api_endpoint_mat_ident(&group, ch, colname);
         }
     }
     cm_buf_appendf(&sql, " FROM %s WHERE 1 = 1", how->table);
@@ -282,7 +284,7 @@ void api_endpoint_run_materialized(api_call_t *call, const api_endpoint_mat_read
         for (char *save = NULL, *op = strtok_r(opsbuf, " ", &save); op;
              op = strtok_r(NULL, " ", &save)) {
             cm_buf_append_cstr(&sql, " AND ");
-            ident(&sql, ch, colname);
+            api_endpoint_mat_ident(&sql, ch, colname);
             cm_buf_appendf(&sql, " %s ", op);
             value(m, &sql, ch, val, r);
         }

@@ -54,7 +54,7 @@ void api_endpoint_error(api_call_t *call, int status, const char *fmt, ...)
     cm_json_writer_init(&w, &b);
     cm_json_begin_object(&w);
     cm_json_key(&w, "error");
-    cm_json_str_s(&w, cm_buf_slice(&msg));
+    cm_json_str_lossy(&w, cm_buf_slice(&msg)); /* it may echo the client's bytes */
     cm_json_end_object(&w);
     cm_buf_free(&msg);
     api_respond_json(call, status, &b);

@@ -84,6 +84,10 @@ typedef struct {
 } api_endpoint_mat_read_t;
 void api_endpoint_run_materialized(api_call_t *call, const api_endpoint_mat_read_t *how,
                                    void (*fallback)(api_call_t *call));
+/* Appends name as a quoted identifier: ClickHouse's backquotes (backslash
+ * and backquote escaped with a backslash) when ch, else SQLite's double
+ * quotes (a quote doubled). */
+void api_endpoint_mat_ident(cm_buf_t *b, bool ch, const char *name);
 
 /* endpoints.c: a materialized version's "materialization" members
  * (status, can_materialize, last_materialized_at, error, sync_frequency)

@@ -48,24 +48,10 @@ static read_state_t *state(api_call_t *call)
     return s;
 }
 
-/* A query parameter as a C string, NULL when absent. */
-static char *query_param(api_call_t *call, const char *name)
-{
-    cm_buf_t v = CM_BUF_INIT;
-    cm_slice_t q = cm_http_req_query(call->req);
-    if (cm_form_get(q.p, q.len, name, &v) != CM_OK || memchr(v.p, '\0', v.len)) {
-        cm_buf_free(&v);
-        return NULL;
-    }
-    char *out = cm_xstrdup(cm_buf_cstr(&v));
-    cm_buf_free(&v);
-    return out;
-}
-
 /* ?before= / ?after=: ISO 8601 -> epoch ms; answers 400 and returns -1. */
 static int query_time(api_call_t *call, const char *name, int64_t *ms)
 {
-    char *v = query_param(call, name);
+    char *v = api_call_query(call, name);
     int64_t us;
     *ms = 0;
     if (v == NULL)
@@ -180,9 +166,9 @@ void api_events_list(api_call_t *call)
     if (api_call_page(call) != 0 || query_time(call, "before", &s->q.before_ms) != 0 ||
         query_time(call, "after", &s->q.after_ms) != 0)
         return;
-    s->event = query_param(call, "event");
-    s->distinct_id = query_param(call, "distinct_id");
-    s->before_id = query_param(call, "before_id");
+    s->event = api_call_query(call, "event");
+    s->distinct_id = api_call_query(call, "distinct_id");
+    s->before_id = api_call_query(call, "before_id");
     s->q.project_id = call->project_id;
     s->q.before_id = s->before_id;
     s->q.event = s->event;
@@ -312,7 +298,7 @@ void api_persons_list(api_call_t *call)
     read_state_t *s = state(call);
     if (api_call_page(call) != 0)
         return;
-    s->distinct_id = query_param(call, "distinct_id");
+    s->distinct_id = api_call_query(call, "distinct_id");
     api_store_persons_list(call->ctx->events, call->project_id, s->distinct_id, call->limit,
                            call->offset, on_persons, call);
 }

@@ -6,6 +6,8 @@
  * the check and the new hash are argon2id (http/password.c), run on libuv's
  * thread pool because each takes tens of milliseconds. Only "@me" is a user
  * id here: PostHog's other ids are for staff, which this service has not.
+ * Email and password (the user's sign-in) change only through a personal
+ * key with all of the user: never an OAuth token, never a scoped key.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +121,22 @@ static void on_stored(int status, const cm_db_res_t *res, void *ud)
                      on_password);
 }
 
+/* Answers 403 unless the credential may change the user's email or
+ * password. */
+static bool sign_in_change_allowed(api_call_t *call)
+{
+    if (api_call_refuse_oauth(call, "change the user's email or password"))
+        return false;
+    if (api_call_full_user(call))
+        return true;
+    cm_api_error_t e;
+    cm_api_error_set(&e, 403, "permission_denied", NULL,
+                     "Changing the email or password needs a personal API key with '*' or "
+                     "'user:write' and no scoped_teams or scoped_organizations.");
+    api_respond_error(call, &e);
+    return false;
+}
+
 void api_users_me_update(api_call_t *call)
 {
     patch_t *p = cm_xcalloc(1, sizeof(*p));
@@ -130,6 +148,10 @@ void api_users_me_update(api_call_t *call)
         api_body_email(call, "email", &p->email) < 0 ||
         api_body_string(call, "password", 8, 128, NULL, NULL, &p->password) < 0 ||
         api_body_string(call, "current_password", 1, 128, NULL, NULL, &p->current) < 0)
+        return;
+    /* the sign-in itself: never through an OAuth grant, and only with a key
+     * that has all of the user (docs/api.md) */
+    if ((p->email || p->password) && !sign_in_change_allowed(call))
         return;
     if (p->password == NULL) {
         update(call, NULL);

@@ -84,6 +84,16 @@ void api_store_key_delete(cm_db_t *db, const char *user_id, const char *key_id, 
     cm_db_run(db, s, CM_ARRAY_LEN(s), done, ud);
 }
 
+void api_store_user_projects(cm_db_t *db, const char *user_id, cm_db_done_cb done, void *ud)
+{
+    const char *p[] = {user_id};
+    cm_db_stmt_t s = {"SELECT p.id, p.organization_id FROM projects p JOIN memberships m"
+                      " ON m.organization_id = p.organization_id"
+                      " WHERE m.user_id = $1 AND p.deleted = 0 ORDER BY p.id",
+                      p, 1};
+    cm_db_run(db, &s, 1, done, ud);
+}
+
 void api_store_fleet_keys(cm_db_t *db, cm_db_done_cb done, void *ud)
 {
     cm_db_stmt_t s = {"SELECT k.secure_value, k.scopes, k.scoped_organizations, k.scoped_teams,"

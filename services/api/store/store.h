@@ -69,6 +69,11 @@ void api_store_key_create(cm_db_t *db, const char *id, const char *user_id, cons
 void api_store_key_delete(cm_db_t *db, const char *user_id, const char *key_id, cm_db_done_cb done,
                           void *ud);
 
+/* The live projects of the user's organizations, for judging the scoping a
+ * key asks for (resources/personal_api_keys.c). */
+enum { API_USER_PROJECT_ID, API_USER_PROJECT_ORG };
+void api_store_user_projects(cm_db_t *db, const char *user_id, cm_db_done_cb done, void *ud);
+
 /* ---- users ------------------------------------------------------------------ */
 
 enum {
