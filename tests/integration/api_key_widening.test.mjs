@@ -141,6 +141,16 @@ for (const backend of ['sqlite', 'postgres']) describe(`credentials never widen 
     assert.deepEqual((await make(full, { scopes: ['cohort:read'], scoped_organizations: [OTHER_ORG] })).scoped_organizations, [OTHER_ORG]);
   });
 
+  test("an organization-scoped key reaches only its organizations' own routes", async () => {
+    const body = { feature_flags_quota_limited_until: null };
+    const elsewhere = (await make(boot.personal_api_key, { scopes: ['organization:write'], scoped_organizations: [OTHER_ORG] })).value;
+    const r = await call('PATCH', `/api/organizations/${org}/`, elsewhere, body);
+    assert.equal(r.status, 404, r.text);
+    const here = (await make(boot.personal_api_key, { scopes: ['organization:write'], scoped_organizations: [org] })).value;
+    const ok = await call('PATCH', `/api/organizations/${org}/`, here, body);
+    assert.equal(ok.status, 200, ok.text);
+  });
+
   test('email and password change only with a key holding all of the user', async () => {
     const patch = (key, body) => call('PATCH', '/api/users/@me/', key, body);
     const scopedStar = (await make(boot.personal_api_key, { scopes: ['*'], scoped_teams: [p1] })).value;

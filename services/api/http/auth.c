@@ -136,6 +136,17 @@ static void permitted(api_call_t *call, const cm_db_res_t *res, bool token)
         }
         snprintf(call->org_id, sizeof(call->org_id), "%s", org);
     }
+    /* An organization's own routes: a key scoped to organizations reaches
+     * only those (as it reaches only their projects); found nowhere else. */
+    cm_slice_t org = cm_http_req_param(call->req, "org_id");
+    if (org.p && call->cred_orgs) {
+        char id[64];
+        snprintf(id, sizeof(id), "%.*s", (int)(org.len < 63 ? org.len : 63), org.p);
+        if (!api_access_list_has(call->cred_orgs, id)) {
+            api_respond_not_found(call);
+            return;
+        }
+    }
     call->next(call);
 }
 
