@@ -73,4 +73,13 @@ describe('ingest learns tokens from the api at once', () => {
     assert.equal((await capture(p.api_token)).status, 401, 'and stays refused');
     assert.equal((await capture(fresh)).status, 200);
   });
+
+  test('SIGTERM while unknown tokens wait: they are answered, ingest exits cleanly', async () => {
+    const waiting = [1, 2, 3].map((i) => capture(`phc_waiting_${i}_${Date.now()}`));
+    await new Promise((r) => setTimeout(r, 50)); // received, waiting for their re-check
+    const code = s.ingest.stop('SIGTERM');
+    for (const r of await Promise.all(waiting)) assert.equal(r.status, 401);
+    assert.equal((await code).code, 0, s.ingest.stderr().slice(-4000));
+    assert.doesNotMatch(s.ingest.stderr(), /Sanitizer|runtime error/);
+  });
 });
