@@ -256,10 +256,10 @@ ing_recheck_t *ing_recheck_new(uv_loop_t *loop, cm_redis_t *redis, uint64_t wait
     c->timer.data = c;
     if (metrics) {
         const char *help = "Tokens not in the registry asked of Redis before an answer";
-        c->known = cm_metrics_counter(metrics, "ingest_token_rechecks_total", help,
-                                      "result=\"known\"");
-        c->unknown = cm_metrics_counter(metrics, "ingest_token_rechecks_total", help,
-                                        "result=\"unknown\"");
+        c->known =
+            cm_metrics_counter(metrics, "ingest_token_rechecks_total", help, "result=\"known\"");
+        c->unknown =
+            cm_metrics_counter(metrics, "ingest_token_rechecks_total", help, "result=\"unknown\"");
         c->cached = cm_metrics_counter(metrics, "ingest_token_rechecks_total", help,
                                        "result=\"cached_unknown\"");
     }
