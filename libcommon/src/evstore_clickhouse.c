@@ -11,9 +11,10 @@
  * once at start and logged; nothing needs to differ yet.
  *
  * A write: one SELECT of the batch's (project, uuid) pairs already stored
- * (deduplication before the fact, per project), then one JSONEachRow INSERT per table with rows.
- * Copies that slip through (two writers racing on a redelivery) collapse in the ReplacingMergeTree
- * (proto/event-store.md). Not atomic across tables: after a failure the whole write is repeated,
+ * (deduplication before the fact, per project), then one JSONEachRow
+ * INSERT per table with rows. Copies that slip through (two writers racing
+ * on a redelivery) collapse in the ReplacingMergeTree (proto/event-store.md).
+ * Not atomic across tables: after a failure the whole write is repeated,
  * and the uuid check keeps events single.
  *
  * Reads append FORMAT TabSeparatedWithNames and unescape it.

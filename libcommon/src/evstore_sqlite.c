@@ -2,8 +2,8 @@
  * evstore_sqlite.c - the SQLite event store (see event_store.h): cm_db on
  * libuv's thread pool. A write is one cm_db job, so one transaction: every
  * row of the batch or none. Events go in with INSERT OR IGNORE on the
- * unique (project_id, uuid), which is the deduplication; persons, distinct ids and groups
- * are upserts that only a higher version wins.
+ * unique (project_id, uuid), which is the deduplication; persons, distinct
+ * ids and groups are upserts that only a higher version wins.
  *
  * Work submitted before the tables exist waits in a list (the migration is
  * several jobs, and a write must not slip in between them).
