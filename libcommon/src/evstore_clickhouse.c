@@ -10,12 +10,12 @@
  * error rather than text appended to a 200. The server's version() is read
  * once at start and logged; nothing needs to differ yet.
  *
- * A write: one SELECT of the batch's uuids already stored (deduplication
- * before the fact), then one JSONEachRow INSERT per table with rows. Copies
- * that slip through (two writers racing on a redelivery) collapse in the
- * ReplacingMergeTree (proto/event-store.md). Not atomic across tables:
- * after a failure the whole write is repeated, and the uuid check keeps
- * events single.
+ * A write: one SELECT of the batch's (project, uuid) pairs already stored
+ * (deduplication before the fact, per project), then one JSONEachRow
+ * INSERT per table with rows. Copies that slip through (two writers racing
+ * on a redelivery) collapse in the ReplacingMergeTree (proto/event-store.md).
+ * Not atomic across tables: after a failure the whole write is repeated,
+ * and the uuid check keeps events single.
  *
  * Reads append FORMAT TabSeparatedWithNames and unescape it.
  */
@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "cm/alloc.h"
+#include "cm/common.h"
 #include "cm/err.h"
 #include "cm/form.h"
 #include "cm/http_client.h"
@@ -374,6 +375,15 @@ static ch_op_t *insert_op(ch_store_t *st, ch_write_t *w, const char *table)
     return op;
 }
 
+/* An event's key in the dedup answer: "<project id>:<uuid>", as the
+ * SELECT prints it. Uuids are unique per project only: the same uuid in
+ * another project is another event (proto/event-store.md). */
+static cm_slice_t dedup_key(const cm_evstore_event_t *e, char *buf, size_t size)
+{
+    int n = snprintf(buf, size, "%lld:%s", e->project_id, e->uuid);
+    return (cm_slice_t){buf, n < 0 ? 0 : CM_MIN((size_t)n, size - 1)};
+}
+
 /* The inserts for rows, chained; events skips those in `stored`. */
 static ch_op_t *build_inserts(ch_store_t *st, ch_write_t *w, const cm_strset_t *stored)
 {
@@ -384,7 +394,8 @@ static ch_op_t *build_inserts(ch_store_t *st, ch_write_t *w, const cm_strset_t *
     if (r->nevents) {
         ch_op_t *op = insert_op(st, w, "events");
         for (size_t i = 0; i < r->nevents; i++) {
-            if (cm_strset_has(stored, cm_slice_from_cstr(r->events[i].uuid)))
+            char key[80]; /* 20 digits, a colon, 36 characters */
+            if (cm_strset_has(stored, dedup_key(&r->events[i], key, sizeof(key))))
                 continue;
             cm_json_writer_init(&jw, &op->body);
             json_event(&jw, &r->events[i]);
@@ -771,7 +782,8 @@ static void ch_write(cm_evstore_t *es, const cm_evstore_rows_in_t *rows, cm_evst
                                      ds, rows->ndistinct_ids, gs, rows->ngroups};
     ch_op_t *op = op_new(st, OP_DEDUP);
     op->w = w;
-    cm_buf_append_cstr(&op->sql, "SELECT toString(uuid) FROM events WHERE uuid IN (");
+    cm_buf_append_cstr(&op->sql, "SELECT concat(toString(project_id), ':', toString(uuid))"
+                                 " FROM events WHERE uuid IN (");
     for (size_t i = 0; i < rows->nevents; i++)
         cm_buf_appendf(&op->sql, "%s'%s'", i ? "," : "", ev[i].uuid);
     if (rows->nevents == 0)

@@ -2,8 +2,8 @@
  * evstore_sqlite.c - the SQLite event store (see event_store.h): cm_db on
  * libuv's thread pool. A write is one cm_db job, so one transaction: every
  * row of the batch or none. Events go in with INSERT OR IGNORE on the
- * unique uuid, which is the deduplication; persons, distinct ids and groups
- * are upserts that only a higher version wins.
+ * unique (project_id, uuid), which is the deduplication; persons, distinct
+ * ids and groups are upserts that only a higher version wins.
  *
  * Work submitted before the tables exist waits in a list (the migration is
  * several jobs, and a write must not slip in between them).
@@ -72,10 +72,21 @@ typedef struct sq_store {
     void *done_ud;
 } sq_store_t;
 
+/* Version 2: uuids are unique per project, not across projects (project
+ * B's event must not make project A's event with the same uuid vanish).
+ * sqlite.sql creates the new index already; a store made before it has
+ * the old one on uuid alone, replaced here. */
+static const char sql_uuid_per_project[] =
+    "DROP INDEX IF EXISTS events_uuid;"
+    " CREATE UNIQUE INDEX IF NOT EXISTS events_project_uuid ON events (project_id, uuid)";
+
+#define NMIGRATIONS 2
+
 static const cm_db_migration_t *migrations(void)
 {
-    static cm_db_migration_t m[1];
+    static cm_db_migration_t m[NMIGRATIONS];
     m[0] = (cm_db_migration_t){1, cm__evstore_ddl_sqlite, cm__evstore_ddl_sqlite};
+    m[1] = (cm_db_migration_t){2, sql_uuid_per_project, sql_uuid_per_project};
     return m;
 }
 
@@ -268,7 +279,7 @@ static void on_migrated(int status, const cm_db_res_t *res, void *ud);
 static void on_retry(uv_timer_t *t)
 {
     sq_store_t *st = t->data;
-    cm_db_migrate(st->db, migrations(), 1, on_migrated, st);
+    cm_db_migrate(st->db, migrations(), NMIGRATIONS, on_migrated, st);
 }
 
 static void on_migrated(int status, const cm_db_res_t *res, void *ud)
@@ -405,7 +416,7 @@ int cm__evstore_open_sqlite(uv_loop_t *loop, const cm_evstore_opts_t *opts, cons
     }
     uv_timer_init(loop, &st->retry);
     st->retry.data = st;
-    cm_db_migrate(st->db, migrations(), 1, on_migrated, st);
+    cm_db_migrate(st->db, migrations(), NMIGRATIONS, on_migrated, st);
     *out = &st->base;
     return CM_OK;
 }

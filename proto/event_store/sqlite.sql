@@ -17,8 +17,11 @@ CREATE TABLE IF NOT EXISTS events (
     created_at TEXT NOT NULL,
     session_id TEXT NOT NULL
 );
--- Deduplication: a redelivered event is ignored by INSERT OR IGNORE.
-CREATE UNIQUE INDEX IF NOT EXISTS events_uuid ON events (uuid);
+-- Deduplication: a redelivered event is ignored by INSERT OR IGNORE. Per
+-- project: the same uuid in another project is another event. (Stores made
+-- before this had events_uuid on uuid alone: version 2 of the migrations,
+-- in evstore_sqlite.c, replaces it.)
+CREATE UNIQUE INDEX IF NOT EXISTS events_project_uuid ON events (project_id, uuid);
 CREATE INDEX IF NOT EXISTS events_project_time ON events (project_id, timestamp_ms);
 
 CREATE TABLE IF NOT EXISTS persons (

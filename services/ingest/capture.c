@@ -12,6 +12,9 @@
  * twice, and since they keep the uuids the client sent, the writer drops
  * the copies (docs/ingest.md).
  *
+ * A token the registry does not know waits for a re-check in Redis before
+ * it is refused (a project created a moment ago: registry.h).
+ *
  * A large body is decoded and its events built on the thread pool
  * (payload extraction and event building are pure), so one big batch does
  * not stop the loop; the rest of the request runs on the loop.
@@ -208,27 +211,14 @@ static void build(capture_t *c)
     ing_payload_free(&payload);
 }
 
-static void built(capture_t *c)
+/* The token is a project's (or the registry is empty: fail open). */
+static void admit(capture_t *c)
 {
     ing_ctx_t *ctx = c->ctx;
     cm_http_req_t *req = c->req;
     const char *why = NULL;
-
-    if (c->rc != 0) {
-        reject(ctx, req, &c->err);
-        capture_free(c);
-        return;
-    }
     cm_slice_t token = cm_slice_from_cstr(c->batch.token);
-    if (ing_registry_token(ctx->registry, token) == ING_TOKEN_UNKNOWN) {
-        cm_api_error_t err;
-        cm_api_error_set(&err, 401, "unknown_token", "api_key",
-                         "Project API key invalid. You can find your project API key in your "
-                         "project settings.");
-        reject(ctx, req, &err);
-        capture_free(c);
-        return;
-    }
+
     cm_counter_add(ctx->events_filtered, c->batch.dropped);
     if (ing_registry_quota_limited(ctx->registry, token)) {
         /* As PostHog does: drop, count, and answer 200 so clients do not retry. */
@@ -246,6 +236,40 @@ static void built(capture_t *c)
         refuse(c, why ? why : "refused");
         capture_free(c);
     }
+}
+
+/* The registry did not know the token; Redis was asked (registry.h). */
+static void on_rechecked(void *ud, bool known)
+{
+    capture_t *c = ud;
+    if (known) {
+        admit(c);
+        return;
+    }
+    cm_api_error_t err;
+    cm_api_error_set(&err, 401, "unknown_token", "api_key",
+                     "Project API key invalid. You can find your project API key in your "
+                     "project settings.");
+    reject(c->ctx, c->req, &err);
+    capture_free(c);
+}
+
+static void built(capture_t *c)
+{
+    ing_ctx_t *ctx = c->ctx;
+    if (c->rc != 0) {
+        reject(ctx, c->req, &c->err);
+        capture_free(c);
+        return;
+    }
+    cm_slice_t token = cm_slice_from_cstr(c->batch.token);
+    if (ing_registry_token(ctx->registry, token) == ING_TOKEN_UNKNOWN) {
+        /* It may be newer than the registry's list: a project created a
+         * moment ago. Its answer may come at once (last statement here). */
+        ing_registry_recheck(ctx->registry, token, on_rechecked, c);
+        return;
+    }
+    admit(c);
 }
 
 static void build_work(uv_work_t *w)

@@ -30,7 +30,13 @@ const cm_cfg_key_t ing_config_keys[] = {
     {"MAX_EVENT_BYTES", CM_CFG_SIZE, F(max_event), "1000000", 1024, 1LL << 30,
      "largest serialized event message (413 beyond)", 0},
     {"REGISTRY_REFRESH", CM_CFG_DURATION, F(registry_refresh_ms), "5s", 50, 3600000,
-     "how often the token registry and quota list are re-read from Redis", 0},
+     "how often the token registry and quota list are re-read from Redis (and at once on the "
+     "api's flags:changed notice)",
+     0},
+    {"TOKEN_RECHECK_WAIT", CM_CFG_DURATION, F(token_recheck_wait_ms), "500ms", 0, 10000,
+     "how long a token the registry does not know may wait to appear in Redis before 401 (the "
+     "api answers a project's creation before it publishes the token)",
+     0},
 };
 
 const size_t ing_config_nkeys = CM_ARRAY_LEN(ing_config_keys);

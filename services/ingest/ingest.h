@@ -30,6 +30,7 @@ typedef struct {
     size_t max_decoded;
     size_t max_event;
     long long registry_refresh_ms;
+    long long token_recheck_wait_ms;
 } ing_config_t;
 
 extern const cm_cfg_key_t ing_config_keys[];

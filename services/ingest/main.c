@@ -3,7 +3,8 @@
  *
  * Start-up: config from the environment (--print-config shows it), Redis
  * client, queue (Kafka when KAFKA_BROKERS is set, else Redis Streams),
- * token registry, HTTP server. Prints {"listening":PORT} on stdout once it
+ * token registry (with its subscriber to the api's change notices), HTTP
+ * server. Prints {"listening":PORT} on stdout once it
  * accepts connections.
  *
  * SIGTERM: stop accepting, finish requests in progress (their events still
@@ -131,8 +132,12 @@ static int start(void)
     }
     if (make_queue() != 0)
         return CM_EINVAL;
-    ctx.registry =
-        ing_registry_new(ctx.loop, ctx.redis, (uint64_t)ctx.cfg.registry_refresh_ms, ctx.metrics);
+    ing_registry_opts_t ro = {.redis = ctx.redis,
+                              .redis_url = ctx.cfg.svc.redis_url,
+                              .refresh_ms = (uint64_t)ctx.cfg.registry_refresh_ms,
+                              .recheck_wait_ms = (uint64_t)ctx.cfg.token_recheck_wait_ms,
+                              .metrics = ctx.metrics};
+    ctx.registry = ing_registry_new(ctx.loop, &ro);
     ctx.http = cm_service_http_new(ctx.loop, "ingest", &ctx.cfg.svc, ctx.metrics, ready, &ctx);
     ing_capture_routes(&ctx);
     return cm_service_http_listen(ctx.http, &ctx.cfg.svc);

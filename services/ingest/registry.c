@@ -12,19 +12,24 @@
 struct ing_registry {
     uv_timer_t timer;
     cm_redis_t *redis;
+    cm_redis_t *sub; /* flags:changed; NULL without Redis */
     uint64_t refresh_ms;
     cm_strset_t *tokens; /* NULL until the first successful read */
     cm_strset_t *limited;
-    int pending; /* replies outstanding */
+    ing_recheck_t *recheck; /* NULL without Redis */
+    int pending;            /* replies outstanding */
+    bool again;             /* a change notice came during a read: read once more */
     bool closing;
-    bool timer_closed;
+    bool timer_closed, sub_closed, recheck_closed;
     cm_gauge_t *known_gauge;
     cm_gauge_t *limited_gauge;
 };
 
+static void refresh(uv_timer_t *t);
+
 static void maybe_free(ing_registry_t *r)
 {
-    if (!r->closing || !r->timer_closed || r->pending > 0)
+    if (!r->closing || !r->timer_closed || !r->sub_closed || !r->recheck_closed || r->pending > 0)
         return;
     cm_strset_free(r->tokens);
     cm_strset_free(r->limited);
@@ -43,21 +48,49 @@ static cm_strset_t *set_from_reply(const redisReply *reply, size_t step)
     return s;
 }
 
+/* Both replies of a read are in: a change notice during it reads again
+ * (the read may have been sent before the change was written). */
+static void read_done(ing_registry_t *r)
+{
+    if (r->pending > 0)
+        return;
+    if (r->again && !r->closing) {
+        r->again = false;
+        refresh(&r->timer);
+    }
+    maybe_free(r);
+}
+
+/* A token the last list had and this one has not was retired (a reset,
+ * a deleted project): refused from now on without a wait for it. */
+static void retire_if_gone(cm_slice_t token, void *value, void *ud)
+{
+    ing_registry_t *r = ud;
+    (void)value;
+    if (!cm_strset_has(r->tokens, token))
+        ing_recheck_retired(r->recheck, token);
+}
+
 static void on_tokens(cm_redis_t *c, const redisReply *reply, const char *err, void *ud)
 {
     ing_registry_t *r = ud;
     (void)c;
     r->pending--;
     if (!r->closing && reply && reply->type == REDIS_REPLY_ARRAY) {
-        cm_strset_free(r->tokens);
+        cm_strset_t *old = r->tokens;
         r->tokens = set_from_reply(reply, 2); /* HGETALL: field, value, ... */
+        if (r->recheck) {
+            cm_strset_each(old, retire_if_gone, r);
+            ing_recheck_forget(r->recheck, r->tokens);
+        }
+        cm_strset_free(old);
         if (r->known_gauge)
             cm_gauge_set(r->known_gauge, (double)cm_strset_count(r->tokens));
     } else if (!r->closing) {
         cm_log(CM_LOG_WARN, NULL, "token registry refresh failed: %s",
                err ? err : (reply && reply->str ? reply->str : "unexpected reply"));
     }
-    maybe_free(r);
+    read_done(r);
 }
 
 static void on_limited(cm_redis_t *c, const redisReply *reply, const char *err, void *ud)
@@ -75,13 +108,13 @@ static void on_limited(cm_redis_t *c, const redisReply *reply, const char *err, 
         cm_log(CM_LOG_WARN, NULL, "quota list refresh failed: %s",
                err ? err : (reply && reply->str ? reply->str : "unexpected reply"));
     }
-    maybe_free(r);
+    read_done(r);
 }
 
 static void refresh(uv_timer_t *t)
 {
     ing_registry_t *r = t->data;
-    if (r->pending > 0)
+    if (r->pending > 0 || r->closing)
         return;
     if (!cm_redis_connected(r->redis)) {
         if (r->tokens == NULL) /* never loaded: try again soon, not in refresh_ms */
@@ -96,23 +129,69 @@ static void refresh(uv_timer_t *t)
                      now);
 }
 
-ing_registry_t *ing_registry_new(uv_loop_t *loop, cm_redis_t *redis, uint64_t refresh_ms,
-                                 cm_metrics_t *metrics)
+/* The api published a project (a new one, a reset token, a quota): read
+ * both lists now rather than at the next tick. */
+static void on_changed(cm_redis_t *c, cm_slice_t channel, cm_slice_t msg, void *ud)
+{
+    ing_registry_t *r = ud;
+    (void)c;
+    (void)channel;
+    (void)msg;
+    if (r->closing)
+        return;
+    if (r->pending > 0)
+        r->again = true;
+    else
+        refresh(&r->timer);
+    ing_recheck_changed(r->recheck);
+}
+
+/* Subscribed (again): a notice may have been missed meanwhile. */
+static void on_sub_connect(cm_redis_t *c, void *ud)
+{
+    on_changed(c, CM_SLICE_NULL, CM_SLICE_NULL, ud);
+}
+
+/* A re-check found a token: known from now on, without waiting for the
+ * next read of the whole list. */
+static void on_found(void *owner, cm_slice_t token)
+{
+    ing_registry_t *r = owner;
+    if (r->tokens)
+        cm_strset_add(r->tokens, token);
+}
+
+ing_registry_t *ing_registry_new(uv_loop_t *loop, const ing_registry_opts_t *o)
 {
     ing_registry_t *r = cm_xcalloc(1, sizeof(*r));
-    r->redis = redis;
-    r->refresh_ms = refresh_ms;
+    r->redis = o->redis;
+    r->refresh_ms = o->refresh_ms;
+    r->sub_closed = r->recheck_closed = true;
     uv_timer_init(loop, &r->timer);
     r->timer.data = r;
-    if (metrics) {
-        r->known_gauge = cm_metrics_gauge(metrics, "ingest_known_tokens",
+    if (o->metrics) {
+        r->known_gauge = cm_metrics_gauge(o->metrics, "ingest_known_tokens",
                                           "Project tokens in the registry", NULL);
-        r->limited_gauge = cm_metrics_gauge(metrics, "ingest_quota_limited_tokens",
+        r->limited_gauge = cm_metrics_gauge(o->metrics, "ingest_quota_limited_tokens",
                                             "Tokens whose events are dropped for quota", NULL);
     }
+    if (r->redis == NULL)
+        return r;
     /* First refresh soon after start (Redis may still be connecting). */
-    if (redis)
-        uv_timer_start(&r->timer, refresh, 10, refresh_ms);
+    uv_timer_start(&r->timer, refresh, 10, r->refresh_ms);
+    r->recheck = ing_recheck_new(loop, r->redis, o->recheck_wait_ms, o->metrics, on_found, r);
+    r->recheck_closed = false;
+    cm_redis_opts_t so = {.url = o->redis_url,
+                          .subscriber = true,
+                          .name = "redis-sub",
+                          .on_connect = on_sub_connect,
+                          .ud = r};
+    if (cm_redis_new(loop, &so, &r->sub) == 0) {
+        r->sub_closed = false;
+        cm_redis_subscribe(r->sub, CM_REDISKEY_FLAGS_CHANGED, on_changed, r);
+    } else {
+        r->sub = NULL;
+    }
     return r;
 }
 
@@ -121,6 +200,15 @@ ing_token_state_t ing_registry_token(const ing_registry_t *r, cm_slice_t token)
     if (r->tokens == NULL || cm_strset_count(r->tokens) == 0)
         return ING_TOKEN_UNCHECKED;
     return cm_strset_has(r->tokens, token) ? ING_TOKEN_KNOWN : ING_TOKEN_UNKNOWN;
+}
+
+void ing_registry_recheck(ing_registry_t *r, cm_slice_t token, ing_recheck_cb cb, void *ud)
+{
+    if (r->recheck == NULL || r->closing) {
+        cb(ud, false);
+        return;
+    }
+    ing_recheck_ask(r->recheck, token, cb, ud);
 }
 
 bool ing_registry_quota_limited(const ing_registry_t *r, cm_slice_t token)
@@ -135,8 +223,26 @@ static void timer_closed(uv_handle_t *h)
     maybe_free(r);
 }
 
+static void sub_closed(void *ud)
+{
+    ing_registry_t *r = ud;
+    r->sub_closed = true;
+    maybe_free(r);
+}
+
+static void recheck_closed(void *ud)
+{
+    ing_registry_t *r = ud;
+    r->recheck_closed = true;
+    maybe_free(r);
+}
+
 void ing_registry_close(ing_registry_t *r)
 {
     r->closing = true;
     uv_close((uv_handle_t *)&r->timer, timer_closed);
+    if (r->sub)
+        cm_redis_close(r->sub, sub_closed, r);
+    if (r->recheck)
+        ing_recheck_close(r->recheck, recheck_closed, r);
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cm/alloc.h"
+#include "cm/common.h"
 #include "cm/json.h"
 
 const cm_db_migration_t wr_persons_migrations[] = {
@@ -50,6 +51,25 @@ const cm_db_migration_t wr_persons_migrations[] = {
      "ALTER TABLE groups ADD COLUMN properties_ts TEXT NOT NULL DEFAULT '{}'",
      "ALTER TABLE persons ADD COLUMN properties_ts TEXT NOT NULL DEFAULT '{}';"
      "ALTER TABLE groups ADD COLUMN properties_ts TEXT NOT NULL DEFAULT '{}'"},
+    /* Event uuids are unique per project only: the seen record is keyed
+     * by (uuid, project) (uuid first: the load looks uuids up). Records
+     * made before carry project 0, "any project", so an event seen before
+     * the upgrade and redelivered after it is still recognised. */
+    {3,
+     "CREATE TABLE events_seen_v3 (uuid TEXT NOT NULL, project_id INTEGER NOT NULL,"
+     " seen_at INTEGER NOT NULL, PRIMARY KEY (uuid, project_id));"
+     "INSERT INTO events_seen_v3 (uuid, project_id, seen_at) SELECT uuid, 0, seen_at"
+     " FROM events_seen;"
+     "DROP TABLE events_seen;"
+     "ALTER TABLE events_seen_v3 RENAME TO events_seen;"
+     "CREATE INDEX events_seen_at ON events_seen (seen_at)",
+     "CREATE TABLE events_seen_v3 (uuid TEXT NOT NULL, project_id BIGINT NOT NULL,"
+     " seen_at BIGINT NOT NULL, PRIMARY KEY (uuid, project_id));"
+     "INSERT INTO events_seen_v3 (uuid, project_id, seen_at) SELECT uuid, 0, seen_at"
+     " FROM events_seen;"
+     "DROP TABLE events_seen;"
+     "ALTER TABLE events_seen_v3 RENAME TO events_seen;"
+     "CREATE INDEX events_seen_at ON events_seen (seen_at)"},
 };
 const size_t wr_persons_nmigrations =
     sizeof(wr_persons_migrations) / sizeof(wr_persons_migrations[0]);
@@ -66,9 +86,9 @@ static const char load_persons_pg[] =
     " ON p.uuid = d.person_uuid WHERE d.project_id = $1 AND d.person_uuid IN (SELECT person_uuid"
     " FROM person_distinct_ids WHERE project_id = $1 AND distinct_id IN"
     " (SELECT jsonb_array_elements_text(CAST($2 AS jsonb)))) FOR UPDATE";
-static const char load_seen_sqlite[] =
-    "SELECT uuid FROM events_seen WHERE uuid IN (SELECT value FROM json_each($1))";
-static const char load_seen_pg[] = "SELECT uuid FROM events_seen WHERE uuid IN"
+static const char load_seen_sqlite[] = "SELECT uuid, project_id FROM events_seen WHERE uuid IN"
+                                       " (SELECT value FROM json_each($1))";
+static const char load_seen_pg[] = "SELECT uuid, project_id FROM events_seen WHERE uuid IN"
                                    " (SELECT jsonb_array_elements_text(CAST($1 AS jsonb)))";
 static const char load_group_sqlite[] =
     "SELECT project_id, group_type, group_key, properties, version, created_at, properties_ts"
@@ -100,8 +120,8 @@ static const char ins_group[] =
 static const char upd_group[] =
     "UPDATE groups SET properties = $4, version = $5, properties_ts = $6"
     " WHERE project_id = $1 AND group_type = $2 AND group_key = $3";
-static const char ins_seen[] =
-    "INSERT INTO events_seen (uuid, seen_at) VALUES ($1, $2) ON CONFLICT DO NOTHING";
+static const char ins_seen[] = "INSERT INTO events_seen (uuid, project_id, seen_at)"
+                               " VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
 static const char prune_seen[] = "DELETE FROM events_seen WHERE seen_at < $1";
 
 /* ---- building statements ------------------------------------------------------------ */
@@ -234,6 +254,12 @@ static long long num(const char *s)
     return s ? atoll(s) : 0;
 }
 
+cm_slice_t wr_seen_key(long long project_id, const char *uuid, char out[WR_SEEN_KEY_MAX])
+{
+    int len = snprintf(out, WR_SEEN_KEY_MAX, "%lld:%s", project_id, uuid ? uuid : "");
+    return (cm_slice_t){out, len < 0 ? 0 : CM_MIN((size_t)len, (size_t)WR_SEEN_KEY_MAX - 1)};
+}
+
 void wr_persons_load_result(const cm_db_res_t *res, const wr_stmts_t *s, wr_event_t *events,
                             size_t n, wr_state_t *st, bool *seen)
 {
@@ -250,11 +276,14 @@ void wr_persons_load_result(const cm_db_res_t *res, const wr_stmts_t *s, wr_even
                                  cm_db_value(res, t, r, 2), num(cm_db_value(res, t, r, 1)));
         }
     }
+    char key[WR_SEEN_KEY_MAX];
     cm_strset_t *done = cm_strset_new(cm_db_nrows(res, s->seen_table) + 1);
     for (size_t r = 0; r < cm_db_nrows(res, s->seen_table); r++)
-        cm_strset_add(done, cm_slice_from_cstr(cm_db_value(res, s->seen_table, r, 0)));
+        cm_strset_add(done, wr_seen_key(num(cm_db_value(res, s->seen_table, r, 1)),
+                                        cm_db_value(res, s->seen_table, r, 0), key));
     for (size_t i = 0; i < n; i++)
-        seen[i] = cm_strset_has(done, cm_slice_from_cstr(events[i].uuid));
+        seen[i] = cm_strset_has(done, wr_seen_key(events[i].project_id, events[i].uuid, key)) ||
+                  cm_strset_has(done, wr_seen_key(0, events[i].uuid, key)); /* before v3 */
     cm_strset_free(done);
     cm_strset_t *groups = cm_strset_new(8);
     cm_buf_t k;
@@ -350,8 +379,9 @@ void wr_persons_save_stmts(cm_db_dialect_t d, const wr_state_t *st, const wr_eve
     for (size_t i = 0; i < n; i++)
         if (usable(&events[i]) && !seen[i] && (events[i].changed || events[i].warning)) {
             p_str(out, events[i].uuid);
+            p_int(out, events[i].project_id);
             p_int(out, now_ms);
-            add(out, ins_seen, 2);
+            add(out, ins_seen, 3);
         }
     cm_buf_free(&b);
     finish(out);

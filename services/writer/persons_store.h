@@ -3,7 +3,8 @@
  * the tables, loading a batch's state inside a strict transaction, and
  * writing back what persons.c changed in the same transaction. The events
  * whose person work was done are recorded there too (events_seen), so a
- * redelivered message never applies its $set twice.
+ * redelivered message never applies its $set twice (per project: the
+ * same uuid in two projects is two events).
  */
 #ifndef WR_PERSONS_STORE_H
 #define WR_PERSONS_STORE_H
@@ -45,6 +46,12 @@ void wr_persons_load_result(const cm_db_res_t *res, const wr_stmts_t *s, wr_even
 /* The writes for what st changed, and the events to record as seen. */
 void wr_persons_save_stmts(cm_db_dialect_t d, const wr_state_t *st, const wr_event_t *events,
                            size_t n, const bool *seen, int64_t now_ms, wr_stmts_t *out);
+/* An event's identity in events_seen: "<project id>:<uuid>". A uuid is
+ * unique within its project only: project B's event must not pass for
+ * project A's event with the same uuid (whose $set would be skipped).
+ * Project 0 stands for records made before the table had the project. */
+#define WR_SEEN_KEY_MAX 160
+cm_slice_t wr_seen_key(long long project_id, const char *uuid, char out[WR_SEEN_KEY_MAX]);
 /* Deletes seen-event records older than before_ms. */
 void wr_persons_prune_stmt(int64_t before_ms, wr_stmts_t *out);
 

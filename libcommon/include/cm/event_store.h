@@ -18,8 +18,9 @@
  *                    user and password as query parameters.
  *
  * Writes are idempotent for events: an event whose uuid is already stored
- * is skipped (redelivered messages are the normal case, see
- * proto/queue.md), so a write can simply be repeated after a failure.
+ * in its project is skipped (redelivered messages are the normal case, see
+ * proto/queue.md), so a write can simply be repeated after a failure. The
+ * same uuid in another project is another event.
  * Persons, distinct ids and groups carry a version: a row replaces the
  * stored one only when its version is higher.
  *

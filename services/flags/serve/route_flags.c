@@ -413,6 +413,10 @@ static void on_flags(cm_http_req_t *req, void *ud)
         return;
     }
     const char *pid = flg_store_project_for_token(ctx->store, token);
+    if (pid == NULL && flg_store_unloaded(ctx->store, req)) {
+        free_flags_req(f);
+        return;
+    }
     if (pid == NULL) {
         reject(req, 401, "invalid_token",
                "Project API key invalid. You can find your project API key in your project "

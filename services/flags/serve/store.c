@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cm/alloc.h"
+#include "cm/api_error.h"
 #include "cm/digest.h"
 #include "cm/hex.h"
 #include "cm/err.h"
@@ -196,6 +197,18 @@ bool flg_store_ready(const flg_store_t *s, cm_buf_t *why)
     if (!s->loaded && why)
         cm_buf_append_cstr(why, "project definitions not loaded from Redis yet");
     return s->loaded;
+}
+
+bool flg_store_unloaded(const flg_store_t *s, cm_http_req_t *req)
+{
+    if (s->loaded)
+        return false;
+    cm_api_error_t e;
+    cm_api_error_set(&e, 503, "not_ready", NULL,
+                     "Project tokens are not loaded from Redis yet; retry shortly.");
+    cm_http_res_header(req, "Retry-After", "1");
+    cm_http_respond_api_error(req, &e);
+    return true;
 }
 
 /* ---- full refresh --------------------------------------------------------- */

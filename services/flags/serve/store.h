@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "cm/buf.h"
+#include "cm/http_server.h"
 #include "cm/metrics.h"
 #include "cm/redis.h"
 #include "cm/rediskeys.h"
@@ -65,6 +66,10 @@ int flg_store_put_project(flg_store_t *s, const char *token, const char *project
                           const char *envelope, size_t len);
 /* True once a full read succeeded; why gets the reason otherwise. */
 bool flg_store_ready(const flg_store_t *s, cm_buf_t *why);
+/* Before the first full read no token is known, valid or not: a token
+ * not found then is not a reason for 401. Answers req 503 not_ready (with
+ * Retry-After) and returns true in that case; false once loaded. */
+bool flg_store_unloaded(const flg_store_t *s, cm_http_req_t *req);
 void flg_store_close(flg_store_t *s, void (*done)(void *ud), void *ud);
 
 #endif

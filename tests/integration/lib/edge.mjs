@@ -1,8 +1,11 @@
 // edge.mjs - the local edge router of `make run` (deploy/nginx/
 // edge.conf.template, filled as scripts/run fills it) in front of a test's
 // services, so the SDKs reach them through one host as in production.
-// nginx binds 127.0.0.1 on a random port (retried if taken) and is killed by
-// PID when the test process exits.
+// nginx binds 127.0.0.1 on a random port (retried if taken). It is stopped
+// with SIGTERM to its master, which stops its workers before it exits:
+// SIGKILL would take the master alone and leave the workers running and
+// listening. stop() waits for the master; a test process that exits without
+// stop() sends SIGTERM to the master and to its workers (by PID).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -11,7 +14,35 @@ import path from 'node:path';
 import { ROOT } from './proc.mjs';
 
 const children = new Set();
-process.on('exit', () => { for (const c of children) { try { process.kill(c.pid, 'SIGKILL'); } catch { /* gone */ } } });
+process.on('exit', () => {
+  for (const c of children) {
+    for (const pid of [...workerPids(c.pid), c.pid]) { try { process.kill(pid, 'SIGTERM'); } catch { /* gone */ } }
+  }
+});
+
+// The PIDs of the master's children (its workers), from /proc.
+export function workerPids(masterPid) {
+  try {
+    return fs.readFileSync(`/proc/${masterPid}/task/${masterPid}/children`, 'utf8').split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+// SIGTERM is nginx's fast shutdown: the master stops its workers, then
+// exits. SIGKILL only if it has not exited after 10 s (then the workers
+// too, by PID, since the master can no longer stop them).
+async function stopMaster(child, exited) {
+  const workers = workerPids(child.pid);
+  child.kill('SIGTERM');
+  let timer;
+  const late = new Promise((r) => { timer = setTimeout(() => r(true), 10000); });
+  if (await Promise.race([exited.then(() => false), late])) {
+    for (const pid of [child.pid, ...workers]) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+    await exited;
+  }
+  clearTimeout(timer);
+}
 
 function connects(port) {
   return new Promise((resolve) => {
@@ -42,18 +73,17 @@ export async function startEdge(ports) {
       if (await connects(port)) {
         return {
           port,
+          pid: child.pid,
           url: `http://127.0.0.1:${port}`,
           async stop() {
-            child.kill('SIGKILL');
-            await exited;
+            await stopMaster(child, exited);
             fs.rmSync(dir, { recursive: true, force: true });
           },
         };
       }
       await new Promise((r) => setTimeout(r, 20));
     }
-    child.kill('SIGKILL');
-    await exited;
+    await stopMaster(child, exited);
   }
   fs.rmSync(dir, { recursive: true, force: true });
   throw new Error('could not start the nginx edge');

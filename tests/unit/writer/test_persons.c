@@ -211,6 +211,38 @@ static void test_refused_merges(void **state)
     assert_false(wr_distinct_id_illegal("NULL"));
 }
 
+/* A uuid is unique within its project only: the seen record carries the
+ * project, and the key that recognises a seen event includes it. */
+static void test_seen_key_per_project(void **state)
+{
+    batch_t *b = *state;
+    char k1[WR_SEEN_KEY_MAX], k2[WR_SEEN_KEY_MAX];
+    cm_slice_t a = wr_seen_key(1, "0190aaaa-0000-7000-8000-000000000001", k1);
+    cm_slice_t c = wr_seen_key(2, "0190aaaa-0000-7000-8000-000000000001", k2);
+    assert_false(cm_slice_eq(a, c));
+    assert_true(cm_slice_eq_cstr(a, "1:0190aaaa-0000-7000-8000-000000000001"));
+
+    add(b, "$identify", "u1", "{\"$set\":{\"plan\":\"pro\"}}", NULL);
+    add(b, "$identify", "u1", "{\"$set\":{\"plan\":\"free\"}}", NULL);
+    snprintf(b->ev[1].uuid, sizeof(b->ev[1].uuid), "%s", b->ev[0].uuid); /* same uuid */
+    b->ev[1].project_id = 2;
+    apply(b);
+    bool seen[MAX_EVENTS] = {false};
+    wr_stmts_t save;
+    wr_persons_save_stmts(CM_DB_SQLITE, &b->st, b->ev, b->n, seen, 1000, &save);
+    bool project[3] = {false};
+    for (size_t i = 0; i < save.n; i++)
+        if (strncmp(save.stmts[i].sql, "INSERT INTO events_seen", 23) == 0) {
+            assert_int_equal(save.stmts[i].nparams, 3);
+            assert_string_equal(save.stmts[i].params[0], b->ev[0].uuid);
+            long long p = atoll(save.stmts[i].params[1]);
+            assert_true(p == 1 || p == 2);
+            project[p] = true;
+        }
+    assert_true(project[1] && project[2]); /* one record per project */
+    wr_stmts_free(&save);
+}
+
 static void test_personless_and_groups(void **state)
 {
     batch_t *b = *state;
@@ -337,6 +369,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_automatic_properties, setup, teardown),
         cmocka_unit_test_setup_teardown(test_identify_cases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_merges, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_seen_key_per_project, setup, teardown),
         cmocka_unit_test_setup_teardown(test_personless_and_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loaded_state_and_versions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_out_of_order, setup, teardown),
