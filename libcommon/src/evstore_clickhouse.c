@@ -49,6 +49,7 @@ struct ch_op {
     struct ch_write *w;
     cm_evstore_query_cb qcb;
     void *ud;
+    size_t max_bytes; /* a query's answer bound (0: the client's) */
 };
 
 enum { OP_SETUP, OP_QUERY, OP_DEDUP, OP_INSERT };
@@ -509,6 +510,38 @@ static void dedup_answer(ch_op_t *op, cm_slice_t body)
 
 static void on_setup_answer(ch_store_t *st, int status, const char *err, cm_slice_t body);
 
+/* A failed query's status. The server's exceptions ("Code: 47. DB::Exception:
+ * ..."; any HTTP status, 500 included) are the query's fault: refused
+ * (CM_EINVAL), out of time (159 TIMEOUT_EXCEEDED) or too big (158, 307,
+ * 396: rows or bytes past max_result_bytes); so is any other 4xx but the
+ * credentials' and a proxy's time-outs. A 5xx without an exception (a
+ * proxy, a server going away) and a failed exchange are the store's. */
+static int query_status(int status, const cm_http_client_res_t *res, int rc)
+{
+    if (status == CM_ETOOBIG)
+        return CM_ETOOBIG; /* past the answer's bound while reading */
+    if (status != 0)
+        return rc;
+    cm_slice_t b = res->body;
+    size_t skip = 0;
+    while (skip < b.len && (b.p[skip] == ' ' || b.p[skip] == '\n' || b.p[skip] == '\r'))
+        skip++;
+    if (b.len - skip > 6 && memcmp(b.p + skip, "Code: ", 6) == 0) {
+        int code = 0; /* the body is not NUL-terminated: read the digits by hand */
+        for (size_t i = skip + 6; i < b.len && i < skip + 12 && b.p[i] >= '0' && b.p[i] <= '9'; i++)
+            code = code * 10 + (b.p[i] - '0');
+        return code == 159                                 ? CM_ETIMEDOUT
+               : code == 158 || code == 307 || code == 396 ? CM_ETOOBIG
+                                                           : CM_EINVAL;
+    }
+    if (b.len > 0 && memmem(b.p, b.len, "DB::Exception", 13) != NULL)
+        return CM_EINVAL;
+    int h = res->status;
+    if (h >= 400 && h < 500 && h != 401 && h != 403 && h != 407 && h != 408 && h != 429)
+        return CM_EINVAL;
+    return rc;
+}
+
 static void on_http(int status, const cm_http_client_res_t *res, void *ud)
 {
     ch_op_t *op = ud;
@@ -521,16 +554,8 @@ static void on_http(int status, const cm_http_client_res_t *res, void *ud)
         rc = status != 0 || res->status >= 500 || res->status == 401 || res->status == 403
                  ? CM_EUNAVAIL
                  : CM_EINVAL;
-        /* A query the server ran and refused ("Code: 47, ..."): the
-         * query's fault, not the store's; 159 is TIMEOUT_EXCEEDED. */
-        if (status == 0 && op->kind == OP_QUERY && res->body.len > 6 &&
-            memcmp(res->body.p, "Code: ", 6) == 0) {
-            int code = 0; /* the body is not NUL-terminated: read the digits by hand */
-            for (size_t i = 6;
-                 i < res->body.len && i < 12 && res->body.p[i] >= '0' && res->body.p[i] <= '9'; i++)
-                code = code * 10 + (res->body.p[i] - '0');
-            rc = code == 159 ? CM_ETIMEDOUT : CM_EINVAL;
-        }
+        if (op->kind == OP_QUERY)
+            rc = query_status(status, res, rc);
     }
     cm_slice_t body = rc == 0 ? res->body : CM_SLICE_NULL;
     switch (op->kind) {
@@ -592,6 +617,10 @@ static void send_op(ch_op_t *op)
      * reads and CREATE IF NOT EXISTS are harmless twice, and a repeated
      * insert is a copy the uuid check or the merge removes. */
     req.idempotent = true;
+    /* a bounded answer: the client stops reading past it (the header
+     * section has its own 64 KiB bound) */
+    if (op->max_bytes != 0)
+        req.max_response_bytes = op->max_bytes + (64u << 10);
     req.url = cm_buf_cstr(&url);
     st->in_flight++;
     cm_http_client_request(st->http, &req, on_http, op);
@@ -794,6 +823,12 @@ static void ch_query(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_
     if (q->timeout_ms > 0)
         cm_buf_appendf(&op->settings, "&max_execution_time=%u&timeout_overflow_mode=throw",
                        (q->timeout_ms + 999) / 1000);
+    /* the server stops too (its count is of its blocks in memory, close
+     * to the text's size; the client's count above is the exact one) */
+    op->max_bytes = q->ddl ? 0 : q->max_bytes;
+    if (op->max_bytes != 0)
+        cm_buf_appendf(&op->settings, "&max_result_bytes=%zu&result_overflow_mode=throw",
+                       op->max_bytes);
     if (q->ddl)
         cm_buf_append_cstr(&op->sql, q->sql);
     else
