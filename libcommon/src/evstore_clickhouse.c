@@ -236,9 +236,16 @@ static void tsv_cell(tsv_t *t, const char *p, size_t n)
         return;
     }
     t->offsets[t->ncells++] = t->text.len + 1;
-    for (size_t i = 0; i < n; i++) {
-        char c = p[i];
-        if (c == '\\' && i + 1 < n) {
+    for (size_t i = 0; i < n;) {
+        /* the run up to the next escape at once (most cells have none) */
+        const char *bs = memchr(p + i, '\\', n - i);
+        size_t run = bs ? (size_t)(bs - (p + i)) : n - i;
+        cm_buf_append(&t->text, p + i, run);
+        i += run;
+        if (i == n)
+            break;
+        char c = '\\';
+        if (i + 1 < n) {
             char e = p[++i];
             c = e == 'n'   ? '\n'
                 : e == 't' ? '\t'
@@ -249,6 +256,7 @@ static void tsv_cell(tsv_t *t, const char *p, size_t n)
                            : e;
         }
         cm_buf_putc(&t->text, c);
+        i++;
     }
     cm_buf_putc(&t->text, '\0');
 }
@@ -278,11 +286,18 @@ static void tsv_parse(tsv_t *t, cm_slice_t body)
     }
 }
 
+static void answer_parsed(ch_op_t *op, int status, const char *err, tsv_t t);
+
 static void answer_query(ch_op_t *op, int status, const char *err, cm_slice_t body)
 {
     tsv_t t = {CM_BUF_INIT, NULL, 0, 0, 0};
     if (status == 0)
         tsv_parse(&t, body);
+    answer_parsed(op, status, err, t);
+}
+
+static void answer_parsed(ch_op_t *op, int status, const char *err, tsv_t t)
+{
     const char **cells = cm_xcalloc(t.ncells + 1, sizeof(char *));
     for (size_t i = 0; i < t.ncells; i++)
         cells[i] = t.offsets[i] ? t.text.p + t.offsets[i] - 1 : NULL;
@@ -292,6 +307,52 @@ static void answer_query(ch_op_t *op, int status, const char *err, cm_slice_t bo
     free(cells);
     free(t.offsets);
     cm_buf_free(&t.text);
+}
+
+/* A big answer is parsed on libuv's thread pool: unescaping tens of MiB
+ * would hold the loop for tens of milliseconds. The body is copied first
+ * (the client's is valid during its callback only): one memcpy. */
+#define PARSE_ON_LOOP_MAX (256u << 10)
+
+typedef struct {
+    uv_work_t req;
+    ch_op_t *op;
+    char *body;
+    size_t len;
+    tsv_t t;
+} parse_work_t;
+
+static void on_parse_work(uv_work_t *req)
+{
+    parse_work_t *pw = req->data;
+    tsv_parse(&pw->t, (cm_slice_t){pw->body, pw->len});
+}
+
+static void on_parsed(uv_work_t *req, int status)
+{
+    parse_work_t *pw = req->data;
+    ch_op_t *op = pw->op;
+    ch_store_t *st = op->st;
+    (void)status; /* never cancelled */
+    free(pw->body);
+    st->in_flight--;
+    answer_parsed(op, 0, NULL, pw->t);
+    op_free(op);
+    free(pw);
+    maybe_finish_close(st);
+}
+
+static void parse_later(ch_op_t *op, cm_slice_t body)
+{
+    parse_work_t *pw = cm_xcalloc(1, sizeof(*pw));
+    pw->op = op;
+    pw->body = cm_xmalloc(body.len + 1);
+    memcpy(pw->body, body.p, body.len);
+    pw->len = body.len;
+    pw->t = (tsv_t){CM_BUF_INIT, NULL, 0, 0, 0};
+    pw->req.data = pw;
+    op->st->in_flight++; /* the store's close waits for it */
+    uv_queue_work(op->st->base.loop, &pw->req, on_parse_work, on_parsed);
 }
 
 /* ---- the write: dedup, then the inserts ------------------------------------------------- */
@@ -561,6 +622,10 @@ static void on_http(int status, const cm_http_client_res_t *res, void *ud)
     switch (op->kind) {
     case OP_SETUP: on_setup_answer(st, rc, err, body); break;
     case OP_QUERY:
+        if (rc == 0 && body.len > PARSE_ON_LOOP_MAX) {
+            parse_later(op, body); /* op is freed once it is answered */
+            return;
+        }
         answer_query(op, rc, rc ? err : NULL, body);
         maybe_finish_close(st);
         break;

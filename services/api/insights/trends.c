@@ -249,10 +249,10 @@ int api_insights__trends_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t 
             from = to.p != NULL ? to : CM_SLICE_LIT("dStart"); /* for now */
         }
         rc = api_insights__range(from, to, (ins_interval_t)iv, zone, now_s, &in->range, err);
-        if (rc != 0 && by_var)
-            *attr = "variables";
         if (rc == 0 && !in->all)
             rc = check_cells(in, err);
+        if (rc != 0 && by_var)
+            *attr = "variables";
     }
     if (rc != 0) {
         api_insights__trends_free(in);

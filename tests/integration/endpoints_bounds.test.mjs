@@ -1,0 +1,174 @@
+// endpoints_bounds.test.mjs - every endpoint answer has a size bound
+// (docs/endpoints.md "Answer sizes"), on both pairs of backends: the api
+// runs with ENDPOINT_MAX_ANSWER_BYTES 1 MiB and ENDPOINT_CACHE_MAX_BYTES
+// 64 KiB, so that answers past them are small enough for a test. Big
+// strings come from nested replaceAll (each level makes every 'x' ten).
+// Also: the run cache key keeps values apart, and a query the store
+// refuses is a 400 without the store's own text.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { PostHog } from 'posthog-node';
+import { PAIRS, pairName, startPair } from './lib/suite.mjs';
+import { redisCommand } from './lib/redis.mjs';
+import { within } from './lib/rawhttp.mjs';
+
+const CAP = 1 << 20;
+const BASE = Date.parse('2024-03-01T12:00:00Z');
+
+// A string of seed's length times 10^levels, as HogQL.
+function grown(seed, levels) {
+  let e = `'${seed}'`;
+  for (let i = 0; i < levels; i++) e = `replaceAll(${e}, 'x', 'xxxxxxxxxx')`;
+  return e;
+}
+
+// The process's peak resident size in bytes (VmHWM).
+function peakRss(pid) {
+  const m = fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmHWM:\s+(\d+) kB/m);
+  return Number(m[1]) * 1024;
+}
+
+for (const pair of PAIRS) describe(`endpoint answer bounds: ${pairName(pair)}`, () => {
+  let s, P, E, V;
+  const make = async (name, query) => {
+    const r = await s.call('POST', E, { name, query: { kind: 'HogQLQuery', query } });
+    assert.equal(r.status, 201, JSON.stringify(r.json));
+  };
+  const cacheKeys = async () => (await redisCommand(s.redis.port, 'KEYS', `endpoint_cache:${P}:*`)) || [];
+
+  before(async () => {
+    s = await startPair(pair, { apiEnv: { ENDPOINT_MAX_ANSWER_BYTES: '1MiB', ENDPOINT_CACHE_MAX_BYTES: '64KiB' } });
+    P = s.boot.project_id;
+    E = `/api/projects/${P}/endpoints/`;
+    V = `/api/projects/${P}/insight_variables/`;
+    const client = new PostHog(s.boot.project_api_token, { host: s.ingestUrl, flushAt: 100, flushInterval: 0 });
+    const browsers = ['Chrome', 'Firefox', 'Safari'];
+    for (let i = 0; i < 30; i++) {
+      client.capture({
+        distinctId: `user-${i % 5}`,
+        event: '$pageview',
+        timestamp: new Date(BASE + i * 3600 * 1000),
+        properties: { $browser: browsers[i % 3], n: i },
+      });
+    }
+    await client.shutdown();
+    await within(30000, 'all 30 events stored', async () => (await s.store.distinct()) >= 30);
+  });
+
+  after(async () => {
+    await s?.stop();
+  });
+
+  test('a replaceAll bomb: a clear 400 within the cap, the api stays small, nothing cached', async () => {
+    // 10 MB a row, 3 rows: 30 MB, 30 times the cap
+    await make('bomb', `SELECT ${grown('xxxxxxxxxx', 6)} AS s FROM events LIMIT 3`);
+    const keysBefore = (await cacheKeys()).length;
+    const rssBefore = peakRss(s.api.child.pid);
+    const r = await s.call('POST', `${E}bomb/run`, {});
+    assert.equal(r.status, 400, JSON.stringify(r.json).slice(0, 400));
+    assert.equal(r.json.type, 'validation_error');
+    assert.match(r.json.detail, /the answer is larger than 1 MiB \(ENDPOINT_MAX_ANSWER_BYTES\)/);
+    // the api never held the answer: its peak grew by far less than 30 MB
+    const grew = peakRss(s.api.child.pid) - rssBefore;
+    assert.ok(grew < 16 * CAP, `the api's peak RSS grew by ${grew} bytes`);
+    assert.equal((await cacheKeys()).length, keysBefore, 'nothing cached');
+  });
+
+  test('an answer just under the cap is served whole; just over it is a 400', async () => {
+    // 3 rows of 300,000 bytes: 900,000 of a 1,048,576-byte cap
+    await make('under', `SELECT ${grown('xxx', 5)} AS s, n FROM (SELECT toInt(properties.n) AS n FROM events ORDER BY n LIMIT 3)`);
+    let r = await s.call('POST', `${E}under/run`, {});
+    assert.equal(r.status, 200, JSON.stringify(r.json).slice(0, 400));
+    assert.equal(r.json.results.length, 3);
+    assert.deepEqual(r.json.results.map((row) => row[1]), [0, 1, 2]);
+    for (const row of r.json.results) assert.equal(row[0], 'x'.repeat(300000));
+    assert.equal(r.json.hasMore, false);
+    assert.deepEqual(r.json.columns, ['s', 'n']);
+
+    // 3 rows of 400,000 bytes
+    await make('over', `SELECT ${grown('xxxx', 5)} AS s FROM events LIMIT 3`);
+    r = await s.call('POST', `${E}over/run`, {});
+    assert.equal(r.status, 400, JSON.stringify(r.json).slice(0, 400));
+    assert.match(r.json.detail, /larger than 1 MiB/);
+  });
+
+  test('an answer over the cache bound is served but not cached; a small one is cached', async () => {
+    // 3 rows of 30,000 bytes: 90 KB of JSON, past the 64 KiB cache bound
+    await make('uncached', `SELECT ${grown('xxx', 4)} AS s FROM events LIMIT 3`);
+    const keysBefore = (await cacheKeys()).length;
+    for (let i = 0; i < 2; i++) {
+      const r = await s.call('POST', `${E}uncached/run`, {});
+      assert.equal(r.status, 200, JSON.stringify(r.json).slice(0, 400));
+      assert.equal(r.json.is_cached, false, `run ${i}: computed again`);
+      assert.deepEqual(r.json.results, [['x'.repeat(30000)], ['x'.repeat(30000)], ['x'.repeat(30000)]]);
+    }
+    assert.equal((await cacheKeys()).length, keysBefore);
+    // 3 rows of 3,000: cached
+    await make('cached', `SELECT ${grown('xxx', 3)} AS s FROM events LIMIT 3`);
+    let r = await s.call('POST', `${E}cached/run`, {});
+    assert.equal(r.json.is_cached, false);
+    r = await s.call('POST', `${E}cached/run`, {});
+    assert.equal(r.json.is_cached, true);
+    assert.deepEqual(r.json.results, [['x'.repeat(3000)], ['x'.repeat(3000)], ['x'.repeat(3000)]]);
+    assert.equal((await cacheKeys()).length, keysBefore + 1);
+  });
+
+  test('the cache key keeps newline-holding values apart', async () => {
+    for (const code of ['va', 'vb']) {
+      const r = await s.call('POST', V, { name: code, code_name: code, type: 'String', default_value: '' });
+      assert.equal(r.status, 201, JSON.stringify(r.json));
+    }
+    await make('two-values', 'SELECT {variables.va} AS a, {variables.vb} AS b');
+    const run = async (variables) => {
+      const r = await s.call('POST', `${E}two-values/run`, { variables, refresh: 'cache' });
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      return r.json;
+    };
+    let r = await run({ va: 'x\ntq', vb: 'z' });
+    assert.deepEqual(r.results, [['x\ntq', 'z']]);
+    r = await run({ va: 'x', vb: 'q\ntz' });
+    assert.deepEqual(r.results, [['x', 'q\ntz']], 'another answer, not the first one from the cache');
+    assert.equal(r.is_cached, false);
+    r = await run({ va: 'x\ntq', vb: 'z' });
+    assert.deepEqual([r.results, r.is_cached], [[['x\ntq', 'z']], true]);
+  });
+
+  test('an insight of buckets x values past 50,000 is refused before it runs', async () => {
+    const query = {
+      kind: 'TrendsQuery',
+      interval: 'hour',
+      dateRange: { date_from: '-208d' },
+      series: [{ kind: 'EventsNode', event: '$pageview' }],
+      breakdownFilter: { breakdown: '$browser', breakdown_limit: 10000 },
+    };
+    // the issue's insight: refused as it is saved
+    let r = await s.call('POST', E, { name: 'huge-trend', query });
+    assert.equal(r.status, 400, JSON.stringify(r.json));
+    const m = r.json.detail.match(/would answer (\d+) values \((\d+) hourly buckets x 10001 breakdown values x 1 series\), more than 50000/);
+    assert.ok(m, r.json.detail);
+    // 208 days of hours, and the hours of today so far
+    assert.ok(Number(m[2]) >= 208 * 24 && Number(m[2]) <= 209 * 24, m[2]);
+    assert.equal(Number(m[1]), Number(m[2]) * 10001);
+    // a day of it is fine; widened by a variable at run time, refused
+    // by the plan, before any query reaches the store
+    r = await s.call('POST', E, { name: 'hourly-trend', query: { ...query, dateRange: { date_from: '-1d' }, breakdownFilter: { breakdown: '$browser', breakdown_limit: 1000 } } });
+    assert.equal(r.status, 201, JSON.stringify(r.json));
+    r = await s.call('POST', `${E}hourly-trend/run`, { variables: { date_from: '-208d' }, refresh: 'force' });
+    assert.equal(r.status, 400, JSON.stringify(r.json));
+    assert.equal(r.json.attr, 'variables');
+    assert.match(r.json.detail, /would answer \d+ values \(49\d\d hourly buckets x 1001 breakdown values x 1 series\), more than 50000: choose a longer interval/);
+    r = await s.call('POST', `${E}hourly-trend/run`, { refresh: 'force' });
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+  });
+
+  if (pair.store === 'clickhouse') {
+    test('a query ClickHouse refuses is a 400 without its text', async () => {
+      await make('refused', 'SELECT intDiv(toInt(properties.n), 0) AS d FROM events LIMIT 1');
+      const r = await s.call('POST', `${E}refused/run`, {});
+      assert.equal(r.status, 400, JSON.stringify(r.json));
+      assert.match(r.json.detail, /^Query execution failed: the event store refused the query \(request [0-9a-f-]+\)\.$/);
+      assert.doesNotMatch(JSON.stringify(r.json), /Code:|DB::|Exception|SELECT/);
+    });
+  }
+});
