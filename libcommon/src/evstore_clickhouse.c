@@ -575,13 +575,14 @@ static void on_setup_answer(ch_store_t *st, int status, const char *err, cm_slic
  * ..."; any HTTP status, 500 included) are the query's fault: refused
  * (CM_EINVAL), out of time (159 TIMEOUT_EXCEEDED) or too big (158, 307,
  * 396: rows or bytes past max_result_bytes); so is any other 4xx but the
- * credentials' and a proxy's time-outs. A 5xx without an exception (a
- * proxy, a server going away) and a failed exchange are the store's. */
+ * credentials' and a proxy's time-outs. The credentials (HTTP 401, codes
+ * 192-194 and 516), a 503 and a 5xx without an exception (a proxy, a
+ * server going away), and a failed exchange are the store's. */
 static int query_status(int status, const cm_http_client_res_t *res, int rc)
 {
     if (status == CM_ETOOBIG)
         return CM_ETOOBIG; /* past the answer's bound while reading */
-    if (status != 0)
+    if (status != 0 || res->status == 401 || res->status == 503)
         return rc;
     cm_slice_t b = res->body;
     size_t skip = 0;
@@ -591,6 +592,8 @@ static int query_status(int status, const cm_http_client_res_t *res, int rc)
         int code = 0; /* the body is not NUL-terminated: read the digits by hand */
         for (size_t i = skip + 6; i < b.len && i < skip + 12 && b.p[i] >= '0' && b.p[i] <= '9'; i++)
             code = code * 10 + (b.p[i] - '0');
+        if ((code >= 192 && code <= 194) || code == 516)
+            return rc;
         return code == 159                                 ? CM_ETIMEDOUT
                : code == 158 || code == 307 || code == 396 ? CM_ETOOBIG
                                                            : CM_EINVAL;
