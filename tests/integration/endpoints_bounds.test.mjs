@@ -130,6 +130,20 @@ for (const pair of PAIRS) describe(`endpoint answer bounds: ${pairName(pair)}`, 
     assert.match(r.json.detail, /larger than 1 MiB/);
   });
 
+  test('only the answer counts: a big inner result aggregated to a small answer is served', async () => {
+    // 30 rows of 300,000 bytes (9 MB) inside, one row out: ClickHouse's
+    // max_result_bytes must count the answer only, not inner results
+    await make('inner', `SELECT count() AS c, sum(length(s)) AS total FROM (SELECT ${grown('xxx', 5)} AS s FROM events)`);
+    const r = await s.call('POST', `${E}inner/run`, {});
+    assert.equal(r.status, 200, JSON.stringify(r.json).slice(0, 400));
+    assert.deepEqual(r.json.results, [[30, 30 * 300000]]);
+    // the same inside IN, 30 different values (ClickHouse builds its set apart)
+    await make('inner-in', `SELECT count() AS c FROM events WHERE event NOT IN (SELECT concat(${grown('xxx', 5)}, toString(properties.n)) AS s FROM events)`);
+    const r2 = await s.call('POST', `${E}inner-in/run`, {});
+    assert.equal(r2.status, 200, JSON.stringify(r2.json).slice(0, 400));
+    assert.deepEqual(r2.json.results, [[30]]);
+  });
+
   test('an answer over the cache bound is served but not cached; a small one is cached', async () => {
     // 3 rows of 30,000 bytes: 90 KB of JSON, past the 64 KiB cache bound
     await make('uncached', `SELECT ${grown('xxx', 4)} AS s FROM events LIMIT 3`);
