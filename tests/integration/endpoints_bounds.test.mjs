@@ -241,11 +241,13 @@ for (const pair of PAIRS) describe(`endpoint answer bounds: ${pairName(pair)}`, 
       assert.equal(json.results.length, 4);
       for (const row of json.results) assert.ok(row[0].length === 1e7 && /^x+$/.test(row[0]));
       console.log(`# 40 MB answer: worst /_health wait ${m.worst.toFixed(1)} ms over ${m.probes} probes (idle ${idle.worst.toFixed(1)} ms)`);
-      // Measured 20-45 ms here (copies of the rows on the loop; the JSON
-      // is written on the pool), 400 ms when the JSON was written on the
-      // loop; the bound is loose for a loaded 2-core machine shared with
-      // the sanitizer tree, yet far below a loop that writes 40 MB itself.
-      assert.ok(m.worst < 150 + idle.worst, `the loop was held: a probe waited ${m.worst.toFixed(1)} ms (idle ${idle.worst.toFixed(1)} ms)`);
+      // Measured 18-45 ms here (copies of the rows on the loop; the JSON
+      // is written on the pool), up to 140 ms in the sanitizer tree on
+      // ClickHouse (its memcpy and strlen check every byte), 400 ms when
+      // the JSON was written on the loop. The bound is loose for a loaded
+      // 2-core machine, yet below a loop that writes 40 MB itself.
+      const bound = /san/.test(BUILD) ? 300 : 150;
+      assert.ok(m.worst < bound + idle.worst, `the loop was held: a probe waited ${m.worst.toFixed(1)} ms (idle ${idle.worst.toFixed(1)} ms)`);
     } finally {
       await big.stop();
     }
