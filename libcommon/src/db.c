@@ -85,6 +85,7 @@ static cm__db_job_t *job_new(cm_db_t *db, const cm_db_stmt_t *stmts, size_t n)
         s->types = stmts[i].types ? copy_into(&text, stmts[i].types) : NULL;
         s->timeout_ms = stmts[i].timeout_ms;
         s->cache_ms = stmts[i].cache_ms;
+        s->max_bytes = stmts[i].max_bytes;
         s->params = (const char *const *)arrays;
         for (int j = 0; j < s->nparams; j++)
             *arrays++ = stmts[i].params[j] ? copy_into(&text, stmts[i].params[j]) : NULL;

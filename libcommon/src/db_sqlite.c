@@ -232,7 +232,10 @@ static size_t real_text(double v, char *out, size_t cap)
     return (size_t)n;
 }
 
-static int step_rows(sqlite_db_t *sq, cm__db_job_t *job, sqlite3_stmt *st)
+/* The answer's bound (cm_db_stmt_t.max_bytes): what a value costs. */
+#define CELL_OVERHEAD 8
+
+static int step_rows(sqlite_db_t *sq, cm__db_job_t *job, sqlite3_stmt *st, size_t max_bytes)
 {
     int ncols = sqlite3_column_count(st);
     cm__db_table_t *t = cm__db_table_add(&job->res, (size_t)ncols);
@@ -241,21 +244,33 @@ static int step_rows(sqlite_db_t *sq, cm__db_job_t *job, sqlite3_stmt *st)
         cm__db_table_cell(t, name, strlen(name));
     }
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        for (int c = 0; c < ncols; c++) {
-            if (sqlite3_column_type(st, c) == SQLITE_NULL) {
-                cm__db_table_cell(t, NULL, 0);
-                continue;
-            }
+    size_t bytes = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        for (int c = 0; c < ncols && rc == SQLITE_ROW; c++) {
+            char d[32];
+            const char *v = NULL;
+            size_t n = 0;
             if (sqlite3_column_type(st, c) == SQLITE_FLOAT) {
-                char d[32];
-                size_t n = real_text(sqlite3_column_double(st, c), d, sizeof(d));
-                cm__db_table_cell(t, d, n);
-                continue;
+                n = real_text(sqlite3_column_double(st, c), d, sizeof(d));
+                v = d;
+            } else if (sqlite3_column_type(st, c) != SQLITE_NULL) {
+                v = (const char *)sqlite3_column_text(st, c);
+                n = (size_t)sqlite3_column_bytes(st, c);
             }
-            const unsigned char *v = sqlite3_column_text(st, c);
-            cm__db_table_cell(t, (const char *)v, (size_t)sqlite3_column_bytes(st, c));
+            bytes += n + CELL_OVERHEAD;
+            if (max_bytes != 0 && bytes > max_bytes)
+                rc = SQLITE_TOOBIG; /* checked before it is kept */
+            else
+                cm__db_table_cell(t, v, n);
         }
+        if (rc != SQLITE_ROW)
+            break;
+    }
+    if (rc == SQLITE_TOOBIG && max_bytes != 0) {
+        cm__db_job_fail(job, CM_ETOOBIG, "%s: the answer is larger than %zu bytes", sq->base.name,
+                        max_bytes);
+        return -1;
+    }
     if (rc == SQLITE_INTERRUPT && sq->deadline != 0) {
         cm__db_job_fail(job, CM_ETIMEDOUT, "%s: the query ran out of time", sq->base.name);
         return -1;
@@ -273,7 +288,13 @@ static int run_stmt_timed(sqlite_db_t *sq, cm__db_job_t *job, const cm_db_stmt_t
 static int run_stmt(sqlite_db_t *sq, cm__db_job_t *job, const cm_db_stmt_t *s)
 {
     sq->deadline = s->timeout_ms ? uv_hrtime() + (uint64_t)s->timeout_ms * 1000000u : 0;
+    /* A bounded answer bounds every value made on the way too (a string
+     * grown by nested replace() fails once past it, not at SQLite's 1 GB) */
+    int length = sqlite3_limit(sq->conn, SQLITE_LIMIT_LENGTH, -1);
+    if (s->max_bytes != 0 && s->max_bytes < (size_t)length)
+        sqlite3_limit(sq->conn, SQLITE_LIMIT_LENGTH, (int)s->max_bytes);
     int rc = run_stmt_timed(sq, job, s);
+    sqlite3_limit(sq->conn, SQLITE_LIMIT_LENGTH, length);
     sq->deadline = 0;
     return rc;
 }
@@ -286,7 +307,7 @@ static int run_stmt_timed(sqlite_db_t *sq, cm__db_job_t *job, const cm_db_stmt_t
         s->nparams > 0 || strchr(sql, ';') == NULL ? cached_prepare(sq, sql) : NULL;
     if (kept) {
         bind_params(kept, s);
-        int rc = step_rows(sq, job, kept);
+        int rc = step_rows(sq, job, kept, s->max_bytes);
         sqlite3_reset(kept); /* ends its read, releases what it holds */
         return rc;
     }
@@ -304,7 +325,7 @@ static int run_stmt_timed(sqlite_db_t *sq, cm__db_job_t *job, const cm_db_stmt_t
             cm_buf_free(&t->text);
         }
         bind_params(st, s);
-        int rc = step_rows(sq, job, st);
+        int rc = step_rows(sq, job, st, s->max_bytes);
         sqlite3_finalize(st);
         if (rc != 0)
             return rc;

@@ -50,6 +50,7 @@ struct ch_op {
     struct ch_write *w;
     cm_evstore_query_cb qcb;
     void *ud;
+    size_t max_bytes; /* a query's answer bound (0: the client's) */
 };
 
 enum { OP_SETUP, OP_QUERY, OP_DEDUP, OP_INSERT };
@@ -236,9 +237,16 @@ static void tsv_cell(tsv_t *t, const char *p, size_t n)
         return;
     }
     t->offsets[t->ncells++] = t->text.len + 1;
-    for (size_t i = 0; i < n; i++) {
-        char c = p[i];
-        if (c == '\\' && i + 1 < n) {
+    for (size_t i = 0; i < n;) {
+        /* the run up to the next escape at once (most cells have none) */
+        const char *bs = memchr(p + i, '\\', n - i);
+        size_t run = bs ? (size_t)(bs - (p + i)) : n - i;
+        cm_buf_append(&t->text, p + i, run);
+        i += run;
+        if (i == n)
+            break;
+        char c = '\\';
+        if (i + 1 < n) {
             char e = p[++i];
             c = e == 'n'   ? '\n'
                 : e == 't' ? '\t'
@@ -249,6 +257,7 @@ static void tsv_cell(tsv_t *t, const char *p, size_t n)
                            : e;
         }
         cm_buf_putc(&t->text, c);
+        i++;
     }
     cm_buf_putc(&t->text, '\0');
 }
@@ -278,11 +287,18 @@ static void tsv_parse(tsv_t *t, cm_slice_t body)
     }
 }
 
+static void answer_parsed(ch_op_t *op, int status, const char *err, tsv_t t);
+
 static void answer_query(ch_op_t *op, int status, const char *err, cm_slice_t body)
 {
     tsv_t t = {CM_BUF_INIT, NULL, 0, 0, 0};
     if (status == 0)
         tsv_parse(&t, body);
+    answer_parsed(op, status, err, t);
+}
+
+static void answer_parsed(ch_op_t *op, int status, const char *err, tsv_t t)
+{
     const char **cells = cm_xcalloc(t.ncells + 1, sizeof(char *));
     for (size_t i = 0; i < t.ncells; i++)
         cells[i] = t.offsets[i] ? t.text.p + t.offsets[i] - 1 : NULL;
@@ -292,6 +308,52 @@ static void answer_query(ch_op_t *op, int status, const char *err, cm_slice_t bo
     free(cells);
     free(t.offsets);
     cm_buf_free(&t.text);
+}
+
+/* A big answer is parsed on libuv's thread pool: unescaping tens of MiB
+ * would hold the loop for tens of milliseconds. The body is copied first
+ * (the client's is valid during its callback only): one memcpy. */
+#define PARSE_ON_LOOP_MAX (256u << 10)
+
+typedef struct {
+    uv_work_t req;
+    ch_op_t *op;
+    char *body;
+    size_t len;
+    tsv_t t;
+} parse_work_t;
+
+static void on_parse_work(uv_work_t *req)
+{
+    parse_work_t *pw = req->data;
+    tsv_parse(&pw->t, (cm_slice_t){pw->body, pw->len});
+}
+
+static void on_parsed(uv_work_t *req, int status)
+{
+    parse_work_t *pw = req->data;
+    ch_op_t *op = pw->op;
+    ch_store_t *st = op->st;
+    (void)status; /* never cancelled */
+    free(pw->body);
+    st->in_flight--;
+    answer_parsed(op, 0, NULL, pw->t);
+    op_free(op);
+    free(pw);
+    maybe_finish_close(st);
+}
+
+static void parse_later(ch_op_t *op, cm_slice_t body)
+{
+    parse_work_t *pw = cm_xcalloc(1, sizeof(*pw));
+    pw->op = op;
+    pw->body = cm_xmalloc(body.len + 1);
+    memcpy(pw->body, body.p, body.len);
+    pw->len = body.len;
+    pw->t = (tsv_t){CM_BUF_INIT, NULL, 0, 0, 0};
+    pw->req.data = pw;
+    op->st->in_flight++; /* the store's close waits for it */
+    uv_queue_work(op->st->base.loop, &pw->req, on_parse_work, on_parsed);
 }
 
 /* ---- the write: dedup, then the inserts ------------------------------------------------- */
@@ -520,6 +582,41 @@ static void dedup_answer(ch_op_t *op, cm_slice_t body)
 
 static void on_setup_answer(ch_store_t *st, int status, const char *err, cm_slice_t body);
 
+/* A failed query's status. The server's exceptions ("Code: 47. DB::Exception:
+ * ..."; any HTTP status, 500 included) are the query's fault: refused
+ * (CM_EINVAL), out of time (159 TIMEOUT_EXCEEDED) or too big (158, 307,
+ * 396: rows or bytes past max_result_bytes); so is any other 4xx but the
+ * credentials' and a proxy's time-outs. The credentials (HTTP 401, codes
+ * 192-194 and 516), a 503 and a 5xx without an exception (a proxy, a
+ * server going away), and a failed exchange are the store's. */
+static int query_status(int status, const cm_http_client_res_t *res, int rc)
+{
+    if (status == CM_ETOOBIG)
+        return CM_ETOOBIG; /* past the answer's bound while reading */
+    if (status != 0 || res->status == 401 || res->status == 503)
+        return rc;
+    cm_slice_t b = res->body;
+    size_t skip = 0;
+    while (skip < b.len && (b.p[skip] == ' ' || b.p[skip] == '\n' || b.p[skip] == '\r'))
+        skip++;
+    if (b.len - skip > 6 && memcmp(b.p + skip, "Code: ", 6) == 0) {
+        int code = 0; /* the body is not NUL-terminated: read the digits by hand */
+        for (size_t i = skip + 6; i < b.len && i < skip + 12 && b.p[i] >= '0' && b.p[i] <= '9'; i++)
+            code = code * 10 + (b.p[i] - '0');
+        if ((code >= 192 && code <= 194) || code == 516)
+            return rc;
+        return code == 159                                 ? CM_ETIMEDOUT
+               : code == 158 || code == 307 || code == 396 ? CM_ETOOBIG
+                                                           : CM_EINVAL;
+    }
+    if (b.len > 0 && memmem(b.p, b.len, "DB::Exception", 13) != NULL)
+        return CM_EINVAL;
+    int h = res->status;
+    if (h >= 400 && h < 500 && h != 401 && h != 403 && h != 407 && h != 408 && h != 429)
+        return CM_EINVAL;
+    return rc;
+}
+
 static void on_http(int status, const cm_http_client_res_t *res, void *ud)
 {
     ch_op_t *op = ud;
@@ -532,21 +629,17 @@ static void on_http(int status, const cm_http_client_res_t *res, void *ud)
         rc = status != 0 || res->status >= 500 || res->status == 401 || res->status == 403
                  ? CM_EUNAVAIL
                  : CM_EINVAL;
-        /* A query the server ran and refused ("Code: 47, ..."): the
-         * query's fault, not the store's; 159 is TIMEOUT_EXCEEDED. */
-        if (status == 0 && op->kind == OP_QUERY && res->body.len > 6 &&
-            memcmp(res->body.p, "Code: ", 6) == 0) {
-            int code = 0; /* the body is not NUL-terminated: read the digits by hand */
-            for (size_t i = 6;
-                 i < res->body.len && i < 12 && res->body.p[i] >= '0' && res->body.p[i] <= '9'; i++)
-                code = code * 10 + (res->body.p[i] - '0');
-            rc = code == 159 ? CM_ETIMEDOUT : CM_EINVAL;
-        }
+        if (op->kind == OP_QUERY)
+            rc = query_status(status, res, rc);
     }
     cm_slice_t body = rc == 0 ? res->body : CM_SLICE_NULL;
     switch (op->kind) {
     case OP_SETUP: on_setup_answer(st, rc, err, body); break;
     case OP_QUERY:
+        if (rc == 0 && body.len > PARSE_ON_LOOP_MAX) {
+            parse_later(op, body); /* op is freed once it is answered */
+            return;
+        }
         answer_query(op, rc, rc ? err : NULL, body);
         maybe_finish_close(st);
         break;
@@ -603,6 +696,10 @@ static void send_op(ch_op_t *op)
      * reads and CREATE IF NOT EXISTS are harmless twice, and a repeated
      * insert is a copy the uuid check or the merge removes. */
     req.idempotent = true;
+    /* a bounded answer: the client stops reading past it (the header
+     * section has its own 64 KiB bound) */
+    if (op->max_bytes != 0)
+        req.max_response_bytes = op->max_bytes + (64u << 10);
     req.url = cm_buf_cstr(&url);
     st->in_flight++;
     cm_http_client_request(st->http, &req, on_http, op);
@@ -806,6 +903,12 @@ static void ch_query(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_
     if (q->timeout_ms > 0)
         cm_buf_appendf(&op->settings, "&max_execution_time=%u&timeout_overflow_mode=throw",
                        (q->timeout_ms + 999) / 1000);
+    /* the server stops too (its count is of its blocks in memory, close
+     * to the text's size; the client's count above is the exact one) */
+    op->max_bytes = q->ddl ? 0 : q->max_bytes;
+    if (op->max_bytes != 0)
+        cm_buf_appendf(&op->settings, "&max_result_bytes=%zu&result_overflow_mode=throw",
+                       op->max_bytes);
     if (q->ddl)
         cm_buf_append_cstr(&op->sql, q->sql);
     else

@@ -56,6 +56,7 @@ struct work {
     char *sql; /* a query's text */
     char *types;
     unsigned timeout_ms;
+    size_t max_bytes; /* a query's answer bound (cm_db_stmt_t counts it as rows are read) */
     cm_evstore_write_cb wcb;
     cm_evstore_query_cb qcb;
     void *ud;
@@ -256,6 +257,7 @@ static void submit(sq_store_t *st, work_t *w)
     st->running++;
     if (w->qcb) {
         cm_db_stmt_t s = {w->sql, w->params, (int)w->nparams, w->types, w->timeout_ms};
+        s.max_bytes = w->max_bytes;
         cm_db_run(st->db, &s, 1, on_rows, w);
     } else
         cm_db_run(st->db, w->stmts, w->nstmts, on_written, w);
@@ -332,6 +334,7 @@ static void sq_query(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_
             w->params[i] = NULL;
     w->types = q->types ? cm_xstrdup(q->types) : NULL;
     w->timeout_ms = q->timeout_ms;
+    w->max_bytes = q->max_bytes;
     w->qcb = cb;
     w->ud = ud;
     enqueue(st, w);

@@ -30,6 +30,8 @@ typedef struct {
     long long publish_retry_ms;
     long long read_cache_ms;
     long long materialize_check_ms;
+    size_t answer_max_bytes; /* ENDPOINT_MAX_ANSWER_BYTES */
+    size_t cache_max_bytes;  /* ENDPOINT_CACHE_MAX_BYTES */
     char *clickhouse_url;
     char *events_sqlite;
     char *oauth_url;

@@ -23,6 +23,14 @@ const cm_cfg_key_t api_config_keys[] = {
      0},
     {"MATERIALIZE_CHECK", CM_CFG_DURATION, F(materialize_check_ms), "10s", 50, 3600000,
      "how often materialized endpoint versions are looked at (a due one's table is rebuilt)", 0},
+    {"ENDPOINT_MAX_ANSWER_BYTES", CM_CFG_SIZE, F(answer_max_bytes), "64MiB", 4096, 1LL << 30,
+     "an endpoint run's answer bound: the event store's rows, counted in bytes as they are read, "
+     "and the JSON written from them; past it the run answers 400 (docs/endpoints.md)",
+     0},
+    {"ENDPOINT_CACHE_MAX_BYTES", CM_CFG_SIZE, F(cache_max_bytes), "1MiB", 0, 512LL << 20,
+     "an endpoint run's answer is kept in Redis only when its JSON is at most this big (0: none "
+     "is kept)",
+     0},
     {"CLICKHOUSE_URL", CM_CFG_STR, F(clickhouse_url), "", 0, 0,
      "the event store on ClickHouse (as the writer's); empty = SQLite (EVENTS_DB)", CM_CFG_SECRET},
     {"EVENTS_DB", CM_CFG_STR, F(events_sqlite), "var/events.db", 0, 0,

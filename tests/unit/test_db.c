@@ -423,6 +423,37 @@ static void test_sqlite_types_reals_timeout(void **state)
     assert_string_equal(o.first, "7");
 }
 
+/* SQLite: an answer bounded by max_bytes stops past it with CM_ETOOBIG,
+ * counting the rows as they come and every value made on the way; the
+ * next statement has no bound. */
+static void test_sqlite_max_bytes(void **state)
+{
+    fixture_t *fx = *state;
+    /* 1,000 rows of 100 bytes: 108,000 with the 8 a value counts */
+    cm_db_stmt_t rows = {"WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n"
+                         " WHERE x < 1000) SELECT printf('%100d', x) FROM n",
+                         NULL, 0};
+    rows.max_bytes = 100000;
+    outcome_t o = run(fx, &rows, 1);
+    assert_int_equal(o.status, CM_ETOOBIG);
+    rows.max_bytes = 110000;
+    o = run(fx, &rows, 1);
+    assert_int_equal(o.status, 0);
+    assert_int_equal(o.nrows, 1000);
+    /* one value of 100,000 bytes, grown by nested replace(), in one row */
+    cm_db_stmt_t grown = {"SELECT length(replace(replace(replace(replace('xxxxxxxxxx', 'x',"
+                          " 'xxxxxxxxxx'), 'x', 'xxxxxxxxxx'), 'x', 'xxxxxxxxxx'), 'x',"
+                          " 'xxxxxxxxxx'))",
+                          NULL, 0};
+    grown.max_bytes = 50000; /* the answer itself is 6 bytes: the value on the way is past it */
+    o = run(fx, &grown, 1);
+    assert_int_equal(o.status, CM_ETOOBIG);
+    grown.max_bytes = 0;
+    o = run(fx, &grown, 1);
+    assert_int_equal(o.status, 0);
+    assert_string_equal(o.first, "100000");
+}
+
 static void test_sql_error_is_einval(void **state)
 {
     fixture_t *fx = *state;
@@ -716,6 +747,8 @@ int main(void)
                                                  "postgres"),
         cmocka_unit_test_prestate_setup_teardown(test_sqlite_types_reals_timeout, fx_setup,
                                                  fx_teardown, "sqlite"),
+        cmocka_unit_test_prestate_setup_teardown(test_sqlite_max_bytes, fx_setup, fx_teardown,
+                                                 "sqlite"),
         BOTH(test_sql_error_is_einval),
         BOTH(test_script_keeps_last_result),
         BOTH(test_jobs_complete_in_order),

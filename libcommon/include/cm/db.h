@@ -79,6 +79,11 @@ typedef struct {
      * for up to this long (a job of this one statement; see "Read cache"
      * below); 0 always reads the store. */
     unsigned cache_ms;
+    /* SQLite, optional: the rows' text may add up to this many bytes (a
+     * value counts its length plus 8), and no value computed on the way
+     * may be longer; past it the statement stops and fails with
+     * CM_ETOOBIG. 0 for no limit. */
+    size_t max_bytes;
 } cm_db_stmt_t;
 
 typedef void (*cm_db_done_cb)(int status, const cm_db_res_t *res, void *ud);

@@ -137,13 +137,20 @@ void cm_evstore_query(cm_evstore_t *es, const char *sql, cm_evstore_query_cb cb,
  * with readonly = 2, max_execution_time and join_use_nulls = 1 (a LEFT
  * JOIN's misses are NULL, as in SQL) and ignores the parameters (its text
  * carries escaped literals). A time-out fails with CM_ETIMEDOUT, a query
- * the store refused with CM_EINVAL and its message. */
+ * the store refused with CM_EINVAL and its message, an answer past
+ * max_bytes with CM_ETOOBIG. */
 typedef struct {
     const char *sql;
     const char *const *params;
     const char *types;
     int nparams;
     unsigned timeout_ms; /* 0: none */
+    /* The answer's size bound (0: none), counted as the rows arrive so
+     * that no more than about this much is ever held: on SQLite the
+     * values' bytes (no single value may grow past it either), on
+     * ClickHouse the response's bytes (and the server's max_result_bytes,
+     * so it stops too). Past it the query stops with CM_ETOOBIG. */
+    size_t max_bytes;
     /* A statement that changes the store (CREATE TABLE ... AS SELECT, DROP
      * TABLE: the api's materialized tables) rather than a read: ClickHouse
      * runs it without readonly and without a result format; no rows. */

@@ -255,6 +255,20 @@ int api_insights__retention_plan(cm_json_t query, cm_json_t vars, const cm_tzone
         cm_buf_appendf(err, "breakdown_limit must be 1 to %d for a RetentionQuery", MAX_KEPT);
         goto fail;
     }
+    /* the answer's size before anything runs: a triangle of total * (total
+     * + 1) / 2 values per breakdown value kept, at most the answer-row cap
+     * (docs/insights.md) */
+    uint64_t cells =
+        (uint64_t)(r->bd.n ? r->bd.limit : 1) * (uint64_t)total * (uint64_t)(total + 1) / 2;
+    if (cells > API_QUERY_MAX_ROWS) {
+        cm_buf_appendf(err,
+                       "This insight would answer %llu values (%lld intervals' triangle x %zu "
+                       "breakdown values), more than %d: choose fewer totalIntervals or a lower "
+                       "breakdown_limit.",
+                       (unsigned long long)cells, (long long)total, r->bd.n ? r->bd.limit : 1,
+                       API_QUERY_MAX_ROWS);
+        goto fail;
+    }
     cm_json_t v = cm_json_get(vars, "date_to");
     cm_json_t to = cm_json_type(v) == CM_JSON_STRING
                        ? v

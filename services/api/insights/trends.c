@@ -196,6 +196,28 @@ static cm_slice_t date_var(cm_json_t vars, const char *name, cm_json_t dflt)
     return cm_json_type(v) == CM_JSON_STRING ? cm_json_str_inner(v) : CM_SLICE_NULL;
 }
 
+static const char *const IV_NAMES[] = {"hourly", "daily", "weekly", "monthly"};
+
+/* The answer's size, known before anything runs: buckets x breakdown
+ * values kept (and "Other") x series, each a number of the answer and a
+ * row of a count query. Past the answer-row cap (API_QUERY_MAX_ROWS) the
+ * insight is refused at once, rather than run for its rows to be counted
+ * (an hourly range of months by 10,000 values is 50 million). */
+static int check_cells(const ins_trends_t *in, cm_buf_t *err)
+{
+    uint64_t values = in->bd.n ? (uint64_t)in->bd.limit + 1 : 1;
+    uint64_t cells = (uint64_t)in->range.n * values * in->nseries;
+    if (cells <= API_QUERY_MAX_ROWS)
+        return 0;
+    cm_buf_appendf(err,
+                   "This insight would answer %llu values (%zu %s buckets x %llu breakdown "
+                   "values x %zu series), more than %d: choose a longer interval, a shorter date "
+                   "range or a lower breakdown_limit.",
+                   (unsigned long long)cells, in->range.n, IV_NAMES[in->range.interval],
+                   (unsigned long long)values, in->nseries, API_QUERY_MAX_ROWS);
+    return CM_EINVAL;
+}
+
 int api_insights__trends_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t *zone,
                               int64_t now_s, ins_trends_t **out, cm_buf_t *err, const char **attr)
 {
@@ -227,6 +249,8 @@ int api_insights__trends_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t 
             from = to.p != NULL ? to : CM_SLICE_LIT("dStart"); /* for now */
         }
         rc = api_insights__range(from, to, (ins_interval_t)iv, zone, now_s, &in->range, err);
+        if (rc == 0 && !in->all)
+            rc = check_cells(in, err);
         if (rc != 0 && by_var)
             *attr = "variables";
     }
@@ -480,7 +504,7 @@ static int range_from_first(ins_trends_t *in, const char *first, cm_buf_t *err)
         api_insights__range_free(&in->wide);
         rc = api_insights__days_before(&in->range, window - 1, in->zone, &in->wide, err);
     }
-    return rc;
+    return rc != 0 ? rc : check_cells(in, err);
 }
 
 int api_insights__trends_rows(ins_trends_t *in, const void *rows, size_t nrows,

@@ -1,15 +1,48 @@
 /*
  * endpoint_cache.c - what a HogQL run (endpoint_run.c) and an insight run
  * (endpoint_insight.c) share: a cached answer in Redis (the time it was
- * computed, a newline, then the answer's members; proto/redis-keys.md),
- * and how a failed query on the event store is answered.
+ * computed, a newline, then the answer's members; proto/redis-keys.md)
+ * under a key that is a hash of a canonical encoding of what the answer
+ * depends on, kept only when it is small (ENDPOINT_CACHE_MAX_BYTES: the
+ * same Redis holds the queue and the flags' data), and how a failed query
+ * on the event store is answered (never with the store's own text).
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "cm/digest.h"
 #include "cm/err.h"
 #include "cm/log.h"
+#include "cm/rediskeys.h"
 #include "resources/endpoints.h"
+
+/* Length-prefixed, so that fields cannot run into each other: "x\ntq",
+ * "z" and "x", "q\ntz" joined by newlines would be the same text. */
+void api_endpoint_key_field(cm_buf_t *b, const char *p, size_t len)
+{
+    if (p == NULL) {
+        cm_buf_append_cstr(b, "-;");
+        return;
+    }
+    cm_buf_appendf(b, "%zu:", len);
+    cm_buf_append(b, p, len);
+    cm_buf_putc(b, ';');
+}
+
+void api_endpoint_key_field_c(cm_buf_t *b, const char *s)
+{
+    api_endpoint_key_field(b, s, s ? strlen(s) : 0);
+}
+
+void api_endpoint_key_name(const cm_buf_t *fields, const char *project_id, char out[96])
+{
+    char hex[CM_SHA256_HEX_LEN + 1];
+    cm_sha256_hex(fields->p, fields->len, hex);
+    cm_buf_t b = CM_BUF_INIT;
+    cm_rediskeys_endpoint_cache(&b, cm_slice_from_cstr(project_id), (cm_slice_t){hex, 40});
+    snprintf(out, 96, "%s", cm_buf_cstr(&b));
+    cm_buf_free(&b);
+}
 
 static void on_cache_set(cm_redis_t *rd, const redisReply *reply, const char *err, void *ud)
 {
@@ -23,6 +56,13 @@ static void on_cache_set(cm_redis_t *rd, const redisReply *reply, const char *er
 void api_endpoint_cache_put(api_call_t *call, const char *key, const char *when, cm_slice_t page,
                             int age_s)
 {
+    /* a big answer is served but not kept: computed again next time */
+    if (page.len > call->ctx->cfg.cache_max_bytes) {
+        cm_log(CM_LOG_DEBUG, cm_http_req_id(call->req),
+               "endpoint cache: an answer of %zu bytes is not kept (ENDPOINT_CACHE_MAX_BYTES %zu)",
+               page.len, call->ctx->cfg.cache_max_bytes);
+        return;
+    }
     cm_buf_t entry = CM_BUF_INIT;
     cm_buf_appendf(&entry, "%s\n", when);
     cm_buf_append(&entry, page.p, page.len);
@@ -47,19 +87,53 @@ bool api_endpoint_cache_hit(const redisReply *reply, const char *err, char when[
     return true;
 }
 
+/* "64 MiB", "1.5 MiB", "4096 bytes": a bound as people read it. */
+static void size_text(size_t n, char out[32])
+{
+    if (n >= (1u << 20) && n % (1u << 20) == 0)
+        snprintf(out, 32, "%zu MiB", n >> 20);
+    else if (n >= (1u << 20))
+        snprintf(out, 32, "%.1f MiB", (double)n / (1u << 20));
+    else if (n >= 1024 && n % 1024 == 0)
+        snprintf(out, 32, "%zu KiB", n >> 10);
+    else
+        snprintf(out, 32, "%zu bytes", n);
+}
+
+void api_endpoint_answer_too_big(api_call_t *call)
+{
+    char cap[32];
+    size_text(call->ctx->cfg.answer_max_bytes, cap);
+    api_respond_invalid(call, NULL,
+                        "Query execution failed: the answer is larger than %s "
+                        "(ENDPOINT_MAX_ANSWER_BYTES). Ask for fewer rows (limit) or columns, "
+                        "or smaller values.",
+                        cap);
+}
+
+/* The store's text may hold its SQL and the compiler's internal names:
+ * logged with the request id, which the answer gives instead. */
 bool api_endpoint_query_failed(api_call_t *call, int status, const char *err, unsigned timeout_ms)
 {
     if (status == 0)
         return false;
+    const char *id = cm_http_req_id(call->req);
     if (status == CM_ETIMEDOUT) {
         api_respond_invalid(call, NULL, "Query execution failed: the query took longer than %u s.",
                             timeout_ms / 1000);
+    } else if (status == CM_ETOOBIG) {
+        api_endpoint_answer_too_big(call);
     } else if (status == CM_EINVAL) {
-        api_respond_invalid(call, NULL, "Query execution failed: %s", err ? err : "");
+        cm_log(CM_LOG_WARN, id, "endpoint query refused by the event store: %s", err ? err : "");
+        api_respond_invalid(call, NULL,
+                            "Query execution failed: the event store refused the query "
+                            "(request %s).",
+                            id);
     } else {
+        cm_log(CM_LOG_ERROR, id, "endpoint query failed: %s", err ? err : "");
         cm_api_error_t e;
-        cm_api_error_set(&e, 503, "unavailable", NULL, "The event store cannot be reached: %s",
-                         err ? err : "");
+        cm_api_error_set(&e, 503, "unavailable", NULL,
+                         "The event store cannot be reached (request %s).", id);
         api_respond_error(call, &e);
     }
     return true;

@@ -198,6 +198,7 @@ static void run_next(api_call_t *call, ins_run_t *r)
         .types = r->param_types,
         .nparams = (int)n,
         .timeout_ms = QUERY_TIMEOUT_MS,
+        .max_bytes = call->ctx->cfg.answer_max_bytes,
     };
     cm_evstore_select(call->ctx->events, &q, on_rows, call);
 }
@@ -224,6 +225,10 @@ static void on_table_rows(int status, const char *err, const cm_evstore_rows_t *
 {
     api_call_t *call = ud;
     ins_run_t *r = call->state;
+    if (status == CM_ETOOBIG) {
+        api_endpoint_answer_too_big(call);
+        return;
+    }
     if (status != 0) { /* the table went (a refresh dropped it): the query itself */
         cm_log(CM_LOG_WARN, NULL, "materialized insight read failed, run inline: %s",
                err ? err : "");
@@ -278,6 +283,7 @@ static void read_table(api_call_t *call, ins_run_t *r)
         .types = "t",
         .nparams = keyed && !ch ? 1 : 0,
         .timeout_ms = QUERY_TIMEOUT_MS,
+        .max_bytes = call->ctx->cfg.answer_max_bytes,
     };
     cm_evstore_select(call->ctx->events, &q, on_table_rows, call);
     cm_buf_free(&sql);
@@ -298,27 +304,28 @@ static void on_cache_get(cm_redis_t *rd, const redisReply *reply, const char *er
     r->from_table ? read_table(call, r) : run_next(call, r);
 }
 
-/* The cache key: the endpoint, version, store, zone and the variables as
- * given (a relative date range is as fresh as the cache age allows). */
+/* The cache key: the endpoint, version, store, zone, table and the
+ * variables as given (a relative date range is as fresh as the cache age
+ * allows), each field length-prefixed. */
 static void cache_key(api_call_t *call, ins_run_t *r, cm_json_t vars)
 {
-    cm_buf_t b = CM_BUF_INIT;
-    cm_buf_appendf(&b, "insight\n%s\n%lld\n%d\n%s\n%s\n", r->how.endpoint_id, r->how.version_n,
-                   (int)cm_evstore_kind(call->ctx->events), cm_tzone_name(r->zone),
-                   r->from_table ? r->mat_table : "");
+    cm_buf_t b = CM_BUF_INIT, v = CM_BUF_INIT;
+    char num[64];
+    api_endpoint_key_field_c(&b, "insight");
+    api_endpoint_key_field_c(&b, r->how.endpoint_id);
+    snprintf(num, sizeof(num), "%lld %d", r->how.version_n,
+             (int)cm_evstore_kind(call->ctx->events));
+    api_endpoint_key_field_c(&b, num);
+    api_endpoint_key_field_c(&b, cm_tzone_name(r->zone));
+    api_endpoint_key_field_c(&b, r->from_table ? r->mat_table : NULL);
     if (cm_json_exists(vars)) {
-        cm_buf_t v = CM_BUF_INIT;
         cm_json_writer_t w;
         cm_json_writer_init(&w, &v);
         cm_json_raw_value_compact(&w, cm_json_raw(vars));
-        cm_buf_append(&b, v.p, v.len);
-        cm_buf_free(&v);
+        api_endpoint_key_field(&b, v.p, v.len);
     }
-    char hex[CM_SHA256_HEX_LEN + 1];
-    cm_sha256_hex(b.p, b.len, hex);
-    cm_buf_reset(&b);
-    cm_rediskeys_endpoint_cache(&b, cm_slice_from_cstr(call->project_id), (cm_slice_t){hex, 40});
-    snprintf(r->cache_key, sizeof(r->cache_key), "%s", cm_buf_cstr(&b));
+    api_endpoint_key_name(&b, call->project_id, r->cache_key);
+    cm_buf_free(&v);
     cm_buf_free(&b);
 }
 

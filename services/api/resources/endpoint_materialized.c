@@ -310,7 +310,8 @@ void api_endpoint_run_materialized(api_call_t *call, const api_endpoint_mat_read
                              .params = (const char *const *)m->params,
                              .types = m->types,
                              .nparams = (int)m->nparams,
-                             .timeout_ms = READ_TIMEOUT_MS};
+                             .timeout_ms = READ_TIMEOUT_MS,
+                             .max_bytes = call->ctx->cfg.answer_max_bytes};
     cm_evstore_select(call->ctx->events, &s, on_rows, m);
     cm_buf_free(&sql);
     cm_buf_free(&group);

@@ -124,52 +124,11 @@ void api_endpoint_write_value(cm_json_writer_t *w, const char *type, const char 
     cm_json_str_cstr(w, v);
 }
 
-/* The page from the store: {results, columns, types, hasMore, limit, offset}
- * (the members the cache keeps), without the braces. */
-static void write_page(cm_json_writer_t *w, const run_t *r, const cm_evstore_rows_t *rows)
+/* The response: page is "{" and the answer's members (from the store or
+ * the cache), taken over; the run's own members and the brace follow. */
+static void respond(api_call_t *call, run_t *r, cm_buf_t *page, bool cached, const char *when)
 {
-    size_t n = cm_evstore_nrows(rows), nc = r->sql.ncols;
-    bool more = n > (size_t)r->sql.limit;
-    if (more)
-        n = (size_t)r->sql.limit;
-    if (cm_evstore_ncols(rows) < nc)
-        nc = cm_evstore_ncols(rows);
-    cm_json_key(w, "results");
-    cm_json_begin_array(w);
-    for (size_t i = 0; i < n; i++) {
-        cm_json_begin_array(w);
-        for (size_t c = 0; c < nc; c++)
-            api_endpoint_write_value(w, r->sql.cols[c].type, cm_evstore_value(rows, i, c));
-        cm_json_end_array(w);
-    }
-    cm_json_end_array(w);
-    cm_json_key(w, "columns");
-    cm_json_begin_array(w);
-    for (size_t c = 0; c < r->sql.ncols; c++)
-        cm_json_str_cstr(w, r->sql.cols[c].name);
-    cm_json_end_array(w);
-    cm_json_key(w, "types");
-    cm_json_begin_array(w);
-    for (size_t c = 0; c < r->sql.ncols; c++) {
-        cm_json_begin_array(w);
-        cm_json_str_cstr(w, r->sql.cols[c].name);
-        cm_json_str_cstr(w, r->sql.cols[c].type);
-        cm_json_end_array(w);
-    }
-    cm_json_end_array(w);
-    cm_json_key(w, "hasMore");
-    cm_json_boolean(w, more);
-    cm_json_key(w, "limit");
-    cm_json_int(w, r->sql.limit);
-    cm_json_key(w, "offset");
-    cm_json_int(w, r->sql.offset);
-}
-
-/* The response around a page (the members of a JSON object, without its
- * braces, from the store or the cache). */
-static void respond(api_call_t *call, run_t *r, cm_slice_t page, bool cached, const char *when)
-{
-    cm_buf_t tail = CM_BUF_INIT, b = CM_BUF_INIT;
+    cm_buf_t tail = CM_BUF_INIT;
     cm_json_writer_t w;
     cm_json_writer_init(&w, &tail);
     cm_json_begin_object(&w);
@@ -193,12 +152,10 @@ static void respond(api_call_t *call, run_t *r, cm_slice_t page, bool cached, co
     }
     cm_json_end_object(&w);
     /* results first, as PostHog's */
-    cm_buf_putc(&b, '{');
-    cm_buf_append(&b, page.p, page.len);
-    cm_buf_putc(&b, ',');
-    cm_buf_append(&b, tail.p + 1, tail.len - 1);
+    cm_buf_putc(page, ',');
+    cm_buf_append(page, tail.p + 1, tail.len - 1);
     cm_buf_free(&tail);
-    api_respond_json(call, 200, &b);
+    api_respond_json(call, 200, page);
 }
 
 static void on_executed(int status, const cm_db_res_t *res, void *ud)
@@ -208,27 +165,29 @@ static void on_executed(int status, const cm_db_res_t *res, void *ud)
     (void)ud;
 }
 
+/* The page is written (CM_ETOOBIG: its JSON is past the cap). */
+static void on_page(api_call_t *call, int status, cm_buf_t *page)
+{
+    run_t *r = call->state;
+    if (status != 0) {
+        api_endpoint_answer_too_big(call);
+        return;
+    }
+    char when[CM_ISO8601_MAX];
+    cm_iso8601_format(cm_now_us(), 3, when);
+    api_endpoint_cache_put(call, r->cache_key, when, (cm_slice_t){page->p + 1, page->len - 1},
+                           r->cache_age);
+    api_store_endpoint_executed(call->ctx->db, r->endpoint_id, on_executed, NULL);
+    respond(call, r, page, false, when);
+}
+
 static void on_rows(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
 {
     api_call_t *call = ud;
     run_t *r = call->state;
     if (api_endpoint_query_failed(call, status, err, QUERY_TIMEOUT_MS))
         return;
-    cm_buf_t page = CM_BUF_INIT;
-    cm_json_writer_t w;
-    cm_json_writer_init(&w, &page);
-    cm_json_begin_object(&w);
-    write_page(&w, r, rows);
-    cm_json_end_object(&w);
-    /* the members only: the response and the cache put their own around */
-    memmove(page.p, page.p + 1, page.len - 2);
-    page.len -= 2;
-    char when[CM_ISO8601_MAX];
-    cm_iso8601_format(cm_now_us(), 3, when);
-    api_endpoint_cache_put(call, r->cache_key, when, cm_buf_slice(&page), r->cache_age);
-    api_store_endpoint_executed(call->ctx->db, r->endpoint_id, on_executed, NULL);
-    respond(call, r, cm_buf_slice(&page), false, when);
-    cm_buf_free(&page);
+    api_endpoint_page(call, &r->sql, rows, call->ctx->cfg.answer_max_bytes, on_page);
 }
 
 /* SQLite's parameters as text with their types (cm_evstore_select). */
@@ -248,6 +207,7 @@ static void execute(api_call_t *call, run_t *r)
         .types = r->param_types,
         .nparams = (int)n,
         .timeout_ms = QUERY_TIMEOUT_MS,
+        .max_bytes = call->ctx->cfg.answer_max_bytes,
     };
     cm_evstore_select(call->ctx->events, &q, on_rows, call);
 }
@@ -262,7 +222,10 @@ static void on_cache_get(cm_redis_t *rd, const redisReply *reply, const char *er
     char when[48];
     cm_slice_t page;
     if (api_endpoint_cache_hit(reply, err, when, &page)) {
-        respond(call, r, page, true, when);
+        cm_buf_t b = CM_BUF_INIT;
+        cm_buf_putc(&b, '{');
+        cm_buf_append(&b, page.p, page.len);
+        respond(call, r, &b, true, when);
         return;
     }
     /* a miss, or Redis away: the store answers (compiled now if the
@@ -359,20 +322,26 @@ static int bind_values(api_call_t *call, run_t *r, const cm_db_res_t *project_va
     return 0;
 }
 
-/* The cache key: the project, endpoint, version, store, values and page. */
+/* The cache key: the endpoint, version, store, page, SQL and parameters
+ * (their types and values), each field length-prefixed; the project is in
+ * the key's name. */
 static void cache_key(api_call_t *call, run_t *r)
 {
     cm_buf_t b = CM_BUF_INIT;
-    cm_buf_appendf(&b, "%s\n%lld\n%d\n%lld\n%lld\n%s\n", r->endpoint_id, r->version_n,
-                   (int)cm_evstore_kind(call->ctx->events), (long long)r->sql.limit,
-                   (long long)r->sql.offset, cm_buf_cstr(&r->sql.sql));
-    for (size_t i = 0; i < r->sql.nparams; i++)
-        cm_buf_appendf(&b, "%c%s\n", r->param_types ? r->param_types[i] : '-',
-                       r->param_text && r->param_text[i] ? r->param_text[i] : "\x01");
-    char hex[CM_SHA256_HEX_LEN + 1];
-    cm_sha256_hex(b.p, b.len, hex);
-    cm_rediskeys_endpoint_cache(&b, cm_slice_from_cstr(call->project_id), (cm_slice_t){hex, 40});
-    snprintf(r->cache_key, sizeof(r->cache_key), "%s", cm_buf_cstr(&b));
+    char num[96];
+    api_endpoint_key_field_c(&b, "hogql");
+    api_endpoint_key_field_c(&b, r->endpoint_id);
+    snprintf(num, sizeof(num), "%lld %d %lld %lld", r->version_n,
+             (int)cm_evstore_kind(call->ctx->events), (long long)r->sql.limit,
+             (long long)r->sql.offset);
+    api_endpoint_key_field_c(&b, num);
+    api_endpoint_key_field(&b, r->sql.sql.p, r->sql.sql.len);
+    for (size_t i = 0; i < r->sql.nparams; i++) {
+        char type = r->param_types ? r->param_types[i] : '-';
+        api_endpoint_key_field(&b, &type, 1);
+        api_endpoint_key_field_c(&b, r->param_text ? r->param_text[i] : NULL);
+    }
+    api_endpoint_key_name(&b, call->project_id, r->cache_key);
     cm_buf_free(&b);
 }
 

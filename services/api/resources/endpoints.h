@@ -54,20 +54,43 @@ void api_endpoint_run_insight(api_call_t *call, const api_endpoint_insight_t *ho
  * be materialized; false with PostHog's reason appended to reason. */
 bool api_endpoint_can_materialize(const char *query_json, cm_buf_t *reason);
 
+/* endpoint_cache.c: the cache key. Fields are appended each as its
+ * length, ':', its bytes and ';' (NULL as "-;"), so that two lists of
+ * fields never encode alike; the name is the project's
+ * endpoint_cache:<project>:<hash> (out: 96 bytes). */
+void api_endpoint_key_field(cm_buf_t *b, const char *p, size_t len);
+void api_endpoint_key_field_c(cm_buf_t *b, const char *s);
+void api_endpoint_key_name(const cm_buf_t *fields, const char *project_id, char out[96]);
+
 /* endpoint_cache.c: a run's answer in Redis for age_s seconds (the time
- * it was computed, then the answer's members). */
+ * it was computed, then the answer's members), when it is at most
+ * ENDPOINT_CACHE_MAX_BYTES (a bigger one is not kept). */
 void api_endpoint_cache_put(api_call_t *call, const char *key, const char *when, cm_slice_t page,
                             int age_s);
 /* A cached answer in a GET's reply: its time and members (into reply). */
 bool api_endpoint_cache_hit(const redisReply *reply, const char *err, char when[48],
                             cm_slice_t *page);
-/* A failed query on the event store answered (400 for a refused or
- * timed-out query, 503 for a store away): true; false when status is 0. */
+/* A failed query on the event store answered (400 for a refused,
+ * timed-out or too big answer, 503 for a store away; the store's text is
+ * logged with the request id, never answered): true; false when status
+ * is 0. */
 bool api_endpoint_query_failed(api_call_t *call, int status, const char *err, unsigned timeout_ms);
+/* 400: the answer is past ENDPOINT_MAX_ANSWER_BYTES. */
+void api_endpoint_answer_too_big(api_call_t *call);
 
 /* endpoint_run.c: one value of a run's answer, read by its column's type
  * (so both stores answer alike). */
 void api_endpoint_write_value(cm_json_writer_t *w, const char *type, const char *v);
+
+/* endpoint_page.c: a HogQL run's page from the store's rows (at most
+ * sql->limit of them, hasMore when there are more): "{" and the members
+ * results, columns, types, hasMore, limit, offset, without the closing
+ * brace, handed to cb with status 0 (cb may take the buffer over), or
+ * CM_ETOOBIG (page empty) when the JSON grows past max_bytes. A big answer
+ * is written off the loop: cb runs later, sql must live until then. */
+typedef void (*api_endpoint_page_cb)(api_call_t *call, int status, cm_buf_t *page);
+void api_endpoint_page(api_call_t *call, const api_query_sql_t *sql, const cm_evstore_rows_t *rows,
+                       size_t max_bytes, api_endpoint_page_cb cb);
 
 /* endpoint_materialized.c: a HogQL endpoint's run answered from its
  * materialized table; fallback(call) runs it inline instead when the

@@ -246,6 +246,70 @@ static void test_plans_always_compile(void **state)
     cm_json_doc_free(doc);
 }
 
+/* A plan's answer cells (0, or the plan's refusal into err). */
+static int plan_of(const char *q, cm_buf_t *err)
+{
+    cm_json_doc_t *doc;
+    assert_int_equal(cm_json_parse(q, strlen(q), NULL, &doc, NULL), 0);
+    api_insight_t *in = NULL;
+    const char *attr;
+    int rc = api_insight_plan(cm_json_root(doc), CM_JSON_NONE_VALUE, NULL, utc(2024, 4, 3, 12, 0),
+                              &in, err, &attr);
+    api_insight_free(in);
+    cm_json_doc_free(doc);
+    return rc;
+}
+
+/* Buckets x breakdown values (and Other) x series past the answer-row cap
+ * are refused by the plan, before any query; at the cap they are not. */
+static void test_answer_cells_capped(void **state)
+{
+    (void)state;
+    cm_buf_t err = CM_BUF_INIT;
+    /* 24 hours x 2001 values = 48,024: planned */
+    assert_int_equal(
+        plan_of("{\"kind\":\"TrendsQuery\",\"interval\":\"hour\",\"dateRange\":{\"date_from\":"
+                "\"2024-04-02\",\"date_to\":\"2024-04-02\"},\"series\":[{\"kind\":\"EventsNode\"}],"
+                "\"breakdownFilter\":{\"breakdown\":\"b\",\"breakdown_limit\":2000}}",
+                &err),
+        0);
+    /* two series of it: 96,048 */
+    assert_int_equal(
+        plan_of("{\"kind\":\"TrendsQuery\",\"interval\":\"hour\",\"dateRange\":{\"date_from\":"
+                "\"2024-04-02\",\"date_to\":\"2024-04-02\"},\"series\":[{\"kind\":\"EventsNode\"},"
+                "{\"kind\":\"EventsNode\"}],\"breakdownFilter\":{\"breakdown\":\"b\","
+                "\"breakdown_limit\":2000}}",
+                &err),
+        CM_EINVAL);
+    assert_non_null(strstr(cm_buf_cstr(&err),
+                           "would answer 96048 values (24 hourly buckets x "
+                           "2001 breakdown values x 2 series), more than 50000"));
+    /* the issue's: 208 days of hours by 10,000 values */
+    cm_buf_reset(&err);
+    assert_int_equal(
+        plan_of("{\"kind\":\"TrendsQuery\",\"interval\":\"hour\",\"dateRange\":{\"date_from\":"
+                "\"-208d\"},\"series\":[{\"kind\":\"EventsNode\"}],\"breakdownFilter\":{"
+                "\"breakdown\":\"$browser\",\"breakdown_limit\":10000}}",
+                &err),
+        CM_EINVAL);
+    assert_non_null(strstr(cm_buf_cstr(&err), "x 10001 breakdown values x 1 series"));
+    /* retention: 120 intervals' triangle (7,260) x 10 values; 30 x 100 fits (46,500) */
+    cm_buf_reset(&err);
+    assert_int_equal(plan_of("{\"kind\":\"RetentionQuery\",\"retentionFilter\":{"
+                             "\"totalIntervals\":120},\"breakdownFilter\":{\"breakdown\":\"b\","
+                             "\"breakdown_limit\":10}}",
+                             &err),
+                     CM_EINVAL);
+    assert_non_null(strstr(cm_buf_cstr(&err), "would answer 72600 values"));
+    cm_buf_reset(&err);
+    assert_int_equal(plan_of("{\"kind\":\"RetentionQuery\",\"retentionFilter\":{"
+                             "\"totalIntervals\":30},\"breakdownFilter\":{\"breakdown\":\"b\","
+                             "\"breakdown_limit\":100}}",
+                             &err),
+                     0);
+    cm_buf_free(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -254,6 +318,7 @@ int main(void)
         cmocka_unit_test(test_week_labels),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_plans_always_compile),
+        cmocka_unit_test(test_answer_cells_capped),
     };
     return cmocka_run_group_tests_name("insights", tests, NULL, NULL);
 }
