@@ -11,8 +11,10 @@
  * them when they are missing.
  *
  * Backends (one file each, behind event_store.c):
- *   "sqlite:<path>"  evstore_sqlite.c: cm_db on libuv's thread pool, WAL,
- *                    one transaction per write;
+ *   "sqlite:<path>"  evstore_sqlite.c: cm_db on threads of its own, WAL;
+ *                    writes (and DDL) on one connection, one transaction
+ *                    per write; reads on opts.readers read-only connections
+ *                    at once, the oldest waiting read first;
  *   "http://..."     evstore_clickhouse.c: ClickHouse's HTTP interface
  *   "https://..."    (JSONEachRow inserts); the URL may carry database,
  *                    user and password as query parameters.
@@ -48,6 +50,9 @@ typedef struct {
     const char *url;  /* see above */
     const char *name; /* for logs; default "events" */
     int timeout_ms;   /* ClickHouse: one request's limit; default 30000 */
+    /* SQLite: reads run on this many read-only connections at once, each
+     * on a dedicated thread (not libuv's pool); default 4, at most 64 */
+    unsigned readers;
     cm_metrics_t *metrics;
 } cm_evstore_opts_t;
 
@@ -136,7 +141,9 @@ void cm_evstore_query(cm_evstore_t *es, const char *sql, cm_evstore_query_cb cb,
  * with readonly = 2, max_execution_time and join_use_nulls = 1 (a LEFT
  * JOIN's misses are NULL, as in SQL) and ignores the parameters (its text
  * carries escaped literals). A time-out fails with CM_ETIMEDOUT, a query
- * the store refused with CM_EINVAL and its message. */
+ * the store refused with CM_EINVAL and its message. On SQLite timeout_ms
+ * counts from this call: a read still waiting for a free connection when
+ * it passes fails with CM_ETIMEDOUT and never runs. */
 typedef struct {
     const char *sql;
     const char *const *params;

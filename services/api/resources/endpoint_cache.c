@@ -10,6 +10,7 @@
 #include "cm/err.h"
 #include "cm/log.h"
 #include "resources/endpoints.h"
+#include "resources/query_admit.h"
 
 static void on_cache_set(cm_redis_t *rd, const redisReply *reply, const char *err, void *ud)
 {
@@ -51,6 +52,8 @@ bool api_endpoint_query_failed(api_call_t *call, int status, const char *err, un
 {
     if (status == 0)
         return false;
+    if (api_query_refused(call, status))
+        return true;
     if (status == CM_ETIMEDOUT) {
         api_respond_invalid(call, NULL, "Query execution failed: the query took longer than %u s.",
                             timeout_ms / 1000);
