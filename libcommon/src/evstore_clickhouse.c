@@ -798,7 +798,7 @@ static void ch_query(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_
     /* reads only (settings may change: 2), SQL's NULLs for a JOIN's misses;
      * the api's materialized tables are written without readonly */
     cm_buf_append_cstr(&op->settings,
-                       q->ddl ? "&join_use_nulls=1" : "&readonly=2&join_use_nulls=1");
+                       q->ddl ? "&join_use_nulls=1" : "&readonly=2&join_use_nulls=1&max_threads=1");
     op->limit_ms = q->timeout_ms;
     if (q->timeout_ms > 0)
         cm_buf_appendf(&op->settings, "&max_execution_time=%u&timeout_overflow_mode=throw",
