@@ -795,7 +795,8 @@ static void ch_query(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_
     ch_op_t *op = op_new(st, OP_QUERY);
     op->qcb = cb;
     op->ud = ud;
-    /* reads only (settings may change: 2), SQL's NULLs for a JOIN's misses;
+    /* reads only (settings may change: 2), SQL's NULLs for a JOIN's misses,
+     * one core per read (a tenant's heavy reads leave cores to the others);
      * the api's materialized tables are written without readonly */
     cm_buf_append_cstr(&op->settings,
                        q->ddl ? "&join_use_nulls=1" : "&readonly=2&join_use_nulls=1&max_threads=1");

@@ -139,8 +139,11 @@ void cm_evstore_query(cm_evstore_t *es, const char *sql, cm_evstore_query_cb cb,
  * SQLite binds the parameters (typed: 't' text, 'i' integer, 'f' real, as
  * cm_db_stmt_t) and stops the query after timeout_ms; ClickHouse runs it
  * with readonly = 2, max_execution_time and join_use_nulls = 1 (a LEFT
- * JOIN's misses are NULL, as in SQL) and ignores the parameters (its text
- * carries escaped literals). A time-out fails with CM_ETIMEDOUT, a query
+ * JOIN's misses are NULL, as in SQL), max_threads = 1 (one read takes one
+ * of the server's cores, so a few heavy ones leave room for the others)
+ * and ignores the parameters (its text carries escaped literals); its
+ * HTTP request is given up 1 s past timeout_ms, since ClickHouse checks
+ * the limit only between blocks. A time-out fails with CM_ETIMEDOUT, a query
  * the store refused with CM_EINVAL and its message. On SQLite timeout_ms
  * counts from this call: a read still waiting for a free connection when
  * it passes fails with CM_ETIMEDOUT and never runs. */
