@@ -2,7 +2,8 @@
  * db_sqlite.c - the SQLite backend of cm_db (see db.h).
  *
  * One connection per handle, opened by the first job. db.c runs one job at a
- * time, and each runs whole on libuv's thread pool (uv_queue_work): the loop
+ * time, and each runs whole on libuv's thread pool (uv_queue_work), or on the
+ * caller's pool of dedicated threads (opts.worker, cm/worker.h): the loop
  * thread never touches the connection, and no two threads use it at once, so
  * SQLite's own mutexes are off (SQLITE_OPEN_NOMUTEX). WAL lets other
  * processes read while this one writes; the busy timeout makes a writer wait
@@ -40,6 +41,11 @@ typedef struct {
     int busy_timeout_ms;
     char *on_open_sql; /* NULL: none */
     bool sql_functions;
+    bool read_only;
+    cm_worker_t *worker; /* NULL: libuv's thread pool */
+    cm_worker_job_t wjob;
+    void (*wjob_work)(uv_work_t *w);
+    void (*wjob_after)(uv_work_t *w, int status);
     uint64_t deadline; /* uv_hrtime() past which the running statement stops; 0: none */
     sqlite3 *conn;     /* touched only inside work callbacks */
     bool open_failed;  /* written inside work callbacks */
@@ -151,17 +157,24 @@ static int register_functions(sqlite_db_t *sq, cm__db_job_t *job)
     return -1;
 }
 
+/* A read-only handle neither makes the file nor sets its journal mode (the
+ * writer's handle did both: WAL is a property of the file). */
 static int open_conn(sqlite_db_t *sq, cm__db_job_t *job)
 {
-    make_dir_of(sq->path);
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    int flags = SQLITE_OPEN_NOMUTEX;
+    if (sq->read_only) {
+        flags |= SQLITE_OPEN_READONLY;
+    } else {
+        make_dir_of(sq->path);
+        flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    }
     int rc = sqlite3_open_v2(sq->path, &sq->conn, flags, NULL);
     if (rc == SQLITE_OK) {
         sqlite3_extended_result_codes(sq->conn, 1);
         sqlite3_busy_timeout(sq->conn, sq->busy_timeout_ms);
     }
-    if (rc != SQLITE_OK || exec(sq, job, "PRAGMA journal_mode=WAL") != 0 ||
-        exec(sq, job, "PRAGMA synchronous=NORMAL") != 0 ||
+    if (rc != SQLITE_OK || (!sq->read_only && exec(sq, job, "PRAGMA journal_mode=WAL") != 0) ||
+        (!sq->read_only && exec(sq, job, "PRAGMA synchronous=NORMAL") != 0) ||
         exec(sq, job, "PRAGMA foreign_keys=ON") != 0 ||
         (sq->on_open_sql != NULL && exec(sq, job, sq->on_open_sql) != 0) ||
         (sq->sql_functions && register_functions(sq, job) != 0)) {
@@ -368,12 +381,37 @@ static void on_work_done(uv_work_t *w, int status)
     cm__db_job_done(job);
 }
 
+/* The handle's pool, or libuv's: the same two callbacks either way. */
+static void on_wjob_work(cm_worker_job_t *j)
+{
+    sqlite_db_t *sq = j->data;
+    sq->wjob_work(&sq->work);
+}
+
+static void on_wjob_done(cm_worker_job_t *j)
+{
+    sqlite_db_t *sq = j->data;
+    sq->wjob_after(&sq->work, 0);
+}
+
+static void queue_work(sqlite_db_t *sq, void (*work)(uv_work_t *), void (*after)(uv_work_t *, int))
+{
+    sq->work.data = sq;
+    if (sq->worker == NULL) {
+        uv_queue_work(sq->base.loop, &sq->work, work, after);
+        return;
+    }
+    sq->wjob_work = work;
+    sq->wjob_after = after;
+    sq->wjob = (cm_worker_job_t){.work = on_wjob_work, .done = on_wjob_done, .data = sq};
+    cm_worker_submit(sq->worker, &sq->wjob);
+}
+
 static void sqlite_start(cm_db_t *db, cm__db_job_t *job)
 {
     sqlite_db_t *sq = (sqlite_db_t *)db;
     sq->job = job;
-    sq->work.data = sq;
-    uv_queue_work(db->loop, &sq->work, on_work, on_work_done);
+    queue_work(sq, on_work, on_work_done);
 }
 
 static bool sqlite_ready(cm_db_t *db, cm_buf_t *why)
@@ -402,9 +440,7 @@ static void on_close_done(uv_work_t *w, int status)
 
 static void sqlite_shutdown(cm_db_t *db)
 {
-    sqlite_db_t *sq = (sqlite_db_t *)db;
-    sq->work.data = sq;
-    uv_queue_work(db->loop, &sq->work, on_close_work, on_close_done);
+    queue_work((sqlite_db_t *)db, on_close_work, on_close_done);
 }
 
 static void sqlite_free(cm_db_t *db)
@@ -432,6 +468,8 @@ int cm_db_open_sqlite(uv_loop_t *loop, const cm_db_opts_t *opts, const char *pat
     sq->busy_timeout_ms = opts->busy_timeout_ms > 0 ? opts->busy_timeout_ms : 5000;
     sq->on_open_sql = opts->on_open_sql ? cm_xstrdup(opts->on_open_sql) : NULL;
     sq->sql_functions = opts->sql_functions;
+    sq->read_only = opts->read_only;
+    sq->worker = opts->worker;
     *out = &sq->base;
     return CM_OK;
 }

@@ -34,6 +34,7 @@
 #include "evstore_internal.h"
 
 #define SETUP_RETRY_MS 1000
+#define QUERY_GRACE_MS 1000 /* past a query's limit before the request is given up */
 
 typedef struct ch_store ch_store_t;
 
@@ -43,6 +44,7 @@ struct ch_op {
     ch_op_t *next;
     ch_store_t *st;
     int kind;          /* OP_* */
+    unsigned limit_ms; /* a query's own time limit (0: the store's timeout_ms) */
     cm_buf_t sql;      /* the query (in the URL for inserts, else the body) */
     cm_buf_t body;     /* insert rows */
     cm_buf_t settings; /* "&name=value..." for the URL */
@@ -631,6 +633,8 @@ static void on_http(int status, const cm_http_client_res_t *res, void *ud)
                  : CM_EINVAL;
         if (op->kind == OP_QUERY)
             rc = query_status(status, res, rc);
+        if (status == CM_ETIMEDOUT && op->kind == OP_QUERY && op->limit_ms)
+            rc = CM_ETIMEDOUT; /* the query's limit (send_op), not the store away */
     }
     cm_slice_t body = rc == 0 ? res->body : CM_SLICE_NULL;
     switch (op->kind) {
@@ -682,6 +686,10 @@ static void send_op(ch_op_t *op)
     headers[nh] = NULL;
     cm_http_client_req_t req = {
         .method = "POST", .url = NULL, .headers = headers, .timeout_ms = st->timeout_ms};
+    /* ClickHouse checks max_execution_time between blocks only, and a cross
+     * join's block can take long: the caller's limit holds regardless */
+    if (op->limit_ms && op->limit_ms + QUERY_GRACE_MS < (unsigned)st->timeout_ms)
+        req.timeout_ms = (int)(op->limit_ms + QUERY_GRACE_MS);
     cm_buf_append(&url, op->settings.p, op->settings.len);
     if (op->kind == OP_INSERT) { /* the statement in the URL, the rows in the body */
         cm_buf_append_cstr(&url, "&query=");
@@ -896,10 +904,12 @@ static void ch_query(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_
     ch_op_t *op = op_new(st, OP_QUERY);
     op->qcb = cb;
     op->ud = ud;
-    /* reads only (settings may change: 2), SQL's NULLs for a JOIN's misses;
+    /* reads only (settings may change: 2), SQL's NULLs for a JOIN's misses,
+     * one core per read (a tenant's heavy reads leave cores to the others);
      * the api's materialized tables are written without readonly */
     cm_buf_append_cstr(&op->settings,
-                       q->ddl ? "&join_use_nulls=1" : "&readonly=2&join_use_nulls=1");
+                       q->ddl ? "&join_use_nulls=1" : "&readonly=2&join_use_nulls=1&max_threads=1");
+    op->limit_ms = q->timeout_ms;
     if (q->timeout_ms > 0)
         cm_buf_appendf(&op->settings, "&max_execution_time=%u&timeout_overflow_mode=throw",
                        (q->timeout_ms + 999) / 1000);

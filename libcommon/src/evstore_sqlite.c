@@ -1,6 +1,17 @@
 /*
  * evstore_sqlite.c - the SQLite event store (see event_store.h): cm_db on
- * libuv's thread pool. A write is one cm_db job, so one transaction: every
+ * threads of its own (cm/worker.h), never libuv's pool, which the process
+ * needs for its metadata store, hashing and DNS while a query runs 30 s.
+ *
+ * Writes, the migration and DDL go through one read-write handle on one
+ * thread. Reads go to `readers` read-only handles, each one connection
+ * running one query at a time on a pool of as many threads: WAL lets them
+ * read beside the writer and beside each other, so one long query holds
+ * one connection, not the store. A read waits here (oldest first) while
+ * every reader is busy; its time limit counts from cm_evstore_select, so
+ * one whose time passed while waiting fails without running.
+ *
+ * A write is one cm_db job, so one transaction: every
  * row of the batch or none. Events go in with INSERT OR IGNORE on the
  * unique (project_id, uuid), which is the deduplication; persons, distinct
  * ids and groups are upserts that only a higher version wins.
@@ -16,9 +27,12 @@
 #include "cm/db.h"
 #include "cm/err.h"
 #include "cm/log.h"
+#include "cm/worker.h"
 #include "evstore_internal.h"
 
 #define MIGRATE_RETRY_MS 1000
+#define DEFAULT_READERS  4
+#define MAX_READERS      64
 
 static const char sql_event[] =
     "INSERT OR IGNORE INTO events (uuid, project_id, event, distinct_id, person_id, properties,"
@@ -56,7 +70,10 @@ struct work {
     char *sql; /* a query's text */
     char *types;
     unsigned timeout_ms;
-    size_t max_bytes; /* a query's answer bound (cm_db_stmt_t counts it as rows are read) */
+    size_t max_bytes;  /* a query's answer bound (cm_db_stmt_t counts it as rows are read) */
+    uint64_t deadline; /* a read's uv_hrtime() past which it must not start; 0: none */
+    bool ddl;          /* a query that changes the store: the writer's handle */
+    size_t reader;     /* the reader running it */
     cm_evstore_write_cb wcb;
     cm_evstore_query_cb qcb;
     void *ud;
@@ -64,7 +81,14 @@ struct work {
 
 typedef struct sq_store {
     struct cm_evstore base; /* first */
-    cm_db_t *db;
+    cm_db_t *db;            /* writes, migration, DDL */
+    cm_worker_t *wpool;     /* its one thread */
+    cm_db_t **readers;      /* read-only, nreaders of them */
+    bool *reader_busy;      /* running a read */
+    size_t nreaders;
+    cm_worker_t *rpool;    /* their threads, one each */
+    work_t *rhead, *rtail; /* reads waiting for a free reader */
+    size_t closing_left;   /* handles and pools still closing */
     bool migrated;
     uv_timer_t retry;
     work_t *head, *tail; /* waiting for the tables */
@@ -93,6 +117,7 @@ static const cm_db_migration_t *migrations(void)
 
 static void submit(sq_store_t *st, work_t *w);
 static void maybe_finish_close(sq_store_t *st);
+static void pump_reads(sq_store_t *st, bool may_complete);
 
 /* ---- building a job ------------------------------------------------------------ */
 
@@ -237,6 +262,10 @@ static void on_rows(int status, const cm_db_res_t *res, void *ud)
 {
     work_t *w = ud;
     sq_store_t *st = w->st;
+    if (!w->ddl) { /* its reader is free: the next read may start now */
+        st->reader_busy[w->reader] = false;
+        pump_reads(st, true);
+    }
     size_t nc = cm_db_ncols(res, 0), nr = cm_db_nrows(res, 0);
     const char **cells = cm_xmalloc((nc + nc * nr + 1) * sizeof(char *));
     for (size_t c = 0; c < nc; c++)
@@ -252,10 +281,59 @@ static void on_rows(int status, const cm_db_res_t *res, void *ud)
     maybe_finish_close(st);
 }
 
+/* A read whose time passed while it waited: answered, never run. */
+static void expire(sq_store_t *st, work_t *w)
+{
+    cm_evstore_rows_t none = {0, 0, NULL};
+    st->running--;
+    w->qcb(CM_ETIMEDOUT, "the query ran out of time waiting for the store", &none, w->ud);
+    work_free(w);
+}
+
+/* Starts waiting reads on free readers, oldest first. may_complete: the
+ * caller is a completion, so a read can be answered (expired) here. */
+static void pump_reads(sq_store_t *st, bool may_complete)
+{
+    size_t r = 0;
+    while (st->rhead) {
+        work_t *w = st->rhead;
+        uint64_t now = uv_hrtime();
+        if (may_complete && w->deadline && now >= w->deadline) {
+            st->rhead = w->next;
+            st->rtail = st->rhead ? st->rtail : NULL;
+            expire(st, w);
+            continue;
+        }
+        while (r < st->nreaders && st->reader_busy[r])
+            r++;
+        if (r == st->nreaders)
+            return;
+        st->rhead = w->next;
+        st->rtail = st->rhead ? st->rtail : NULL;
+        w->next = NULL;
+        w->reader = r;
+        st->reader_busy[r] = true;
+        unsigned left = 0;
+        if (w->deadline) /* at least 1 ms: 0 would mean no limit */
+            left = w->deadline > now + 1000000u ? (unsigned)((w->deadline - now) / 1000000u) : 1;
+        cm_db_stmt_t s = {w->sql, w->params, (int)w->nparams, w->types, left};
+        s.max_bytes = w->max_bytes;
+        cm_db_run(st->readers[r], &s, 1, on_rows, w);
+    }
+}
+
 static void submit(sq_store_t *st, work_t *w)
 {
     st->running++;
-    if (w->qcb) {
+    if (w->qcb && !w->ddl) {
+        w->next = NULL;
+        if (st->rtail)
+            st->rtail->next = w;
+        else
+            st->rhead = w;
+        st->rtail = w;
+        pump_reads(st, false);
+    } else if (w->qcb) {
         cm_db_stmt_t s = {w->sql, w->params, (int)w->nparams, w->types, w->timeout_ms};
         s.max_bytes = w->max_bytes;
         cm_db_run(st->db, &s, 1, on_rows, w);
@@ -335,6 +413,8 @@ static void sq_query(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_
     w->types = q->types ? cm_xstrdup(q->types) : NULL;
     w->timeout_ms = q->timeout_ms;
     w->max_bytes = q->max_bytes;
+    w->deadline = q->timeout_ms ? uv_hrtime() + (uint64_t)q->timeout_ms * 1000000u : 0;
+    w->ddl = q->ddl;
     w->qcb = cb;
     w->ud = ud;
     enqueue(st, w);
@@ -357,25 +437,43 @@ static void on_retry_closed(uv_handle_t *h)
     sq_store_t *st = h->data;
     cm_evstore_closed_cb done = st->done;
     void *ud = st->done_ud;
+    free(st->readers);
+    free(st->reader_busy);
     cm__evstore_fini(&st->base);
     free(st);
     if (done)
         done(ud);
 }
 
+static void on_pool_closed(void *ud)
+{
+    sq_store_t *st = ud;
+    if (--st->closing_left == 0)
+        uv_close((uv_handle_t *)&st->retry, on_retry_closed);
+}
+
+/* The handles first (their last job, the close, runs on the pools), then
+ * the pools, then the timer. */
 static void on_db_closed(void *ud)
 {
     sq_store_t *st = ud;
-    uv_close((uv_handle_t *)&st->retry, on_retry_closed);
+    if (--st->closing_left > 0)
+        return;
+    st->closing_left = 2;
+    cm_worker_close(st->wpool, on_pool_closed, st);
+    cm_worker_close(st->rpool, on_pool_closed, st);
 }
 
 static void maybe_finish_close(sq_store_t *st)
 {
-    if (!st->base.closing || st->running || st->head || st->db == NULL)
+    if (!st->base.closing || st->running || st->head || st->rhead || st->db == NULL)
         return;
     cm_db_t *db = st->db;
     st->db = NULL;
+    st->closing_left = 1 + st->nreaders;
     cm_db_close(db, on_db_closed, st);
+    for (size_t i = 0; i < st->nreaders; i++)
+        cm_db_close(st->readers[i], on_db_closed, st);
 }
 
 static void sq_close(cm_evstore_t *es, cm_evstore_closed_cb done, void *ud)
@@ -408,18 +506,37 @@ int cm__evstore_open_sqlite(uv_loop_t *loop, const cm_evstore_opts_t *opts, cons
     char url[4096];
     snprintf(url, sizeof(url), "sqlite:%s", path);
     /* LIKE is case-sensitive, as on ClickHouse (the endpoints' queries) */
+    st->nreaders = opts->readers ? opts->readers : DEFAULT_READERS;
+    if (st->nreaders > MAX_READERS)
+        st->nreaders = MAX_READERS;
+    if (cm_worker_open(loop, "events-write", 1, &st->wpool) != CM_OK)
+        goto fail_wpool;
+    if (cm_worker_open(loop, "events-read", (unsigned)st->nreaders, &st->rpool) != CM_OK)
+        goto fail_rpool;
     cm_db_opts_t o = {.url = url,
                       .name = st->base.name,
                       .on_open_sql = "PRAGMA case_sensitive_like = ON",
-                      .sql_functions = true};
-    if (cm_db_open(loop, &o, &st->db) != CM_OK) {
-        cm__evstore_fini(&st->base);
-        free(st);
-        return CM_EINVAL;
-    }
+                      .sql_functions = true,
+                      .worker = st->wpool};
+    if (cm_db_open(loop, &o, &st->db) != CM_OK)
+        goto fail_db; /* cannot happen past the scheme check */
+    st->readers = cm_xcalloc(st->nreaders, sizeof(*st->readers));
+    st->reader_busy = cm_xcalloc(st->nreaders, sizeof(*st->reader_busy));
+    o.worker = st->rpool;
+    o.read_only = true;
+    for (size_t i = 0; i < st->nreaders; i++)
+        cm_db_open(loop, &o, &st->readers[i]); /* sqlite: only copies o */
     uv_timer_init(loop, &st->retry);
     st->retry.data = st;
     cm_db_migrate(st->db, migrations(), NMIGRATIONS, on_migrated, st);
     *out = &st->base;
     return CM_OK;
+fail_db:
+    cm_worker_close(st->rpool, NULL, NULL);
+fail_rpool:
+    cm_worker_close(st->wpool, NULL, NULL);
+fail_wpool:
+    cm__evstore_fini(&st->base);
+    free(st);
+    return CM_EINVAL;
 }

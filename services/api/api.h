@@ -34,6 +34,10 @@ typedef struct {
     size_t cache_max_bytes;  /* ENDPOINT_CACHE_MAX_BYTES */
     char *clickhouse_url;
     char *events_sqlite;
+    long long query_timeout_ms;  /* QUERY_TIMEOUT */
+    long long events_readers;    /* EVENTS_READERS */
+    long long query_concurrency; /* QUERY_CONCURRENCY_PER_PROJECT */
+    long long query_queue;       /* QUERY_QUEUE_PER_PROJECT */
     char *oauth_url;
     char *region;
     char *oauth_vendor;
@@ -54,6 +58,7 @@ extern const size_t api_config_nkeys;
 typedef struct api_publisher api_publisher_t;
 typedef struct api_materializer api_materializer_t;
 typedef struct api_oauth api_oauth_t;
+typedef struct api_admit api_admit_t;
 
 typedef struct {
     api_config_t cfg;
@@ -61,6 +66,7 @@ typedef struct {
     cm_metrics_t *metrics;
     cm_db_t *db;
     cm_evstore_t *events; /* read-only here: the writer fills it */
+    api_admit_t *admit;   /* resources/query_admit.c: reads of it, per project */
     cm_redis_t *redis;
     api_publisher_t *publisher;
     api_materializer_t *materializer; /* materialize/: endpoint tables */

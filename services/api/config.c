@@ -35,6 +35,23 @@ const cm_cfg_key_t api_config_keys[] = {
      "the event store on ClickHouse (as the writer's); empty = SQLite (EVENTS_DB)", CM_CFG_SECRET},
     {"EVENTS_DB", CM_CFG_STR, F(events_sqlite), "var/events.db", 0, 0,
      "the SQLite event store the writer fills, when CLICKHOUSE_URL is empty", 0},
+    /* Event-store reads (docs/endpoints.md "Sharing the event store") */
+    {"QUERY_TIMEOUT", CM_CFG_DURATION, F(query_timeout_ms), "30s", 1000, 600000,
+     "how long a request's reads of the event store may take, counted from its first byte "
+     "(waiting for its turn included); past it the read is stopped and the request answers 400",
+     0},
+    {"EVENTS_READERS", CM_CFG_INT, F(events_readers), "4", 1, 64,
+     "SQLite event store: read-only connections, each on a thread of its own, running reads "
+     "at once (beside the writes' connection; not libuv's thread pool)",
+     0},
+    {"QUERY_CONCURRENCY_PER_PROJECT", CM_CFG_INT, F(query_concurrency), "2", 1, 1000,
+     "event-store reads (endpoint and insight runs, materialized reads, the events and persons "
+     "lists) one project may have running at once; more wait in its queue",
+     0},
+    {"QUERY_QUEUE_PER_PROJECT", CM_CFG_INT, F(query_queue), "8", 0, 100000,
+     "event-store reads of one project that may wait for a free slot; past it 429 with "
+     "Retry-After",
+     0},
     /* OAuth (docs/oauth.md) */
     {"OAUTH_URL", CM_CFG_STR, F(oauth_url), "", 0, 0,
      "the region-agnostic OAuth host, serving the same discovery documents (empty: BASE_URL only)",

@@ -33,6 +33,7 @@
 #include "materialize/materialize.h"
 #include "oauth/oauth.h"
 #include "publish/publish.h"
+#include "resources/query_admit.h"
 #include "store/store.h"
 
 static api_ctx_t ctx;
@@ -112,6 +113,8 @@ static void materializer_closed(void *ud)
 static void http_drained(void *ud)
 {
     (void)ud;
+    if (ctx.admit) /* freed by itself once its running reads end */
+        api_admit_close(ctx.admit);
     if (ctx.http)
         cm_http_server_free(ctx.http);
     cm_strset_free_with(ctx.run_memo, free);
@@ -187,7 +190,10 @@ static int start(void)
     else
         snprintf(events_url, sizeof(events_url), "sqlite:%s", ctx.cfg.events_sqlite);
     if (!ctx.bootstrap &&
-        cm_evstore_open(ctx.loop, &(cm_evstore_opts_t){.url = events_url, .name = "events"},
+        cm_evstore_open(ctx.loop,
+                        &(cm_evstore_opts_t){.url = events_url,
+                                             .name = "events",
+                                             .readers = (unsigned)ctx.cfg.events_readers},
                         &ctx.events) != 0) {
         cm_log(CM_LOG_ERROR, NULL, "cannot open the event store (CLICKHOUSE_URL / EVENTS_DB)");
         return CM_EINVAL;
@@ -197,6 +203,7 @@ static int start(void)
     migrate();
     if (ctx.bootstrap)
         return CM_OK;
+    ctx.admit = api_admit_new(&ctx);
     ctx.materializer = api_materializer_new(&ctx, (uint64_t)ctx.cfg.materialize_check_ms);
     ctx.oauth = api_oauth_new(&ctx);
     ctx.http = cm_service_http_new(ctx.loop, "api", &ctx.cfg.svc, ctx.metrics, ready, &ctx);

@@ -21,8 +21,9 @@
  *
  * Backends (one file each, behind db.c, as the queue's are):
  *   "sqlite:<path>"  db_sqlite.c: WAL, a busy timeout for other processes;
- *                    every job runs on libuv's thread pool, never on the
- *                    loop, one job at a time per handle.
+ *                    every job runs on libuv's thread pool (or a pool of
+ *                    the caller's: opts.worker), never on the loop, one job
+ *                    at a time per handle.
  *   "postgres://..." db_pg.c: libpq's non-blocking calls driven by the loop
  *   "postgresql://"  (connection string as libpq reads it); reconnects with
  *                    backoff (100 ms doubling to 5 s) whenever the server
@@ -47,6 +48,7 @@
 #include <uv.h>
 
 #include "cm/buf.h"
+#include "cm/worker.h"
 
 typedef struct cm_db cm_db_t;
 typedef struct cm_db_res cm_db_res_t;
@@ -62,6 +64,13 @@ typedef struct {
     /* SQLite: register the SQL functions the event store's queries use
      * (cm_quantile; see db_sqlite_fns.c) */
     bool sql_functions;
+    /* SQLite: run the jobs on this pool (which must outlive the handle)
+     * instead of libuv's thread pool: for jobs that may run long (the event
+     * store's queries), see worker.h. NULL: libuv's. */
+    cm_worker_t *worker;
+    /* SQLite: open the file read-only (it must exist, in WAL mode: another
+     * handle made it); such a handle reads beside a writer's. */
+    bool read_only;
 } cm_db_opts_t;
 
 /* Copied by cm_db_run: the caller may free it all once the call returns. */

@@ -11,8 +11,10 @@
  * them when they are missing.
  *
  * Backends (one file each, behind event_store.c):
- *   "sqlite:<path>"  evstore_sqlite.c: cm_db on libuv's thread pool, WAL,
- *                    one transaction per write;
+ *   "sqlite:<path>"  evstore_sqlite.c: cm_db on threads of its own, WAL;
+ *                    writes (and DDL) on one connection, one transaction
+ *                    per write; reads on opts.readers read-only connections
+ *                    at once, the oldest waiting read first;
  *   "http://..."     evstore_clickhouse.c: ClickHouse's HTTP interface
  *   "https://..."    (JSONEachRow inserts); the URL may carry database,
  *                    user and password as query parameters.
@@ -49,6 +51,9 @@ typedef struct {
     const char *url;  /* see above */
     const char *name; /* for logs; default "events" */
     int timeout_ms;   /* ClickHouse: one request's limit; default 30000 */
+    /* SQLite: reads run on this many read-only connections at once, each
+     * on a dedicated thread (not libuv's pool); default 4, at most 64 */
+    unsigned readers;
     cm_metrics_t *metrics;
 } cm_evstore_opts_t;
 
@@ -135,10 +140,15 @@ void cm_evstore_query(cm_evstore_t *es, const char *sql, cm_evstore_query_cb cb,
  * SQLite binds the parameters (typed: 't' text, 'i' integer, 'f' real, as
  * cm_db_stmt_t) and stops the query after timeout_ms; ClickHouse runs it
  * with readonly = 2, max_execution_time and join_use_nulls = 1 (a LEFT
- * JOIN's misses are NULL, as in SQL) and ignores the parameters (its text
- * carries escaped literals). A time-out fails with CM_ETIMEDOUT, a query
+ * JOIN's misses are NULL, as in SQL), max_threads = 1 (one read takes one
+ * of the server's cores, so a few heavy ones leave room for the others)
+ * and ignores the parameters (its text carries escaped literals); its
+ * HTTP request is given up 1 s past timeout_ms, since ClickHouse checks
+ * the limit only between blocks. A time-out fails with CM_ETIMEDOUT, a query
  * the store refused with CM_EINVAL and its message, an answer past
- * max_bytes with CM_ETOOBIG. */
+ * max_bytes with CM_ETOOBIG. On SQLite timeout_ms counts from this call: a
+ * read still waiting for a free connection when it passes fails with
+ * CM_ETIMEDOUT and never runs. */
 typedef struct {
     const char *sql;
     const char *const *params;

@@ -15,6 +15,7 @@
 #include "cm/log.h"
 #include "cm/rediskeys.h"
 #include "resources/endpoints.h"
+#include "resources/query_admit.h"
 
 /* Length-prefixed, so that fields cannot run into each other: "x\ntq",
  * "z" and "x", "q\ntz" joined by newlines would be the same text. */
@@ -117,6 +118,8 @@ bool api_endpoint_query_failed(api_call_t *call, int status, const char *err, un
 {
     if (status == 0)
         return false;
+    if (api_query_refused(call, status))
+        return true;
     const char *id = cm_http_req_id(call->req);
     if (status == CM_ETIMEDOUT) {
         api_respond_invalid(call, NULL, "Query execution failed: the query took longer than %u s.",

@@ -24,10 +24,11 @@
 #include "insights/insights.h"
 #include "query/query.h"
 #include "resources/endpoints.h"
+#include "resources/query_admit.h"
 #include "resources/resources.h"
 #include "store/store.h"
 
-#define QUERY_TIMEOUT_MS 30000
+#define QUERY_TIMEOUT_MS api_query_timeout_ms(call) /* QUERY_TIMEOUT */
 #define MAX_VARS         8
 
 typedef struct {
@@ -200,7 +201,7 @@ static void run_next(api_call_t *call, ins_run_t *r)
         .timeout_ms = QUERY_TIMEOUT_MS,
         .max_bytes = call->ctx->cfg.answer_max_bytes,
     };
-    cm_evstore_select(call->ctx->events, &q, on_rows, call);
+    api_query_select(call, &q, on_rows, call);
 }
 
 /* ---- from the materialized table ---- */
@@ -285,7 +286,7 @@ static void read_table(api_call_t *call, ins_run_t *r)
         .timeout_ms = QUERY_TIMEOUT_MS,
         .max_bytes = call->ctx->cfg.answer_max_bytes,
     };
-    cm_evstore_select(call->ctx->events, &q, on_table_rows, call);
+    api_query_select(call, &q, on_table_rows, call);
     cm_buf_free(&sql);
     cm_buf_free(&key);
 }

@@ -18,9 +18,10 @@
 #include "cm/log.h"
 #include "query/query.h"
 #include "resources/endpoints.h"
+#include "resources/query_admit.h"
 #include "resources/resources.h"
 
-#define READ_TIMEOUT_MS 30000
+#define READ_TIMEOUT_MS api_query_timeout_ms(call) /* QUERY_TIMEOUT */
 
 typedef struct {
     api_call_t *call;
@@ -312,7 +313,7 @@ void api_endpoint_run_materialized(api_call_t *call, const api_endpoint_mat_read
                              .nparams = (int)m->nparams,
                              .timeout_ms = READ_TIMEOUT_MS,
                              .max_bytes = call->ctx->cfg.answer_max_bytes};
-    cm_evstore_select(call->ctx->events, &s, on_rows, m);
+    api_query_select(call, &s, on_rows, m);
     cm_buf_free(&sql);
     cm_buf_free(&group);
 }

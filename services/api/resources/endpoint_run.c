@@ -29,12 +29,13 @@
 #include "materialize/materialize.h"
 #include "query/query.h"
 #include "resources/endpoints.h"
+#include "resources/query_admit.h"
 #include "resources/resources.h"
 #include "resources/variables.h"
 #include "store/store.h"
 
-#define DEFAULT_CACHE_AGE_S 3600 /* a version without cache_age_seconds */
-#define QUERY_TIMEOUT_MS    30000
+#define DEFAULT_CACHE_AGE_S 3600                       /* a version without cache_age_seconds */
+#define QUERY_TIMEOUT_MS    api_query_timeout_ms(call) /* QUERY_TIMEOUT */
 
 typedef struct {
     char *name;
@@ -209,7 +210,7 @@ static void execute(api_call_t *call, run_t *r)
         .timeout_ms = QUERY_TIMEOUT_MS,
         .max_bytes = call->ctx->cfg.answer_max_bytes,
     };
-    cm_evstore_select(call->ctx->events, &q, on_rows, call);
+    api_query_select(call, &q, on_rows, call);
 }
 
 static int compile(api_call_t *call, run_t *r);

@@ -18,9 +18,11 @@
 #include <string.h>
 
 #include "cm/alloc.h"
+#include "cm/err.h"
 #include "cm/form.h"
 #include "cm/log.h"
 #include "cm/timefmt.h"
+#include "resources/query_admit.h"
 #include "resources/resources.h"
 #include "store/store.h"
 
@@ -78,9 +80,30 @@ static void url_encode(cm_buf_t *out, const char *s)
     }
 }
 
-static void respond_store_error(api_call_t *call, const char *err)
+/* QUERY_TIMEOUT, from the request's first byte, waiting included */
+#define READ_TIMEOUT_MS api_query_timeout_ms(call)
+
+/* A list's SELECT run on the event store, once the project's turn came
+ * (resources/query_admit.h). */
+static void run_read(api_call_t *call, cm_buf_t *sql, cm_evstore_query_cb done)
+{
+    cm_evstore_select_t q = {.sql = cm_buf_cstr(sql), .timeout_ms = READ_TIMEOUT_MS};
+    api_query_select(call, &q, done, call);
+    cm_buf_free(sql);
+}
+
+static void respond_store_error(api_call_t *call, int status, const char *err)
 {
     cm_api_error_t e;
+    if (api_query_refused(call, status))
+        return;
+    if (status == CM_ETIMEDOUT) {
+        cm_api_error_set(&e, 504, "timeout", NULL,
+                         "The event store did not answer within %u s; try a narrower read.",
+                         READ_TIMEOUT_MS / 1000);
+        api_respond_error(call, &e);
+        return;
+    }
     cm_log(CM_LOG_WARN, cm_http_req_id(call->req), "event store: %s", err ? err : "failed");
     cm_api_error_set(&e, 503, "store_unavailable", NULL,
                      "The event store cannot be reached; try again shortly.");
@@ -101,7 +124,7 @@ static void on_events(int status, const char *err, const cm_evstore_rows_t *rows
     api_call_t *call = ud;
     read_state_t *s = call->state;
     if (status != 0) {
-        respond_store_error(call, err);
+        respond_store_error(call, status, err);
         return;
     }
     size_t n = cm_evstore_nrows(rows);
@@ -174,7 +197,9 @@ void api_events_list(api_call_t *call)
     s->q.event = s->event;
     s->q.distinct_id = s->distinct_id;
     s->q.limit = call->limit;
-    api_store_events_list(call->ctx->events, &s->q, on_events, call);
+    cm_buf_t sql = CM_BUF_INIT;
+    api_store_events_list_sql(call->ctx->events, &s->q, &sql);
+    run_read(call, &sql, on_events);
 }
 
 /* ---- persons ------------------------------------------------------------------------ */
@@ -207,7 +232,7 @@ static void on_distinct_ids(int status, const char *err, const cm_evstore_rows_t
     read_state_t *s = call->state;
     person_row_t *persons = (person_row_t *)s->person_ids;
     if (status != 0) {
-        respond_store_error(call, err);
+        respond_store_error(call, status, err);
         return;
     }
     cm_buf_t out = CM_BUF_INIT;
@@ -269,7 +294,7 @@ static void on_persons(int status, const char *err, const cm_evstore_rows_t *row
     api_call_t *call = ud;
     read_state_t *s = call->state;
     if (status != 0) {
-        respond_store_error(call, err);
+        respond_store_error(call, status, err);
         return;
     }
     size_t n = cm_evstore_nrows(rows);
@@ -288,8 +313,9 @@ static void on_persons(int status, const char *err, const cm_evstore_rows_t *row
     s->person_ids = (char **)persons;
     s->npersons = n;
     call->state_free = persons_free;
-    api_store_person_distinct_ids(call->ctx->events, call->project_id, ids, n, on_distinct_ids,
-                                  call);
+    cm_buf_t sql = CM_BUF_INIT;
+    api_store_person_distinct_ids_sql(call->ctx->events, call->project_id, ids, n, &sql);
+    run_read(call, &sql, on_distinct_ids);
     free(ids);
 }
 
@@ -299,6 +325,8 @@ void api_persons_list(api_call_t *call)
     if (api_call_page(call) != 0)
         return;
     s->distinct_id = api_call_query(call, "distinct_id");
-    api_store_persons_list(call->ctx->events, call->project_id, s->distinct_id, call->limit,
-                           call->offset, on_persons, call);
+    cm_buf_t sql = CM_BUF_INIT;
+    api_store_persons_list_sql(call->ctx->events, call->project_id, s->distinct_id, call->limit,
+                               call->offset, &sql);
+    run_read(call, &sql, on_persons);
 }

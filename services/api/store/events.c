@@ -17,8 +17,7 @@ static void quote(cm_evstore_t *es, cm_buf_t *sql, const char *s)
     cm_evstore_quote(es, sql, cm_slice_from_cstr(s));
 }
 
-void api_store_events_list(cm_evstore_t *es, const api_events_query_t *q, cm_evstore_query_cb done,
-                           void *ud)
+void api_store_events_list_sql(cm_evstore_t *es, const api_events_query_t *q, cm_buf_t *out)
 {
     bool ch = cm_evstore_kind(es) == CM_EVSTORE_CLICKHOUSE;
     cm_buf_t sql = CM_BUF_INIT;
@@ -47,12 +46,12 @@ void api_store_events_list(cm_evstore_t *es, const api_events_query_t *q, cm_evs
     if (q->after_ms)
         cm_buf_appendf(&sql, " AND timestamp_ms > %" PRId64, q->after_ms);
     cm_buf_appendf(&sql, " ORDER BY timestamp_ms DESC, %s DESC LIMIT %lld", id, q->limit);
-    cm_evstore_query(es, cm_buf_cstr(&sql), done, ud);
+    cm_buf_append(out, sql.p, sql.len);
     cm_buf_free(&sql);
 }
 
-void api_store_persons_list(cm_evstore_t *es, const char *project_id, const char *distinct_id,
-                            long long limit, long long offset, cm_evstore_query_cb done, void *ud)
+void api_store_persons_list_sql(cm_evstore_t *es, const char *project_id, const char *distinct_id,
+                                long long limit, long long offset, cm_buf_t *out)
 {
     long long project = atoll(project_id);
     cm_buf_t sql = CM_BUF_INIT, only = CM_BUF_INIT;
@@ -88,14 +87,13 @@ void api_store_persons_list(cm_evstore_t *es, const char *project_id, const char
                        " LIMIT %lld OFFSET %lld",
                        project, only.len ? cm_buf_cstr(&only) : "", limit, offset);
     }
-    cm_evstore_query(es, cm_buf_cstr(&sql), done, ud);
+    cm_buf_append(out, sql.p, sql.len);
     cm_buf_free(&sql);
     cm_buf_free(&only);
 }
 
-void api_store_person_distinct_ids(cm_evstore_t *es, const char *project_id,
-                                   const char *const *person_ids, size_t n,
-                                   cm_evstore_query_cb done, void *ud)
+void api_store_person_distinct_ids_sql(cm_evstore_t *es, const char *project_id,
+                                       const char *const *person_ids, size_t n, cm_buf_t *out)
 {
     bool ch = cm_evstore_kind(es) == CM_EVSTORE_CLICKHOUSE;
     cm_buf_t sql = CM_BUF_INIT;
@@ -119,6 +117,6 @@ void api_store_person_distinct_ids(cm_evstore_t *es, const char *project_id,
     if (n == 0)
         cm_buf_append_cstr(&sql, "''");
     cm_buf_append_cstr(&sql, ") ORDER BY distinct_id");
-    cm_evstore_query(es, cm_buf_cstr(&sql), done, ud);
+    cm_buf_append(out, sql.p, sql.len);
     cm_buf_free(&sql);
 }

@@ -311,18 +311,17 @@ enum {
     API_EVENT_TIME_MS,
     API_EVENT_PERSON_ID,
 };
-/* Newest first. */
-void api_store_events_list(cm_evstore_t *es, const api_events_query_t *q, cm_evstore_query_cb done,
-                           void *ud);
+/* These three append the SELECT to out, in es's dialect; the caller runs
+ * it (through the api's admission of event-store reads). Newest first. */
+void api_store_events_list_sql(cm_evstore_t *es, const api_events_query_t *q, cm_buf_t *out);
 
 enum { API_PERSON_ID, API_PERSON_PROPERTIES, API_PERSON_CREATED, API_PERSON_IDENTIFIED };
 /* Live persons, newest first; distinct_id (or NULL) narrows to its person. */
-void api_store_persons_list(cm_evstore_t *es, const char *project_id, const char *distinct_id,
-                            long long limit, long long offset, cm_evstore_query_cb done, void *ud);
+void api_store_persons_list_sql(cm_evstore_t *es, const char *project_id, const char *distinct_id,
+                                long long limit, long long offset, cm_buf_t *out);
 enum { API_PDI_PERSON, API_PDI_DISTINCT_ID };
-void api_store_person_distinct_ids(cm_evstore_t *es, const char *project_id,
-                                   const char *const *person_ids, size_t n,
-                                   cm_evstore_query_cb done, void *ud);
+void api_store_person_distinct_ids_sql(cm_evstore_t *es, const char *project_id,
+                                       const char *const *person_ids, size_t n, cm_buf_t *out);
 
 /* ---- endpoints and query variables (endpoints.c) -------------------------------------- */
 
