@@ -31,6 +31,7 @@ struct query {
     char *types;
     int nparams;
     bool ddl;
+    size_t max_bytes;  /* the answer's bound (cm_evstore_select_t) */
     uint64_t deadline; /* uv_now() ms past which it must not start; 0: none */
     int fail;          /* on the failing list: the status to answer */
     cm_evstore_query_cb cb;
@@ -173,6 +174,7 @@ static void start(api_admit_t *a, project_t *p, query_t *q)
         .nparams = q->nparams,
         .timeout_ms = time_left(a->ctx->loop, q->deadline),
         .ddl = q->ddl,
+        .max_bytes = q->max_bytes,
     };
     cm_evstore_select(a->ctx->events, &s, on_done, q);
 }
@@ -283,6 +285,7 @@ static query_t *copy(api_call_t *call, const cm_evstore_select_t *s, cm_evstore_
         q->params[i] = s->params[i] ? cm_xstrdup(s->params[i]) : NULL;
     q->types = s->types ? cm_xstrdup(s->types) : NULL;
     q->ddl = s->ddl;
+    q->max_bytes = s->max_bytes;
     if (s->timeout_ms)
         q->deadline = cm_http_req_start_ms(call->req) + s->timeout_ms;
     q->cb = cb;
