@@ -7,13 +7,13 @@
 #include "cm/err.h"
 #include "cm/json.h"
 
-/* Does text (a JSON array of strings or numbers) hold one of wants
- * (NULL-terminated)? One parse however many are asked. */
-static bool json_list_has_any(const char *text, const char *const *wants)
+bool api_access_each(const char *list, bool (*fn)(cm_slice_t item, void *ud), void *ud, bool *empty)
 {
     cm_json_doc_t *doc = NULL;
     bool found = false;
-    if (text == NULL || cm_json_parse(text, strlen(text), NULL, &doc, NULL) != CM_OK)
+    if (empty)
+        *empty = true;
+    if (list == NULL || cm_json_parse(list, strlen(list), NULL, &doc, NULL) != CM_OK)
         return false;
     cm_json_iter_t it = cm_json_iter(cm_json_root(doc));
     cm_json_t v;
@@ -21,11 +21,27 @@ static bool json_list_has_any(const char *text, const char *const *wants)
         cm_slice_t s = cm_json_str_inner(v);
         if (s.p == NULL)
             s = cm_json_raw(v); /* project ids may be numbers */
-        for (size_t i = 0; wants[i] && !found; i++)
-            found = cm_slice_eq_cstr(s, wants[i]);
+        if (empty)
+            *empty = false;
+        found = fn(s, ud);
     }
     cm_json_doc_free(doc);
     return found;
+}
+
+static bool is_wanted(cm_slice_t item, void *ud)
+{
+    for (const char *const *w = ud; *w; w++)
+        if (cm_slice_eq_cstr(item, *w))
+            return true;
+    return false;
+}
+
+/* Does text (a JSON array of strings or numbers) hold one of wants
+ * (NULL-terminated)? One parse however many are asked. */
+static bool json_list_has_any(const char *text, const char *const *wants)
+{
+    return api_access_each(text, is_wanted, (void *)wants, NULL);
 }
 
 bool api_access_list_has(const char *list, const char *want)

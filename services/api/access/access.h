@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cm/buf.h"
+
 /* Do scopes grant object ("feature_flag") for reading or writing? */
 bool api_access_allows(const char *scopes, const char *object, bool write);
 
@@ -22,6 +24,12 @@ bool api_access_allows(const char *scopes, const char *object, bool write);
  * (its user being a member of org_id)? */
 bool api_access_reaches(const char *scoped_teams, const char *scoped_orgs, const char *project_id,
                         const char *org_id);
+
+/* fn(item) for each item of list (a JSON array of strings or numbers, as
+ * their text), until one returns true (then true). *empty (when not NULL):
+ * the list is missing, unparsable or has no item. */
+bool api_access_each(const char *list, bool (*fn)(cm_slice_t item, void *ud), void *ud,
+                     bool *empty);
 
 /* Does list (a JSON array of strings or numbers) hold want? */
 bool api_access_list_has(const char *list, const char *want);

@@ -24,32 +24,30 @@ bool api_access_covers(const char *scopes, const char *scope)
     return api_access_allows(scopes, object, strcmp(colon + 1, "read") != 0);
 }
 
+typedef struct {
+    bool (*bad)(const char *item, void *ud);
+    void *ud;
+    char *item;
+    size_t size;
+} item_check_t;
+
+static bool item_bad(cm_slice_t s, void *ud)
+{
+    item_check_t *c = ud;
+    /* ids are short (uuids, integers): a longer item is nothing of ours */
+    bool too_long = s.len >= c->size || s.len >= 80;
+    snprintf(c->item, c->size, "%.*s", (int)(s.len >= c->size ? c->size - 1 : s.len), s.p);
+    return too_long || c->bad(c->item, c->ud);
+}
+
 /* Each item of list (a JSON array) as text into item; stops at the first
  * for which bad() is true and returns true, leaving it in item. An empty
  * or unparsable list is *empty. */
 static bool any_item(const char *list, bool (*bad)(const char *item, void *ud), void *ud,
                      char *item, size_t item_size, bool *empty)
 {
-    cm_json_doc_t *doc = NULL;
-    bool found = false;
-    *empty = true;
-    if (list == NULL || cm_json_parse(list, strlen(list), NULL, &doc, NULL) != CM_OK)
-        return false;
-    cm_json_iter_t it = cm_json_iter(cm_json_root(doc));
-    cm_json_t v;
-    while (!found && cm_json_next(&it, NULL, &v)) {
-        cm_slice_t s = cm_json_str_inner(v);
-        if (s.p == NULL)
-            s = cm_json_raw(v); /* project ids are numbers */
-        *empty = false;
-        /* ids are short (uuids, integers): a longer item is nothing of ours */
-        found = s.len >= item_size || s.len >= 80;
-        snprintf(item, item_size, "%.*s", (int)(s.len >= item_size ? item_size - 1 : s.len), s.p);
-        if (!found)
-            found = bad(item, ud);
-    }
-    cm_json_doc_free(doc);
-    return found;
+    item_check_t c = {bad, ud, item, item_size};
+    return api_access_each(list, item_bad, &c, empty);
 }
 
 static bool not_in(const char *item, void *list)
