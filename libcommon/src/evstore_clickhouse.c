@@ -31,6 +31,7 @@
 #include "cm/json.h"
 #include "cm/log.h"
 #include "cm/strset.h"
+#include "cm/uuid.h"
 #include "evstore_internal.h"
 
 #define SETUP_RETRY_MS 1000
@@ -52,10 +53,11 @@ struct ch_op {
     struct ch_write *w;
     cm_evstore_query_cb qcb;
     void *ud;
-    size_t max_bytes; /* a query's answer bound (0: the client's) */
+    size_t max_bytes;                   /* a query's answer bound (0: the client's) */
+    char query_id[CM_UUID_STR_LEN + 1]; /* a read's, to stop it when given up */
 };
 
-enum { OP_SETUP, OP_QUERY, OP_DEDUP, OP_INSERT };
+enum { OP_SETUP, OP_QUERY, OP_DEDUP, OP_INSERT, OP_KILL };
 
 typedef struct ch_write {
     ch_store_t *st;
@@ -619,6 +621,20 @@ static int query_status(int status, const cm_http_client_res_t *res, int rc)
     return rc;
 }
 
+/* A read given up on its limit goes on in the server (ClickHouse does not
+ * stop an HTTP query whose client went away, and checks its own limit only
+ * between blocks): stop it, or a tenant retrying a heavy query would stack
+ * copies of it there, each holding a core, after the api freed its slot. */
+static void kill_query(ch_store_t *st, const char *query_id)
+{
+    if (st->base.closing || query_id[0] == '\0')
+        return;
+    ch_op_t *op = op_new(st, OP_KILL);
+    cm_buf_appendf(&op->sql, "KILL QUERY WHERE query_id = '%s' ASYNC FORMAT TabSeparated",
+                   query_id);
+    send_op(op);
+}
+
 static void on_http(int status, const cm_http_client_res_t *res, void *ud)
 {
     ch_op_t *op = ud;
@@ -635,6 +651,8 @@ static void on_http(int status, const cm_http_client_res_t *res, void *ud)
             rc = query_status(status, res, rc);
         if (status == CM_ETIMEDOUT && op->kind == OP_QUERY && op->limit_ms)
             rc = CM_ETIMEDOUT; /* the query's limit (send_op), not the store away */
+        if (status != 0 && op->kind == OP_QUERY)
+            kill_query(st, op->query_id); /* the request failed, not the query: it may run on */
     }
     cm_slice_t body = rc == 0 ? res->body : CM_SLICE_NULL;
     switch (op->kind) {
@@ -645,6 +663,11 @@ static void on_http(int status, const cm_http_client_res_t *res, void *ud)
             return;
         }
         answer_query(op, rc, rc ? err : NULL, body);
+        maybe_finish_close(st);
+        break;
+    case OP_KILL:
+        if (rc)
+            cm_log(CM_LOG_WARN, NULL, "%s: stopping a query given up: %s", st->base.name, err);
         maybe_finish_close(st);
         break;
     case OP_DEDUP:
@@ -910,6 +933,10 @@ static void ch_query(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_
     cm_buf_append_cstr(&op->settings,
                        q->ddl ? "&join_use_nulls=1" : "&readonly=2&join_use_nulls=1&max_threads=1");
     op->limit_ms = q->timeout_ms;
+    if (!q->ddl) { /* named, so that a read given up can be stopped (kill_query) */
+        cm_uuid_v4(op->query_id);
+        cm_buf_appendf(&op->settings, "&query_id=%s", op->query_id);
+    }
     if (q->timeout_ms > 0)
         cm_buf_appendf(&op->settings, "&max_execution_time=%u&timeout_overflow_mode=throw",
                        (q->timeout_ms + 999) / 1000);

@@ -15,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { BUILD, startServer } from './lib/proc.mjs';
 import { startRedis } from './lib/redis.mjs';
+import { within } from './lib/rawhttp.mjs';
 
 const run = promisify(execFile);
 
@@ -28,6 +29,9 @@ const FAULTS = {
   wrong_password: [500, 'Code: 193, e.displayText() = DB::Exception: Wrong password for user default'],
 };
 
+// Reads that never answer (their query_id) and the KILL QUERY statements seen.
+const held = { ids: [], kills: [], responses: [] };
+
 function standIn() {
   const server = http.createServer((req, res) => {
     let body = '';
@@ -35,6 +39,16 @@ function standIn() {
     req.on('end', () => {
       const sql = `${decodeURIComponent(new URL(req.url, 'http://x').searchParams.get('query') || '')} ${body}`;
       if (/SELECT version\(\)/.test(sql)) return res.end('18.16.1\n');
+      if (/^\s*KILL QUERY/.test(body)) {
+        held.kills.push(body);
+        held.responses.splice(0).forEach((r) => r.destroy()); // as the server would
+        return res.end('');
+      }
+      if (sql.includes('hangs_forever')) { // a read ClickHouse keeps running
+        held.ids.push(new URL(req.url, 'http://x').searchParams.get('query_id'));
+        held.responses.push(res);
+        return;
+      }
       for (const [word, [status, text]] of Object.entries(FAULTS)) {
         if (sql.includes(word)) {
           res.writeHead(status, { 'Content-Type': 'text/plain' });
@@ -65,7 +79,7 @@ describe('endpoint runs: the event store\'s failures, answered without its text'
     ch = await standIn();
     const env = {
       API_PORT: '0', REDIS_URL: redis.url, DATABASE_URL: `sqlite:${tmp}/meta.db`, LOG_LEVEL: 'warn',
-      CLICKHOUSE_URL: `http://127.0.0.1:${ch.address().port}/`, MATERIALIZE_CHECK: '1h',
+      CLICKHOUSE_URL: `http://127.0.0.1:${ch.address().port}/`, MATERIALIZE_CHECK: '1h', QUERY_TIMEOUT: '2s',
     };
     boot = JSON.parse((await run(path.join(BUILD, 'bin', 'api'), ['bootstrap'], { env: { ...process.env, ...env } })).stdout);
     api = await startServer(path.join(BUILD, 'bin', 'api'), env, { ready: true });
@@ -75,6 +89,7 @@ describe('endpoint runs: the event store\'s failures, answered without its text'
   after(async () => {
     await api?.stop();
     await redis?.stop();
+    held.responses.forEach((r) => r.destroy());
     ch?.close();
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
@@ -112,6 +127,21 @@ describe('endpoint runs: the event store\'s failures, answered without its text'
       assert.equal(r.json.detail, 'The event store cannot be reached (request req-store-errors-1).');
     });
   }
+
+  test('a read given up on its time limit is stopped in the store by its query_id', async () => {
+    // ClickHouse does not stop an HTTP query whose client went away, and
+    // checks its own limit between blocks only: without the KILL, a tenant
+    // retrying a heavy query would stack copies of it there.
+    let r = await call('POST', E, { name: 'hangs', query: { kind: 'HogQLQuery', query: "SELECT 'hangs_forever' AS m" } });
+    assert.equal(r.status, 201, JSON.stringify(r.json));
+    r = await call('POST', `${E}hangs/run`, { refresh: 'force' });
+    assert.equal(r.status, 400, JSON.stringify(r.json));
+    assert.equal(r.json.detail, 'Query execution failed: the query took longer than 2 s.');
+    assert.equal(held.ids.length, 1);
+    assert.match(held.ids[0] ?? '', /^[0-9a-f-]{36}$/, 'the read carries a query_id');
+    await within(3000, 'a KILL QUERY for it', async () => held.kills.length > 0);
+    assert.equal(held.kills[0].trim(), `KILL QUERY WHERE query_id = '${held.ids[0]}' ASYNC FORMAT TabSeparated`);
+  });
 
   test('the store\'s text is in the api\'s log, with the request id', async () => {
     const log = api.stderr();
