@@ -141,7 +141,7 @@ for (const backend of ['sqlite', 'postgres']) describe(`credentials never widen 
     assert.deepEqual((await make(full, { scopes: ['cohort:read'], scoped_organizations: [OTHER_ORG] })).scoped_organizations, [OTHER_ORG]);
   });
 
-  test("an organization-scoped key reaches only its organizations' own routes", async () => {
+  test("an organization's routes: an organization-scoped key reaches only its own, a project-scoped key none", async () => {
     const body = { feature_flags_quota_limited_until: null };
     const elsewhere = (await make(boot.personal_api_key, { scopes: ['organization:write'], scoped_organizations: [OTHER_ORG] })).value;
     const r = await call('PATCH', `/api/organizations/${org}/`, elsewhere, body);
@@ -149,6 +149,13 @@ for (const backend of ['sqlite', 'postgres']) describe(`credentials never widen 
     const here = (await make(boot.personal_api_key, { scopes: ['organization:write'], scoped_organizations: [org] })).value;
     const ok = await call('PATCH', `/api/organizations/${org}/`, here, body);
     assert.equal(ok.status, 200, ok.text);
+    // a key scoped to projects is for project routes only (PostHog's rule)
+    const project = (await make(boot.personal_api_key, { scopes: ['organization:write'], scoped_teams: [p1] })).value;
+    for (const [method, p] of [['PATCH', `/api/organizations/${org}/`], ['GET', `/api/organizations/${org}/cimd_verification_tokens/`]]) {
+      const r = await call(method, p, project, method === 'PATCH' ? body : undefined);
+      assert.equal(r.status, 403, `${method} ${p}: ${r.text}`);
+      assert.match(r.json.detail, /scoped to projects are only supported on project routes/);
+    }
   });
 
   test('email and password change only with a key holding all of the user', async () => {

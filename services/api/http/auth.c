@@ -139,6 +139,13 @@ static void permitted(api_call_t *call, const cm_db_res_t *res, bool token)
     /* An organization's own routes: a key scoped to organizations reaches
      * only those (as it reaches only their projects); found nowhere else. */
     cm_slice_t org = cm_http_req_param(call->req, "org_id");
+    if (org.p && call->cred_teams) { /* as PostHog: a project's key is for project routes */
+        cm_api_error_t e;
+        cm_api_error_set(&e, 403, "permission_denied", NULL,
+                         "API keys scoped to projects are only supported on project routes.");
+        api_respond_error(call, &e);
+        return;
+    }
     if (org.p && call->cred_orgs) {
         char id[64];
         snprintf(id, sizeof(id), "%.*s", (int)(org.len < 63 ? org.len : 63), org.p);
