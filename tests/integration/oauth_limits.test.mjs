@@ -259,3 +259,40 @@ describe('client documents: fetches capped in flight, every attempt counted', ()
     }
   });
 });
+
+describe("PATCH /api/users/@me/'s current_password: a guess like a sign-in", () => {
+  let s;
+  const patch = async (current) => {
+    const r = await fetch(`${s.base}/api/users/@me/`, {
+      method: 'PATCH',
+      headers: { Authorization: `Bearer ${s.boot.personal_api_key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ password: 'a-new-password-1', current_password: current }),
+    });
+    return { status: r.status, retryAfter: r.headers.get('retry-after'), json: await r.json() };
+  };
+
+  before(async () => {
+    s = await startOAuthApi();
+  });
+  after(async () => {
+    await s?.stop();
+  });
+
+  test('five wrong current passwords, then 429 with Retry-After even for the right one; it counts for sign-in too', async () => {
+    for (let i = 0; i < 5; i++) {
+      const r = await patch('wrong');
+      assert.equal(r.status, 400, JSON.stringify(r.json));
+      assert.equal(r.json.attr, 'current_password');
+    }
+    let r = await patch(s.boot.password); // a key holder cannot try the account's password freely
+    assert.equal(r.status, 429, JSON.stringify(r.json));
+    assert.equal(r.retryAfter, '1');
+    assert.equal(r.json.attr, 'current_password');
+    assert.match(r.json.detail, /Too many wrong passwords/);
+    await sleep(1100);
+    r = await patch(s.boot.password);
+    assert.equal(r.status, 200, JSON.stringify(r.json)); // right: the account's count is cleared
+    r = await patch('wrong');
+    assert.equal(r.status, 400, JSON.stringify(r.json));
+  });
+});

@@ -187,6 +187,20 @@ void api_oauth__guess_end(api_oauth_t *o, const char *email, const char *ip, int
         ad->failures--;
 }
 
+int64_t api_oauth_guess_begin(api_oauth_t *o, const char *email, const char *ip)
+{
+    return api_oauth__guess_begin(o, email, ip);
+}
+
+void api_oauth_guess_end(api_oauth_t *o, const char *email, const char *ip, bool checked,
+                         bool right)
+{
+    api_oauth__guess_end(o, email, ip,
+                         !checked ? API_OAUTH_GUESS_NONE
+                         : right  ? API_OAUTH_GUESS_RIGHT
+                                  : API_OAUTH_GUESS_WRONG);
+}
+
 void api_oauth__guesses_free(api_oauth_t *o)
 {
     if (o->guesses) {

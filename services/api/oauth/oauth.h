@@ -19,6 +19,15 @@ void api_oauth_close(api_oauth_t *o, void (*done)(void *ud), void *ud);
  * when url is not a client_id's shape at all. */
 bool api_oauth_client_url_canonical(const char *url, char *out, size_t size);
 
+/* guesses.c: a password checked outside sign-in (PATCH /api/users/@me/'s
+ * current_password) counts against the sign-in limits of its account (the
+ * email, normalised) and address (docs/oauth.md "Sign-in limits"): begin
+ * answers the ms to wait first (0: go on; the attempt counts as a failure
+ * until end says it was right, or that no password was checked). */
+int64_t api_oauth_guess_begin(api_oauth_t *o, const char *email, const char *ip);
+void api_oauth_guess_end(api_oauth_t *o, const char *email, const char *ip, bool checked,
+                         bool right);
+
 /* metadata.c: RFC 8414 and RFC 9728 documents (public routes). */
 void api_oauth_as_metadata(api_call_t *call);
 void api_oauth_resource_metadata(api_call_t *call);

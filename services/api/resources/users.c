@@ -7,17 +7,24 @@
  * thread pool because each takes tens of milliseconds. Only "@me" is a user
  * id here: PostHog's other ids are for staff, which this service has not.
  * Email and password (the user's sign-in) change only through a personal
- * key with all of the user: never an OAuth token, never a scoped key.
+ * key with all of the user: never an OAuth token, never a scoped key. A
+ * current_password checked is a guess at the account, limited as sign-in's
+ * (oauth/guesses.c).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cm/alloc.h"
+#include "cm/client_ip.h"
+#include "oauth/oauth.h"
 #include "resources/resources.h"
 #include "store/store.h"
 
 typedef struct {
     char *first_name, *email, *password, *current;
+    /* a current_password check is a guess like a sign-in (oauth/guesses.c) */
+    char account[256], ip[CM_IP_BUFLEN];
 } patch_t;
 
 static void patch_free(void *v)
@@ -95,6 +102,8 @@ static void update(api_call_t *call, const char *password_hash)
 
 static void on_password(api_call_t *call, bool current_ok, const char *new_hash)
 {
+    patch_t *p = call->state;
+    api_oauth_guess_end(call->ctx->oauth, p->account, p->ip, true, current_ok);
     if (!current_ok) {
         api_respond_invalid(call, "current_password", "Your current password is incorrect.");
         return;
@@ -117,8 +126,30 @@ static void on_stored(int status, const cm_db_res_t *res, void *ud)
         api_respond_row(call, status, res, 200, write_user); /* the error, or 404 */
         return;
     }
-    api_password_job(call, cm_db_value(res, 0, 0, API_USER_PASSWORD_HASH), p->current, p->password,
-                     on_password);
+    if (!api_email_normalize(cm_slice_from_cstr(cm_db_value(res, 0, 0, API_USER_EMAIL)), p->account,
+                             sizeof(p->account)))
+        snprintf(p->account, sizeof(p->account), "user:%s", call->user_id);
+    char buf[CM_IP_BUFLEN];
+    const char *ip =
+        cm_client_ip(cm_http_req_header(call->req, "X-Forwarded-For"), cm_http_req_peer(call->req),
+                     call->ctx->cfg.svc.trusted_proxies, buf, sizeof(buf));
+    snprintf(p->ip, sizeof(p->ip), "%s", ip ? ip : "");
+    int64_t wait = api_oauth_guess_begin(call->ctx->oauth, p->account, p->ip);
+    if (wait > 0) {
+        char secs[24];
+        snprintf(secs, sizeof(secs), "%lld", (long long)((wait + 999) / 1000));
+        cm_http_res_header(call->req, "Retry-After", secs);
+        cm_api_error_t e;
+        cm_api_error_set(&e, 429, "throttled", "current_password",
+                         "Too many wrong passwords for this account: try again in %s s.", secs);
+        api_respond_error(call, &e);
+        return;
+    }
+    if (!api_password_try(call, cm_db_value(res, 0, 0, API_USER_PASSWORD_HASH), p->current,
+                          p->password, on_password)) {
+        api_oauth_guess_end(call->ctx->oauth, p->account, p->ip, false, false);
+        api_password_busy(call);
+    }
 }
 
 /* Answers 403 unless the credential may change the user's email or
