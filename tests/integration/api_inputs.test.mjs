@@ -68,6 +68,15 @@ describe('api input defects', () => {
     assert.equal((await call('GET', '/api/users/@me/')).status, 200);
   });
 
+  test('?is_active= (empty) is no filter, as django-filter reads it; true and false filter', async () => {
+    const off = await call('POST', `${P()}/endpoints/`, { body: { name: 'off', is_active: false, query: { kind: 'HogQLQuery', query: 'SELECT 2 AS two' } } });
+    assert.equal(off.status, 201, off.text);
+    const names = async (q) => (await call('GET', `${P()}/endpoints/${q}`)).json.results.map((e) => e.name).sort();
+    assert.deepEqual(await names('?is_active='), ['off', 'q']);
+    assert.deepEqual(await names('?is_active=true'), ['q']);
+    assert.deepEqual(await names('?is_active=false'), ['off']);
+  });
+
   test('?version=%ff: a 400 whose body is UTF-8 (the byte replaced, not echoed)', async () => {
     for (const p of [`${P()}/endpoints/q/openapi.json?version=%ff`, `${P()}/endpoints/q/run?version=%ff%fe`]) {
       const r = await call('GET', p);

@@ -267,7 +267,7 @@ void api_endpoints_list(api_call_t *call)
 {
     char *a = api_call_query(call, "is_active");
     const char *active = NULL;
-    if (a != NULL)
+    if (a != NULL && a[0] != '\0') /* empty: no filter, as django-filter's */
         active = strcmp(a, "false") == 0 || strcmp(a, "0") == 0 ? "0" : "1";
     free(a);
     api_store_endpoints_list(call->ctx->db, call->project_id, active, on_list, call);
