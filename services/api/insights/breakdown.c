@@ -18,18 +18,6 @@
 #define DEFAULT_BREAKDOWN_LIMIT 25
 #define MAX_BREAKDOWN_LIMIT     10000
 
-static char *dup_str(cm_json_t v)
-{
-    cm_buf_t b = CM_BUF_INIT;
-    if (cm_json_type(v) != CM_JSON_STRING || cm_json_str_append(v, &b) != 0) {
-        cm_buf_free(&b);
-        return NULL;
-    }
-    char *s = cm_xstrdup(cm_buf_cstr(&b));
-    cm_buf_free(&b);
-    return s;
-}
-
 int api_insights__breakdowns_read(ins_breakdowns_t *b, cm_json_t bf, cm_buf_t *err)
 {
     b->limit = DEFAULT_BREAKDOWN_LIMIT;
@@ -52,8 +40,8 @@ int api_insights__breakdowns_read(ins_breakdowns_t *b, cm_json_t bf, cm_buf_t *e
         for (size_t i = 0; i < cm_json_len(many); i++) {
             cm_json_t e = cm_json_at(many, i);
             ins_breakdown_t *d = &b->bd[b->n++];
-            d->property = dup_str(cm_json_get(e, "property"));
-            d->type = dup_str(cm_json_get(e, "type"));
+            d->property = api_insights__str_dup(cm_json_get(e, "property"));
+            d->type = api_insights__str_dup(cm_json_get(e, "type"));
             if (d->property == NULL) {
                 cm_buf_appendf(err, "breakdowns[%zu] needs a property", i);
                 return CM_EINVAL;
@@ -62,8 +50,8 @@ int api_insights__breakdowns_read(ins_breakdowns_t *b, cm_json_t bf, cm_buf_t *e
     } else if (cm_json_exists(cm_json_get(bf, "breakdown")) &&
                !cm_json_is_null(cm_json_get(bf, "breakdown"))) {
         ins_breakdown_t *d = &b->bd[b->n++];
-        d->property = dup_str(cm_json_get(bf, "breakdown"));
-        d->type = dup_str(cm_json_get(bf, "breakdown_type"));
+        d->property = api_insights__str_dup(cm_json_get(bf, "breakdown"));
+        d->type = api_insights__str_dup(cm_json_get(bf, "breakdown_type"));
         if (d->property == NULL) {
             cm_buf_appendf(err, "breakdown must be a property name");
             return CM_EINVAL;

@@ -137,3 +137,15 @@ bool api_insight_table_key(const api_insight_t *in, cm_buf_t *key)
     return in->kind == KIND_TRENDS ? api_insights__trends_key(in->trends, key)
                                    : api_insights__retention_key(in->retention, key);
 }
+
+char *api_insights__str_dup(cm_json_t v)
+{
+    cm_buf_t b = CM_BUF_INIT;
+    if (cm_json_type(v) != CM_JSON_STRING || cm_json_str_append(v, &b) != 0) {
+        cm_buf_free(&b);
+        return NULL;
+    }
+    char *s = cm_xstrdup(cm_buf_cstr(&b));
+    cm_buf_free(&b);
+    return s;
+}

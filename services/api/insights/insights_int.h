@@ -26,6 +26,10 @@ typedef struct {
     int64_t from_local, to_local; /* the range asked, wall clock, both ends in */
 } ins_range_t;
 
+/* insight.c: a JSON string's text, unescaped, in a new allocation; NULL
+ * when v is not a string. */
+char *api_insights__str_dup(cm_json_t v);
+
 /* "hour", "day", "week", "month" (NULL or absent: day). -1 for another. */
 int api_insights__interval(cm_slice_t name);
 /* The axis for date_from / date_to (absent: "-7d" / now). 0, or CM_EINVAL

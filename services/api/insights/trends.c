@@ -62,18 +62,6 @@ struct ins_trends {
     ins_sql_t q;
 };
 
-static char *dup_str(cm_json_t v)
-{
-    cm_buf_t b = CM_BUF_INIT;
-    if (cm_json_type(v) != CM_JSON_STRING || cm_json_str_append(v, &b) != 0) {
-        cm_buf_free(&b);
-        return NULL;
-    }
-    char *s = cm_xstrdup(cm_buf_cstr(&b));
-    cm_buf_free(&b);
-    return s;
-}
-
 void api_insights__trends_free(ins_trends_t *in)
 {
     if (!in)
@@ -143,12 +131,14 @@ static int read_series(ins_trends_t *in, cm_json_t list, cm_buf_t *err)
             return CM_EINVAL;
         }
         cm_json_t ev = cm_json_get(n, "event");
-        if (!cm_json_is_null(ev) && cm_json_exists(ev) && (s->event = dup_str(ev)) == NULL) {
+        if (!cm_json_is_null(ev) && cm_json_exists(ev) &&
+            (s->event = api_insights__str_dup(ev)) == NULL) {
             cm_buf_appendf(err, "series[%zu]: event must be a string or null", i);
             return CM_EINVAL;
         }
         cm_json_t m = cm_json_get(n, "math");
-        s->math = cm_json_exists(m) && !cm_json_is_null(m) ? dup_str(m) : cm_xstrdup("total");
+        s->math = cm_json_exists(m) && !cm_json_is_null(m) ? api_insights__str_dup(m)
+                                                           : cm_xstrdup("total");
         size_t k = s->math ? 0 : sizeof(MATHS) / sizeof(MATHS[0]); /* not a string: unknown */
         while (k < sizeof(MATHS) / sizeof(MATHS[0]) && strcmp(s->math, MATHS[k].name))
             k++;
@@ -165,7 +155,7 @@ static int read_series(ins_trends_t *in, cm_json_t list, cm_buf_t *err)
                     : strcmp(s->math, "monthly_active") == 0 ? 30
                                                              : 0;
         if (k >= FIRST_PROPERTY_MATH) {
-            s->math_property = dup_str(cm_json_get(n, "math_property"));
+            s->math_property = api_insights__str_dup(cm_json_get(n, "math_property"));
             if (s->math_property == NULL || s->math_property[0] == '\0') {
                 cm_buf_appendf(err, "series[%zu]: math '%s' needs a math_property", i, s->math);
                 return CM_EINVAL;

@@ -152,7 +152,8 @@ void api_oauth__session_free(api_oauth_session_t *s);
 /* token.c: what the token, revocation and introspection endpoints share */
 void api_oauth__error(api_call_t *call, int status, const char *error, const char *description);
 char *api_oauth__form_field(cm_slice_t form, const char *name, int *dup);
-bool api_oauth__form_body(api_call_t *call);
+/* The body, when it is a form; else 400 invalid_request answered, false. */
+bool api_oauth__form(api_call_t *call, cm_slice_t *body);
 bool api_oauth__client_auth_refused(api_call_t *call, cm_slice_t form);
 
 /* github.c: GITHUB_KEYS_FILE, read at start; a signature checked. */

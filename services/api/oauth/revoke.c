@@ -52,12 +52,9 @@ static void on_revoked(int status, const cm_db_res_t *res, void *ud)
 
 void api_oauth_revoke(api_call_t *call)
 {
-    if (!api_oauth__form_body(call)) {
-        api_oauth__error(call, 400, "invalid_request",
-                         "the body must be application/x-www-form-urlencoded");
+    cm_slice_t form;
+    if (!api_oauth__form(call, &form))
         return;
-    }
-    cm_slice_t form = cm_http_req_body(call->req);
     if (api_oauth__client_auth_refused(call, form))
         return;
     int dup = 0;
@@ -187,12 +184,9 @@ void api_oauth_introspect(api_call_t *call)
     introspect_t *x = cm_xcalloc(1, sizeof(*x));
     call->state = x;
     call->state_free = introspect_free;
-    if (!api_oauth__form_body(call)) {
-        api_oauth__error(call, 400, "invalid_request",
-                         "the body must be application/x-www-form-urlencoded");
+    cm_slice_t form;
+    if (!api_oauth__form(call, &form))
         return;
-    }
-    cm_slice_t form = cm_http_req_body(call->req);
     int dup = 0;
     x->token = api_oauth__form_field(form, "token", &dup);
     x->client_id = api_oauth__form_field(form, "client_id", &dup);

@@ -103,13 +103,19 @@ char *api_oauth__form_field(cm_slice_t form, const char *name, int *dup)
 }
 
 /* The body must be a form (oauth4webapi adds ";charset=UTF-8"). */
-bool api_oauth__form_body(api_call_t *call)
+bool api_oauth__form(api_call_t *call, cm_slice_t *body)
 {
     cm_slice_t ct = cm_http_req_header(call->req, "Content-Type");
     const char *form = "application/x-www-form-urlencoded";
     size_t n = strlen(form);
-    return ct.len >= n && strncasecmp(ct.p, form, n) == 0 &&
-           (ct.len == n || ct.p[n] == ';' || ct.p[n] == ' ');
+    if (ct.len >= n && strncasecmp(ct.p, form, n) == 0 &&
+        (ct.len == n || ct.p[n] == ';' || ct.p[n] == ' ')) {
+        *body = cm_http_req_body(call->req);
+        return true;
+    }
+    api_oauth__error(call, 400, "invalid_request",
+                     "the body must be application/x-www-form-urlencoded");
+    return false;
 }
 
 /* Client authentication other than none is refused (public clients only). */
@@ -171,22 +177,27 @@ static void respond_tokens(api_call_t *call, token_req_t *t)
     api_respond_json(call, 200, &b);
 }
 
-/* Two fresh tokens and the row values of the grant they continue. */
-static void new_pair(api_call_t *call, token_req_t *t, api_store_oauth_grant_t *g,
-                     api_store_oauth_pair_t *p, char ids[2][CM_UUID_STR_LEN + 1],
-                     char hashes[2][CM_SHA256_HEX_LEN + 1], char expires[2][24])
+/* Two fresh tokens and the row values of the grant they continue, as the
+ * store takes them (its strings live here until the store call returns). */
+typedef struct {
+    api_store_oauth_grant_t g;
+    api_store_oauth_pair_t p;
+    char ids[2][CM_UUID_STR_LEN + 1], hashes[2][CM_SHA256_HEX_LEN + 1], expires[2][24];
+} pair_t;
+
+static void new_pair(api_call_t *call, token_req_t *t, pair_t *np)
 {
     cm_token_new("pha_", t->access);
     cm_token_new("phr_", t->refresh_new);
-    cm_sha256_hex(t->access, strlen(t->access), hashes[0]);
-    cm_sha256_hex(t->refresh_new, strlen(t->refresh_new), hashes[1]);
-    cm_uuid_v7(ids[0]);
-    cm_uuid_v7(ids[1]);
+    cm_sha256_hex(t->access, strlen(t->access), np->hashes[0]);
+    cm_sha256_hex(t->refresh_new, strlen(t->refresh_new), np->hashes[1]);
+    cm_uuid_v7(np->ids[0]);
+    cm_uuid_v7(np->ids[1]);
     char now[24];
     api_store_now(now);
-    snprintf(expires[0], 24, "%lld", atoll(now) + call->ctx->cfg.oauth_access_ttl_ms);
-    snprintf(expires[1], 24, "%lld", atoll(now) + call->ctx->cfg.oauth_refresh_ttl_ms);
-    *g = (api_store_oauth_grant_t){
+    snprintf(np->expires[0], 24, "%lld", atoll(now) + call->ctx->cfg.oauth_access_ttl_ms);
+    snprintf(np->expires[1], 24, "%lld", atoll(now) + call->ctx->cfg.oauth_refresh_ttl_ms);
+    np->g = (api_store_oauth_grant_t){
         .client_id = t->client_id,
         .user_id = t->user_id,
         .scopes = t->scopes_json,
@@ -195,7 +206,25 @@ static void new_pair(api_call_t *call, token_req_t *t, api_store_oauth_grant_t *
         .scoped_teams = t->teams,
         .family = t->family,
     };
-    *p = (api_store_oauth_pair_t){ids[0], hashes[0], expires[0], ids[1], hashes[1], expires[1]};
+    np->p = (api_store_oauth_pair_t){np->ids[0], np->hashes[0], np->expires[0],
+                                     np->ids[1], np->hashes[1], np->expires[1]};
+}
+
+/* Both grants: the resource asked, if any, is the one authorized (else
+ * invalid_target answered, false); then a new pair. */
+static bool targeted_pair(api_call_t *call, token_req_t *t, pair_t *np)
+{
+    char *canon = NULL;
+    if (t->resource &&
+        (!api_oauth__resource_known(call->ctx->oauth, cm_slice_from_cstr(t->resource), &canon) ||
+         strcmp(canon, t->resource_row) != 0)) {
+        free(canon);
+        api_oauth__error(call, 400, "invalid_target", "resource is not the one authorized");
+        return false;
+    }
+    free(canon);
+    new_pair(call, t, np);
+    return true;
 }
 
 static void on_issued(int status, const cm_db_res_t *res, void *ud)
@@ -293,20 +322,9 @@ static void on_code(int status, const cm_db_res_t *res, void *ud)
         api_oauth__error(call, 400, "invalid_grant", why);
         return;
     }
-    char *canon = NULL;
-    if (t->resource &&
-        (!api_oauth__resource_known(call->ctx->oauth, cm_slice_from_cstr(t->resource), &canon) ||
-         strcmp(canon, t->resource_row) != 0)) {
-        free(canon);
-        api_oauth__error(call, 400, "invalid_target", "resource is not the one authorized");
-        return;
-    }
-    free(canon);
-    api_store_oauth_grant_t g;
-    api_store_oauth_pair_t p;
-    char ids[2][CM_UUID_STR_LEN + 1], hashes[2][CM_SHA256_HEX_LEN + 1], expires[2][24];
-    new_pair(call, t, &g, &p, ids, hashes, expires);
-    api_store_oauth_tokens_issue(call->ctx->db, &g, &p, on_issued, call);
+    pair_t np;
+    if (targeted_pair(call, t, &np))
+        api_store_oauth_tokens_issue(call->ctx->db, &np.g, &np.p, on_issued, call);
 }
 
 /* ---- refresh_token ---- */
@@ -398,20 +416,9 @@ static void on_refresh_token(int status, const cm_db_res_t *res, void *ud)
         free(t->scopes_json);
         t->scopes_json = narrowed;
     }
-    char *canon = NULL;
-    if (t->resource &&
-        (!api_oauth__resource_known(call->ctx->oauth, cm_slice_from_cstr(t->resource), &canon) ||
-         strcmp(canon, t->resource_row) != 0)) {
-        free(canon);
-        api_oauth__error(call, 400, "invalid_target", "resource is not the one authorized");
-        return;
-    }
-    free(canon);
-    api_store_oauth_grant_t g;
-    api_store_oauth_pair_t p;
-    char ids[2][CM_UUID_STR_LEN + 1], hashes[2][CM_SHA256_HEX_LEN + 1], expires[2][24];
-    new_pair(call, t, &g, &p, ids, hashes, expires);
-    api_store_oauth_refresh_rotate(call->ctx->db, t->hash, &g, &p, on_rotated, call);
+    pair_t np;
+    if (targeted_pair(call, t, &np))
+        api_store_oauth_refresh_rotate(call->ctx->db, t->hash, &np.g, &np.p, on_rotated, call);
 }
 
 void api_oauth_token(api_call_t *call)
@@ -419,12 +426,9 @@ void api_oauth_token(api_call_t *call)
     token_req_t *t = cm_xcalloc(1, sizeof(*t));
     call->state = t;
     call->state_free = token_req_free;
-    if (!api_oauth__form_body(call)) {
-        api_oauth__error(call, 400, "invalid_request",
-                         "the body must be application/x-www-form-urlencoded");
+    cm_slice_t form;
+    if (!api_oauth__form(call, &form))
         return;
-    }
-    cm_slice_t form = cm_http_req_body(call->req);
     if (api_oauth__client_auth_refused(call, form))
         return;
     int dup = 0;
