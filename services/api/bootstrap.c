@@ -175,7 +175,7 @@ static void on_summary(int rc, const cm_db_res_t *res, void *ud)
 }
 
 /* `api oauth-verify CLIENT_ID` / `api oauth-unverify CLIENT_ID`: an
- * operator's decision about an app, in this REGION (seed 3, 5.7-5.8). */
+ * operator's decision about an app, in this REGION (docs/oauth.md). */
 static void on_verified(int status_, const cm_db_res_t *res, void *ud)
 {
     api_ctx_t *ctx = ud;

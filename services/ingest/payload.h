@@ -2,7 +2,7 @@
  * payload.h - where a capture request's event JSON is and how it is encoded.
  *
  * PostHog clients, old and new, put the payload in several places and
- * encodings (notes: capture.md 1.2-1.3). ing_payload_extract() undoes all of
+ * encodings (docs/ingest.md). ing_payload_extract() undoes all of
  * them, in PostHog capture's order, into plain JSON bytes:
  *   1. the query's data= (old GET clients), else the body;
  *   2. a body that as a whole looks like base64 is decoded, unless a hint

@@ -12,7 +12,7 @@
 #include "cm/json.h"
 #include "http/http.h"
 
-/* Usable in personal API keys, never offered to OAuth apps (notes 4.5). */
+/* Usable in personal API keys, never offered to OAuth apps (as PostHog's). */
 static const char *const hidden[] = {"wizard_session", "query_performance", "batch_import_support"};
 /* Offered, but only an admin may grant them: never through a client document. */
 static const char *const privileged[] = {"llm_gateway"};

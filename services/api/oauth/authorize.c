@@ -1,5 +1,5 @@
 /*
- * authorize.c - /oauth/authorize (notes 3.1, 4.4; seed 5): the
+ * authorize.c - /oauth/authorize (docs/oauth.md "Authorization"): the
  * authorization code flow with PKCE S256 only.
  *
  *   GET   checks the request; signed out: the sign-in page; signed in: the
@@ -189,7 +189,7 @@ static bool in_json_list(const char *list, const char *s)
     return found;
 }
 
-/* Scopes asked, clamped to what the app may hold (notes 4.4): unknown is
+/* Scopes asked, clamped to what the app may hold (docs/oauth.md): unknown is
  * an error; privileged ones and those past the app's ceiling are dropped. */
 static const char *grant_scopes(authz_t *a, char *bad, size_t badlen)
 {
@@ -412,7 +412,7 @@ static void on_session(api_call_t *call, int status, api_oauth_session_t *s)
                               "The service is not available; try again shortly.");
         return;
     }
-    if (a->r.prompt && strcmp(a->r.prompt, "none") == 0) { /* notes 4.4: always refused */
+    if (a->r.prompt && strcmp(a->r.prompt, "none") == 0) { /* no silent grants: always refused */
         back(call, a, NULL, s ? "consent_required" : "login_required",
              "this server always asks the user");
         return;

@@ -1,6 +1,6 @@
 /*
  * cimd.c - OAuth clients known by their Client ID Metadata Documents
- * (notes 1.2-1.6, seed 2.7, 5.4).
+ * (docs/oauth.md "Clients: metadata documents").
  *
  * A client_id is a URL; its shape is checked before any I/O (uri.c). A
  * client seen before is read from the store: fresh, it is used; stale, it

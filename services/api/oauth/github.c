@@ -1,12 +1,12 @@
 /*
- * github.c - GitHub's secret-scanning partner call (notes 4.7, 5):
+ * github.c - GitHub's secret-scanning partner call (docs/oauth.md):
  * POST /api/alerts/github with a JSON array of found secrets, signed with
  * ECDSA P-256 over SHA-256 of the raw body; the key named by
  * Github-Public-Key-Identifier comes from GITHUB_KEYS_FILE (the JSON of
  * GitHub's keys endpoint, read at start: this server makes no call out).
  *
- * Each secret is judged by its prefix, whatever "type" says (PostHog notes
- * that GitHub's two key type names are swapped): pha_/phr_ revoke their
+ * Each secret is judged by its prefix, whatever "type" says (GitHub's two key
+ * type names are known to be swapped): pha_/phr_ revoke their
  * whole OAuth family, phx_ rolls the personal key (a new value nobody
  * knows), phs_ rolls the project secret (the fleet drops the old one). The
  * answer is one {token_hash, token_type, label} per item, true_positive

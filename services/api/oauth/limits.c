@@ -2,7 +2,7 @@
  * limits.c - how many new OAuth apps (client documents seen for the first
  * time) may be provisioned: per client address per minute and per hour,
  * and overall per hour; an app linked to an organization by its
- * verification token counts against higher limits (seed 5.9). Every fetch
+ * verification token counts against higher limits. Every fetch
  * of a new app's document counts, whatever comes of it: a failure costs the
  * fetcher as much as a success (a never-answering host most of all). The
  * numbers are in docs/oauth.md. Counted in this process (fixed windows): several

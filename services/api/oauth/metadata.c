@@ -1,5 +1,5 @@
 /*
- * metadata.c - the discovery documents (notes section 2): RFC 8414's
+ * metadata.c - the discovery documents (docs/oauth.md "Discovery"): RFC 8414's
  * authorization server metadata and RFC 9728's protected resource
  * metadata, on BASE_URL and on OAUTH_URL alike; the issuer is the host the
  * request came to (oauth.c), so a client that discovered one host finds

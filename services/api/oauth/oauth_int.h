@@ -35,9 +35,9 @@ const char *api_oauth__redirect_shape(const api_oauth_uri_t *u);
 /* Seed 5.5-5.6: requested matches one of the registered URIs. */
 bool api_oauth__redirect_allowed(cm_slice_t requested, const cm_slice_t *registered, size_t n);
 /* A host name no client document may live on (localhost, .local,
- * .internal, ...: notes 1.4). */
+ * .internal, ...: docs/oauth.md "Clients"). */
 bool api_oauth__host_blocked(cm_slice_t host);
-/* NULL when id has a CIMD client_id's shape (notes 1.2: https, a path, no
+/* NULL when id has a CIMD client_id's shape (docs/oauth.md: https, a path, no
  * query, fragment, dot segments; a public-looking host), else why not.
  * allow_loopback (a test switch) lets https://127.0.0.1 and [::1] through. */
 const char *api_oauth__client_id_check(cm_slice_t id, api_oauth_uri_t *u, bool allow_loopback);
@@ -47,7 +47,7 @@ const char *api_oauth__client_id_check(cm_slice_t id, api_oauth_uri_t *u, bool a
 #define API_OAUTH_FETCH_CONNECT_MS 5000
 #define API_OAUTH_FETCH_TOTAL_MS   10000
 #define API_OAUTH_FETCH_READ_MS    5000 /* between two bytes of the answer */
-#define API_OAUTH_FETCH_MAX_BYTES  5120 /* a client document: notes 1.4 rule 5 */
+#define API_OAUTH_FETCH_MAX_BYTES  5120 /* a client document's size limit (5 KB) */
 #define API_OAUTH_MAX_RESOURCES    16
 
 typedef struct cimd_fetch cimd_fetch_t; /* cimd.c: a document being fetched */

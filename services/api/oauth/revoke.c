@@ -1,6 +1,6 @@
 /*
- * revoke.c - RFC 7009 revocation and RFC 7662 introspection (notes 3.5,
- * 3.6) for public clients.
+ * revoke.c - RFC 7009 revocation and RFC 7662 introspection
+ * (docs/oauth.md) for public clients.
  *
  * Revocation answers 200 with nothing whether the token was the client's,
  * another's, unknown or malformed, so it tells nothing; a refresh token

@@ -1,5 +1,5 @@
 /*
- * token.c - /oauth/token (notes 3.3, 3.4): the authorization_code and
+ * token.c - /oauth/token (docs/oauth.md "Tokens"): the authorization_code and
  * refresh_token grants for public clients (client_id, no secret).
  *
  * Tokens are pha_ (access, OAUTH_ACCESS_TTL) and phr_ (refresh,
@@ -303,7 +303,7 @@ static void on_code(int status, const cm_db_res_t *res, void *ud)
     t->orgs = copy(V(API_CODE_ORGS));
     t->teams = copy(V(API_CODE_TEAMS));
     if (atoll(V(API_CODE_USED)) > 1) {
-        revoke_family(call, t); /* notes 3.3: a code used twice takes its tokens */
+        revoke_family(call, t); /* RFC 6749 4.1.2: a code used twice takes its tokens */
         return;
     }
     char now[24];
@@ -452,8 +452,8 @@ void api_oauth_token(api_call_t *call)
         api_oauth__error(call, 401, "invalid_client", "client_id is required");
         return;
     }
-    /* notes 1.6: a client living on refresh grants alone still sees its
-     * document's changes */
+    /* a client living on refresh grants alone still sees its document's
+     * changes (its cached copy is refreshed when stale) */
     api_oauth__app_touch(call->ctx->oauth, t->client_id);
     if (strcmp(t->grant_type, "authorization_code") == 0) {
         if (t->code == NULL || t->verifier == NULL) {

@@ -1,6 +1,6 @@
 /*
- * uri.c - the URLs OAuth trusts: redirect URIs (seed 5.5-5.6) and CIMD
- * client_ids (notes 1.2, 1.4). Pure: no I/O.
+ * uri.c - the URLs OAuth trusts: redirect URIs and CIMD client_ids
+ * (docs/oauth.md "Redirect URIs", "Clients"). Pure: no I/O.
  *
  * Parsing is strict on purpose: anything a browser or a resolver could read
  * two ways (a backslash, an encoded '/', '?', '#', '@' or '\' in the

@@ -1,6 +1,6 @@
 /*
  * definitions.c - a project's definitions envelope, as the flags service
- * serves it from /flags/definitions (notes: flags.md 1.2-1.3).
+ * serves it from /flags/definitions (docs/flags.md).
  *
  * Flags are stored as PostHog stores them: a flag dependency filter
  * ("type": "flag") holds the id of the flag it depends on. The envelope

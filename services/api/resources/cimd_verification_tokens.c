@@ -1,6 +1,6 @@
 /*
  * cimd_verification_tokens.c - /api/organizations/{org_id}/
- * cimd_verification_tokens/ (seed 2.7, 5.9): an organization's admins make
+ * cimd_verification_tokens/ (docs/oauth.md): an organization's admins make
  * a token (phvt_, shown once, stored as its SHA-256) bound to one client
  * document URL; the app puts it in its document as
  * com.<vendor>.verification_token, which links the app to the organization

@@ -373,7 +373,7 @@ static int check_variables(api_call_t *call, cm_json_t query, cm_json_t vars)
     return nbad ? -1 : 0;
 }
 
-/* A materialized version's rules (seed 4.1 rule 5): no date variables,
+/* A materialized version's rules (docs/insights.md): no date variables,
  * every breakdown property given (its table holds every value: a run
  * without one would return them all). 0 or -1 answered. */
 static int materialized_rules(api_call_t *call, cm_json_t query, cm_json_t vars)

@@ -1,7 +1,7 @@
 /*
  * endpoint_openapi.c - GET .../endpoints/{name}/openapi.json[?version=N]:
  * the OpenAPI 3.0.3 document of one endpoint's run operation, in PostHog's
- * shape (seed 4.2, notes 6): info.title the name, info.version the version
+ * shape (docs/endpoints.md): info.title the name, info.version the version
  * as a string, servers from BASE_URL, one POST path with operationId
  * run_<name> and summary "Execute <name>", the PersonalAPIKey bearer
  * scheme, and the variables typed by their definitions, required when

@@ -1,6 +1,6 @@
 /*
  * local_evaluation.c - GET /api/feature_flag/local_evaluation?token=<phc_>
- * [&send_cohorts]: the definitions feed of older SDKs (notes: flags.md 1.1),
+ * [&send_cohorts]: the definitions feed of older SDKs (docs/flags.md),
  * the same bytes the flags service serves from /flags/definitions, read from
  * the same Redis entry the publisher writes.
  *

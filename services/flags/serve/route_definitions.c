@@ -1,6 +1,6 @@
 /*
  * route_definitions.c - GET /flags/definitions: the feed the SDKs poll for local
- * evaluation (notes: flags.md 1.1-1.2).
+ * evaluation (docs/flags.md).
  *
  *   GET /flags/definitions?token=<project token>
  *   Authorization: Bearer <the project's secret API token, or a personal

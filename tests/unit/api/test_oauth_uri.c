@@ -1,7 +1,7 @@
 /*
  * test_oauth_uri.c - the URLs OAuth trusts (services/api/oauth/uri.c): the
- * redirect rules of seed 5.5-5.6 as a table, one case per row, and the
- * shape of a CIMD client_id (notes 1.2 and 1.4), hostile forms included.
+ * redirect rules (docs/oauth.md "Redirect URIs") as a table, one case per
+ * row, and the shape of a CIMD client_id, hostile forms included.
  */
 #include <setjmp.h>
 #include <stdarg.h>
