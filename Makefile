@@ -10,7 +10,7 @@
 #   make SANITIZE=1 build the AddressSanitizer+UBSan tree into build/san/
 #
 # Sources are discovered by wildcard, so adding a file needs no edit here:
-#   libcommon/src/*.c          -> $(BUILD)/lib/libcommon.a
+#   libcommon/src/<folder>/*.c -> $(BUILD)/lib/libcommon.a  (folders: docs/layout.md)
 #   services/<svc>/*.c and services/<svc>/<wing>/*.c
 #                              -> $(BUILD)/bin/<svc>   (the top main.c holds main())
 #     a service's files, its tests and its fuzz targets include its headers by
@@ -50,10 +50,12 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN := -Wall -Wextra -Werror -Wformat=2 -Wno-missing-field-initializers
 CPPFLAGS := -D_GNU_SOURCE -Ilibcommon/include -I$(LLHTTP_INC) $(PKG_CFLAGS)
 CFLAGS := -std=c11 -g $(OPT) $(WARN) $(SAN_FLAGS) -MMD -MP
-LDFLAGS := $(SAN_FLAGS)
+# --as-needed: a binary names only the shared libraries it calls (ingest links no
+# libpq, SQLite, ICU or argon2 although PKG_LIBS lists them for every binary).
+LDFLAGS := $(SAN_FLAGS) -Wl,--as-needed
 LDLIBS := $(PKG_LIBS) -lmbedtls -lmbedx509 -lmbedcrypto -lm -lpthread
 
-LIB_SRCS := $(wildcard libcommon/src/*.c)
+LIB_SRCS := $(wildcard libcommon/src/*/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 LLHTTP_OBJS := $(BUILD)/obj/llhttp/api.o $(BUILD)/obj/llhttp/http.o $(BUILD)/obj/llhttp/llhttp.o
 LIBCOMMON := $(BUILD)/lib/libcommon.a
@@ -94,8 +96,8 @@ $(BUILD)/obj/llhttp/%.o: $(LLHTTP_SRC)/%.c
 	@mkdir -p $(@D)
 	$(CC) -I$(LLHTTP_INC) -std=c11 -g $(OPT) $(SAN_FLAGS) -w -c $< -o $@
 
-# event_store.c builds in the DDL files of proto/event_store/ (.incbin).
-$(BUILD)/obj/libcommon/src/event_store.o build/fuzz/obj/libcommon/src/event_store.o: \
+# evstore.c builds in the DDL files of proto/event_store/ (.incbin).
+$(BUILD)/obj/libcommon/src/evstore/evstore.o build/fuzz/obj/libcommon/src/evstore/evstore.o: \
 	$(wildcard proto/event_store/*.sql)
 
 $(LIBCOMMON): $(LIB_OBJS) $(LLHTTP_OBJS)
@@ -174,7 +176,7 @@ build/fuzz/obj/llhttp/%.o: $(LLHTTP_SRC)/%.c
 build/fuzz/libcommon.a: $(FUZZ_LIB_OBJS) $(LLHTTP_OBJS:$(BUILD)/obj/%=build/fuzz/obj/%)
 	rm -f $@ && ar rcs $@ $^
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libcommon.a
-	$(FUZZ_CC) $(CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $< $(filter %.a,$^) $(LDLIBS) -o $@
+	$(FUZZ_CC) $(CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $< $(filter %.a,$^) -Wl,--as-needed $(LDLIBS) -o $@
 build/fuzz/obj/gen/%.o: $(GEN)/%.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) -I$(dir $(<:$(GEN)/%=%)).. -I$(GEN)/$(dir $*).. -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(WARN) $(GEN_CFLAGS) -c $< -o $@
@@ -188,7 +190,7 @@ $(foreach s,$(SERVICES),$(eval $(call FUZZ_SVC_RULES,$(s))))
 
 define FUZZ_SVC_BIN
 build/fuzz/fuzz_$(word 3,$(subst /, ,$(1)))_$(patsubst fuzz_%.c,%,$(notdir $(1))): $(1) build/fuzz/lib$(word 3,$(subst /, ,$(1))).a build/fuzz/libcommon.a
-	$$(FUZZ_CC) $$(CPPFLAGS) -std=c11 $$(FUZZ_FLAGS) -fsanitize=fuzzer $$(WARN) $$< $$(filter %.a,$$^) $$(LDLIBS) -o $$@
+	$$(FUZZ_CC) $$(CPPFLAGS) -std=c11 $$(FUZZ_FLAGS) -fsanitize=fuzzer $$(WARN) $$< $$(filter %.a,$$^) -Wl,--as-needed $$(LDLIBS) -o $$@
 endef
 $(foreach f,$(FUZZ_SVC_SRCS),$(eval $(call FUZZ_SVC_BIN,$(f))))
 

@@ -27,7 +27,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../../libcommon/src/http_client_internal.h"
+#include "../../libcommon/src/http_client/http_client_internal.h"
 #include "cm/err.h"
 
 static const size_t caps[8] = {64, 256, 1024, 4096, 16384, 65536, 1 << 20, 16 << 20};

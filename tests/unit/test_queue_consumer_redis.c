@@ -1,6 +1,6 @@
 /*
  * test_queue_consumer_redis.c - the Redis Streams consumer
- * (libcommon/src/queue_consume_redis.c) against a real redis-server: the
+ * (libcommon/src/queue/queue_consumer_redis.c) against a real redis-server: the
  * main stream before the historical one, the messages as written (key,
  * value, headers), a retried batch first again, a closed consumer's
  * pending entries found again under its name and taken over by another

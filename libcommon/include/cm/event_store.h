@@ -10,7 +10,7 @@
  * backend) and explained in proto/event-store.md; opening a store creates
  * them when they are missing.
  *
- * Backends (one file each, behind event_store.c):
+ * Backends (one file each, behind evstore.c):
  *   "sqlite:<path>"  evstore_sqlite.c: cm_db on threads of its own, WAL;
  *                    writes (and DDL) on one connection, one transaction
  *                    per write; reads on opts.readers read-only connections

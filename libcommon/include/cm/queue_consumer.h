@@ -12,12 +12,12 @@
  *
  * Two backends behind one opaque cm_consumer_t, mirroring the producer's
  * (proto/queue.md has the wire format both read):
- *   - Redis Streams (queue_consume_redis.c): XREADGROUP on a consumer group
+ *   - Redis Streams (queue_consumer_redis.c): XREADGROUP on a consumer group
  *     created at the start of each stream (so a new group reads what was
  *     queued before it existed); XACK after commit; entries left pending on
  *     a consumer that went away are taken over with XAUTOCLAIM once idle
  *     for claim_idle_ms.
- *   - Kafka (queue_consume_kafka.c): a librdkafka consumer group per topic,
+ *   - Kafka (queue_consumer_kafka.c): a librdkafka consumer group per topic,
  *     auto-commit off; the offsets after a batch are committed only in
  *     cm_consumer_commit().
  *

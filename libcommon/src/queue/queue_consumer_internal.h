@@ -1,7 +1,7 @@
 /*
- * queue_consumer_internal.h - what queue_consume.c (batches, delivery,
+ * queue_consumer_internal.h - what queue_consumer.c (batches, delivery,
  * metrics, the close sequence) shares with the consumer backends
- * queue_consume_redis.c and queue_consume_kafka.c. Not public.
+ * queue_consumer_redis.c and queue_consumer_kafka.c. Not public.
  *
  * A backend embeds struct cm_consumer first in its own struct and supplies
  * an ops table. The common code calls ops->fetch whenever the consumer may

@@ -1,5 +1,5 @@
 /*
- * evstore_internal.h - what event_store.c (dispatch, rows, literals, the
+ * evstore_internal.h - what evstore.c (dispatch, rows, literals, the
  * embedded DDL) shares with the backends evstore_sqlite.c and
  * evstore_clickhouse.c. Not public.
  *

@@ -1,7 +1,7 @@
 /*
- * queue_consume_kafka.c - the Kafka backend of the queue consumer
+ * queue_consumer_kafka.c - the Kafka backend of the queue consumer
  * (queue_consumer.h; batches, delivery and the close sequence are
- * queue_consume.c's). librdkafka 2.0.
+ * queue_consumer.c's). librdkafka 2.0.
  *
  * One librdkafka consumer (rd_kafka_t) per topic of opts.topics, all in the
  * group opts.group (a group may hold members with different
@@ -137,7 +137,7 @@
 #include "cm/json.h"
 #include "cm/log.h"
 #include "kafka_loop.h"
-#include "queue_consume_kafka_internal.h"
+#include "queue_consumer_kafka_internal.h"
 
 /* ---- fetch ---------------------------------------------------------------------- */
 

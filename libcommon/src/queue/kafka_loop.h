@@ -1,6 +1,6 @@
 /*
  * kafka_loop.h - what the Kafka producer (queue_kafka.c) and the Kafka
- * consumer (queue_consume_kafka.c) share to drive librdkafka from a libuv
+ * consumer (queue_consumer_kafka.c) share to drive librdkafka from a libuv
  * loop. Not public.
  *
  *   - Settings: librdkafka properties set one by one, each failure logged

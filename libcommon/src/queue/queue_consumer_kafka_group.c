@@ -1,5 +1,5 @@
-/* queue_consume_kafka_group.c - the Kafka consumer's partitions and librdkafka's callbacks
- * (see queue_consume_kafka_internal.h and the top of queue_consume_kafka.c). */
+/* queue_consumer_kafka_group.c - the Kafka consumer's partitions and librdkafka's callbacks
+ * (see queue_consumer_kafka_internal.h and the top of queue_consumer_kafka.c). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 #include "cm/json.h"
 #include "cm/log.h"
 #include "kafka_loop.h"
-#include "queue_consume_kafka_internal.h"
+#include "queue_consumer_kafka_internal.h"
 
 /* ---- partitions ----------------------------------------------------------------- */
 

@@ -1,4 +1,4 @@
-/* event_store.c - dispatch, rows and literals of the event store (see event_store.h). */
+/* evstore.c - dispatch, rows and literals of the event store (see event_store.h). */
 #include "cm/event_store.h"
 
 #include <stdlib.h>

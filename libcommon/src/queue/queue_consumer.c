@@ -1,4 +1,4 @@
-/* queue_consume.c - the consumer's common part (see queue_consumer_internal.h). */
+/* queue_consumer.c - the consumer's common part (see queue_consumer_internal.h). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 /*
- * queue_consume_redis.c - the Redis Streams consumer (see queue_consumer.h).
+ * queue_consumer_redis.c - the Redis Streams consumer (see queue_consumer.h).
  *
  * One fetch is one of these, tried in order:
  *   1. XGROUP CREATE <stream> <group> 0 MKSTREAM for every stream not yet

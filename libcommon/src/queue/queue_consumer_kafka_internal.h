@@ -1,8 +1,8 @@
 /*
- * queue_consume_kafka_internal.h - what the Kafka consumer's two files
- * share: queue_consume_kafka.c (fetch, commit, rewind, readiness,
+ * queue_consumer_kafka_internal.h - what the Kafka consumer's two files
+ * share: queue_consumer_kafka.c (fetch, commit, rewind, readiness,
  * construction and close; its top comment explains the design) and
- * queue_consume_kafka_group.c (partition bookkeeping and librdkafka's
+ * queue_consumer_kafka_group.c (partition bookkeeping and librdkafka's
  * callbacks: rebalances, commit results, errors, statistics, logs).
  * Not public.
  */
@@ -85,7 +85,7 @@ typedef struct {
     int64_t lo, hi;
 } span_t;
 
-/* ---- queue_consume_kafka_group.c ---------------------------------------------- */
+/* ---- queue_consumer_kafka_group.c ---------------------------------------------- */
 
 /* The state of partition p, made (when grow) if new; NULL for p < 0. */
 kpart_t *cm__kc_part_of(ktopic_t *t, int32_t p, bool grow);
