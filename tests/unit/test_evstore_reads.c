@@ -167,6 +167,32 @@ static void wjob_done(cm_worker_job_t *j)
     ((wjob_t *)j->data)->done = true;
 }
 
+/* The one answer to "which dialect": SQLite for SQLite; ClickHouse's SQL
+ * as 18.16 reads it while the server's version is not known (here: never,
+ * nothing listens), which current servers read too. */
+static void test_dialect(void **state)
+{
+    (void)state;
+    fx_t fx = {0};
+    open_store(&fx, 1);
+    assert_int_equal(cm_evstore_dialect(fx.es), CM_EVSTORE_SQL_SQLITE);
+    close_store(&fx);
+
+    uv_loop_t loop;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    cm_evstore_t *ch = NULL;
+    cm_evstore_opts_t o = {.url = "http://127.0.0.1:1/?database=none"};
+    assert_int_equal(cm_evstore_open(&loop, &o, &ch), CM_OK);
+    assert_int_equal(cm_evstore_kind(ch), CM_EVSTORE_CLICKHOUSE);
+    assert_string_equal(cm_evstore_server_version(ch), "");
+    assert_int_equal(cm_evstore_dialect(ch), CM_EVSTORE_SQL_CLICKHOUSE_1816);
+    bool closed = false;
+    cm_evstore_close(ch, on_closed, &closed);
+    while (!closed)
+        uv_run(&loop, UV_RUN_ONCE);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 static void test_worker_runs_jobs_at_once(void **state)
 {
     (void)state;
@@ -205,6 +231,7 @@ int main(void)
         cmocka_unit_test(test_long_read_holds_one_reader),
         cmocka_unit_test(test_waiting_read_times_out_unrun),
         cmocka_unit_test(test_worker_runs_jobs_at_once),
+        cmocka_unit_test(test_dialect),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

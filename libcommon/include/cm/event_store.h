@@ -126,6 +126,18 @@ int cm_evstore_open(uv_loop_t *loop, const cm_evstore_opts_t *opts, cm_evstore_t
 cm_evstore_kind_t cm_evstore_kind(const cm_evstore_t *es);
 /* The server's version() ("18.16.1"), "" until it answered (and on SQLite). */
 const char *cm_evstore_server_version(const cm_evstore_t *es);
+
+/* The SQL a query for this store is printed in: the one answer to "which
+ * dialect". ClickHouse from 21 on reads JSONExtract, CTEs, window
+ * functions and several JOINs in one SELECT; older servers (Debian's
+ * 18.16), and any server until its version is known, get the SQL 18.16
+ * reads, which current ClickHouse reads too. */
+typedef enum {
+    CM_EVSTORE_SQL_SQLITE,
+    CM_EVSTORE_SQL_CLICKHOUSE_1816,
+    CM_EVSTORE_SQL_CLICKHOUSE_MODERN
+} cm_evstore_dialect_t;
+cm_evstore_dialect_t cm_evstore_dialect(const cm_evstore_t *es);
 bool cm_evstore_ready(cm_evstore_t *es, cm_buf_t *why);
 
 /* Copies what it needs before returning. */

@@ -61,6 +61,14 @@ const char *cm_evstore_server_version(const cm_evstore_t *es)
     return es->ops->server_version ? es->ops->server_version(es) : "";
 }
 
+cm_evstore_dialect_t cm_evstore_dialect(const cm_evstore_t *es)
+{
+    if (cm_evstore_kind(es) != CM_EVSTORE_CLICKHOUSE)
+        return CM_EVSTORE_SQL_SQLITE;
+    return atoi(cm_evstore_server_version(es)) >= 21 ? CM_EVSTORE_SQL_CLICKHOUSE_MODERN
+                                                     : CM_EVSTORE_SQL_CLICKHOUSE_1816;
+}
+
 bool cm_evstore_ready(cm_evstore_t *es, cm_buf_t *why)
 {
     if (es->closing) {

@@ -287,11 +287,6 @@ static void on_created(int status, const char *err, const cm_evstore_rows_t *row
     cm_evstore_select(m->ctx->events, &(cm_evstore_select_t){.sql = sql}, on_columns, m);
 }
 
-static bool on_clickhouse(api_materializer_t *m)
-{
-    return cm_evstore_kind(m->ctx->events) == CM_EVSTORE_CLICKHOUSE;
-}
-
 /* The table's SELECT (HogQL, with its variables) printed for the store
  * without a page, and written as a new table. */
 static void create_table(api_materializer_t *m, job_t *j, const char *hogql, const char **names,
@@ -299,10 +294,10 @@ static void create_table(api_materializer_t *m, job_t *j, const char *hogql, con
 {
     cm_buf_t err = CM_BUF_INIT;
     api_query_t *tq = NULL;
-    bool ch = on_clickhouse(m);
+    cm_evstore_dialect_t d = cm_evstore_dialect(m->ctx->events);
     api_query_print_opts_t o = {
-        .dialect = ch ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE,
-        .clickhouse_modern = ch && atoi(cm_evstore_server_version(m->ctx->events)) >= 21,
+        .dialect = d == CM_EVSTORE_SQL_SQLITE ? API_QUERY_SQLITE : API_QUERY_CLICKHOUSE,
+        .clickhouse_modern = d == CM_EVSTORE_SQL_CLICKHOUSE_MODERN,
         .project_id = atoll(j->project_id),
         .var_names = names,
         .var_values = values,
@@ -326,7 +321,9 @@ static void create_table(api_materializer_t *m, job_t *j, const char *hogql, con
     api_store_now(now);
     snprintf(m->table, sizeof(m->table), "mat_%s_%s", id, now);
     cm_buf_t sql = CM_BUF_INIT;
-    cm_buf_appendf(&sql, ch ? "CREATE TABLE %s ENGINE = Log AS %s" : "CREATE TABLE %s AS %s",
+    cm_buf_appendf(&sql,
+                   d != CM_EVSTORE_SQL_SQLITE ? "CREATE TABLE %s ENGINE = Log AS %s"
+                                              : "CREATE TABLE %s AS %s",
                    m->table, cm_buf_cstr(&m->sql.sql));
     m->params = cm_xcalloc(m->sql.nparams + 1, sizeof(char *));
     m->types = cm_xcalloc(m->sql.nparams + 1, 1);
@@ -386,10 +383,10 @@ static void insight_next(api_materializer_t *m, job_t *j)
     }
     const char *hogql = api_insight_next(m->ins, &names, &values, &n);
     api_query_t *q = NULL;
-    bool ch = on_clickhouse(m);
+    cm_evstore_dialect_t d = cm_evstore_dialect(m->ctx->events);
     api_query_print_opts_t o = {
-        .dialect = ch ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE,
-        .clickhouse_modern = ch && atoi(cm_evstore_server_version(m->ctx->events)) >= 21,
+        .dialect = d == CM_EVSTORE_SQL_SQLITE ? API_QUERY_SQLITE : API_QUERY_CLICKHOUSE,
+        .clickhouse_modern = d == CM_EVSTORE_SQL_CLICKHOUSE_MODERN,
         .project_id = atoll(j->project_id),
         .var_names = (const char **)names,
         .var_values = values,

@@ -170,10 +170,10 @@ static void run_next(api_call_t *call, ins_run_t *r)
     api_query_free(r->q);
     r->q = NULL;
     cm_buf_t err = CM_BUF_INIT;
-    bool ch = cm_evstore_kind(call->ctx->events) == CM_EVSTORE_CLICKHOUSE;
+    cm_evstore_dialect_t d = cm_evstore_dialect(call->ctx->events);
     api_query_print_opts_t o = {
-        .dialect = ch ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE,
-        .clickhouse_modern = ch && atoi(cm_evstore_server_version(call->ctx->events)) >= 21,
+        .dialect = d == CM_EVSTORE_SQL_SQLITE ? API_QUERY_SQLITE : API_QUERY_CLICKHOUSE,
+        .clickhouse_modern = d == CM_EVSTORE_SQL_CLICKHOUSE_MODERN,
         .project_id = atoll(call->project_id),
         .var_names = (const char **)names,
         .var_values = values,

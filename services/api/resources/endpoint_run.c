@@ -420,10 +420,10 @@ static int compile(api_call_t *call, run_t *r)
         api_respond_invalid(call, "query", "Invalid HogQL query: %.*s", (int)err.len, err.p);
         goto done;
     }
-    bool ch = cm_evstore_kind(call->ctx->events) == CM_EVSTORE_CLICKHOUSE;
+    cm_evstore_dialect_t d = cm_evstore_dialect(call->ctx->events);
     api_query_print_opts_t o = {
-        .dialect = ch ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE,
-        .clickhouse_modern = ch && atoi(cm_evstore_server_version(call->ctx->events)) >= 21,
+        .dialect = d == CM_EVSTORE_SQL_SQLITE ? API_QUERY_SQLITE : API_QUERY_CLICKHOUSE,
+        .clickhouse_modern = d == CM_EVSTORE_SQL_CLICKHOUSE_MODERN,
         .project_id = atoll(call->project_id),
         .var_names = r->names,
         .var_values = r->values,
