@@ -27,7 +27,9 @@ for (const pair of PAIRS) describe(`writer: ${pairName(pair)}`, () => {
   });
 
   test('ready once the queue, the stores and the tables are there', async () => {
-    await within(10000, 'writer ready', async () => (await fetch(`${s.writerUrl}/_ready`)).status === 200);
+    // generous: with both trees' suites at once, a Kafka group join, a
+    // PostgreSQL and a ClickHouse starting beside it took over 10 s once
+    await within(30000, 'writer ready', async () => (await fetch(`${s.writerUrl}/_ready`)).status === 200);
   });
 
   test('every event stored once, with its person; alias merges the anonymous person', async () => {
