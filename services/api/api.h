@@ -69,11 +69,11 @@ typedef struct {
     api_admit_t *admit;   /* resources/query_admit.c: reads of it, per project */
     cm_redis_t *redis;
     api_publisher_t *publisher;
-    api_materializer_t *materializer; /* materialize/: endpoint tables */
+    api_materializer_t *materializer; /* endpoints/materializer.c: tables */
     api_oauth_t *oauth;               /* oauth/: client documents, limits */
     const char *token_audience;       /* oauth/: BASE_URL, canonical (an access token's aud) */
     cm_http_server_t *http;
-    /* endpoint_run.c: each compiled run's Redis key, by all the compile
+    /* endpoints/run.c: each compiled run's Redis key, by all the compile
      * read (string -> malloc'd key); emptied when full */
     struct cm_strset *run_memo;
     bool migrated;  /* the schema is in place: routes may run */

@@ -30,10 +30,10 @@
 #include "cm/service.h"
 #include "cm/signals.h"
 #include "cm/strset.h"
-#include "materialize/materialize.h"
+#include "endpoints/endpoints.h"
 #include "oauth/oauth.h"
 #include "publish/publish.h"
-#include "resources/query_admit.h"
+#include "http/admit.h"
 #include "store/store.h"
 
 static api_ctx_t ctx;

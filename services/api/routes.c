@@ -8,6 +8,7 @@
 #include "cm/common.h"
 #include "http/http.h"
 #include "oauth/oauth.h"
+#include "endpoints/endpoints.h"
 #include "resources/resources.h"
 
 #define GET    CM_HTTP_GET

@@ -22,7 +22,7 @@
 #include "cm/form.h"
 #include "cm/log.h"
 #include "cm/timefmt.h"
-#include "resources/query_admit.h"
+#include "http/admit.h"
 #include "resources/resources.h"
 #include "store/store.h"
 

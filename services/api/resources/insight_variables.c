@@ -15,7 +15,7 @@
 #include "cm/err.h"
 #include "cm/uuid.h"
 #include "resources/resources.h"
-#include "resources/variables.h"
+#include "query/variables.h"
 #include "store/store.h"
 
 static void write_variable(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res,

@@ -68,18 +68,6 @@ void api_variables_retrieve(api_call_t *call);
 void api_variables_update(api_call_t *call); /* PATCH */
 void api_variables_delete(api_call_t *call);
 
-/* endpoints.c, endpoint_write.c, endpoint_run.c, endpoint_openapi.c:
- * /api/projects/{id}/endpoints/ */
-void api_endpoints_list(api_call_t *call);
-void api_endpoints_create(api_call_t *call);
-void api_endpoints_retrieve(api_call_t *call);
-void api_endpoints_update(api_call_t *call); /* PATCH, PUT; ?version=N */
-void api_endpoints_delete(api_call_t *call);
-void api_endpoints_versions(api_call_t *call);               /* versions/ and versions/{version}/ */
-void api_endpoints_run(api_call_t *call);                    /* GET or POST .../{name}/run */
-void api_endpoints_openapi(api_call_t *call);                /* .../{name}/openapi.json */
-void api_endpoints_materialization_status(api_call_t *call); /* .../{name}/materialization_status */
-
 /* cimd_verification_tokens.c */
 void api_vtokens_list(api_call_t *call);
 void api_vtokens_create(api_call_t *call);

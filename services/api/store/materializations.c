@@ -1,6 +1,6 @@
 /*
  * materializations.c - the materializer's reads and writes of endpoint
- * versions (see store.h and services/api/materialize/). A refresh is
+ * versions (see store.h and services/api/endpoints/materializer.c). A refresh is
  * claimed by setting the version Running, which only one api process can
  * do at a time; one Running for over an hour is taken as abandoned (its
  * process died) and may be claimed again.

@@ -12,18 +12,18 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "resources/endpoints.h"
+#include "endpoints/endpoints_int.h"
 
-/* The fields of a run with two text parameters, as endpoint_run.c adds them. */
+/* The fields of a run with two text parameters, as endpoints/run.c adds them. */
 static void encode(cm_buf_t *b, const char *va, const char *vb)
 {
     cm_buf_reset(b);
-    api_endpoint_key_field_c(b, "hogql");
-    api_endpoint_key_field_c(b, "SELECT $1, $2");
-    api_endpoint_key_field(b, "t", 1);
-    api_endpoint_key_field_c(b, va);
-    api_endpoint_key_field(b, "t", 1);
-    api_endpoint_key_field_c(b, vb);
+    api_endpoints__key_field_c(b, "hogql");
+    api_endpoints__key_field_c(b, "SELECT $1, $2");
+    api_endpoints__key_field(b, "t", 1);
+    api_endpoints__key_field_c(b, va);
+    api_endpoints__key_field(b, "t", 1);
+    api_endpoints__key_field_c(b, vb);
 }
 
 static void test_newlines_do_not_collide(void **state)
@@ -34,12 +34,12 @@ static void test_newlines_do_not_collide(void **state)
     encode(&b, "x", "q\ntz");
     assert_false(a.len == b.len && memcmp(a.p, b.p, a.len) == 0);
     char ka[96], kb[96];
-    api_endpoint_key_name(&a, "7", ka);
-    api_endpoint_key_name(&b, "7", kb);
+    api_endpoints__key_name(&a, "7", ka);
+    api_endpoints__key_name(&b, "7", kb);
     assert_string_not_equal(ka, kb);
     /* the same values: the same key */
     encode(&b, "x\ntq", "z");
-    api_endpoint_key_name(&b, "7", kb);
+    api_endpoints__key_name(&b, "7", kb);
     assert_string_equal(ka, kb);
     cm_buf_free(&a);
     cm_buf_free(&b);
@@ -79,18 +79,18 @@ static void test_exact_encoding_and_name(void **state)
 {
     (void)state;
     cm_buf_t b = CM_BUF_INIT;
-    api_endpoint_key_field(&b, "ab\n", 3);
-    api_endpoint_key_field(&b, NULL, 0);
-    api_endpoint_key_field(&b, "", 0);
+    api_endpoints__key_field(&b, "ab\n", 3);
+    api_endpoints__key_field(&b, NULL, 0);
+    api_endpoints__key_field(&b, "", 0);
     assert_int_equal(b.len, strlen("3:ab\n;-;0:;"));
     assert_memory_equal(b.p, "3:ab\n;-;0:;", b.len);
     char key[96];
-    api_endpoint_key_name(&b, "42", key);
+    api_endpoints__key_name(&b, "42", key);
     assert_int_equal(strncmp(key, "endpoint_cache:42:", 18), 0);
     assert_int_equal(strlen(key), 18 + 40);
     /* the project is part of the name: another project, another key */
     char other[96];
-    api_endpoint_key_name(&b, "43", other);
+    api_endpoints__key_name(&b, "43", other);
     assert_string_not_equal(key, other);
     cm_buf_free(&b);
 }

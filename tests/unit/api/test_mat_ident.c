@@ -12,12 +12,12 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "resources/endpoints.h"
+#include "endpoints/endpoints_int.h"
 
 static void expect(bool ch, const char *name, const char *want)
 {
     cm_buf_t b = CM_BUF_INIT;
-    api_endpoint_mat_ident(&b, ch, name);
+    api_endpoints__mat_ident(&b, ch, name);
     assert_string_equal(cm_buf_cstr(&b), want);
     cm_buf_free(&b);
 }
@@ -45,7 +45,7 @@ static void test_sqlite(void **state)
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         cm_buf_t sql = CM_BUF_INIT;
         cm_buf_appendf(&sql, "CREATE TABLE t%zu (", i);
-        api_endpoint_mat_ident(&sql, false, names[i]);
+        api_endpoints__mat_ident(&sql, false, names[i]);
         cm_buf_append_cstr(&sql, " INTEGER)");
         assert_int_equal(sqlite3_exec(db, cm_buf_cstr(&sql), NULL, NULL, NULL), SQLITE_OK);
         cm_buf_reset(&sql);

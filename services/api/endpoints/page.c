@@ -1,5 +1,5 @@
 /*
- * endpoint_page.c - a HogQL run's page (docs/endpoints.md "Answer sizes"):
+ * page.c - a HogQL run's page (docs/endpoints.md "Answer sizes"):
  * {results, columns, types, hasMore, limit, offset} written from the event
  * store's rows. A small answer is written at once; a big one (up to
  * ENDPOINT_MAX_ANSWER_BYTES, tens of MiB) would hold the loop for hundreds
@@ -14,7 +14,7 @@
 
 #include "cm/alloc.h"
 #include "cm/err.h"
-#include "resources/endpoints.h"
+#include "endpoints/endpoints_int.h"
 
 /* Below this many bytes of values the page is written on the loop (well
  * under a millisecond). */
@@ -37,7 +37,7 @@ typedef struct {
     size_t max_bytes;
     cm_buf_t page;
     int status;
-    api_endpoint_page_cb cb;
+    api_endpoints__page_cb cb;
 } page_work_t;
 
 static const char *store_cell(const void *rows, size_t row, size_t col)
@@ -71,7 +71,7 @@ static int write_page(cm_buf_t *page, const api_query_sql_t *sql, const void *ro
     for (size_t i = 0; i < n; i++) {
         cm_json_begin_array(&w);
         for (size_t c = 0; c < nc; c++)
-            api_endpoint_write_value(&w, sql->cols[c].type, cell(rows, i, c));
+            api_endpoints__write_value(&w, sql->cols[c].type, cell(rows, i, c));
         cm_json_end_array(&w);
         if (max_bytes != 0 && page->len > max_bytes)
             return CM_ETOOBIG;
@@ -122,8 +122,8 @@ static void on_done(uv_work_t *req, int status)
     free(pw);
 }
 
-void api_endpoint_page(api_call_t *call, const api_query_sql_t *sql, const cm_evstore_rows_t *rows,
-                       size_t max_bytes, api_endpoint_page_cb cb)
+void api_endpoints__page(api_call_t *call, const api_query_sql_t *sql,
+                         const cm_evstore_rows_t *rows, size_t max_bytes, api_endpoints__page_cb cb)
 {
     size_t nrows = cm_evstore_nrows(rows), ncols = cm_evstore_ncols(rows);
     if (nrows > (size_t)sql->limit + 1)

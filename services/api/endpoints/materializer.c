@@ -1,4 +1,4 @@
-/* materializer.c - see materialize.h. */
+/* materializer.c - see endpoints.h. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 #include "cm/log.h"
 #include "cm/tzone.h"
 #include "insights/insights.h"
-#include "materialize/materialize.h"
+#include "endpoints/endpoints.h"
 #include "query/query.h"
 #include "store/store.h"
 
@@ -41,7 +41,7 @@ struct api_materializer {
     void *done_ud;
 };
 
-int64_t api_materialize_period_ms(const char *f)
+int64_t api_endpoints_period_ms(const char *f)
 {
     static const struct {
         const char *name;
@@ -503,7 +503,7 @@ static void on_work(int status, const cm_db_res_t *res, void *ud)
 #define V(c) cm_db_value(res, 0, i, c)
         bool materialized = V(API_MAT_MATERIALIZED) && atoi(V(API_MAT_MATERIALIZED)) == 1;
         const char *st = V(API_MAT_STATUS);
-        int64_t period = api_materialize_period_ms(V(API_MAT_SYNC_FREQUENCY));
+        int64_t period = api_endpoints_period_ms(V(API_MAT_SYNC_FREQUENCY));
         int64_t last = st && strcmp(st, "Completed") == 0 && V(API_MAT_AT) ? atoll(V(API_MAT_AT))
                        : V(API_MAT_STARTED) ? atoll(V(API_MAT_STARTED))
                                             : 0;

@@ -1,5 +1,5 @@
 /*
- * endpoint_openapi.c - GET .../endpoints/{name}/openapi.json[?version=N]:
+ * openapi.c - GET .../endpoints/{name}/openapi.json[?version=N]:
  * the OpenAPI 3.0.3 document of one endpoint's run operation, in PostHog's
  * shape (docs/endpoints.md): info.title the name, info.version the version
  * as a string, servers from BASE_URL, one POST path with operationId
@@ -12,10 +12,9 @@
 #include <string.h>
 
 #include "cm/alloc.h"
-#include "resources/endpoints.h"
-#include "resources/resources.h"
+#include "endpoints/endpoints_int.h"
 #include "insights/insights.h"
-#include "resources/variables.h"
+#include "query/variables.h"
 #include "store/store.h"
 
 typedef struct {
@@ -115,7 +114,7 @@ static bool write_variables(cm_json_writer_t *w, const cm_json_doc_t *stored,
         write_insight_variables(w, cm_json_root(stored), materialized, any_required);
         return true;
     }
-    api_endpoint_var_t *v = api_endpoint_vars(stored, &n);
+    api_endpoints__var_t *v = api_endpoints__vars(stored, &n);
     *any_required = false;
     if (n == 0) {
         free(v);
@@ -358,7 +357,7 @@ static void on_endpoint(int status, const cm_db_res_t *res, void *ud)
     }
     if (cm_db_nrows(res, 0) == 0) {
         if (d->version[0]) {
-            api_endpoint_error(call, 404, "Version %s not found", d->version);
+            api_endpoints__error(call, 404, "Version %s not found", d->version);
         } else {
             api_respond_not_found(call);
         }
@@ -378,14 +377,14 @@ void api_endpoints_openapi(api_call_t *call)
     call->state = d;
     call->state_free = doc_free;
     cm_slice_t n = cm_http_req_param(call->req, "name");
-    if (!api_endpoint_name_valid(n)) {
+    if (!api_endpoints__name_valid(n)) {
         api_respond_not_found(call);
         return;
     }
     d->name = cm_xmalloc(n.len + 1);
     memcpy(d->name, n.p, n.len);
     d->name[n.len] = '\0';
-    if (api_endpoint_version_param(call, d->version) < 0)
+    if (api_endpoints__version_param(call, d->version) < 0)
         return;
     api_store_endpoint_get(call->ctx->db, call->project_id, d->name,
                            d->version[0] ? d->version : NULL, on_endpoint, call);

@@ -1,5 +1,5 @@
 /*
- * endpoint_materialize.c - whether an endpoint version's query can be
+ * materializable.c - whether an endpoint version's query can be
  * materialized (PostHog's can_materialize, notes section 1), for the
  * endpoint's "materialization" block. The rule for variables is the query
  * compiler's (query/materialize.c). Building and refreshing the tables is
@@ -11,12 +11,12 @@
 #include "cm/json.h"
 #include "insights/insights.h"
 #include "query/query.h"
-#include "resources/endpoints.h"
+#include "endpoints/endpoints_int.h"
 
 static const char SUPPORTED[] = "FunnelsQuery, HogQLQuery, LifecycleQuery, PathsQuery, "
                                 "RetentionQuery, StickinessQuery, TrendsQuery";
 
-bool api_endpoint_can_materialize(const char *query_json, cm_buf_t *reason)
+bool api_endpoints__can_materialize(const char *query_json, cm_buf_t *reason)
 {
     cm_json_doc_t *doc = NULL;
     bool ok = false;

@@ -1,5 +1,5 @@
 /*
- * endpoint_materialized.c - a HogQL endpoint run from its materialized
+ * run_table.c - a HogQL endpoint run from its materialized
  * table (docs/endpoints.md, Materialization): the table has the query's
  * columns and one per variable (a range variable's by day); the read
  * filters by the values (c = v; a range: the day column against the
@@ -17,15 +17,14 @@
 #include "cm/json.h"
 #include "cm/log.h"
 #include "query/query.h"
-#include "resources/endpoints.h"
-#include "resources/query_admit.h"
-#include "resources/resources.h"
+#include "endpoints/endpoints_int.h"
+#include "http/admit.h"
 
 #define READ_TIMEOUT_MS api_query_timeout_ms(call) /* QUERY_TIMEOUT */
 
 typedef struct {
     api_call_t *call;
-    api_endpoint_mat_read_t how;
+    api_endpoints__mat_read_t how;
     void (*fallback)(api_call_t *call);
     cm_json_doc_t *info;
     char **params;
@@ -62,7 +61,7 @@ static char *text_of(cm_json_t v)
     return s;
 }
 
-void api_endpoint_mat_ident(cm_buf_t *b, bool ch, const char *name)
+void api_endpoints__mat_ident(cm_buf_t *b, bool ch, const char *name)
 {
     char q = ch ? '`' : '"';
     cm_buf_putc(b, q);
@@ -120,7 +119,7 @@ static void value(mread_t *m, cm_buf_t *sql, bool ch, const api_query_value_t *v
     cm_buf_appendf(sql, "$%zu", m->nparams);
 }
 
-static const api_query_value_t *bound(const api_endpoint_mat_read_t *h, cm_slice_t code)
+static const api_query_value_t *bound(const api_endpoints__mat_read_t *h, cm_slice_t code)
 {
     for (size_t i = 0; i < h->nvars; i++)
         if (cm_slice_eq_cstr(code, h->names[i]))
@@ -153,7 +152,7 @@ static void on_rows(int status, const char *err, const cm_evstore_rows_t *rows, 
     for (size_t i = 0; i < n; i++) {
         cm_json_begin_array(&w);
         for (size_t c = 0; c < m->ncols && c < cm_evstore_ncols(rows); c++)
-            api_endpoint_write_value(&w, m->col_types[c], cm_evstore_value(rows, i, c));
+            api_endpoints__write_value(&w, m->col_types[c], cm_evstore_value(rows, i, c));
         cm_json_end_array(&w);
     }
     cm_json_end_array(&w);
@@ -198,8 +197,8 @@ static void on_rows(int status, const char *err, const cm_evstore_rows_t *rows, 
     api_respond_json(call, 200, &b);
 }
 
-void api_endpoint_run_materialized(api_call_t *call, const api_endpoint_mat_read_t *how,
-                                   void (*fallback)(api_call_t *call))
+void api_endpoints__run_materialized(api_call_t *call, const api_endpoints__mat_read_t *how,
+                                     void (*fallback)(api_call_t *call))
 {
     mread_t *m = cm_xcalloc(1, sizeof(*m));
     m->call = call;
@@ -228,8 +227,8 @@ void api_endpoint_run_materialized(api_call_t *call, const api_endpoint_mat_read
     for (size_t i = 0; i < nv; i++) {
         cm_slice_t code = cm_json_str_inner(cm_json_get(cm_json_at(vars, i), "code_name"));
         if (!cm_json_exists(cm_json_get_s(given, code))) {
-            api_endpoint_error(call, 400, "Required variable '%.*s' not provided", (int)code.len,
-                               code.p);
+            api_endpoints__error(call, 400, "Required variable '%.*s' not provided", (int)code.len,
+                                 code.p);
             mread_free(m);
             return;
         }
@@ -259,13 +258,13 @@ void api_endpoint_run_materialized(api_call_t *call, const api_endpoint_mat_read
                                      : agg == 's' ? "sum("
                                      : agg == 'n' ? "min("
                                                   : "max(");
-        api_endpoint_mat_ident(&sql, ch, colname);
+        api_endpoints__mat_ident(&sql, ch, colname);
         if (agg != 'g')
             cm_buf_append_cstr(&sql, agg == 'c' ? "), 0)" : ")");
         else if (range) {
             if (group.len)
                 cm_buf_append_cstr(&group, ", ");
-            api_endpoint_mat_ident(&group, ch, colname);
+            api_endpoints__mat_ident(&group, ch, colname);
         }
     }
     cm_buf_appendf(&sql, " FROM %s WHERE 1 = 1", how->table);
@@ -285,7 +284,7 @@ void api_endpoint_run_materialized(api_call_t *call, const api_endpoint_mat_read
         for (char *save = NULL, *op = strtok_r(opsbuf, " ", &save); op;
              op = strtok_r(NULL, " ", &save)) {
             cm_buf_append_cstr(&sql, " AND ");
-            api_endpoint_mat_ident(&sql, ch, colname);
+            api_endpoints__mat_ident(&sql, ch, colname);
             cm_buf_appendf(&sql, " %s ", op);
             value(m, &sql, ch, val, r);
         }

@@ -1,10 +1,10 @@
 /*
- * endpoints.c - /api/projects/{id}/endpoints/ (and /api/environments/...):
+ * crud.c - /api/projects/{id}/endpoints/ (and /api/environments/...):
  * saved HogQL queries by name, each change of the query a new version
  * (docs/endpoints.md). PostHog's middle API ("Era B" of the notes):
  * list, create, retrieve, update (PATCH/PUT, ?version=N for one version's
- * is_active), delete, versions and one version. Runs are endpoint_run.c's,
- * the OpenAPI document endpoint_openapi.c's.
+ * is_active), delete, versions and one version. Runs are run.c's,
+ * the OpenAPI document openapi.c's.
  *
  * A query node is stored normalized: {"kind": "HogQLQuery", "query": text,
  * "variables": {id: {"variableId", "code_name", "value"}}}, its variables
@@ -24,8 +24,7 @@
 #include "cm/err.h"
 #include "cm/uuid.h"
 #include "query/query.h"
-#include "resources/endpoints.h"
-#include "resources/resources.h"
+#include "endpoints/endpoints_int.h"
 #include "store/store.h"
 
 #define NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
@@ -33,7 +32,7 @@
     "Endpoint name must start with a letter, contain only alphanumeric characters, hyphens, or "   \
     "underscores, and be between 1 and 128 characters long."
 
-bool api_endpoint_name_valid(cm_slice_t n)
+bool api_endpoints__name_valid(cm_slice_t n)
 {
     if (n.len == 0 || n.len > 128)
         return false;
@@ -43,7 +42,7 @@ bool api_endpoint_name_valid(cm_slice_t n)
     return cm_slice_span(n, NAME_CHARS) == n.len;
 }
 
-void api_endpoint_error(api_call_t *call, int status, const char *fmt, ...)
+void api_endpoints__error(api_call_t *call, int status, const char *fmt, ...)
 {
     cm_buf_t msg = CM_BUF_INIT, b = CM_BUF_INIT;
     va_list ap;
@@ -60,7 +59,7 @@ void api_endpoint_error(api_call_t *call, int status, const char *fmt, ...)
     api_respond_json(call, status, &b);
 }
 
-int api_endpoint_version_param(api_call_t *call, char out[24])
+int api_endpoints__version_param(api_call_t *call, char out[24])
 {
     out[0] = '\0';
     char *v = api_call_query(call, "version");
@@ -68,7 +67,7 @@ int api_endpoint_version_param(api_call_t *call, char out[24])
         return 0;
     size_t n = strlen(v);
     if (n == 0 || n > 9 || strspn(v, "0123456789") != n || atoi(v) < 1) {
-        api_endpoint_error(call, 400, "Invalid version parameter: %.40s", v);
+        api_endpoints__error(call, 400, "Invalid version parameter: %.40s", v);
         free(v);
         return -1;
     }
@@ -77,13 +76,13 @@ int api_endpoint_version_param(api_call_t *call, char out[24])
     return 0;
 }
 
-api_endpoint_var_t *api_endpoint_vars(const cm_json_doc_t *doc, size_t *n)
+api_endpoints__var_t *api_endpoints__vars(const cm_json_doc_t *doc, size_t *n)
 {
     cm_json_t vars = cm_json_get(cm_json_root(doc), "variables");
     *n = 0;
     if (cm_json_type(vars) != CM_JSON_OBJECT)
         return NULL;
-    api_endpoint_var_t *out = cm_xcalloc(cm_json_len(vars) + 1, sizeof(*out));
+    api_endpoints__var_t *out = cm_xcalloc(cm_json_len(vars) + 1, sizeof(*out));
     cm_json_iter_t it = cm_json_iter(vars);
     cm_json_t k, v;
     while (cm_json_next(&it, &k, &v)) {
@@ -107,8 +106,8 @@ static void write_path(cm_buf_t *b, const char *project_id, const char *name)
     cm_buf_appendf(b, "/api/environments/%s/endpoints/%s/run", project_id, name);
 }
 
-void api_endpoint_write_row(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res,
-                            size_t row)
+void api_endpoints__write_row(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res,
+                              size_t row)
 {
     size_t t = cm_db_ntables(res) - 1; /* the read is the job's last statement */
 #define V(col) cm_db_value(res, t, row, col)
@@ -169,14 +168,14 @@ void api_endpoint_write_row(cm_json_writer_t *w, api_call_t *call, const cm_db_r
     cm_json_key(w, "materialization");
     cm_json_begin_object(w);
     if (materialized) {
-        api_endpoint_write_materialization(w, res, t, row);
+        api_endpoints__write_materialization(w, res, t, row);
         cm_json_end_object(w);
         cm_json_end_object(w);
         cm_buf_free(&path);
         return;
     }
     cm_buf_t reason = CM_BUF_INIT;
-    bool can = api_endpoint_can_materialize(V(API_ENDPOINT_QUERY), &reason);
+    bool can = api_endpoints__can_materialize(V(API_ENDPOINT_QUERY), &reason);
     cm_json_key(w, "can_materialize");
     cm_json_boolean(w, can);
     cm_json_key(w, "reason");
@@ -191,8 +190,8 @@ void api_endpoint_write_row(cm_json_writer_t *w, api_call_t *call, const cm_db_r
 #undef V
 }
 
-void api_endpoint_write_materialization(cm_json_writer_t *w, const cm_db_res_t *res, size_t t,
-                                        size_t row)
+void api_endpoints__write_materialization(cm_json_writer_t *w, const cm_db_res_t *res, size_t t,
+                                          size_t row)
 {
 #define V(col) cm_db_value(res, t, row, col)
     const char *st = V(API_ENDPOINT_MAT_STATUS);
@@ -257,7 +256,7 @@ static void on_list(int status, const cm_db_res_t *res, void *ud)
     cm_json_key(&w, "results");
     cm_json_begin_array(&w);
     for (size_t i = 0; i < cm_db_nrows(res, 0); i++)
-        api_endpoint_write_row(&w, call, res, i);
+        api_endpoints__write_row(&w, call, res, i);
     cm_json_end_array(&w);
     cm_json_end_object(&w);
     api_respond_json(call, 200, &b);
@@ -277,7 +276,7 @@ void api_endpoints_list(api_call_t *call)
 static char *path_name(api_call_t *call)
 {
     cm_slice_t n = cm_http_req_param(call->req, "name");
-    if (!api_endpoint_name_valid(n)) {
+    if (!api_endpoints__name_valid(n)) {
         api_respond_not_found(call);
         return NULL;
     }
@@ -291,7 +290,7 @@ static char *path_name(api_call_t *call)
 
 static void on_one(int status, const cm_db_res_t *res, void *ud)
 {
-    api_respond_row(ud, status, res, 200, api_endpoint_write_row);
+    api_respond_row(ud, status, res, 200, api_endpoints__write_row);
 }
 
 void api_endpoints_retrieve(api_call_t *call)
@@ -323,11 +322,11 @@ static void on_status(int status, const cm_db_res_t *res, void *ud)
     cm_json_key(&w, "is_materialized");
     cm_json_boolean(&w, on);
     if (on) {
-        api_endpoint_write_materialization(&w, res, 0, 0);
+        api_endpoints__write_materialization(&w, res, 0, 0);
     } else {
         cm_buf_t reason = CM_BUF_INIT;
         bool can =
-            api_endpoint_can_materialize(cm_db_value(res, 0, 0, API_ENDPOINT_QUERY), &reason);
+            api_endpoints__can_materialize(cm_db_value(res, 0, 0, API_ENDPOINT_QUERY), &reason);
         cm_json_key(&w, "can_materialize");
         cm_json_boolean(&w, can);
         cm_json_key(&w, "reason");
@@ -380,7 +379,7 @@ static void on_versions(int status, const cm_db_res_t *res, void *ud)
     cm_buf_free(&b);
     char v[24];
     snprintf(v, sizeof(v), "%.*s", (int)(want.len > 20 ? 20 : want.len), want.p);
-    api_endpoint_error(call, 404, "Version %s not found", v);
+    api_endpoints__error(call, 404, "Version %s not found", v);
 }
 
 void api_endpoints_versions(api_call_t *call)

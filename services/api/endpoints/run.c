@@ -1,5 +1,5 @@
 /*
- * endpoint_run.c - GET or POST /api/projects/{id}/endpoints/{name}/run
+ * run.c - GET or POST /api/projects/{id}/endpoints/{name}/run
  * (docs/endpoints.md "Run"). The request is checked in PostHog's order
  * (endpoint, version, overrides, refresh, variables), the stored query is
  * compiled with the values for the event store, the answer is cached in
@@ -26,12 +26,11 @@
 #include "cm/strset.h"
 #include "cm/timefmt.h"
 #include "insights/insights.h"
-#include "materialize/materialize.h"
+#include "endpoints/endpoints.h"
 #include "query/query.h"
-#include "resources/endpoints.h"
-#include "resources/query_admit.h"
-#include "resources/resources.h"
-#include "resources/variables.h"
+#include "endpoints/endpoints_int.h"
+#include "http/admit.h"
+#include "query/variables.h"
 #include "store/store.h"
 
 #define DEFAULT_CACHE_AGE_S 3600                       /* a version without cache_age_seconds */
@@ -84,7 +83,7 @@ static void run_free(void *p)
 /* ---- the answer ------------------------------------------------------------------------------ */
 
 /* One value read by its column's type, so that both stores answer alike. */
-void api_endpoint_write_value(cm_json_writer_t *w, const char *type, const char *v)
+void api_endpoints__write_value(cm_json_writer_t *w, const char *type, const char *v)
 {
     if (v == NULL) {
         cm_json_null(w);
@@ -171,13 +170,13 @@ static void on_page(api_call_t *call, int status, cm_buf_t *page)
 {
     run_t *r = call->state;
     if (status != 0) {
-        api_endpoint_answer_too_big(call);
+        api_endpoints__answer_too_big(call);
         return;
     }
     char when[CM_ISO8601_MAX];
     cm_iso8601_format(cm_now_us(), 3, when);
-    api_endpoint_cache_put(call, r->cache_key, when, (cm_slice_t){page->p + 1, page->len - 1},
-                           r->cache_age);
+    api_endpoints__cache_put(call, r->cache_key, when, (cm_slice_t){page->p + 1, page->len - 1},
+                             r->cache_age);
     api_store_endpoint_executed(call->ctx->db, r->endpoint_id, on_executed, NULL);
     respond(call, r, page, false, when);
 }
@@ -186,9 +185,9 @@ static void on_rows(int status, const char *err, const cm_evstore_rows_t *rows, 
 {
     api_call_t *call = ud;
     run_t *r = call->state;
-    if (api_endpoint_query_failed(call, status, err, QUERY_TIMEOUT_MS))
+    if (api_endpoints__query_failed(call, status, err, QUERY_TIMEOUT_MS))
         return;
-    api_endpoint_page(call, &r->sql, rows, call->ctx->cfg.answer_max_bytes, on_page);
+    api_endpoints__page(call, &r->sql, rows, call->ctx->cfg.answer_max_bytes, on_page);
 }
 
 /* SQLite's parameters as text with their types (cm_evstore_select). */
@@ -222,7 +221,7 @@ static void on_cache_get(cm_redis_t *rd, const redisReply *reply, const char *er
     (void)rd;
     char when[48];
     cm_slice_t page;
-    if (api_endpoint_cache_hit(reply, err, when, &page)) {
+    if (api_endpoints__cache_hit(reply, err, when, &page)) {
         cm_buf_t b = CM_BUF_INIT;
         cm_buf_putc(&b, '{');
         cm_buf_append(&b, page.p, page.len);
@@ -250,7 +249,7 @@ static int cmp_str(const void *a, const void *b)
 static int bind_values(api_call_t *call, run_t *r, const cm_db_res_t *project_vars)
 {
     size_t n;
-    api_endpoint_var_t *vars = api_endpoint_vars(r->stored, &n);
+    api_endpoints__var_t *vars = api_endpoints__vars(r->stored, &n);
     cm_json_t given = cm_json_get(cm_json_root(call->body), "variables");
     if (cm_json_exists(given) && !cm_json_is_null(given) && cm_json_type(given) != CM_JSON_OBJECT) {
         api_respond_invalid(call, "variables", "Expected an object of variable values.");
@@ -330,19 +329,19 @@ static void cache_key(api_call_t *call, run_t *r)
 {
     cm_buf_t b = CM_BUF_INIT;
     char num[96];
-    api_endpoint_key_field_c(&b, "hogql");
-    api_endpoint_key_field_c(&b, r->endpoint_id);
+    api_endpoints__key_field_c(&b, "hogql");
+    api_endpoints__key_field_c(&b, r->endpoint_id);
     snprintf(num, sizeof(num), "%lld %d %lld %lld", r->version_n,
              (int)cm_evstore_kind(call->ctx->events), (long long)r->sql.limit,
              (long long)r->sql.offset);
-    api_endpoint_key_field_c(&b, num);
-    api_endpoint_key_field(&b, r->sql.sql.p, r->sql.sql.len);
+    api_endpoints__key_field_c(&b, num);
+    api_endpoints__key_field(&b, r->sql.sql.p, r->sql.sql.len);
     for (size_t i = 0; i < r->sql.nparams; i++) {
         char type = r->param_types ? r->param_types[i] : '-';
-        api_endpoint_key_field(&b, &type, 1);
-        api_endpoint_key_field_c(&b, r->param_text ? r->param_text[i] : NULL);
+        api_endpoints__key_field(&b, &type, 1);
+        api_endpoints__key_field_c(&b, r->param_text ? r->param_text[i] : NULL);
     }
-    api_endpoint_key_name(&b, call->project_id, r->cache_key);
+    api_endpoints__key_name(&b, call->project_id, r->cache_key);
     cm_buf_free(&b);
 }
 
@@ -521,24 +520,24 @@ static void on_version(int status, const cm_db_res_t *res, void *ud)
     api_store_now(now);
     if (materialized && r->refresh != 2 && st && strcmp(st, "Completed") == 0 &&
         V(API_ENDPOINT_MAT_TABLE) && at &&
-        atoll(now) < atoll(at) + api_materialize_period_ms(V(API_ENDPOINT_SYNC_FREQUENCY))) {
+        atoll(now) < atoll(at) + api_endpoints_period_ms(V(API_ENDPOINT_SYNC_FREQUENCY))) {
         r->mat_table = cm_xstrdup(V(API_ENDPOINT_MAT_TABLE));
         r->mat_info = V(API_ENDPOINT_MAT_INFO) ? cm_xstrdup(V(API_ENDPOINT_MAT_INFO)) : NULL;
         r->mat_at = cm_xstrdup(at);
     }
     if (api_insight_kind(cm_json_root(r->stored))) {
-        api_endpoint_insight_t how = {.version_n = r->version_n,
-                                      .cache_age = r->cache_age,
-                                      .refresh = r->refresh,
-                                      .materialized = materialized,
-                                      .mat_table = r->mat_table,
-                                      .mat_info = r->mat_info,
-                                      .mat_at = r->mat_at};
+        api_endpoints__insight_t how = {.version_n = r->version_n,
+                                        .cache_age = r->cache_age,
+                                        .refresh = r->refresh,
+                                        .materialized = materialized,
+                                        .mat_table = r->mat_table,
+                                        .mat_info = r->mat_info,
+                                        .mat_at = r->mat_at};
         snprintf(how.endpoint_id, sizeof(how.endpoint_id), "%s", r->endpoint_id);
         snprintf(how.version_created, sizeof(how.version_created), "%s", r->version_created);
         snprintf(how.timezone, sizeof(how.timezone), "%s",
                  V(API_ENDPOINT_RUN_TIMEZONE) ? V(API_ENDPOINT_RUN_TIMEZONE) : "UTC");
-        api_endpoint_run_insight(call, &how, r->stored_text);
+        api_endpoints__run_insight(call, &how, r->stored_text);
         return;
     }
 #undef V
@@ -549,18 +548,18 @@ static void on_version(int status, const cm_db_res_t *res, void *ud)
         compile_and_run(call, r);
         return;
     }
-    api_endpoint_mat_read_t how = {.table = r->mat_table,
-                                   .info = r->mat_info,
-                                   .at = r->mat_at,
-                                   .names = r->names,
-                                   .values = r->values,
-                                   .nvars = r->nvars,
-                                   .limit = r->limit,
-                                   .offset = r->offset,
-                                   .cache_age = r->cache_age,
-                                   .version_n = r->version_n,
-                                   .version_created = r->version_created};
-    api_endpoint_run_materialized(call, &how, run_inline);
+    api_endpoints__mat_read_t how = {.table = r->mat_table,
+                                     .info = r->mat_info,
+                                     .at = r->mat_at,
+                                     .names = r->names,
+                                     .values = r->values,
+                                     .nvars = r->nvars,
+                                     .limit = r->limit,
+                                     .offset = r->offset,
+                                     .cache_age = r->cache_age,
+                                     .version_n = r->version_n,
+                                     .version_created = r->version_created};
+    api_endpoints__run_materialized(call, &how, run_inline);
 }
 
 /* The endpoint (its current version) is read. */
@@ -608,9 +607,9 @@ static int parse_options(api_call_t *call, run_t *r)
         !cm_json_is_null(v)) {
         int64_t n;
         if (cm_json_as_int64(v, &n) != 0 || n < 1) {
-            api_endpoint_error(call, 400, "Invalid version parameter: %.*s",
-                               (int)(cm_json_raw(v).len > 40 ? 40 : cm_json_raw(v).len),
-                               cm_json_raw(v).p);
+            api_endpoints__error(call, 400, "Invalid version parameter: %.*s",
+                                 (int)(cm_json_raw(v).len > 40 ? 40 : cm_json_raw(v).len),
+                                 cm_json_raw(v).p);
             return -1;
         }
         snprintf(r->version, sizeof(r->version), "%lld", (long long)n);
@@ -662,14 +661,14 @@ void api_endpoints_run(api_call_t *call)
     call->state = r;
     call->state_free = run_free;
     cm_slice_t n = cm_http_req_param(call->req, "name");
-    if (!api_endpoint_name_valid(n)) {
+    if (!api_endpoints__name_valid(n)) {
         api_respond_not_found(call);
         return;
     }
     r->name = cm_xmalloc(n.len + 1);
     memcpy(r->name, n.p, n.len);
     r->name[n.len] = '\0';
-    if (api_endpoint_version_param(call, r->version) < 0 || api_call_body(call) < 0 ||
+    if (api_endpoints__version_param(call, r->version) < 0 || api_call_body(call) < 0 ||
         parse_options(call, r) < 0)
         return;
     api_store_endpoint_run_get(call->ctx->db, call->project_id, r->name, NULL,

@@ -1,5 +1,5 @@
 /* variables.c - see variables.h. */
-#include "resources/variables.h"
+#include "query/variables.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /*
- * endpoint_cache.c - what a HogQL run (endpoint_run.c) and an insight run
- * (endpoint_insight.c) share: a cached answer in Redis (the time it was
+ * cache.c - what a HogQL run (run.c) and an insight run
+ * (run_insight.c) share: a cached answer in Redis (the time it was
  * computed, a newline, then the answer's members; proto/redis-keys.md)
  * under a key that is a hash of a canonical encoding of what the answer
  * depends on, kept only when it is small (ENDPOINT_CACHE_MAX_BYTES: the
@@ -14,12 +14,12 @@
 #include "cm/err.h"
 #include "cm/log.h"
 #include "cm/rediskeys.h"
-#include "resources/endpoints.h"
-#include "resources/query_admit.h"
+#include "endpoints/endpoints_int.h"
+#include "http/admit.h"
 
 /* Length-prefixed, so that fields cannot run into each other: "x\ntq",
  * "z" and "x", "q\ntz" joined by newlines would be the same text. */
-void api_endpoint_key_field(cm_buf_t *b, const char *p, size_t len)
+void api_endpoints__key_field(cm_buf_t *b, const char *p, size_t len)
 {
     if (p == NULL) {
         cm_buf_append_cstr(b, "-;");
@@ -30,12 +30,12 @@ void api_endpoint_key_field(cm_buf_t *b, const char *p, size_t len)
     cm_buf_putc(b, ';');
 }
 
-void api_endpoint_key_field_c(cm_buf_t *b, const char *s)
+void api_endpoints__key_field_c(cm_buf_t *b, const char *s)
 {
-    api_endpoint_key_field(b, s, s ? strlen(s) : 0);
+    api_endpoints__key_field(b, s, s ? strlen(s) : 0);
 }
 
-void api_endpoint_key_name(const cm_buf_t *fields, const char *project_id, char out[96])
+void api_endpoints__key_name(const cm_buf_t *fields, const char *project_id, char out[96])
 {
     char hex[CM_SHA256_HEX_LEN + 1];
     cm_sha256_hex(fields->p, fields->len, hex);
@@ -54,8 +54,8 @@ static void on_cache_set(cm_redis_t *rd, const redisReply *reply, const char *er
         cm_log(CM_LOG_WARN, NULL, "endpoint cache: %s", err);
 }
 
-void api_endpoint_cache_put(api_call_t *call, const char *key, const char *when, cm_slice_t page,
-                            int age_s)
+void api_endpoints__cache_put(api_call_t *call, const char *key, const char *when, cm_slice_t page,
+                              int age_s)
 {
     /* a big answer is served but not kept: computed again next time */
     if (page.len > call->ctx->cfg.cache_max_bytes) {
@@ -75,8 +75,8 @@ void api_endpoint_cache_put(api_call_t *call, const char *key, const char *when,
     cm_buf_free(&entry);
 }
 
-bool api_endpoint_cache_hit(const redisReply *reply, const char *err, char when[48],
-                            cm_slice_t *page)
+bool api_endpoints__cache_hit(const redisReply *reply, const char *err, char when[48],
+                              cm_slice_t *page)
 {
     if (err != NULL || reply == NULL || reply->type != REDIS_REPLY_STRING)
         return false;
@@ -101,7 +101,7 @@ static void size_text(size_t n, char out[32])
         snprintf(out, 32, "%zu bytes", n);
 }
 
-void api_endpoint_answer_too_big(api_call_t *call)
+void api_endpoints__answer_too_big(api_call_t *call)
 {
     char cap[32];
     size_text(call->ctx->cfg.answer_max_bytes, cap);
@@ -114,7 +114,7 @@ void api_endpoint_answer_too_big(api_call_t *call)
 
 /* The store's text may hold its SQL and the compiler's internal names:
  * logged with the request id, which the answer gives instead. */
-bool api_endpoint_query_failed(api_call_t *call, int status, const char *err, unsigned timeout_ms)
+bool api_endpoints__query_failed(api_call_t *call, int status, const char *err, unsigned timeout_ms)
 {
     if (status == 0)
         return false;
@@ -125,7 +125,7 @@ bool api_endpoint_query_failed(api_call_t *call, int status, const char *err, un
         api_respond_invalid(call, NULL, "Query execution failed: the query took longer than %u s.",
                             timeout_ms / 1000);
     } else if (status == CM_ETOOBIG) {
-        api_endpoint_answer_too_big(call);
+        api_endpoints__answer_too_big(call);
     } else if (status == CM_EINVAL) {
         cm_log(CM_LOG_WARN, id, "endpoint query refused by the event store: %s", err ? err : "");
         api_respond_invalid(call, NULL,

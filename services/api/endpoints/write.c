@@ -1,6 +1,6 @@
 /*
- * endpoint_write.c - creating and updating endpoints (the rules are at the
- * top of endpoints.c): the body checked, the HogQL parsed, the project's
+ * write.c - creating and updating endpoints (the rules are at the
+ * top of crud.c): the body checked, the HogQL parsed, the project's
  * variables read, the query node normalized and checked against them, then
  * one store transaction.
  */
@@ -13,10 +13,9 @@
 #include "cm/err.h"
 #include "cm/uuid.h"
 #include "insights/insights.h"
-#include "materialize/materialize.h"
+#include "endpoints/endpoints.h"
 #include "query/query.h"
-#include "resources/endpoints.h"
-#include "resources/resources.h"
+#include "endpoints/endpoints_int.h"
 #include "store/store.h"
 
 #define DOCS_URL "https://posthog.com/docs/endpoints/variables"
@@ -105,7 +104,7 @@ static int parse_body(api_call_t *call, ep_write_t *x)
             api_respond_invalid(call, "name", "Endpoint must have a name.");
             return -1;
         }
-        if (!api_endpoint_name_valid(cm_slice_from_cstr(x->name))) {
+        if (!api_endpoints__name_valid(cm_slice_from_cstr(x->name))) {
             api_respond_invalid(call, "name",
                                 "Endpoint name must start with a letter, contain only "
                                 "alphanumeric characters, hyphens, or underscores, and be between "
@@ -125,7 +124,7 @@ static int parse_body(api_call_t *call, ep_write_t *x)
         char *f = NULL;
         if (api_body_string(call, "sync_frequency", 1, 16, NULL, NULL, &f) < 0)
             return -1;
-        if (api_materialize_period_ms(f) == 0) {
+        if (api_endpoints_period_ms(f) == 0) {
             free(f);
             api_respond_invalid(call, "sync_frequency",
                                 "\"%.*s\" is not a valid choice: 15min, 30min, 1hour, 6hour, "
@@ -352,7 +351,7 @@ static void respond_last(api_call_t *call, int status, const cm_db_res_t *res, i
     cm_buf_t out = CM_BUF_INIT;
     cm_json_writer_t w;
     cm_json_writer_init(&w, &out);
-    api_endpoint_write_row(&w, call, res, 0);
+    api_endpoints__write_row(&w, call, res, 0);
     api_respond_json(call, http_status, &out);
 }
 
@@ -366,7 +365,7 @@ static void on_written(int status, const cm_db_res_t *res, void *ud)
         return;
     }
     if (status == 0 && cm_db_nrows(res, last) == 0 && x->version[0]) {
-        api_endpoint_error(call, 404, "Version %s not found", x->version);
+        api_endpoints__error(call, 404, "Version %s not found", x->version);
         return;
     }
     if (status == 0 && x->materialize != NULL) /* build (or drop) the table soon */
@@ -379,7 +378,7 @@ static void store_write(api_call_t *call, ep_write_t *x, const char *current_que
     if (x->materialize && x->materialize[0] == '1') {
         const char *q = x->query_json ? x->query_json : current_query;
         cm_buf_t reason = CM_BUF_INIT;
-        bool can = api_endpoint_can_materialize(q, &reason);
+        bool can = api_endpoints__can_materialize(q, &reason);
         if (!can) {
             api_respond_invalid(call, "is_materialized", "Cannot materialize endpoint: %s",
                                 cm_buf_cstr(&reason));
@@ -454,7 +453,7 @@ static ep_write_t *begin(api_call_t *call, bool update)
     cm_uuid_v7(x->version_id);
     if (update) {
         cm_slice_t n = cm_http_req_param(call->req, "name");
-        if (!api_endpoint_name_valid(n)) {
+        if (!api_endpoints__name_valid(n)) {
             api_respond_not_found(call);
             return NULL;
         }
@@ -479,8 +478,8 @@ void api_endpoints_create(api_call_t *call)
 void api_endpoints_update(api_call_t *call)
 {
     ep_write_t *x = begin(call, true);
-    if (x == NULL || api_endpoint_version_param(call, x->version) < 0 || api_call_body(call) < 0 ||
-        parse_body(call, x) < 0)
+    if (x == NULL || api_endpoints__version_param(call, x->version) < 0 ||
+        api_call_body(call) < 0 || parse_body(call, x) < 0)
         return;
     cm_json_t v = cm_json_get(cm_json_root(call->body), "version");
     if (x->version[0] == '\0' && cm_json_type(v) == CM_JSON_NUMBER) {

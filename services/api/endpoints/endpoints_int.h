@@ -1,9 +1,9 @@
 /*
- * endpoints.h - what the endpoint resource files share (endpoints.c: CRUD
- * and versions; endpoint_run.c: run; endpoint_openapi.c: the document).
+ * endpoints_int.h - what the files of endpoints/ share (crud.c: CRUD
+ * and versions; run.c: run; openapi.c: the document).
  */
-#ifndef API_RESOURCES_ENDPOINTS_H
-#define API_RESOURCES_ENDPOINTS_H
+#ifndef API_ENDPOINTS_INT_H
+#define API_ENDPOINTS_INT_H
 
 #include "cm/db.h"
 #include "cm/json.h"
@@ -12,28 +12,28 @@
 
 /* The endpoint path segment {name}: 1 to 128 bytes of a name's charset,
  * starting with a letter (PostHog's rule); false otherwise. */
-bool api_endpoint_name_valid(cm_slice_t name);
+bool api_endpoints__name_valid(cm_slice_t name);
 
 /* Answers {"error": "<message>"} with status, as PostHog's endpoint
  * views do for version errors (not the validation_error shape). */
-void api_endpoint_error(api_call_t *call, int status, const char *fmt, ...)
+void api_endpoints__error(api_call_t *call, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* ?version=N (or NULL): 0, or -1 having answered 400 with
  * {"error": "Invalid version parameter: <v>"}. out: decimal text or "". */
-int api_endpoint_version_param(api_call_t *call, char out[24]);
+int api_endpoints__version_param(api_call_t *call, char out[24]);
 
 /* A variable entry of a stored query ({"variableId", "code_name", "value"}). */
 typedef struct {
     cm_slice_t id, code_name;
     cm_json_t value;
-} api_endpoint_var_t;
+} api_endpoints__var_t;
 
 /* The variables of a stored HogQL query node, in order; *n of them. The
  * caller frees the array (the strings point into doc). */
-api_endpoint_var_t *api_endpoint_vars(const cm_json_doc_t *doc, size_t *n);
+api_endpoints__var_t *api_endpoints__vars(const cm_json_doc_t *doc, size_t *n);
 
-/* endpoint_insight.c: the run of an endpoint whose version stores an
+/* run_insight.c: the run of an endpoint whose version stores an
  * insight query (api_insight_kind); it takes the call over (its state
  * replaces the caller's, which is freed). */
 typedef struct {
@@ -46,53 +46,55 @@ typedef struct {
     bool materialized; /* the version is: its variable rules apply */
     /* a fresh table to read (NULL: none), its info and time (ms text) */
     const char *mat_table, *mat_info, *mat_at;
-} api_endpoint_insight_t;
-void api_endpoint_run_insight(api_call_t *call, const api_endpoint_insight_t *how,
-                              const char *stored_text);
+} api_endpoints__insight_t;
+void api_endpoints__run_insight(api_call_t *call, const api_endpoints__insight_t *how,
+                                const char *stored_text);
 
-/* endpoint_materialize.c: whether a version's query (its stored JSON) may
+/* materializable.c: whether a version's query (its stored JSON) may
  * be materialized; false with PostHog's reason appended to reason. */
-bool api_endpoint_can_materialize(const char *query_json, cm_buf_t *reason);
+bool api_endpoints__can_materialize(const char *query_json, cm_buf_t *reason);
 
-/* endpoint_cache.c: the cache key. Fields are appended each as its
+/* cache.c: the cache key. Fields are appended each as its
  * length, ':', its bytes and ';' (NULL as "-;"), so that two lists of
  * fields never encode alike; the name is the project's
  * endpoint_cache:<project>:<hash> (out: 96 bytes). */
-void api_endpoint_key_field(cm_buf_t *b, const char *p, size_t len);
-void api_endpoint_key_field_c(cm_buf_t *b, const char *s);
-void api_endpoint_key_name(const cm_buf_t *fields, const char *project_id, char out[96]);
+void api_endpoints__key_field(cm_buf_t *b, const char *p, size_t len);
+void api_endpoints__key_field_c(cm_buf_t *b, const char *s);
+void api_endpoints__key_name(const cm_buf_t *fields, const char *project_id, char out[96]);
 
-/* endpoint_cache.c: a run's answer in Redis for age_s seconds (the time
+/* cache.c: a run's answer in Redis for age_s seconds (the time
  * it was computed, then the answer's members), when it is at most
  * ENDPOINT_CACHE_MAX_BYTES (a bigger one is not kept). */
-void api_endpoint_cache_put(api_call_t *call, const char *key, const char *when, cm_slice_t page,
-                            int age_s);
+void api_endpoints__cache_put(api_call_t *call, const char *key, const char *when, cm_slice_t page,
+                              int age_s);
 /* A cached answer in a GET's reply: its time and members (into reply). */
-bool api_endpoint_cache_hit(const redisReply *reply, const char *err, char when[48],
-                            cm_slice_t *page);
+bool api_endpoints__cache_hit(const redisReply *reply, const char *err, char when[48],
+                              cm_slice_t *page);
 /* A failed query on the event store answered (400 for a refused,
  * timed-out or too big answer, 503 for a store away; the store's text is
  * logged with the request id, never answered): true; false when status
  * is 0. */
-bool api_endpoint_query_failed(api_call_t *call, int status, const char *err, unsigned timeout_ms);
+bool api_endpoints__query_failed(api_call_t *call, int status, const char *err,
+                                 unsigned timeout_ms);
 /* 400: the answer is past ENDPOINT_MAX_ANSWER_BYTES. */
-void api_endpoint_answer_too_big(api_call_t *call);
+void api_endpoints__answer_too_big(api_call_t *call);
 
-/* endpoint_run.c: one value of a run's answer, read by its column's type
+/* run.c: one value of a run's answer, read by its column's type
  * (so both stores answer alike). */
-void api_endpoint_write_value(cm_json_writer_t *w, const char *type, const char *v);
+void api_endpoints__write_value(cm_json_writer_t *w, const char *type, const char *v);
 
-/* endpoint_page.c: a HogQL run's page from the store's rows (at most
+/* page.c: a HogQL run's page from the store's rows (at most
  * sql->limit of them, hasMore when there are more): "{" and the members
  * results, columns, types, hasMore, limit, offset, without the closing
  * brace, handed to cb with status 0 (cb may take the buffer over), or
  * CM_ETOOBIG (page empty) when the JSON grows past max_bytes. A big answer
  * is written off the loop: cb runs later, sql must live until then. */
-typedef void (*api_endpoint_page_cb)(api_call_t *call, int status, cm_buf_t *page);
-void api_endpoint_page(api_call_t *call, const api_query_sql_t *sql, const cm_evstore_rows_t *rows,
-                       size_t max_bytes, api_endpoint_page_cb cb);
+typedef void (*api_endpoints__page_cb)(api_call_t *call, int status, cm_buf_t *page);
+void api_endpoints__page(api_call_t *call, const api_query_sql_t *sql,
+                         const cm_evstore_rows_t *rows, size_t max_bytes,
+                         api_endpoints__page_cb cb);
 
-/* endpoint_materialized.c: a HogQL endpoint's run answered from its
+/* run_table.c: a HogQL endpoint's run answered from its
  * materialized table; fallback(call) runs it inline instead when the
  * table cannot answer (the call's state is the caller's throughout). */
 typedef struct {
@@ -104,22 +106,22 @@ typedef struct {
     int cache_age;
     long long version_n;
     const char *version_created;
-} api_endpoint_mat_read_t;
-void api_endpoint_run_materialized(api_call_t *call, const api_endpoint_mat_read_t *how,
-                                   void (*fallback)(api_call_t *call));
+} api_endpoints__mat_read_t;
+void api_endpoints__run_materialized(api_call_t *call, const api_endpoints__mat_read_t *how,
+                                     void (*fallback)(api_call_t *call));
 /* Appends name as a quoted identifier: ClickHouse's backquotes (backslash
  * and backquote escaped with a backslash) when ch, else SQLite's double
  * quotes (a quote doubled). */
-void api_endpoint_mat_ident(cm_buf_t *b, bool ch, const char *name);
+void api_endpoints__mat_ident(cm_buf_t *b, bool ch, const char *name);
 
-/* endpoints.c: a materialized version's "materialization" members
+/* crud.c: a materialized version's "materialization" members
  * (status, can_materialize, last_materialized_at, error, sync_frequency)
  * from a store result's table t, row row (API_ENDPOINT_*). */
-void api_endpoint_write_materialization(cm_json_writer_t *w, const cm_db_res_t *res, size_t t,
-                                        size_t row);
+void api_endpoints__write_materialization(cm_json_writer_t *w, const cm_db_res_t *res, size_t t,
+                                          size_t row);
 
-/* endpoints.c: the endpoint of a store result's last table, row row. */
-void api_endpoint_write_row(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res,
-                            size_t row);
+/* crud.c: the endpoint of a store result's last table, row row. */
+void api_endpoints__write_row(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res,
+                              size_t row);
 
 #endif

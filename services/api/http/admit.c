@@ -1,6 +1,6 @@
 /*
- * query_admit.c - per-project admission of event-store reads (see
- * query_admit.h, docs/endpoints.md "Sharing the event store").
+ * admit.c - per-project admission of event-store reads (see
+ * admit.h, docs/endpoints.md "Sharing the event store").
  *
  * Each project with reads running or waiting has an entry (a list: a
  * process serves few projects at once, and an entry goes when its last
@@ -14,7 +14,7 @@
 
 #include "cm/alloc.h"
 #include "cm/err.h"
-#include "resources/query_admit.h"
+#include "http/admit.h"
 
 #define RETRY_AFTER_S 1 /* a slot frees when any read of the project ends: soon, unknown */
 

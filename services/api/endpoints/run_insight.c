@@ -1,5 +1,5 @@
 /*
- * endpoint_insight.c - the run of an insight endpoint (a stored
+ * run_insight.c - the run of an insight endpoint (a stored
  * TrendsQuery or RetentionQuery; docs/insights.md): the variables checked
  * against what the insight accepts (its breakdown properties, date_from,
  * date_to; on a materialized version every breakdown property and no
@@ -23,16 +23,15 @@
 #include "cm/tzone.h"
 #include "insights/insights.h"
 #include "query/query.h"
-#include "resources/endpoints.h"
-#include "resources/query_admit.h"
-#include "resources/resources.h"
+#include "endpoints/endpoints_int.h"
+#include "http/admit.h"
 #include "store/store.h"
 
 #define QUERY_TIMEOUT_MS api_query_timeout_ms(call) /* QUERY_TIMEOUT */
 #define MAX_VARS         8
 
 typedef struct {
-    api_endpoint_insight_t how;
+    api_endpoints__insight_t how;
     char *stored_text;
     cm_json_doc_t *stored;
     cm_tzone_t *zone;
@@ -124,7 +123,7 @@ static void finish(api_call_t *call, ins_run_t *r)
     cm_buf_append_cstr(&page, api_insight_has_more(r->in) ? "true" : "false");
     char when[CM_ISO8601_MAX];
     cm_iso8601_format(cm_now_us(), 3, when);
-    api_endpoint_cache_put(call, r->cache_key, when, cm_buf_slice(&page), r->how.cache_age);
+    api_endpoints__cache_put(call, r->cache_key, when, cm_buf_slice(&page), r->how.cache_age);
     respond(call, r, cm_buf_slice(&page), false, when);
     cm_buf_free(&page);
 }
@@ -140,7 +139,7 @@ static void on_rows(int status, const char *err, const cm_evstore_rows_t *rows, 
 {
     api_call_t *call = ud;
     ins_run_t *r = call->state;
-    if (api_endpoint_query_failed(call, status, err, QUERY_TIMEOUT_MS))
+    if (api_endpoints__query_failed(call, status, err, QUERY_TIMEOUT_MS))
         return;
     cm_buf_t msg = CM_BUF_INIT;
     if ((int64_t)cm_evstore_nrows(rows) > r->sql.limit ||
@@ -227,7 +226,7 @@ static void on_table_rows(int status, const char *err, const cm_evstore_rows_t *
     api_call_t *call = ud;
     ins_run_t *r = call->state;
     if (status == CM_ETOOBIG) {
-        api_endpoint_answer_too_big(call);
+        api_endpoints__answer_too_big(call);
         return;
     }
     if (status != 0) { /* the table went (a refresh dropped it): the query itself */
@@ -298,7 +297,7 @@ static void on_cache_get(cm_redis_t *rd, const redisReply *reply, const char *er
     (void)rd;
     char when[48];
     cm_slice_t page;
-    if (api_endpoint_cache_hit(reply, err, when, &page)) {
+    if (api_endpoints__cache_hit(reply, err, when, &page)) {
         respond(call, r, page, true, when);
         return;
     }
@@ -312,20 +311,20 @@ static void cache_key(api_call_t *call, ins_run_t *r, cm_json_t vars)
 {
     cm_buf_t b = CM_BUF_INIT, v = CM_BUF_INIT;
     char num[64];
-    api_endpoint_key_field_c(&b, "insight");
-    api_endpoint_key_field_c(&b, r->how.endpoint_id);
+    api_endpoints__key_field_c(&b, "insight");
+    api_endpoints__key_field_c(&b, r->how.endpoint_id);
     snprintf(num, sizeof(num), "%lld %d", r->how.version_n,
              (int)cm_evstore_kind(call->ctx->events));
-    api_endpoint_key_field_c(&b, num);
-    api_endpoint_key_field_c(&b, cm_tzone_name(r->zone));
-    api_endpoint_key_field_c(&b, r->from_table ? r->mat_table : NULL);
+    api_endpoints__key_field_c(&b, num);
+    api_endpoints__key_field_c(&b, cm_tzone_name(r->zone));
+    api_endpoints__key_field_c(&b, r->from_table ? r->mat_table : NULL);
     if (cm_json_exists(vars)) {
         cm_json_writer_t w;
         cm_json_writer_init(&w, &v);
         cm_json_raw_value_compact(&w, cm_json_raw(vars));
-        api_endpoint_key_field(&b, v.p, v.len);
+        api_endpoints__key_field(&b, v.p, v.len);
     }
-    api_endpoint_key_name(&b, call->project_id, r->cache_key);
+    api_endpoints__key_name(&b, call->project_id, r->cache_key);
     cm_buf_free(&v);
     cm_buf_free(&b);
 }
@@ -366,7 +365,7 @@ static int check_variables(api_call_t *call, cm_json_t query, cm_json_t vars)
         for (size_t i = 0; i < nbad; i++)
             cm_buf_appendf(&list, "%s%.*s", i ? ", " : "", (int)(bad[i].len > 64 ? 64 : bad[i].len),
                            bad[i].p);
-        api_endpoint_error(call, 400, "Unknown variable(s): %s", cm_buf_cstr(&list));
+        api_endpoints__error(call, 400, "Unknown variable(s): %s", cm_buf_cstr(&list));
         cm_buf_free(&list);
     }
     free(bad);
@@ -393,15 +392,15 @@ static int materialized_rules(api_call_t *call, cm_json_t query, cm_json_t vars)
     }
     int rc = 0;
     if (dates.len) {
-        api_endpoint_error(call, 400,
-                           "Date variables (%s) cannot be used with a materialized endpoint: its "
-                           "table holds the insight's own date range. Disable materialization to "
-                           "choose dates at run time.",
-                           cm_buf_cstr(&dates));
+        api_endpoints__error(call, 400,
+                             "Date variables (%s) cannot be used with a materialized endpoint: its "
+                             "table holds the insight's own date range. Disable materialization to "
+                             "choose dates at run time.",
+                             cm_buf_cstr(&dates));
         rc = -1;
     } else if (missing.len) {
-        api_endpoint_error(call, 400, "Required variable(s) %s not provided",
-                           cm_buf_cstr(&missing));
+        api_endpoints__error(call, 400, "Required variable(s) %s not provided",
+                             cm_buf_cstr(&missing));
         rc = -1;
     }
     cm_buf_free(&missing);
@@ -494,8 +493,8 @@ static void run_first(api_call_t *call, ins_run_t *r)
         run_next(call, r);
 }
 
-void api_endpoint_run_insight(api_call_t *call, const api_endpoint_insight_t *how,
-                              const char *stored_text)
+void api_endpoints__run_insight(api_call_t *call, const api_endpoints__insight_t *how,
+                                const char *stored_text)
 {
     ins_run_t *r = cm_xcalloc(1, sizeof(*r));
     r->how = *how;

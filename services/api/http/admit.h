@@ -1,5 +1,5 @@
 /*
- * query_admit.h - admission of a project's reads of the event store, so
+ * admit.h - admission of a project's reads of the event store, so
  * that one tenant cannot hold the store for the others (docs/endpoints.md
  * "Sharing the event store").
  *
@@ -14,8 +14,8 @@
  * starts gets only what is left (ClickHouse's max_execution_time, SQLite's
  * interrupt). Background work (the materializer) is not admitted here.
  */
-#ifndef API_RESOURCES_QUERY_ADMIT_H
-#define API_RESOURCES_QUERY_ADMIT_H
+#ifndef API_HTTP_ADMIT_H
+#define API_HTTP_ADMIT_H
 
 #include "http/http.h"
 
