@@ -41,6 +41,7 @@
 #include <uv.h>
 
 #include "cm/buf.h"
+#include "cm/evstore_sql.h"
 #include "cm/metrics.h"
 
 typedef struct cm_evstore cm_evstore_t;
@@ -127,16 +128,7 @@ cm_evstore_kind_t cm_evstore_kind(const cm_evstore_t *es);
 /* The server's version() ("18.16.1"), "" until it answered (and on SQLite). */
 const char *cm_evstore_server_version(const cm_evstore_t *es);
 
-/* The SQL a query for this store is printed in: the one answer to "which
- * dialect". ClickHouse from 21 on reads JSONExtract, CTEs, window
- * functions and several JOINs in one SELECT; older servers (Debian's
- * 18.16), and any server until its version is known, get the SQL 18.16
- * reads, which current ClickHouse reads too. */
-typedef enum {
-    CM_EVSTORE_SQL_SQLITE,
-    CM_EVSTORE_SQL_CLICKHOUSE_1816,
-    CM_EVSTORE_SQL_CLICKHOUSE_MODERN
-} cm_evstore_dialect_t;
+/* The SQL a query for this store is printed in (cm/evstore_sql.h). */
 cm_evstore_dialect_t cm_evstore_dialect(const cm_evstore_t *es);
 bool cm_evstore_ready(cm_evstore_t *es, cm_buf_t *why);
 
@@ -181,7 +173,8 @@ typedef struct {
 void cm_evstore_select(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_query_cb cb,
                        void *ud);
 
-/* Appends s as a string literal of es's dialect, quotes included. */
+/* Appends s as a string literal of es's dialect, quotes included
+ * (cm_evstore_sql_quote with cm_evstore_dialect(es)). */
 void cm_evstore_quote(const cm_evstore_t *es, cm_buf_t *out, cm_slice_t s);
 
 size_t cm_evstore_nrows(const cm_evstore_rows_t *rows);

@@ -103,24 +103,9 @@ void cm_evstore_close(cm_evstore_t *es, cm_evstore_closed_cb done, void *ud)
     es->ops->close(es, done, ud);
 }
 
-/* SQLite: only ' is special (doubled). ClickHouse: backslash escapes, and
- * its parser also stops at NUL, so control bytes are written as \xHH. */
 void cm_evstore_quote(const cm_evstore_t *es, cm_buf_t *out, cm_slice_t s)
 {
-    bool ch = es->ops->kind == CM_EVSTORE_CLICKHOUSE;
-    cm_buf_putc(out, '\'');
-    for (size_t i = 0; i < s.len; i++) {
-        unsigned char c = (unsigned char)s.p[i];
-        if (c == '\'')
-            cm_buf_append_cstr(out, ch ? "\\'" : "''");
-        else if (ch && c == '\\')
-            cm_buf_append_cstr(out, "\\\\");
-        else if (ch && c < 0x20)
-            cm_buf_appendf(out, "\\x%02x", c);
-        else
-            cm_buf_putc(out, (char)c);
-    }
-    cm_buf_putc(out, '\'');
+    cm_evstore_sql_quote(cm_evstore_dialect(es), out, s);
 }
 
 size_t cm_evstore_nrows(const cm_evstore_rows_t *rows)

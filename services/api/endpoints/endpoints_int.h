@@ -109,10 +109,6 @@ typedef struct {
 } api_endpoints__mat_read_t;
 void api_endpoints__run_materialized(api_call_t *call, const api_endpoints__mat_read_t *how,
                                      void (*fallback)(api_call_t *call));
-/* Appends name as a quoted identifier: ClickHouse's backquotes (backslash
- * and backquote escaped with a backslash) when ch, else SQLite's double
- * quotes (a quote doubled). */
-void api_endpoints__mat_ident(cm_buf_t *b, bool ch, const char *name);
 
 /* crud.c: a materialized version's "materialization" members
  * (status, can_materialize, last_materialized_at, error, sync_frequency)

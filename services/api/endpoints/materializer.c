@@ -12,6 +12,7 @@
 #include "insights/insights.h"
 #include "endpoints/endpoints.h"
 #include "query/query.h"
+#include "query/table.h"
 #include "store/store.h"
 
 typedef struct {
@@ -135,9 +136,11 @@ static void fail_job(api_materializer_t *m, const char *fmt, ...)
 
 static void drop(api_materializer_t *m, const char *table, cm_evstore_query_cb cb)
 {
-    char sql[160];
-    snprintf(sql, sizeof(sql), "DROP TABLE IF EXISTS %s", table);
-    cm_evstore_select(m->ctx->events, &(cm_evstore_select_t){.sql = sql, .ddl = true}, cb, m);
+    cm_buf_t sql = CM_BUF_INIT;
+    api_query_table_drop(&sql, cm_evstore_dialect(m->ctx->events), table);
+    cm_evstore_select(m->ctx->events, &(cm_evstore_select_t){.sql = cm_buf_cstr(&sql), .ddl = true},
+                      cb, m);
+    cm_buf_free(&sql);
 }
 
 static void on_old_dropped(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
@@ -282,9 +285,11 @@ static void on_created(int status, const char *err, const cm_evstore_rows_t *row
         fail_job(m, "%s", err ? err : "the event store refused the table");
         return;
     }
-    char sql[160];
-    snprintf(sql, sizeof(sql), "SELECT * FROM %s LIMIT 0", m->table);
-    cm_evstore_select(m->ctx->events, &(cm_evstore_select_t){.sql = sql}, on_columns, m);
+    cm_buf_t sql = CM_BUF_INIT;
+    api_query_table_columns(&sql, cm_evstore_dialect(m->ctx->events), m->table);
+    cm_evstore_select(m->ctx->events, &(cm_evstore_select_t){.sql = cm_buf_cstr(&sql)}, on_columns,
+                      m);
+    cm_buf_free(&sql);
 }
 
 /* The table's SELECT (HogQL, with its variables) printed for the store
@@ -321,10 +326,7 @@ static void create_table(api_materializer_t *m, job_t *j, const char *hogql, con
     api_store_now(now);
     snprintf(m->table, sizeof(m->table), "mat_%s_%s", id, now);
     cm_buf_t sql = CM_BUF_INIT;
-    cm_buf_appendf(&sql,
-                   d != CM_EVSTORE_SQL_SQLITE ? "CREATE TABLE %s ENGINE = Log AS %s"
-                                              : "CREATE TABLE %s AS %s",
-                   m->table, cm_buf_cstr(&m->sql.sql));
+    api_query_table_create(&sql, d, m->table, cm_buf_cstr(&m->sql.sql));
     m->params = cm_xcalloc(m->sql.nparams + 1, sizeof(char *));
     m->types = cm_xcalloc(m->sql.nparams + 1, 1);
     api_query_params_text(&m->sql, m->params, m->types);

@@ -23,6 +23,7 @@
 #include "cm/tzone.h"
 #include "insights/insights.h"
 #include "query/query.h"
+#include "query/table.h"
 #include "endpoints/endpoints_int.h"
 #include "http/admit.h"
 #include "store/store.h"
@@ -266,22 +267,16 @@ static void read_table(api_call_t *call, ins_run_t *r)
 {
     cm_buf_t sql = CM_BUF_INIT, key = CM_BUF_INIT;
     bool keyed = api_insight_table_key(r->in, &key);
-    cm_buf_appendf(&sql, "SELECT %s, %s, %s, %s, %s FROM %s", r->cols[0], r->cols[1], r->cols[2],
-                   r->cols[3], r->cols[4], r->mat_table);
-    bool ch = cm_evstore_kind(call->ctx->events) == CM_EVSTORE_CLICKHOUSE;
-    if (keyed && ch) { /* ClickHouse's text carries the literal */
-        cm_buf_appendf(&sql, " WHERE %s = ", r->cols[2]);
-        cm_evstore_quote(call->ctx->events, &sql, cm_buf_slice(&key));
-    } else if (keyed) {
-        cm_buf_appendf(&sql, " WHERE %s = $1", r->cols[2]);
-    }
-    cm_buf_appendf(&sql, " ORDER BY %s", r->cols[0]);
+    cm_slice_t k = cm_buf_slice(&key);
+    const char *const cols[5] = {r->cols[0], r->cols[1], r->cols[2], r->cols[3], r->cols[4]};
+    size_t nparams = api_query_table_insight(&sql, cm_evstore_dialect(call->ctx->events),
+                                             r->mat_table, cols, keyed ? &k : NULL);
     const char *params[] = {cm_buf_cstr(&key)};
     cm_evstore_select_t q = {
         .sql = cm_buf_cstr(&sql),
         .params = params,
         .types = "t",
-        .nparams = keyed && !ch ? 1 : 0,
+        .nparams = (int)nparams,
         .timeout_ms = QUERY_TIMEOUT_MS,
         .max_bytes = call->ctx->cfg.answer_max_bytes,
     };

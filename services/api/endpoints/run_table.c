@@ -17,6 +17,7 @@
 #include "cm/json.h"
 #include "cm/log.h"
 #include "query/query.h"
+#include "query/table.h"
 #include "endpoints/endpoints_int.h"
 #include "http/admit.h"
 
@@ -59,64 +60,6 @@ static char *text_of(cm_json_t v)
     char *s = cm_xstrdup(cm_buf_cstr(&b));
     cm_buf_free(&b);
     return s;
-}
-
-void api_endpoints__mat_ident(cm_buf_t *b, bool ch, const char *name)
-{
-    char q = ch ? '`' : '"';
-    cm_buf_putc(b, q);
-    for (const char *p = name; *p; p++) {
-        /* ClickHouse reads escapes inside backquotes: a lone backslash
-         * would take the closing quote with it */
-        if (*p == q || (ch && *p == '\\'))
-            cm_buf_putc(b, ch ? '\\' : '"');
-        cm_buf_putc(b, *p);
-    }
-    cm_buf_putc(b, q);
-}
-
-/* A value for the read: a SQLite parameter, or a ClickHouse literal. */
-static void value(mread_t *m, cm_buf_t *sql, bool ch, const api_query_value_t *v, bool day)
-{
-    char text[64];
-    const char *s = NULL;
-    size_t len = 0;
-    char type = 't';
-    switch (v->kind) {
-    case API_QV_STRING:
-        s = v->s;
-        len = v->len;
-        break;
-    case API_QV_INT:
-    case API_QV_BOOL:
-        len = (size_t)snprintf(text, sizeof(text), "%lld", (long long)v->i);
-        s = text;
-        type = 'i';
-        break;
-    case API_QV_FLOAT:
-        len = (size_t)snprintf(text, sizeof(text), "%.17g", v->f);
-        s = text;
-        type = 'f';
-        break;
-    default: s = ""; break;
-    }
-    if (day) { /* the value's day: YYYY-MM-DD 00:00:00, as the table's column */
-        len = (size_t)snprintf(text, sizeof(text), "%.10s 00:00:00", s);
-        s = text;
-        type = 't';
-    }
-    if (ch) {
-        if (type == 't')
-            cm_evstore_quote(m->call->ctx->events, sql, (cm_slice_t){s, len});
-        else
-            cm_buf_append(sql, s, len);
-        return;
-    }
-    m->params[m->nparams] = cm_xmalloc(len + 1);
-    memcpy(m->params[m->nparams], s, len);
-    m->params[m->nparams][len] = '\0';
-    m->types[m->nparams++] = type;
-    cm_buf_appendf(sql, "$%zu", m->nparams);
 }
 
 static const api_query_value_t *bound(const api_endpoints__mat_read_t *h, cm_slice_t code)
@@ -233,41 +176,24 @@ void api_endpoints__run_materialized(api_call_t *call, const api_endpoints__mat_
             return;
         }
     }
-    bool ch = cm_evstore_kind(call->ctx->events) == CM_EVSTORE_CLICKHOUSE;
     bool range = false; /* aggregate again over the table's rows */
     cm_json_as_bool(cm_json_get(root, "reaggregate"), &range);
     m->ncols = (size_t)nq;
     m->col_names = cm_xcalloc(m->ncols + 1, sizeof(char *));
     m->col_types = cm_xcalloc(m->ncols + 1, sizeof(char *));
-    /* one parameter per comparison: a variable's ops hold at most 11 (32 bytes) */
-    m->params = cm_xcalloc(nv * 12 + 1, sizeof(char *));
-    m->types = cm_xcalloc(nv * 12 + 1, 1);
-    cm_buf_t sql = CM_BUF_INIT, group = CM_BUF_INIT;
-    cm_buf_append_cstr(&sql, "SELECT ");
+    /* the table's columns and the variables' comparisons, as the info
+     * names them; query/table.c writes the read */
+    char(*colname)[128] = cm_xcalloc(m->ncols + nv + 1, sizeof(*colname));
+    char(*opsbuf)[40] = cm_xcalloc(nv + 1, sizeof(*opsbuf));
+    api_query_table_col_t *rcols = cm_xcalloc(m->ncols + 1, sizeof(*rcols));
+    api_query_table_var_t *rvars = cm_xcalloc(nv + 1, sizeof(*rvars));
     for (size_t c = 0; c < m->ncols; c++) {
         cm_json_t col = cm_json_at(cols, c);
         cm_slice_t column = cm_json_str_inner(cm_json_get(col, "column"));
         cm_slice_t reagg = cm_json_str_inner(cm_json_get(col, "reagg"));
-        char colname[128];
-        snprintf(colname, sizeof(colname), "%.*s", (int)column.len, column.p);
-        if (c)
-            cm_buf_append_cstr(&sql, ", ");
-        char agg = range && reagg.len ? reagg.p[0] : 'g';
-        if (agg != 'g')
-            cm_buf_append_cstr(&sql, agg == 'c'   ? "coalesce(sum("
-                                     : agg == 's' ? "sum("
-                                     : agg == 'n' ? "min("
-                                                  : "max(");
-        api_endpoints__mat_ident(&sql, ch, colname);
-        if (agg != 'g')
-            cm_buf_append_cstr(&sql, agg == 'c' ? "), 0)" : ")");
-        else if (range) {
-            if (group.len)
-                cm_buf_append_cstr(&group, ", ");
-            api_endpoints__mat_ident(&group, ch, colname);
-        }
+        snprintf(colname[c], sizeof(colname[c]), "%.*s", (int)column.len, column.p);
+        rcols[c] = (api_query_table_col_t){colname[c], reagg.len ? reagg.p[0] : 'g'};
     }
-    cm_buf_appendf(&sql, " FROM %s WHERE 1 = 1", how->table);
     for (size_t i = 0; i < nv; i++) {
         cm_json_t v = cm_json_at(vars, i), col = cm_json_at(cols, (size_t)nq + i);
         cm_slice_t code = cm_json_str_inner(cm_json_get(v, "code_name"));
@@ -275,22 +201,12 @@ void api_endpoints__run_materialized(api_call_t *call, const api_endpoints__mat_
         cm_slice_t ops = cm_json_str_inner(cm_json_get(v, "ops"));
         bool r = false;
         cm_json_as_bool(cm_json_get(v, "range"), &r);
-        const api_query_value_t *val = bound(how, code);
-        char colname[128], opsbuf[40];
-        snprintf(colname, sizeof(colname), "%.*s", (int)column.len, column.p);
-        snprintf(opsbuf, sizeof(opsbuf), "%.*s", (int)ops.len, ops.p);
-        if (val == NULL)
-            continue; /* checked above: cannot happen */
-        for (char *save = NULL, *op = strtok_r(opsbuf, " ", &save); op;
-             op = strtok_r(NULL, " ", &save)) {
-            cm_buf_append_cstr(&sql, " AND ");
-            api_endpoints__mat_ident(&sql, ch, colname);
-            cm_buf_appendf(&sql, " %s ", op);
-            value(m, &sql, ch, val, r);
-        }
+        char *name = colname[m->ncols + i];
+        snprintf(name, sizeof(colname[0]), "%.*s", (int)column.len, column.p);
+        snprintf(opsbuf[i], sizeof(opsbuf[i]), "%.*s", (int)ops.len, ops.p);
+        /* a value not bound was refused above: cannot happen (no comparison) */
+        rvars[i] = (api_query_table_var_t){name, opsbuf[i], r, bound(how, code)};
     }
-    if (range && group.len)
-        cm_buf_appendf(&sql, " GROUP BY %s", cm_buf_cstr(&group));
     /* the page, under the query's own LIMIT / OFFSET */
     m->limit = how->limit > 0 ? how->limit : API_QUERY_DEFAULT_ROWS;
     if (m->limit > API_QUERY_MAX_ROWS)
@@ -299,20 +215,38 @@ void api_endpoints__run_materialized(api_call_t *call, const api_endpoints__mat_
     int64_t want = m->limit + 1;
     if (qlimit >= 0 && qlimit - m->offset < want)
         want = qlimit - m->offset < 0 ? 0 : qlimit - m->offset;
-    cm_buf_appendf(&sql, " LIMIT %lld OFFSET %lld", (long long)want,
-                   (long long)(qoffset + m->offset));
+    api_query_table_read_t rd = {.table = how->table,
+                                 .cols = rcols,
+                                 .ncols = m->ncols,
+                                 .vars = rvars,
+                                 .nvars = nv,
+                                 .reaggregate = range,
+                                 .limit = want,
+                                 .offset = qoffset + m->offset};
+    api_query_table_sql_t sql;
+    api_query_table_read(&rd, cm_evstore_dialect(call->ctx->events), &sql);
+    free(colname);
+    free(opsbuf);
+    free(rcols);
+    free(rvars);
+    /* the values live until the answer: m owns them from here */
+    m->params = sql.params;
+    m->types = sql.types;
+    m->nparams = sql.nparams;
+    sql.params = NULL;
+    sql.types = NULL;
+    sql.nparams = 0;
     for (size_t c = 0; c < m->ncols; c++) {
         cm_json_t col = cm_json_at(cols, c);
         m->col_names[c] = text_of(cm_json_get(col, "name"));
         m->col_types[c] = text_of(cm_json_get(col, "type"));
     }
-    cm_evstore_select_t s = {.sql = cm_buf_cstr(&sql),
+    cm_evstore_select_t s = {.sql = cm_buf_cstr(&sql.sql),
                              .params = (const char *const *)m->params,
                              .types = m->types,
                              .nparams = (int)m->nparams,
                              .timeout_ms = READ_TIMEOUT_MS,
                              .max_bytes = call->ctx->cfg.answer_max_bytes};
     api_query_select(call, &s, on_rows, m);
-    cm_buf_free(&sql);
-    cm_buf_free(&group);
+    api_query_table_sql_free(&sql);
 }

@@ -1,6 +1,6 @@
 /*
  * test_mat_ident.c - the identifiers of a materialized read
- * (resources/endpoint_materialized.c): ClickHouse's backquoted names escape
+ * (query/table.c): ClickHouse's backquoted names escape
  * backslash and backquote, SQLite's double-quoted names double the quote;
  * the SQLite spelling is read back by SQLite itself.
  */
@@ -12,12 +12,12 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "endpoints/endpoints_int.h"
+#include "query/table.h"
 
 static void expect(bool ch, const char *name, const char *want)
 {
     cm_buf_t b = CM_BUF_INIT;
-    api_endpoints__mat_ident(&b, ch, name);
+    api_query_table_ident(&b, ch ? CM_EVSTORE_SQL_CLICKHOUSE_1816 : CM_EVSTORE_SQL_SQLITE, name);
     assert_string_equal(cm_buf_cstr(&b), want);
     cm_buf_free(&b);
 }
@@ -45,7 +45,7 @@ static void test_sqlite(void **state)
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         cm_buf_t sql = CM_BUF_INIT;
         cm_buf_appendf(&sql, "CREATE TABLE t%zu (", i);
-        api_endpoints__mat_ident(&sql, false, names[i]);
+        api_query_table_ident(&sql, CM_EVSTORE_SQL_SQLITE, names[i]);
         cm_buf_append_cstr(&sql, " INTEGER)");
         assert_int_equal(sqlite3_exec(db, cm_buf_cstr(&sql), NULL, NULL, NULL), SQLITE_OK);
         cm_buf_reset(&sql);
