@@ -43,7 +43,8 @@ static void expect_create(cm_evstore_dialect_t d, const char *table, const char 
 static void test_ddl(void **state)
 {
     (void)state;
-    expect_create(SQLITE, "mat_0a1b_1700000000000", "CREATE TABLE mat_0a1b_1700000000000 AS SELECT 1 AS x");
+    expect_create(SQLITE, "mat_0a1b_1700000000000",
+                  "CREATE TABLE mat_0a1b_1700000000000 AS SELECT 1 AS x");
     expect_create(SQLITE, "m\"t x", "CREATE TABLE \"m\"\"t x\" AS SELECT 1 AS x");
     for (size_t i = 0; i < 2; i++) {
         expect_create(clickhouses[i], "mat_0a1b_17",
@@ -60,8 +61,7 @@ static void test_ddl(void **state)
     expect_writer(api_query_table_drop, SQLITE, "1t", "DROP TABLE IF EXISTS \"1t\"");
     expect_writer(api_query_table_drop, CH1816, "t; DROP TABLE events",
                   "DROP TABLE IF EXISTS `t; DROP TABLE events`");
-    expect_writer(api_query_table_columns, CHNEW, "t\xc3\xa9",
-                  "SELECT * FROM `t\xc3\xa9` LIMIT 0");
+    expect_writer(api_query_table_columns, CHNEW, "t\xc3\xa9", "SELECT * FROM `t\xc3\xa9` LIMIT 0");
     expect_writer(api_query_table_columns, SQLITE, "", "SELECT * FROM \"\" LIMIT 0");
 }
 
@@ -116,8 +116,8 @@ static void test_read_plain(void **state)
  * (or grouped by); a variable without a value compares nothing. */
 static void read_range(cm_evstore_dialect_t d, const char *table, api_query_table_sql_t *out)
 {
-    static const api_query_table_col_t cols[] = {
-        {"cnt", 'c'}, {"s", 's'}, {"lo", 'n'}, {"hi", 'x'}, {"k", 'g'}, {"k2", 0}};
+    static const api_query_table_col_t cols[] = {{"cnt", 'c'}, {"s", 's'}, {"lo", 'n'},
+                                                 {"hi", 'x'},  {"k", 'g'}, {"k2", 0}};
     static api_query_value_t day, f, b;
     day = (api_query_value_t){.kind = API_QV_STRING, .s = "2024-03-05T10:11:12Z", .len = 20};
     f = (api_query_value_t){.kind = API_QV_FLOAT, .f = 0.5};
@@ -246,8 +246,8 @@ static void test_sqlite_runs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ddl),          cmocka_unit_test(test_read_plain),
-        cmocka_unit_test(test_read_range),   cmocka_unit_test(test_insight),
+        cmocka_unit_test(test_ddl),         cmocka_unit_test(test_read_plain),
+        cmocka_unit_test(test_read_range),  cmocka_unit_test(test_insight),
         cmocka_unit_test(test_sqlite_runs),
     };
     return cmocka_run_group_tests_name("table", tests, NULL, NULL);
