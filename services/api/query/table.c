@@ -102,12 +102,14 @@ static void value(api_query_table_sql_t *o, cm_evstore_dialect_t d, const api_qu
             cm_buf_append(&o->sql, s, len);
         return;
     }
-    o->params = cm_xrealloc(o->params, (o->nparams + 1) * sizeof(*o->params));
-    o->types = cm_xrealloc(o->types, o->nparams + 1);
+    o->params = cm_xrealloc(o->params, (o->nparams + 2) * sizeof(*o->params));
+    o->types = cm_xrealloc(o->types, o->nparams + 2);
     o->params[o->nparams] = cm_xmalloc(len + 1);
     memcpy(o->params[o->nparams], s, len);
     o->params[o->nparams][len] = '\0';
     o->types[o->nparams++] = type;
+    o->params[o->nparams] = NULL;
+    o->types[o->nparams] = '\0';
     cm_buf_appendf(&o->sql, "$%zu", o->nparams);
 }
 
@@ -131,7 +133,8 @@ static void comparisons(api_query_table_sql_t *o, cm_evstore_dialect_t d,
 void api_query_table_read(const api_query_table_read_t *r, cm_evstore_dialect_t d,
                           api_query_table_sql_t *out)
 {
-    *out = (api_query_table_sql_t){.sql = CM_BUF_INIT};
+    *out = (api_query_table_sql_t){
+        .sql = CM_BUF_INIT, .params = cm_xcalloc(1, sizeof(char *)), .types = cm_xcalloc(1, 1)};
     cm_buf_t *sql = &out->sql, group = CM_BUF_INIT;
     cm_buf_append_cstr(sql, "SELECT ");
     for (size_t c = 0; c < r->ncols; c++) {

@@ -65,7 +65,8 @@ typedef struct {
 typedef struct {
     cm_buf_t sql;
     /* SQLite's values for $1..$n, as cm_evstore_select takes them: text
-     * (each owned here) and types 't', 'i' or 'f'. None on ClickHouse. */
+     * (each owned here, a NULL after the last) and types 't', 'i' or 'f'
+     * (a C string). None on ClickHouse (an empty list and ""). */
     char **params;
     char *types;
     size_t nparams;
