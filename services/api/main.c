@@ -29,7 +29,6 @@
 #include "cm/log.h"
 #include "cm/service.h"
 #include "cm/signals.h"
-#include "cm/strset.h"
 #include "endpoints/endpoints.h"
 #include "oauth/oauth.h"
 #include "publish/publish.h"
@@ -117,8 +116,7 @@ static void http_drained(void *ud)
         api_admit_close(ctx.admit);
     if (ctx.http)
         cm_http_server_free(ctx.http);
-    cm_strset_free_with(ctx.run_memo, free);
-    ctx.run_memo = NULL;
+    api_endpoints_memo_free();
     if (ctx.materializer)
         api_materializer_close(ctx.materializer, materializer_closed, NULL);
     else
