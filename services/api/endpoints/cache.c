@@ -54,6 +54,15 @@ static void on_cache_set(cm_redis_t *rd, const redisReply *reply, const char *er
         cm_log(CM_LOG_WARN, NULL, "endpoint cache: %s", err);
 }
 
+void api_endpoints__cache_entry(cm_buf_t *entry, const char *when, const cm_buf_t *page)
+{
+    cm_buf_appendf(entry, "%s\n", when);
+    cm_buf_append(entry, page->p, page->len);
+    cm_json_writer_t w; /* the page's object, closed in the entry */
+    cm_json_writer_resume(&w, entry);
+    cm_json_end_object(&w);
+}
+
 void api_endpoints__cache_put(api_call_t *call, const char *key, const char *when,
                               const cm_buf_t *page, int age_s)
 {
@@ -67,11 +76,7 @@ void api_endpoints__cache_put(api_call_t *call, const char *key, const char *whe
         return;
     }
     cm_buf_t entry = CM_BUF_INIT;
-    cm_buf_appendf(&entry, "%s\n", when);
-    cm_buf_append(&entry, page->p, page->len);
-    cm_json_writer_t w; /* the page's object, closed in the entry */
-    cm_json_writer_resume(&w, &entry);
-    cm_json_end_object(&w);
+    api_endpoints__cache_entry(&entry, when, page);
     char age[16];
     snprintf(age, sizeof(age), "%d", age_s);
     const char *argv[] = {"SET", key, cm_buf_cstr(&entry), "EX", age};

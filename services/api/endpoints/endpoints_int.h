@@ -55,6 +55,8 @@ void api_endpoints__key_name(const cm_buf_t *fields, const char *project_id, cha
  * not). */
 void api_endpoints__cache_put(api_call_t *call, const char *key, const char *when,
                               const cm_buf_t *page, int age_s);
+/* The entry cache_put keeps: when, '\n', the page closed. */
+void api_endpoints__cache_entry(cm_buf_t *entry, const char *when, const cm_buf_t *page);
 /* A cached answer in a GET's reply: its time and its page, a whole object
  * (into reply). */
 bool api_endpoints__cache_hit(const redisReply *reply, const char *err, char when[48],
