@@ -74,10 +74,6 @@ typedef struct {
     const char *token_audience;       /* oauth/: BASE_URL, canonical (an access token's aud) */
     cm_http_server_t *http;
     bool migrated;  /* the schema is in place: routes may run */
-    bool bootstrap; /* `api bootstrap` or `api adduser`: no HTTP, seed or summarise, exit */
-    const char *new_user_email; /* `api adduser EMAIL` */
-    const char *verify_client;  /* `api oauth-verify|oauth-unverify CLIENT_ID` */
-    bool verify_value;
 } api_ctx_t;
 
 /* routes.c: every route of the service on ctx->http. */
