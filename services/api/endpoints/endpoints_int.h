@@ -36,7 +36,7 @@ typedef struct {
  * caller frees the array (the strings point into doc). */
 api_endpoints__var_t *api_endpoints__vars(const cm_json_doc_t *doc, size_t *n);
 
-/* materializable.c: whether a version's query (its stored JSON) may
+/* write.c: whether a version's query (its stored JSON) may
  * be materialized; false with PostHog's reason appended to reason. */
 bool api_endpoints__can_materialize(const char *query_json, cm_buf_t *reason);
 
