@@ -73,7 +73,7 @@ typedef struct {
     api_oauth_t *oauth;               /* oauth/: client documents, limits */
     const char *token_audience;       /* oauth/: BASE_URL, canonical (an access token's aud) */
     cm_http_server_t *http;
-    bool migrated;  /* the schema is in place: routes may run */
+    bool migrated; /* the schema is in place: routes may run */
 } api_ctx_t;
 
 /* routes.c: every route of the service on ctx->http. */

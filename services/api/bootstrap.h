@@ -16,8 +16,7 @@ typedef struct {
 /* After the migrations: seeds an empty store or summarises a populated one
  * on stdout (or adds the user, or marks the client), then calls
  * finish(NULL) to end the process's loop. */
-void api_bootstrap_run(api_ctx_t *ctx, const api_bootstrap_args_t *args,
-                       void (*finish)(void *ud));
+void api_bootstrap_run(api_ctx_t *ctx, const api_bootstrap_args_t *args, void (*finish)(void *ud));
 /* The exit status: 0, or 1 when the store refused. */
 int api_bootstrap_status(void);
 

@@ -115,7 +115,8 @@ static void size_text(size_t n, char out[32])
         snprintf(out, 32, "%zu bytes", n);
 }
 
-void api_endpoints__answer_too_big(api_call_t *call)
+/* 400: the answer is past ENDPOINT_MAX_ANSWER_BYTES. */
+static void answer_too_big(api_call_t *call)
 {
     char cap[32];
     size_text(call->ctx->cfg.answer_max_bytes, cap);
@@ -139,7 +140,7 @@ bool api_endpoints__query_failed(api_call_t *call, int status, const char *err, 
         api_respond_invalid(call, NULL, "Query execution failed: the query took longer than %u s.",
                             timeout_ms / 1000);
     } else if (status == CM_ETOOBIG) {
-        api_endpoints__answer_too_big(call);
+        answer_too_big(call);
     } else if (status == CM_EINVAL) {
         cm_log(CM_LOG_WARN, id, "endpoint query refused by the event store: %s", err ? err : "");
         api_respond_invalid(call, NULL,

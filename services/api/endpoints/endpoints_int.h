@@ -63,12 +63,10 @@ bool api_endpoints__cache_hit(const redisReply *reply, const char *err, char whe
                               cm_slice_t *page);
 /* A failed query on the event store answered (400 for a refused,
  * timed-out or too big answer, 503 for a store away; the store's text is
- * logged with the request id, never answered): true; false when status
- * is 0. */
+ * logged with the request id, never answered; CM_ETOOBIG: past
+ * ENDPOINT_MAX_ANSWER_BYTES): true; false when status is 0. */
 bool api_endpoints__query_failed(api_call_t *call, int status, const char *err,
                                  unsigned timeout_ms);
-/* 400: the answer is past ENDPOINT_MAX_ANSWER_BYTES. */
-void api_endpoints__answer_too_big(api_call_t *call);
 
 /* run.c: one value of a run's answer, read by its column's type
  * (so both stores answer alike). */
@@ -130,8 +128,8 @@ typedef struct {
     void (*free)(void *state); /* run->state, when set */
 } api_endpoints__source_t;
 
-extern const api_endpoints__source_t api_endpoints__hogql; /* run_hogql.c */
-extern const api_endpoints__source_t api_endpoints__table; /* run_table.c */
+extern const api_endpoints__source_t api_endpoints__hogql;         /* run_hogql.c */
+extern const api_endpoints__source_t api_endpoints__table;         /* run_table.c */
 extern const api_endpoints__source_t api_endpoints__insight_table; /* run_insight.c */
 extern const api_endpoints__source_t api_endpoints__insight;
 

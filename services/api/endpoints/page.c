@@ -1,11 +1,10 @@
 /*
  * page.c - a HogQL run's page (docs/endpoints.md "Answer sizes"):
  * the members results, columns, types, hasMore, limit, offset, written from
- * the event store's rows into the run's open answer. A small answer is written at once; a big one (up to
- * ENDPOINT_MAX_ANSWER_BYTES, tens of MiB) would hold the loop for hundreds
- * of milliseconds, so its rows are copied into one block (two passes of
- * strlen and memcpy: a few ms for the largest) and written on libuv's
- * thread pool. Either way the JSON is bounded too: an answer whose JSON
+ * the event store's rows into the run's open answer. A small answer is written at once; a big one
+ * (up to ENDPOINT_MAX_ANSWER_BYTES, tens of MiB) would hold the loop for hundreds of milliseconds,
+ * so its rows are copied into one block (two passes of strlen and memcpy: a few ms for the largest)
+ * and written on libuv's thread pool. Either way the JSON is bounded too: an answer whose JSON
  * grows past the cap (escapes can make it several times the rows' bytes)
  * ends with CM_ETOOBIG.
  */

@@ -36,10 +36,10 @@
 #define DEFAULT_CACHE_AGE_S 3600                       /* a version without cache_age_seconds */
 #define QUERY_TIMEOUT_MS    api_query_timeout_ms(call) /* QUERY_TIMEOUT */
 
-static const api_endpoints__source_t *const hogql_sources[] = {
-    &api_endpoints__table, &api_endpoints__hogql, NULL};
-static const api_endpoints__source_t *const insight_sources[] = {
-    &api_endpoints__insight_table, &api_endpoints__insight, NULL};
+static const api_endpoints__source_t *const hogql_sources[] = {&api_endpoints__table,
+                                                               &api_endpoints__hogql, NULL};
+static const api_endpoints__source_t *const insight_sources[] = {&api_endpoints__insight_table,
+                                                                 &api_endpoints__insight, NULL};
 
 /* in the order a request flows */
 static int parse_options(api_call_t *call, api_endpoints__run_t *r);

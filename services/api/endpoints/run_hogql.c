@@ -82,12 +82,9 @@ static int key(api_endpoints__run_t *run, char out[96])
 static void memo_key(const api_endpoints__run_t *run, cm_buf_t *k)
 {
     api_ctx_t *ctx = run->call->ctx;
-    int64_t nums[] = {atoll(run->call->project_id),
-                      run->version_n,
-                      run->limit,
-                      run->offset,
-                      (int64_t)cm_evstore_kind(ctx->events),
-                      (int64_t)run->nvars};
+    int64_t nums[] = {
+        atoll(run->call->project_id),          run->version_n,     run->limit, run->offset,
+        (int64_t)cm_evstore_kind(ctx->events), (int64_t)run->nvars};
     cm_buf_append(k, nums, sizeof(nums));
     cm_buf_append(k, run->endpoint_id, strlen(run->endpoint_id) + 1);
     cm_buf_append(k, cm_evstore_server_version(ctx->events),
@@ -236,8 +233,8 @@ static void page(api_endpoints__run_t *run, cm_json_writer_t *w, api_endpoints__
     h->paged = done;
     const cm_evstore_rows_t *rows = h->rows;
     h->rows = NULL; /* they go with the store's callback */
-    api_endpoints__page(run->call, &h->sql, rows, run->call->ctx->cfg.answer_max_bytes, w,
-                        on_page, run);
+    api_endpoints__page(run->call, &h->sql, rows, run->call->ctx->cfg.answer_max_bytes, w, on_page,
+                        run);
 }
 
 /* The page is written: the endpoint's last execution noted. */

@@ -266,8 +266,7 @@ static void cache_key(api_endpoints__run_t *run, ins_run_t *r, cm_json_t vars, c
     char num[64];
     api_endpoints__key_field_c(&b, "insight");
     api_endpoints__key_field_c(&b, run->endpoint_id);
-    snprintf(num, sizeof(num), "%lld %d", run->version_n,
-             (int)cm_evstore_kind(call->ctx->events));
+    snprintf(num, sizeof(num), "%lld %d", run->version_n, (int)cm_evstore_kind(call->ctx->events));
     api_endpoints__key_field_c(&b, num);
     api_endpoints__key_field_c(&b, cm_tzone_name(r->zone));
     api_endpoints__key_field_c(&b, r->from_table ? r->mat_table : NULL);
@@ -415,7 +414,6 @@ done:
     cm_json_doc_free(info);
     return ok;
 }
-
 
 /* ---- the two sources ------------------------------------------------------------------------- */
 

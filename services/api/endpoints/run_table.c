@@ -239,8 +239,7 @@ static int prepare(api_call_t *call, mread_t *m, const api_endpoints__mat_read_t
 {
     m->call = call;
     m->how = *how;
-    if (how->info == NULL ||
-        cm_json_parse(how->info, strlen(how->info), NULL, &m->info, NULL) != 0)
+    if (how->info == NULL || cm_json_parse(how->info, strlen(how->info), NULL, &m->info, NULL) != 0)
         return API_ENDPOINTS__DECLINED;
     cm_json_t root = cm_json_root(m->info), cols = cm_json_get(root, "cols"),
               vars = cm_json_get(root, "vars");

@@ -121,8 +121,7 @@ void api_respond_rows(api_call_t *call, int status, const cm_db_res_t *res, size
     api_respond_json(call, 200, &out);
 }
 
-void api_respond_results(api_call_t *call, int status, const cm_db_res_t *res,
-                         api_row_writer_t row)
+void api_respond_results(api_call_t *call, int status, const cm_db_res_t *res, api_row_writer_t row)
 {
     if (status != 0) {
         api_respond_db_error(call, status, res, NULL, NULL);

@@ -65,11 +65,10 @@ static void test_small_page(void **state)
     api_query_sql_t sql = {.cols = two_cols, .ncols = 2, .limit = 100, .offset = 0};
     cm_buf_t b = CM_BUF_INIT;
     assert_int_equal(page_text(&b, &sql, &rows, 2, 2, cell, 0), 0);
-    assert_string_equal(cm_buf_cstr(&b),
-                        "{\"results\":[[\"a\",1],[\"b\\\"q\",null]],"
-                        "\"columns\":[\"name\",\"n\"],"
-                        "\"types\":[[\"name\",\"String\"],[\"n\",\"Int64\"]],"
-                        "\"hasMore\":false,\"limit\":100,\"offset\":0}");
+    assert_string_equal(cm_buf_cstr(&b), "{\"results\":[[\"a\",1],[\"b\\\"q\",null]],"
+                                         "\"columns\":[\"name\",\"n\"],"
+                                         "\"types\":[[\"name\",\"String\"],[\"n\",\"Int64\"]],"
+                                         "\"hasMore\":false,\"limit\":100,\"offset\":0}");
     cm_buf_free(&b);
 }
 
@@ -103,8 +102,8 @@ static void test_types(void **state)
     api_query_sql_t sql = {.cols = cols, .ncols = 4, .limit = 10};
     cm_buf_t b = CM_BUF_INIT;
     assert_int_equal(page_text(&b, &sql, &rows, 1, 4, cell, 0), 0);
-    assert_non_null(strstr(cm_buf_cstr(&b),
-                           "\"results\":[[1.5,null,\"1970-01-01T00:00:00Z\",2]],"));
+    assert_non_null(
+        strstr(cm_buf_cstr(&b), "\"results\":[[1.5,null,\"1970-01-01T00:00:00Z\",2]],"));
     /* fewer columns in the rows than the query names: only those written */
     assert_int_equal(page_text(&b, &sql, &rows, 1, 2, cell, 0), 0);
     assert_non_null(strstr(cm_buf_cstr(&b), "\"results\":[[1.5,null]],"));
@@ -122,9 +121,10 @@ static void test_big_page(void **state)
     cm_buf_append_cstr(&want, "{\"results\":[");
     for (size_t i = 0; i < n; i++)
         cm_buf_appendf(&want, "%s[\"v%zu\",%zu]", i ? "," : "", i, i);
-    cm_buf_appendf(&want, "],\"columns\":[\"name\",\"n\"],"
-                          "\"types\":[[\"name\",\"String\"],[\"n\",\"Int64\"]],"
-                          "\"hasMore\":false,\"limit\":%zu,\"offset\":0}",
+    cm_buf_appendf(&want,
+                   "],\"columns\":[\"name\",\"n\"],"
+                   "\"types\":[[\"name\",\"String\"],[\"n\",\"Int64\"]],"
+                   "\"hasMore\":false,\"limit\":%zu,\"offset\":0}",
                    n);
     assert_int_equal(b.len, want.len);
     assert_memory_equal(b.p, want.p, b.len);
@@ -173,9 +173,9 @@ static void test_into_open_object(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_small_page),  cmocka_unit_test(test_has_more),
-        cmocka_unit_test(test_types),       cmocka_unit_test(test_big_page),
-        cmocka_unit_test(test_cap),         cmocka_unit_test(test_into_open_object),
+        cmocka_unit_test(test_small_page), cmocka_unit_test(test_has_more),
+        cmocka_unit_test(test_types),      cmocka_unit_test(test_big_page),
+        cmocka_unit_test(test_cap),        cmocka_unit_test(test_into_open_object),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
