@@ -73,14 +73,7 @@ typedef struct {
     api_oauth_t *oauth;               /* oauth/: client documents, limits */
     const char *token_audience;       /* oauth/: BASE_URL, canonical (an access token's aud) */
     cm_http_server_t *http;
-    /* endpoints/run.c: each compiled run's Redis key, by all the compile
-     * read (string -> malloc'd key); emptied when full */
-    struct cm_strset *run_memo;
-    bool migrated;  /* the schema is in place: routes may run */
-    bool bootstrap; /* `api bootstrap` or `api adduser`: no HTTP, seed or summarise, exit */
-    const char *new_user_email; /* `api adduser EMAIL` */
-    const char *verify_client;  /* `api oauth-verify|oauth-unverify CLIENT_ID` */
-    bool verify_value;
+    bool migrated; /* the schema is in place: routes may run */
 } api_ctx_t;
 
 /* routes.c: every route of the service on ctx->http. */

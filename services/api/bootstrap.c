@@ -22,6 +22,7 @@
 
 static int status;
 static void (*finish_fn)(void *);
+static const api_bootstrap_args_t *args; /* main.c's */
 
 static struct {
     char email[256], org_name[300];
@@ -188,36 +189,37 @@ static void on_verified(int status_, const cm_db_res_t *res, void *ud)
     cm_json_writer_init(&w, &out);
     cm_json_begin_object(&w);
     cm_json_key(&w, "client_id");
-    cm_json_str_cstr(&w, ctx->verify_client);
+    cm_json_str_cstr(&w, args->verify_client);
     cm_json_key(&w, "region");
     cm_json_str_cstr(&w, ctx->cfg.region);
     cm_json_key(&w, "verified");
-    cm_json_boolean(&w, ctx->verify_value);
+    cm_json_boolean(&w, args->verify_value);
     cm_json_end_object(&w);
     print(&out);
 }
 
-void api_bootstrap_run(api_ctx_t *ctx, void (*finish)(void *ud))
+void api_bootstrap_run(api_ctx_t *ctx, const api_bootstrap_args_t *a, void (*finish)(void *ud))
 {
     finish_fn = finish;
-    if (ctx->verify_client != NULL) {
-        if (strncmp(ctx->verify_client, "https://", 8) != 0) {
+    args = a;
+    if (args->verify_client != NULL) {
+        if (strncmp(args->verify_client, "https://", 8) != 0) {
             fail("oauth-verify", "the client_id is its document's https URL");
             return;
         }
-        api_store_oauth_verify(ctx->db, ctx->verify_client, ctx->cfg.region, ctx->verify_value,
+        api_store_oauth_verify(ctx->db, args->verify_client, ctx->cfg.region, args->verify_value,
                                on_verified, ctx);
         return;
     }
-    if (ctx->new_user_email == NULL) {
+    if (args->new_user_email == NULL) {
         snprintf(made.email, sizeof(made.email), "%s", DEMO_EMAIL);
         snprintf(made.org_name, sizeof(made.org_name), "Demo organization");
         api_store_summary(ctx->db, on_summary, ctx);
         return;
     }
-    const char *e = ctx->new_user_email;
+    const char *e = args->new_user_email;
     if (!api_email_normalize((cm_slice_t){e, strlen(e)}, made.email, sizeof(made.email))) {
-        fail("adduser: not an email address", ctx->new_user_email);
+        fail("adduser: not an email address", args->new_user_email);
         return;
     }
     snprintf(made.org_name, sizeof(made.org_name), "%s's organization", made.email);

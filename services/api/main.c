@@ -29,7 +29,6 @@
 #include "cm/log.h"
 #include "cm/service.h"
 #include "cm/signals.h"
-#include "cm/strset.h"
 #include "endpoints/endpoints.h"
 #include "oauth/oauth.h"
 #include "publish/publish.h"
@@ -40,6 +39,9 @@ static api_ctx_t ctx;
 static cm_signals_t *signals;
 static uv_timer_t migrate_retry;
 static int exit_code;
+/* `api bootstrap`, `adduser`, `oauth-verify`: no HTTP; seed, summarise or mark, then exit */
+static bool bootstrap;
+static api_bootstrap_args_t boot_args;
 
 static bool ready(void *ud, cm_buf_t *why)
 {
@@ -117,8 +119,7 @@ static void http_drained(void *ud)
         api_admit_close(ctx.admit);
     if (ctx.http)
         cm_http_server_free(ctx.http);
-    cm_strset_free_with(ctx.run_memo, free);
-    ctx.run_memo = NULL;
+    api_endpoints_memo_free();
     if (ctx.materializer)
         api_materializer_close(ctx.materializer, materializer_closed, NULL);
     else
@@ -158,8 +159,8 @@ static void on_migrated(int status, const cm_db_res_t *res, void *ud)
         return;
     }
     ctx.migrated = true;
-    if (ctx.bootstrap) {
-        api_bootstrap_run(&ctx, on_term);
+    if (bootstrap) {
+        api_bootstrap_run(&ctx, &boot_args, on_term);
         return;
     }
     api_publisher_republish_all(ctx.publisher);
@@ -179,7 +180,7 @@ static int start(void)
     }
     cm_redis_opts_t ro = {
         .url = ctx.cfg.svc.redis_url, .name = "redis", .command_timeout_ms = 5000};
-    if (!ctx.bootstrap &&
+    if (!bootstrap &&
         cm_redis_new(ctx.loop, &ro, &ctx.redis) != 0) { /* bootstrap publishes nothing */
         cm_log(CM_LOG_ERROR, NULL, "REDIS_URL is not a valid redis:// URL");
         return CM_EINVAL;
@@ -189,7 +190,7 @@ static int start(void)
         snprintf(events_url, sizeof(events_url), "%s", ctx.cfg.clickhouse_url);
     else
         snprintf(events_url, sizeof(events_url), "sqlite:%s", ctx.cfg.events_sqlite);
-    if (!ctx.bootstrap &&
+    if (!bootstrap &&
         cm_evstore_open(ctx.loop,
                         &(cm_evstore_opts_t){.url = events_url,
                                              .name = "events",
@@ -201,7 +202,7 @@ static int start(void)
     ctx.publisher = api_publisher_new(&ctx);
     uv_timer_init(ctx.loop, &migrate_retry);
     migrate();
-    if (ctx.bootstrap)
+    if (bootstrap)
         return CM_OK;
     ctx.admit = api_admit_new(&ctx);
     ctx.materializer = api_materializer_new(&ctx, (uint64_t)ctx.cfg.materialize_check_ms);
@@ -214,23 +215,23 @@ static int start(void)
 int main(int argc, char **argv)
 {
     bool printed;
-    ctx.bootstrap = argc > 1 && strcmp(argv[1], "bootstrap") == 0;
+    bootstrap = argc > 1 && strcmp(argv[1], "bootstrap") == 0;
     if (argc == 3 && strcmp(argv[1], "adduser") == 0) {
-        ctx.bootstrap = true;
-        ctx.new_user_email = argv[2];
+        bootstrap = true;
+        boot_args.new_user_email = argv[2];
     }
     if (argc == 3 &&
         (strcmp(argv[1], "oauth-verify") == 0 || strcmp(argv[1], "oauth-unverify") == 0)) {
-        ctx.bootstrap = true;
-        ctx.verify_client = argv[2];
-        ctx.verify_value = strcmp(argv[1], "oauth-verify") == 0;
+        bootstrap = true;
+        boot_args.verify_client = argv[2];
+        boot_args.verify_value = strcmp(argv[1], "oauth-verify") == 0;
     }
     if (cm_service_config("api", argc, argv, api_config_keys, api_config_nkeys, &ctx.cfg,
                           &ctx.cfg.svc, &printed) != CM_OK)
         return 2; /* bad configuration, reported */
     if (printed)
         return 0;
-    if (argc > 1 && !ctx.bootstrap) {
+    if (argc > 1 && !bootstrap) {
         fprintf(stderr, "usage: api [bootstrap | adduser EMAIL | oauth-verify CLIENT_ID |"
                         " oauth-unverify CLIENT_ID | --print-config]\n");
         return 2;
@@ -243,7 +244,7 @@ int main(int argc, char **argv)
     uv_run(ctx.loop, UV_RUN_DEFAULT);
     int rc = cm_service_finish(ctx.loop, api_config_keys, api_config_nkeys, &ctx.cfg);
     cm_metrics_free(ctx.metrics);
-    if (rc == 0 && ctx.bootstrap)
+    if (rc == 0 && bootstrap)
         rc = api_bootstrap_status();
     return rc ? rc : exit_code;
 }

@@ -905,6 +905,74 @@ static void test_round_trip(void **state)
     done(&r2);
 }
 
+/* An object left open goes on with a resumed writer (a comma only once it
+ * has members) and takes another object's members whole. */
+static void test_writer_continue(void **state)
+{
+    (void)state;
+    cm_buf_t b = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &b);
+    cm_json_begin_object(&w);
+    cm_json_key(&w, "a");
+    cm_json_int(&w, 1); /* left open: "{"a":1" */
+    cm_json_writer_t r;
+    cm_json_writer_resume(&r, &b);
+    cm_json_key(&r, "b");
+    cm_json_boolean(&r, true);
+    cm_json_end_object(&r);
+    assert_int_equal(cm_json_writer_finish(&r), 0);
+    assert_string_equal(cm_buf_cstr(&b), "{\"a\":1,\"b\":true}");
+
+    /* only the brace so far, after other bytes (a cache entry's prefix) */
+    cm_buf_reset(&b);
+    cm_buf_append_cstr(&b, "when\n{");
+    cm_json_writer_resume(&r, &b);
+    cm_json_key(&r, "c");
+    cm_json_null(&r);
+    cm_json_end_object(&r);
+    assert_int_equal(cm_json_writer_finish(&r), 0);
+    assert_string_equal(cm_buf_cstr(&b), "when\n{\"c\":null}");
+
+    /* the members of whole objects, into an open one */
+    cm_buf_reset(&b);
+    cm_json_writer_init(&w, &b);
+    cm_json_begin_object(&w);
+    cm_json_members_raw(&w, CM_SLICE_LIT("{}"));
+    cm_json_members_raw(&w, CM_SLICE_LIT("{\"x\":[1,{\"y\":2}]}"));
+    cm_json_members_raw(&w, CM_SLICE_LIT("{\"z\":\"}\"}"));
+    cm_json_key(&w, "t");
+    cm_json_int(&w, 3);
+    cm_json_end_object(&w);
+    assert_int_equal(cm_json_writer_finish(&w), 0);
+    assert_string_equal(cm_buf_cstr(&b), "{\"x\":[1,{\"y\":2}],\"z\":\"}\",\"t\":3}");
+
+    /* misuse: outside an object, a key pending, not an object, nothing */
+    cm_buf_reset(&b);
+    cm_json_writer_init(&w, &b);
+    cm_json_members_raw(&w, CM_SLICE_LIT("{\"x\":1}"));
+    assert_int_equal(cm_json_writer_finish(&w), CM_EINVAL);
+    cm_json_writer_init(&w, &b);
+    cm_json_begin_array(&w);
+    cm_json_members_raw(&w, CM_SLICE_LIT("{\"x\":1}"));
+    assert_int_equal(cm_json_writer_finish(&w), CM_EINVAL);
+    cm_buf_reset(&b);
+    cm_json_writer_init(&w, &b);
+    cm_json_begin_object(&w);
+    cm_json_key(&w, "k");
+    cm_json_members_raw(&w, CM_SLICE_LIT("{\"x\":1}"));
+    assert_int_equal(cm_json_writer_finish(&w), CM_EINVAL);
+    cm_buf_reset(&b);
+    cm_json_writer_init(&w, &b);
+    cm_json_begin_object(&w);
+    cm_json_members_raw(&w, CM_SLICE_LIT("[1]"));
+    assert_int_equal(cm_json_writer_finish(&w), CM_EINVAL);
+    cm_buf_reset(&b);
+    cm_json_writer_resume(&r, &b);
+    assert_int_equal(cm_json_writer_finish(&r), CM_EINVAL);
+    cm_buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -926,6 +994,7 @@ int main(void)
         cmocka_unit_test(test_bool_null),
         cmocka_unit_test(test_writer_structure),
         cmocka_unit_test(test_writer_misuse),
+        cmocka_unit_test(test_writer_continue),
         cmocka_unit_test(test_writer_escaping),
         cmocka_unit_test(test_writer_lossy),
         cmocka_unit_test(test_writer_double),

@@ -310,6 +310,24 @@ void cm_json_raw_value(cm_json_writer_t *w, cm_slice_t json);
  * cm_json_value, which decodes and re-escapes every string). */
 void cm_json_raw_value_compact(cm_json_writer_t *w, cm_slice_t json);
 /*
+ * Continuing an object, without touching its bytes:
+ *
+ * cm_json_writer_resume starts w on out, which ends inside an object a
+ * writer opened and left open: out ends with that object's '{' or with
+ * one of its complete members. w goes on adding members to it (a comma
+ * first when it has some) and cm_json_end_object closes it. So an open
+ * object can be handed on, kept in a longer buffer (a cache entry) or
+ * closed by its new owner.
+ *
+ * cm_json_members_raw writes the members of object, a valid compact
+ * object ("{}" writes none), into the object w has open (no key pending),
+ * as if each had been written there: the other way to join two objects.
+ * Anything that is not '{' ... '}' sets the error.
+ */
+void cm_json_writer_resume(cm_json_writer_t *w, cm_buf_t *out);
+void cm_json_members_raw(cm_json_writer_t *w, cm_slice_t object);
+
+/*
  * Re-serialises a parsed value compactly: strings decoded and re-escaped,
  * numbers copied as written, insignificant whitespace dropped. A none
  * handle sets the error.

@@ -235,6 +235,38 @@ void cm_json_end_array(cm_json_writer_t *w)
     end(w, false);
 }
 
+void cm_json_writer_resume(cm_json_writer_t *w, cm_buf_t *out)
+{
+    cm_json_writer_init(w, out);
+    if (out->len == 0) {
+        w->err = CM_EINVAL;
+        return;
+    }
+    w->top_done = true;
+    w->depth = 1;
+    /* a complete member never ends with '{': when the buffer does, the
+     * object has none yet; else a comma is due */
+    w->stack[1] = out->p[out->len - 1] == '{' ? W_OBJ : W_OBJ | W_ANY;
+}
+
+void cm_json_members_raw(cm_json_writer_t *w, cm_slice_t object)
+{
+    if (w->err)
+        return;
+    uint8_t *st = &w->stack[w->depth];
+    if (w->depth == 0 || (*st & (W_OBJ | W_KEYED)) != W_OBJ || object.len < 2 ||
+        object.p[0] != '{' || object.p[object.len - 1] != '}') {
+        w->err = CM_EINVAL;
+        return;
+    }
+    if (object.len == 2) /* {} */
+        return;
+    if (*st & W_ANY)
+        cm_buf_putc(w->out, ',');
+    *st |= W_ANY;
+    cm_buf_append(w->out, object.p + 1, object.len - 2);
+}
+
 /* ---- keys and scalars ----------------------------------------------------------- */
 
 static void key(cm_json_writer_t *w, cm_slice_t k, bool lossy)

@@ -1,7 +1,7 @@
 /*
- * cache.c - what a HogQL run (run.c) and an insight run
- * (run_insight.c) share: a cached answer in Redis (the time it was
- * computed, a newline, then the answer's members; proto/redis-keys.md)
+ * cache.c - what the run (run.c) and its sources share: a cached answer
+ * in Redis (the time it was computed, a newline, then the page, a whole
+ * JSON object; proto/redis-keys.md)
  * under a key that is a hash of a canonical encoding of what the answer
  * depends on, kept only when it is small (ENDPOINT_CACHE_MAX_BYTES: the
  * same Redis holds the queue and the flags' data), and how a failed query
@@ -54,19 +54,29 @@ static void on_cache_set(cm_redis_t *rd, const redisReply *reply, const char *er
         cm_log(CM_LOG_WARN, NULL, "endpoint cache: %s", err);
 }
 
-void api_endpoints__cache_put(api_call_t *call, const char *key, const char *when, cm_slice_t page,
-                              int age_s)
+void api_endpoints__cache_entry(cm_buf_t *entry, const char *when, const cm_buf_t *page)
 {
-    /* a big answer is served but not kept: computed again next time */
-    if (page.len > call->ctx->cfg.cache_max_bytes) {
+    cm_buf_appendf(entry, "%s\n", when);
+    cm_buf_append(entry, page->p, page->len);
+    cm_json_writer_t w; /* the page's object, closed in the entry */
+    cm_json_writer_resume(&w, entry);
+    cm_json_end_object(&w);
+}
+
+void api_endpoints__cache_put(api_call_t *call, const char *key, const char *when,
+                              const cm_buf_t *page, int age_s)
+{
+    /* a big answer is served but not kept: computed again next time (the
+     * bound counts the page's members, as it always has) */
+    size_t members = page->len - 1;
+    if (members > call->ctx->cfg.cache_max_bytes) {
         cm_log(CM_LOG_DEBUG, cm_http_req_id(call->req),
                "endpoint cache: an answer of %zu bytes is not kept (ENDPOINT_CACHE_MAX_BYTES %zu)",
-               page.len, call->ctx->cfg.cache_max_bytes);
+               members, call->ctx->cfg.cache_max_bytes);
         return;
     }
     cm_buf_t entry = CM_BUF_INIT;
-    cm_buf_appendf(&entry, "%s\n", when);
-    cm_buf_append(&entry, page.p, page.len);
+    api_endpoints__cache_entry(&entry, when, page);
     char age[16];
     snprintf(age, sizeof(age), "%d", age_s);
     const char *argv[] = {"SET", key, cm_buf_cstr(&entry), "EX", age};
@@ -83,8 +93,12 @@ bool api_endpoints__cache_hit(const redisReply *reply, const char *err, char whe
     const char *nl = memchr(reply->str, '\n', reply->len);
     if (nl == NULL || nl - reply->str >= 40)
         return false;
+    cm_slice_t obj = {nl + 1, reply->len - (size_t)(nl + 1 - reply->str)};
+    /* an entry of the format before whole objects: a miss, computed again */
+    if (obj.len < 2 || obj.p[0] != '{' || obj.p[obj.len - 1] != '}')
+        return false;
     snprintf(when, 48, "%.*s", (int)(nl - reply->str), reply->str);
-    *page = (cm_slice_t){nl + 1, reply->len - (size_t)(nl + 1 - reply->str)};
+    *page = obj;
     return true;
 }
 
@@ -101,7 +115,8 @@ static void size_text(size_t n, char out[32])
         snprintf(out, 32, "%zu bytes", n);
 }
 
-void api_endpoints__answer_too_big(api_call_t *call)
+/* 400: the answer is past ENDPOINT_MAX_ANSWER_BYTES. */
+static void answer_too_big(api_call_t *call)
 {
     char cap[32];
     size_text(call->ctx->cfg.answer_max_bytes, cap);
@@ -125,7 +140,7 @@ bool api_endpoints__query_failed(api_call_t *call, int status, const char *err, 
         api_respond_invalid(call, NULL, "Query execution failed: the query took longer than %u s.",
                             timeout_ms / 1000);
     } else if (status == CM_ETOOBIG) {
-        api_endpoints__answer_too_big(call);
+        answer_too_big(call);
     } else if (status == CM_EINVAL) {
         cm_log(CM_LOG_WARN, id, "endpoint query refused by the event store: %s", err ? err : "");
         api_respond_invalid(call, NULL,

@@ -106,6 +106,35 @@ static void write_path(cm_buf_t *b, const char *project_id, const char *name)
     cm_buf_appendf(b, "/api/environments/%s/endpoints/%s/run", project_id, name);
 }
 
+/* {"id": n} of the user who made it, or null. */
+static void write_created_by(cm_json_writer_t *w, const char *user_id)
+{
+    cm_json_key(w, "created_by");
+    if (user_id == NULL) {
+        cm_json_null(w);
+        return;
+    }
+    cm_json_begin_object(w);
+    cm_json_key(w, "id");
+    cm_json_int(w, atoll(user_id));
+    cm_json_end_object(w);
+}
+
+/* can_materialize and, when not, PostHog's reason (else null). */
+static void write_can_materialize(cm_json_writer_t *w, const char *query_json)
+{
+    cm_buf_t reason = CM_BUF_INIT;
+    bool can = api_endpoints__can_materialize(query_json, &reason);
+    cm_json_key(w, "can_materialize");
+    cm_json_boolean(w, can);
+    cm_json_key(w, "reason");
+    if (can)
+        cm_json_null(w);
+    else
+        cm_json_str_s(w, cm_buf_slice(&reason));
+    cm_buf_free(&reason);
+}
+
 void api_endpoints__write_row(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res,
                               size_t row)
 {
@@ -144,15 +173,7 @@ void api_endpoints__write_row(cm_json_writer_t *w, api_call_t *call, const cm_db
     api_json_time(w, V(API_ENDPOINT_CREATED));
     cm_json_key(w, "updated_at");
     api_json_time(w, V(API_ENDPOINT_UPDATED));
-    cm_json_key(w, "created_by");
-    if (V(API_ENDPOINT_CREATED_BY)) {
-        cm_json_begin_object(w);
-        cm_json_key(w, "id");
-        cm_json_int(w, atoll(V(API_ENDPOINT_CREATED_BY)));
-        cm_json_end_object(w);
-    } else {
-        cm_json_null(w);
-    }
+    write_created_by(w, V(API_ENDPOINT_CREATED_BY));
     bool materialized = V(API_ENDPOINT_MATERIALIZED) && atoi(V(API_ENDPOINT_MATERIALIZED)) == 1;
     cm_json_key(w, "is_materialized");
     cm_json_boolean(w, materialized && V(API_ENDPOINT_MAT_TABLE) != NULL);
@@ -174,16 +195,7 @@ void api_endpoints__write_row(cm_json_writer_t *w, api_call_t *call, const cm_db
         cm_buf_free(&path);
         return;
     }
-    cm_buf_t reason = CM_BUF_INIT;
-    bool can = api_endpoints__can_materialize(V(API_ENDPOINT_QUERY), &reason);
-    cm_json_key(w, "can_materialize");
-    cm_json_boolean(w, can);
-    cm_json_key(w, "reason");
-    if (can)
-        cm_json_null(w);
-    else
-        cm_json_str_s(w, cm_buf_slice(&reason));
-    cm_buf_free(&reason);
+    write_can_materialize(w, V(API_ENDPOINT_QUERY));
     cm_json_end_object(w);
     cm_json_end_object(w);
     cm_buf_free(&path);
@@ -227,15 +239,7 @@ static void write_version(cm_json_writer_t *w, api_call_t *call, const cm_db_res
     cm_json_boolean(w, atoi(V(API_EVERSION_ACTIVE)) != 0);
     cm_json_key(w, "created_at");
     api_json_time(w, V(API_EVERSION_CREATED));
-    cm_json_key(w, "created_by");
-    if (V(API_EVERSION_CREATED_BY)) {
-        cm_json_begin_object(w);
-        cm_json_key(w, "id");
-        cm_json_int(w, atoll(V(API_EVERSION_CREATED_BY)));
-        cm_json_end_object(w);
-    } else {
-        cm_json_null(w);
-    }
+    write_created_by(w, V(API_EVERSION_CREATED_BY));
     cm_json_end_object(w);
 #undef V
 }
@@ -244,22 +248,7 @@ static void write_version(cm_json_writer_t *w, api_call_t *call, const cm_db_res
 
 static void on_list(int status, const cm_db_res_t *res, void *ud)
 {
-    api_call_t *call = ud;
-    if (status != 0) {
-        api_respond_db_error(call, status, res, NULL, NULL);
-        return;
-    }
-    cm_buf_t b = CM_BUF_INIT;
-    cm_json_writer_t w;
-    cm_json_writer_init(&w, &b);
-    cm_json_begin_object(&w);
-    cm_json_key(&w, "results");
-    cm_json_begin_array(&w);
-    for (size_t i = 0; i < cm_db_nrows(res, 0); i++)
-        api_endpoints__write_row(&w, call, res, i);
-    cm_json_end_array(&w);
-    cm_json_end_object(&w);
-    api_respond_json(call, 200, &b);
+    api_respond_results(ud, status, res, api_endpoints__write_row);
 }
 
 void api_endpoints_list(api_call_t *call)
@@ -293,58 +282,44 @@ static void on_one(int status, const cm_db_res_t *res, void *ud)
     api_respond_row(ud, status, res, 200, api_endpoints__write_row);
 }
 
-void api_endpoints_retrieve(api_call_t *call)
+/* The endpoint of the path (its current version), read for done. */
+static void read_endpoint(api_call_t *call, cm_db_done_cb done)
 {
     char *name = path_name(call);
     if (name != NULL)
-        api_store_endpoint_get(call->ctx->db, call->project_id, name, NULL, on_one, call);
+        api_store_endpoint_get(call->ctx->db, call->project_id, name, NULL, done, call);
+}
+
+void api_endpoints_retrieve(api_call_t *call)
+{
+    read_endpoint(call, on_one);
 }
 
 /* GET .../{name}/materialization_status: the current version's
  * materialization as the endpoint shows it, and whether it is on. */
+static void write_status(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res, size_t row)
+{
+    (void)call;
+    const char *m = cm_db_value(res, 0, row, API_ENDPOINT_MATERIALIZED);
+    bool on = m && atoi(m) == 1;
+    cm_json_begin_object(w);
+    cm_json_key(w, "is_materialized");
+    cm_json_boolean(w, on);
+    if (on)
+        api_endpoints__write_materialization(w, res, 0, row);
+    else
+        write_can_materialize(w, cm_db_value(res, 0, row, API_ENDPOINT_QUERY));
+    cm_json_end_object(w);
+}
+
 static void on_status(int status, const cm_db_res_t *res, void *ud)
 {
-    api_call_t *call = ud;
-    if (status != 0) {
-        api_respond_db_error(call, status, res, NULL, NULL);
-        return;
-    }
-    if (cm_db_nrows(res, 0) == 0) {
-        api_respond_not_found(call);
-        return;
-    }
-    const char *m = cm_db_value(res, 0, 0, API_ENDPOINT_MATERIALIZED);
-    bool on = m && atoi(m) == 1;
-    cm_buf_t b = CM_BUF_INIT;
-    cm_json_writer_t w;
-    cm_json_writer_init(&w, &b);
-    cm_json_begin_object(&w);
-    cm_json_key(&w, "is_materialized");
-    cm_json_boolean(&w, on);
-    if (on) {
-        api_endpoints__write_materialization(&w, res, 0, 0);
-    } else {
-        cm_buf_t reason = CM_BUF_INIT;
-        bool can =
-            api_endpoints__can_materialize(cm_db_value(res, 0, 0, API_ENDPOINT_QUERY), &reason);
-        cm_json_key(&w, "can_materialize");
-        cm_json_boolean(&w, can);
-        cm_json_key(&w, "reason");
-        if (can)
-            cm_json_null(&w);
-        else
-            cm_json_str_s(&w, cm_buf_slice(&reason));
-        cm_buf_free(&reason);
-    }
-    cm_json_end_object(&w);
-    api_respond_json(call, 200, &b);
+    api_respond_row(ud, status, res, 200, write_status);
 }
 
 void api_endpoints_materialization_status(api_call_t *call)
 {
-    char *name = path_name(call);
-    if (name != NULL)
-        api_store_endpoint_get(call->ctx->db, call->project_id, name, NULL, on_status, call);
+    read_endpoint(call, on_status);
 }
 
 static void on_versions(int status, const cm_db_res_t *res, void *ud)

@@ -37,6 +37,10 @@ void api_endpoints_run(api_call_t *call);                    /* GET or POST .../
 void api_endpoints_openapi(api_call_t *call);                /* .../{name}/openapi.json */
 void api_endpoints_materialization_status(api_call_t *call); /* .../{name}/materialization_status */
 
+/* run_hogql.c: the memo of compiled runs (a run's cache key without its
+ * compile) is the process's; main frees it at exit. */
+void api_endpoints_memo_free(void);
+
 api_materializer_t *api_materializer_new(api_ctx_t *ctx, uint64_t every_ms);
 /* Look now (a version was made materialized); cheap when busy. */
 void api_materializer_kick(api_materializer_t *m);

@@ -1,11 +1,10 @@
 /*
  * page.c - a HogQL run's page (docs/endpoints.md "Answer sizes"):
- * {results, columns, types, hasMore, limit, offset} written from the event
- * store's rows. A small answer is written at once; a big one (up to
- * ENDPOINT_MAX_ANSWER_BYTES, tens of MiB) would hold the loop for hundreds
- * of milliseconds, so its rows are copied into one block (two passes of
- * strlen and memcpy: a few ms for the largest) and written on libuv's
- * thread pool. Either way the JSON is bounded too: an answer whose JSON
+ * the members results, columns, types, hasMore, limit, offset, written from
+ * the event store's rows into the run's open answer. A small answer is written at once; a big one
+ * (up to ENDPOINT_MAX_ANSWER_BYTES, tens of MiB) would hold the loop for hundreds of milliseconds,
+ * so its rows are copied into one block (two passes of strlen and memcpy: a few ms for the largest)
+ * and written on libuv's thread pool. Either way the JSON is bounded too: an answer whose JSON
  * grows past the cap (escapes can make it several times the rows' bytes)
  * ends with CM_ETOOBIG.
  */
@@ -21,6 +20,7 @@
 #define INLINE_BYTES (256u << 10)
 
 typedef const char *(*cell_fn)(const void *rows, size_t row, size_t col);
+typedef void (*done_fn)(void *ud, int status);
 
 /* The rows, owned: every value NUL-terminated in text. */
 typedef struct {
@@ -35,9 +35,10 @@ typedef struct {
     const api_query_sql_t *sql; /* the run's: lives as the call does */
     kept_rows_t rows;
     size_t max_bytes;
-    cm_buf_t page;
+    cm_json_writer_t *w; /* the run's, left to this work until done */
     int status;
-    api_endpoints__page_cb cb;
+    done_fn done;
+    void *ud;
 } page_work_t;
 
 static const char *store_cell(const void *rows, size_t row, size_t col)
@@ -52,61 +53,54 @@ static const char *kept_cell(const void *p, size_t row, size_t col)
     return o ? k->text + o - 1 : NULL;
 }
 
-/* The page, "{" and its members (no closing brace), into page; CM_ETOOBIG
- * once it is past max_bytes (checked after each row). */
-static int write_page(cm_buf_t *page, const api_query_sql_t *sql, const void *rows, size_t nrows,
-                      size_t ncols, cell_fn cell, size_t max_bytes)
+int api_endpoints__page_write(cm_json_writer_t *w, const api_query_sql_t *sql, const void *rows,
+                              size_t nrows, size_t ncols, cell_fn cell, size_t max_bytes)
 {
-    cm_json_writer_t w;
-    cm_json_writer_init(&w, page);
     size_t n = nrows, nc = sql->ncols;
     bool more = n > (size_t)sql->limit;
     if (more)
         n = (size_t)sql->limit;
     if (ncols < nc)
         nc = ncols;
-    cm_json_begin_object(&w);
-    cm_json_key(&w, "results");
-    cm_json_begin_array(&w);
+    cm_json_key(w, "results");
+    cm_json_begin_array(w);
     for (size_t i = 0; i < n; i++) {
-        cm_json_begin_array(&w);
+        cm_json_begin_array(w);
         for (size_t c = 0; c < nc; c++)
-            api_endpoints__write_value(&w, sql->cols[c].type, cell(rows, i, c));
-        cm_json_end_array(&w);
-        if (max_bytes != 0 && page->len > max_bytes)
+            api_endpoints__write_value(w, sql->cols[c].type, cell(rows, i, c));
+        cm_json_end_array(w);
+        if (max_bytes != 0 && w->out->len > max_bytes)
             return CM_ETOOBIG;
     }
-    cm_json_end_array(&w);
-    cm_json_key(&w, "columns");
-    cm_json_begin_array(&w);
+    cm_json_end_array(w);
+    cm_json_key(w, "columns");
+    cm_json_begin_array(w);
     for (size_t c = 0; c < sql->ncols; c++)
-        cm_json_str_cstr(&w, sql->cols[c].name);
-    cm_json_end_array(&w);
-    cm_json_key(&w, "types");
-    cm_json_begin_array(&w);
+        cm_json_str_cstr(w, sql->cols[c].name);
+    cm_json_end_array(w);
+    cm_json_key(w, "types");
+    cm_json_begin_array(w);
     for (size_t c = 0; c < sql->ncols; c++) {
-        cm_json_begin_array(&w);
-        cm_json_str_cstr(&w, sql->cols[c].name);
-        cm_json_str_cstr(&w, sql->cols[c].type);
-        cm_json_end_array(&w);
+        cm_json_begin_array(w);
+        cm_json_str_cstr(w, sql->cols[c].name);
+        cm_json_str_cstr(w, sql->cols[c].type);
+        cm_json_end_array(w);
     }
-    cm_json_end_array(&w);
-    cm_json_key(&w, "hasMore");
-    cm_json_boolean(&w, more);
-    cm_json_key(&w, "limit");
-    cm_json_int(&w, sql->limit);
-    cm_json_key(&w, "offset");
-    cm_json_int(&w, sql->offset);
-    cm_json_end_object(&w);
-    page->len--; /* the caller adds its own members and the brace */
+    cm_json_end_array(w);
+    cm_json_key(w, "hasMore");
+    cm_json_boolean(w, more);
+    cm_json_key(w, "limit");
+    cm_json_int(w, sql->limit);
+    cm_json_key(w, "offset");
+    cm_json_int(w, sql->offset);
     return 0;
 }
 
 static void on_work(uv_work_t *req)
 {
     page_work_t *pw = req->data;
-    pw->status = write_page(&pw->page, pw->sql, &pw->rows, pw->rows.nrows, pw->rows.ncols,
-                            kept_cell, pw->max_bytes);
+    pw->status = api_endpoints__page_write(pw->w, pw->sql, &pw->rows, pw->rows.nrows,
+                                           pw->rows.ncols, kept_cell, pw->max_bytes);
 }
 
 static void on_done(uv_work_t *req, int status)
@@ -115,15 +109,16 @@ static void on_done(uv_work_t *req, int status)
     (void)status; /* never cancelled: the work is queued once and runs */
     free(pw->rows.text);
     free(pw->rows.off);
-    if (pw->status != 0)
-        cm_buf_free(&pw->page);
-    pw->cb(pw->call, pw->status, &pw->page);
-    cm_buf_free(&pw->page);
+    done_fn done = pw->done;
+    void *ud = pw->ud;
+    int rc = pw->status;
     free(pw);
+    done(ud, rc);
 }
 
 void api_endpoints__page(api_call_t *call, const api_query_sql_t *sql,
-                         const cm_evstore_rows_t *rows, size_t max_bytes, api_endpoints__page_cb cb)
+                         const cm_evstore_rows_t *rows, size_t max_bytes, cm_json_writer_t *w,
+                         done_fn done, void *ud)
 {
     size_t nrows = cm_evstore_nrows(rows), ncols = cm_evstore_ncols(rows);
     if (nrows > (size_t)sql->limit + 1)
@@ -137,20 +132,16 @@ void api_endpoints__page(api_call_t *call, const api_query_sql_t *sql,
     }
     if (bytes < INLINE_BYTES) {
         free(off);
-        cm_buf_t page = CM_BUF_INIT;
-        int rc = write_page(&page, sql, rows, nrows, ncols, store_cell, max_bytes);
-        if (rc != 0)
-            cm_buf_free(&page);
-        cb(call, rc, &page);
-        cm_buf_free(&page);
+        done(ud, api_endpoints__page_write(w, sql, rows, nrows, ncols, store_cell, max_bytes));
         return;
     }
     page_work_t *pw = cm_xcalloc(1, sizeof(*pw));
     pw->call = call;
     pw->sql = sql;
     pw->max_bytes = max_bytes;
-    pw->cb = cb;
-    cm_buf_init(&pw->page);
+    pw->w = w;
+    pw->done = done;
+    pw->ud = ud;
     pw->rows = (kept_rows_t){nrows, ncols, cm_xmalloc(bytes + 1), off};
     size_t at = 0;
     for (size_t i = 0; i < ncells; i++) { /* then the values, with their NULs */

@@ -1,15 +1,21 @@
 /*
  * run.c - GET or POST /api/projects/{id}/endpoints/{name}/run
- * (docs/endpoints.md "Run"). The request is checked in PostHog's order
- * (endpoint, version, overrides, refresh, variables), the stored query is
- * compiled with the values for the event store, the answer is cached in
- * Redis per project, endpoint, version, values and page, and a cached
- * answer younger than the version's cache age is served as it is
- * (refresh "cache", the default; "force" recomputes).
+ * (docs/endpoints.md "Run"): the driver of a run. It checks the request in
+ * PostHog's order (endpoint, version, overrides, refresh, variables),
+ * loads the version, then asks its sources in turn (endpoints_int.h): for
+ * a HogQL version its materialized table (run_table.c) and the query
+ * itself (run_hogql.c), for an insight version its table and its queries
+ * (run_insight.c). Whichever answers, the driver does the rest once: the
+ * cached answer looked up and kept (Redis, per project, under the key the
+ * source names; a cached answer younger than the version's cache age is
+ * served as it is with refresh "cache", the default; "force" recomputes),
+ * the envelope (the answer's members after the page) and the mapping of a
+ * failed query to its answer.
  *
- * Never on the loop: the compile is microseconds for any accepted query
- * (bounded size and depth), the query runs on the store's side (SQLite on
- * the thread pool, ClickHouse over HTTP), with a time limit.
+ * Never on the loop: the sources compile in microseconds for any accepted
+ * query (bounded size and depth), the queries run on the store's side
+ * (SQLite on the thread pool, ClickHouse over HTTP) with a time limit, and
+ * a big page is written on the thread pool (page.c).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -18,235 +24,233 @@
 #include <string.h>
 
 #include "cm/alloc.h"
-#include "cm/arena.h"
-#include "cm/digest.h"
 #include "cm/err.h"
-#include "cm/log.h"
-#include "cm/rediskeys.h"
-#include "cm/strset.h"
 #include "cm/timefmt.h"
-#include "insights/insights.h"
 #include "endpoints/endpoints.h"
-#include "query/query.h"
 #include "endpoints/endpoints_int.h"
 #include "http/admit.h"
+#include "insights/insights.h"
 #include "query/variables.h"
 #include "store/store.h"
 
 #define DEFAULT_CACHE_AGE_S 3600                       /* a version without cache_age_seconds */
 #define QUERY_TIMEOUT_MS    api_query_timeout_ms(call) /* QUERY_TIMEOUT */
 
-typedef struct {
-    char *name;
-    char version[24]; /* asked for: "" for the current one */
-    int refresh;      /* 0 cache, 1 force, 2 direct (past the materialized table) */
-    bool debug;
-    int64_t limit, offset;
-    char *stored_text;     /* the version's query node, JSON (the doc borrows it) */
-    cm_json_doc_t *stored; /* parsed */
-    api_query_t *q;
-    api_query_sql_t sql;
-    cm_arena_t arena; /* variable values */
-    const char **names;
-    api_query_value_t *values;
-    size_t nvars;
-    char cache_key[96];
-    int cache_age;
-    char endpoint_id[40], version_created[24];
-    long long version_n;
-    char **param_text; /* SQLite parameters as text */
-    char *param_types;
-    char *mat_table, *mat_info, *mat_at; /* a fresh materialized table to read */
-} run_t;
+static const api_endpoints__source_t *const hogql_sources[] = {&api_endpoints__table,
+                                                               &api_endpoints__hogql, NULL};
+static const api_endpoints__source_t *const insight_sources[] = {&api_endpoints__insight_table,
+                                                                 &api_endpoints__insight, NULL};
 
-static void run_free(void *p)
+/* in the order a request flows */
+static int parse_options(api_call_t *call, api_endpoints__run_t *r);
+static void on_endpoint(int status, const cm_db_res_t *res, void *ud);
+static void on_version(int status, const cm_db_res_t *res, void *ud);
+static int load_version(api_call_t *call, api_endpoints__run_t *r, const cm_db_res_t *res);
+static int bind_values(api_call_t *call, api_endpoints__run_t *r, const cm_db_res_t *project_vars);
+static int cmp_str(const void *a, const void *b);
+static void next_source(api_endpoints__run_t *r);
+static void on_cache_get(cm_redis_t *rd, const redisReply *reply, const char *err, void *ud);
+static void on_executed(api_endpoints__run_t *r, int status, const char *err);
+static void on_paged(api_endpoints__run_t *r, int status, const char *err);
+static void envelope(api_endpoints__run_t *r, cm_json_writer_t *w, bool cached, const char *when);
+static void failed(api_endpoints__run_t *r, int status, const char *err);
+static void run_free(void *p);
+
+/* ---- the request ----------------------------------------------------------------------------- */
+
+void api_endpoints_run(api_call_t *call)
 {
-    run_t *r = p;
-    for (size_t i = 0; r->param_text && i < r->sql.nparams; i++) /* before sql is freed */
-        free(r->param_text[i]);
-    free(r->param_text);
-    free(r->param_types);
-    free(r->mat_table);
-    free(r->mat_info);
-    free(r->mat_at);
-    free(r->name);
-    cm_json_doc_free(r->stored);
-    free(r->stored_text);
-    api_query_free(r->q);
-    api_query_sql_free(&r->sql);
-    cm_arena_free(&r->arena);
-    free(r->names);
-    free(r->values);
-    free(r);
-}
-
-/* ---- the answer ------------------------------------------------------------------------------ */
-
-/* One value read by its column's type, so that both stores answer alike. */
-void api_endpoints__write_value(cm_json_writer_t *w, const char *type, const char *v)
-{
-    if (v == NULL) {
-        cm_json_null(w);
+    api_endpoints__run_t *r = cm_xcalloc(1, sizeof(*r));
+    r->call = call;
+    r->arena = CM_ARENA_INIT;
+    call->state = r;
+    call->state_free = run_free;
+    cm_slice_t n = cm_http_req_param(call->req, "name");
+    if (!api_endpoints__name_valid(n)) {
+        api_respond_not_found(call);
         return;
     }
-    const char *t = strncmp(type, "Nullable(", 9) == 0 ? type + 9 : type;
-    if (strncmp(t, "Int64", 5) == 0 || strncmp(t, "UInt8", 5) == 0) {
-        char *end;
-        long long n = strtoll(v, &end, 10);
-        if (*end == '\0' && end != v)
-            cm_json_int(w, n);
-        else if (*end == '.' || *end == 'e' || *end == 'E') /* a float the store kept */
-            cm_json_dbl(w, strtod(v, NULL));
-        else
-            cm_json_str_cstr(w, v);
+    r->name = cm_xmalloc(n.len + 1);
+    memcpy(r->name, n.p, n.len);
+    r->name[n.len] = '\0';
+    if (api_endpoints__version_param(call, r->version) < 0 || api_call_body(call) < 0 ||
+        parse_options(call, r) < 0)
         return;
-    }
-    if (strncmp(t, "Float64", 7) == 0) {
-        char *end;
-        double d = strtod(v, &end);
-        if (end == v || *end != '\0' || !isfinite(d))
-            cm_json_null(w); /* nan (ClickHouse's avg of nothing), inf */
-        else
-            cm_json_dbl(w, d);
-        return;
-    }
-    /* ClickHouse 18.16 prints the epoch as zeros */
-    if (strncmp(t, "DateTime", 8) == 0 && strcmp(v, "0000-00-00 00:00:00") == 0)
-        v = "1970-01-01 00:00:00";
-    if (strncmp(t, "Date", 4) == 0 && strcmp(v, "0000-00-00") == 0)
-        v = "1970-01-01";
-    if (strncmp(t, "DateTime", 8) == 0 && strlen(v) == 19 && v[10] == ' ') {
-        char iso[24];
-        snprintf(iso, sizeof(iso), "%.10sT%.8sZ", v, v + 11);
-        cm_json_str_cstr(w, iso);
-        return;
-    }
-    cm_json_str_cstr(w, v);
+    api_store_endpoint_run_get(call->ctx->db, call->project_id, r->name, NULL,
+                               (unsigned)call->ctx->cfg.read_cache_ms, on_endpoint, call);
 }
 
-/* The response: page is "{" and the answer's members (from the store or
- * the cache), taken over; the run's own members and the brace follow. */
-static void respond(api_call_t *call, run_t *r, cm_buf_t *page, bool cached, const char *when)
+/* The body's options, in PostHog's order of checks. 0, or -1 answered. */
+static int parse_options(api_call_t *call, api_endpoints__run_t *r)
 {
-    cm_buf_t tail = CM_BUF_INIT;
-    cm_json_writer_t w;
-    cm_json_writer_init(&w, &tail);
-    cm_json_begin_object(&w);
-    cm_json_key(&w, "is_cached");
-    cm_json_boolean(&w, cached);
-    cm_json_key(&w, "last_refresh");
-    cm_json_str_cstr(&w, when);
-    cm_json_key(&w, "cache_target_age");
-    cm_json_int(&w, r->cache_age);
-    cm_json_key(&w, "timezone");
-    cm_json_str_cstr(&w, "UTC");
-    cm_json_key(&w, "endpoint_version");
-    cm_json_int(&w, r->version_n);
-    cm_json_key(&w, "endpoint_version_created_at");
-    api_json_time(&w, r->version_created);
-    if (r->debug) {
-        cm_json_key(&w, "hogql");
-        cm_json_value(&w, cm_json_get(cm_json_root(r->stored), "query"));
-        cm_json_key(&w, "sql");
-        cm_json_str_s(&w, cm_buf_slice(&r->sql.sql));
+    cm_json_t root = cm_json_root(call->body), v;
+    if (r->version[0] == '\0' && cm_json_exists(v = cm_json_get(root, "version")) &&
+        !cm_json_is_null(v)) {
+        int64_t n;
+        if (cm_json_as_int64(v, &n) != 0 || n < 1) {
+            api_endpoints__error(call, 400, "Invalid version parameter: %.*s",
+                                 (int)(cm_json_raw(v).len > 40 ? 40 : cm_json_raw(v).len),
+                                 cm_json_raw(v).p);
+            return -1;
+        }
+        snprintf(r->version, sizeof(r->version), "%lld", (long long)n);
     }
-    cm_json_end_object(&w);
-    /* results first, as PostHog's */
-    cm_buf_putc(page, ',');
-    cm_buf_append(page, tail.p + 1, tail.len - 1);
-    cm_buf_free(&tail);
-    api_respond_json(call, 200, page);
+    if (cm_json_exists(cm_json_get(root, "query_override"))) {
+        api_respond_invalid(call, "query_override",
+                            "query_override is not allowed. Use variables instead.");
+        return -1;
+    }
+    if (cm_json_exists(cm_json_get(root, "filters_override"))) {
+        api_respond_invalid(call, "filters_override",
+                            "filters_override is not allowed. Use variables instead.");
+        return -1;
+    }
+    if (cm_json_exists(v = cm_json_get(root, "refresh")) && !cm_json_is_null(v)) {
+        if (cm_json_str_eq(v, CM_SLICE_LIT("force")))
+            r->refresh = 1;
+        else if (cm_json_str_eq(v, CM_SLICE_LIT("direct")))
+            r->refresh = 2; /* checked once the version is known */
+        else if (!cm_json_str_eq(v, CM_SLICE_LIT("cache"))) {
+            api_respond_invalid(
+                call, "refresh", "\"%.*s\" is not a valid choice: cache, force or direct.",
+                (int)(cm_json_raw(v).len > 40 ? 40 : cm_json_raw(v).len), cm_json_raw(v).p);
+            return -1;
+        }
+    }
+    bool b;
+    if (cm_json_exists(v = cm_json_get(root, "debug")) && cm_json_as_bool(v, &b) == 0)
+        r->debug = b;
+    if (cm_json_exists(v = cm_json_get(root, "limit")) && !cm_json_is_null(v)) {
+        if (cm_json_as_int64(v, &r->limit) != 0 || r->limit < 1) {
+            api_respond_invalid(call, "limit", "Ensure this value is greater than or equal to 1.");
+            return -1;
+        }
+    }
+    if (cm_json_exists(v = cm_json_get(root, "offset")) && !cm_json_is_null(v)) {
+        if (cm_json_as_int64(v, &r->offset) != 0 || r->offset < 0) {
+            api_respond_invalid(call, "offset", "Ensure this value is greater than or equal to 0.");
+            return -1;
+        }
+    }
+    return 0;
 }
 
-static void on_executed(int status, const cm_db_res_t *res, void *ud)
-{
-    (void)status;
-    (void)res;
-    (void)ud;
-}
+/* ---- the endpoint and its version ------------------------------------------------------------ */
 
-/* The page is written (CM_ETOOBIG: its JSON is past the cap). */
-static void on_page(api_call_t *call, int status, cm_buf_t *page)
+/* The endpoint (its current version) is read. */
+static void on_endpoint(int status, const cm_db_res_t *res, void *ud)
 {
-    run_t *r = call->state;
+    api_call_t *call = ud;
+    api_endpoints__run_t *r = call->state;
     if (status != 0) {
-        api_endpoints__answer_too_big(call);
+        api_respond_db_error(call, status, res, NULL, NULL);
         return;
     }
-    char when[CM_ISO8601_MAX];
-    cm_iso8601_format(cm_now_us(), 3, when);
-    api_endpoints__cache_put(call, r->cache_key, when, (cm_slice_t){page->p + 1, page->len - 1},
-                             r->cache_age);
-    api_store_endpoint_executed(call->ctx->db, r->endpoint_id, on_executed, NULL);
-    respond(call, r, page, false, when);
-}
-
-static void on_rows(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
-{
-    api_call_t *call = ud;
-    run_t *r = call->state;
-    if (api_endpoints__query_failed(call, status, err, QUERY_TIMEOUT_MS))
-        return;
-    api_endpoints__page(call, &r->sql, rows, call->ctx->cfg.answer_max_bytes, on_page);
-}
-
-/* SQLite's parameters as text with their types (cm_evstore_select). */
-static void prepare_params(run_t *r)
-{
-    r->param_text = cm_xcalloc(r->sql.nparams + 1, sizeof(char *));
-    r->param_types = cm_xcalloc(r->sql.nparams + 1, 1);
-    api_query_params_text(&r->sql, r->param_text, r->param_types);
-}
-
-static void execute(api_call_t *call, run_t *r)
-{
-    size_t n = r->sql.nparams;
-    cm_evstore_select_t q = {
-        .sql = cm_buf_cstr(&r->sql.sql),
-        .params = (const char *const *)r->param_text,
-        .types = r->param_types,
-        .nparams = (int)n,
-        .timeout_ms = QUERY_TIMEOUT_MS,
-        .max_bytes = call->ctx->cfg.answer_max_bytes,
-    };
-    api_query_select(call, &q, on_rows, call);
-}
-
-static int compile(api_call_t *call, run_t *r);
-
-static void on_cache_get(cm_redis_t *rd, const redisReply *reply, const char *err, void *ud)
-{
-    api_call_t *call = ud;
-    run_t *r = call->state;
-    (void)rd;
-    char when[48];
-    cm_slice_t page;
-    if (api_endpoints__cache_hit(reply, err, when, &page)) {
-        cm_buf_t b = CM_BUF_INIT;
-        cm_buf_putc(&b, '{');
-        cm_buf_append(&b, page.p, page.len);
-        respond(call, r, &b, true, when);
+    if (cm_db_nrows(res, 0) == 0 || atoi(cm_db_value(res, 0, 0, API_ENDPOINT_ACTIVE)) == 0) {
+        api_respond_not_found(call);
         return;
     }
-    /* a miss, or Redis away: the store answers (compiled now if the
-     * memo gave the key) */
-    if (r->q == NULL && compile(call, r) != 0)
+    const char *current = cm_db_value(res, 0, 0, API_ENDPOINT_CURRENT_VERSION);
+    if (r->version[0] && atoll(r->version) > atoll(current)) {
+        cm_buf_t b = CM_BUF_INIT, msg = CM_BUF_INIT;
+        cm_json_writer_t w;
+        cm_json_writer_init(&w, &b);
+        cm_json_begin_object(&w);
+        cm_json_key(&w, "error");
+        cm_buf_appendf(&msg, "Version %s not found for endpoint '%s'", r->version, r->name);
+        cm_json_str_s(&w, cm_buf_slice(&msg));
+        cm_json_key(&w, "current_version");
+        cm_json_int(&w, atoll(current));
+        cm_json_end_object(&w);
+        cm_buf_free(&msg);
+        api_respond_json(call, 404, &b);
         return;
-    execute(call, r);
+    }
+    if (r->version[0] == '\0' || strcmp(r->version, current) == 0) {
+        on_version(0, res, call);
+        return;
+    }
+    api_store_endpoint_run_get(call->ctx->db, call->project_id, r->name, r->version,
+                               (unsigned)call->ctx->cfg.read_cache_ms, on_version, call);
 }
 
-/* ---- the request, checked -------------------------------------------------------------------- */
-
-static int cmp_str(const void *a, const void *b)
+/* The version to run is read: checks, then the sources for its kind. */
+static void on_version(int status, const cm_db_res_t *res, void *ud)
 {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
+    api_call_t *call = ud;
+    api_endpoints__run_t *r = call->state;
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+    if (cm_db_nrows(res, 0) == 0) { /* the endpoint was there a moment ago */
+        api_respond_not_found(call);
+        return;
+    }
+    if (load_version(call, r, res) != 0)
+        return;
+    if (api_insight_kind(cm_json_root(r->stored))) {
+        r->sources = insight_sources;
+    } else {
+        /* the variables' types came with the endpoint: no second read */
+        if (bind_values(call, r, res) != 0)
+            return;
+        r->sources = hogql_sources;
+    }
+    next_source(r);
 }
 
-/* The values for the stored variables: the request's, else the stored
- * ones; every key of the request must be a variable; project_vars is the
- * run's read (api_store_endpoint_run_get: the variables' types). 0, or -1
- * answered. */
-static int bind_values(api_call_t *call, run_t *r, const cm_db_res_t *project_vars)
+/* The version's row, into r (the row lives only during the callback).
+ * 0, or -1 answered. */
+static int load_version(api_call_t *call, api_endpoints__run_t *r, const cm_db_res_t *res)
+{
+#define V(col) cm_db_value(res, 0, 0, col)
+    r->version_n = atoll(V(API_ENDPOINT_VERSION));
+    if (atoi(V(API_ENDPOINT_VERSION_ACTIVE)) == 0) {
+        api_respond_invalid(call, "version", "Version %lld is inactive and cannot be executed.",
+                            r->version_n);
+        return -1;
+    }
+    snprintf(r->endpoint_id, sizeof(r->endpoint_id), "%s", V(API_ENDPOINT_ID));
+    snprintf(r->version_created, sizeof(r->version_created), "%s", V(API_ENDPOINT_VERSION_CREATED));
+    snprintf(r->timezone, sizeof(r->timezone), "%s",
+             V(API_ENDPOINT_RUN_TIMEZONE) ? V(API_ENDPOINT_RUN_TIMEZONE) : "UTC");
+    r->cache_age =
+        V(API_ENDPOINT_CACHE_AGE) ? atoi(V(API_ENDPOINT_CACHE_AGE)) : DEFAULT_CACHE_AGE_S;
+    /* the document borrows the text */
+    r->stored_text = cm_xstrdup(V(API_ENDPOINT_QUERY));
+    if (cm_json_parse(r->stored_text, strlen(r->stored_text), NULL, &r->stored, NULL) != 0) {
+        api_respond_invalid(call, "query", "The stored query cannot be read.");
+        return -1;
+    }
+    r->materialized = V(API_ENDPOINT_MATERIALIZED) && atoi(V(API_ENDPOINT_MATERIALIZED)) == 1;
+    if (r->refresh == 2 && !r->materialized) {
+        api_respond_invalid(call, "refresh",
+                            "'direct' refresh mode is only valid for materialized endpoints. "
+                            "Use 'cache' or 'force' instead, or enable materialization on this "
+                            "endpoint.");
+        return -1;
+    }
+    /* a table is read only while fresh: built, and younger than its period */
+    const char *st = V(API_ENDPOINT_MAT_STATUS), *at = V(API_ENDPOINT_MAT_AT);
+    char now[24];
+    api_store_now(now);
+    if (r->materialized && r->refresh != 2 && st && strcmp(st, "Completed") == 0 &&
+        V(API_ENDPOINT_MAT_TABLE) && at &&
+        atoll(now) < atoll(at) + api_endpoints_period_ms(V(API_ENDPOINT_SYNC_FREQUENCY))) {
+        r->mat_table = cm_xstrdup(V(API_ENDPOINT_MAT_TABLE));
+        r->mat_info = V(API_ENDPOINT_MAT_INFO) ? cm_xstrdup(V(API_ENDPOINT_MAT_INFO)) : NULL;
+        r->mat_at = cm_xstrdup(at);
+    }
+#undef V
+    return 0;
+}
+
+/* The values for a HogQL version's variables: the request's, else the
+ * stored ones; every key of the request must be a variable; project_vars
+ * is the run's read (api_store_endpoint_run_get: the variables' types).
+ * 0, or -1 answered. */
+static int bind_values(api_call_t *call, api_endpoints__run_t *r, const cm_db_res_t *project_vars)
 {
     size_t n;
     api_endpoints__var_t *vars = api_endpoints__vars(r->stored, &n);
@@ -322,355 +326,205 @@ static int bind_values(api_call_t *call, run_t *r, const cm_db_res_t *project_va
     return 0;
 }
 
-/* The cache key: the endpoint, version, store, page, SQL and parameters
- * (their types and values), each field length-prefixed; the project is in
- * the key's name. */
-static void cache_key(api_call_t *call, run_t *r)
+static int cmp_str(const void *a, const void *b)
 {
-    cm_buf_t b = CM_BUF_INIT;
-    char num[96];
-    api_endpoints__key_field_c(&b, "hogql");
-    api_endpoints__key_field_c(&b, r->endpoint_id);
-    snprintf(num, sizeof(num), "%lld %d %lld %lld", r->version_n,
-             (int)cm_evstore_kind(call->ctx->events), (long long)r->sql.limit,
-             (long long)r->sql.offset);
-    api_endpoints__key_field_c(&b, num);
-    api_endpoints__key_field(&b, r->sql.sql.p, r->sql.sql.len);
-    for (size_t i = 0; i < r->sql.nparams; i++) {
-        char type = r->param_types ? r->param_types[i] : '-';
-        api_endpoints__key_field(&b, &type, 1);
-        api_endpoints__key_field_c(&b, r->param_text ? r->param_text[i] : NULL);
-    }
-    api_endpoints__key_name(&b, call->project_id, r->cache_key);
-    cm_buf_free(&b);
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* ---- the compiled runs' memo ---------------------------------------------------------------- */
+/* ---- the sources ----------------------------------------------------------------------------- */
 
-#define MEMO_MAX 4096 /* entries; emptied when full (each lives as its version does) */
-
-static void memo_value(cm_buf_t *k, const api_query_value_t *v)
+/* The next source names its answer: looked up in Redis, else executed;
+ * one that declines gives way to the next (the last never declines). */
+static void next_source(api_endpoints__run_t *r)
 {
-    int64_t n;
-    cm_buf_putc(k, (char)('0' + v->kind));
-    switch (v->kind) {
-    case API_QV_NULL: break;
-    case API_QV_STRING:
-        n = (int64_t)v->len;
-        cm_buf_append(k, &n, sizeof(n));
-        cm_buf_append(k, v->s, v->len);
-        break;
-    case API_QV_INT:
-    case API_QV_BOOL: cm_buf_append(k, &v->i, sizeof(v->i)); break;
-    case API_QV_FLOAT: cm_buf_append(k, &v->f, sizeof(v->f)); break;
-    case API_QV_LIST:
-        n = (int64_t)v->nitems;
-        cm_buf_append(k, &n, sizeof(n));
-        for (size_t i = 0; i < v->nitems; i++)
-            memo_value(k, &v->items[i]);
+    api_call_t *call = r->call;
+    for (;;) {
+        if (r->src != NULL && r->state != NULL)
+            r->src->free(r->state);
+        r->state = NULL;
+        r->zone_name = r->built_at = NULL;
+        r->src = *r->sources++;
+        if (r->src == NULL) { /* cannot be: the last source of each kind never declines */
+            api_endpoints__fail(r, NULL, "Query execution failed: no way to run this version.");
+            failed(r, API_ENDPOINTS__FAILED, NULL);
+            return;
+        }
+        int rc = r->src->key(r, r->cache_key);
+        if (rc == API_ENDPOINTS__ANSWERED)
+            return; /* the call, r with it, is gone */
+        if (rc == API_ENDPOINTS__FAILED) {
+            failed(r, rc, NULL);
+            return;
+        }
+        if (rc == API_ENDPOINTS__DECLINED)
+            continue;
         break;
     }
-}
-
-/* Everything a compile reads, so that equal keys print equal SQL: the
- * project, the endpoint and version, the stored query's text, the store,
- * the page asked for and the bound values by name. */
-static void memo_key(api_call_t *call, const run_t *r, cm_buf_t *k)
-{
-    int64_t nums[] = {atoll(call->project_id),
-                      r->version_n,
-                      r->limit,
-                      r->offset,
-                      (int64_t)cm_evstore_kind(call->ctx->events),
-                      (int64_t)r->nvars};
-    cm_buf_append(k, nums, sizeof(nums));
-    cm_buf_append(k, r->endpoint_id, strlen(r->endpoint_id) + 1);
-    cm_buf_append(k, cm_evstore_server_version(call->ctx->events),
-                  strlen(cm_evstore_server_version(call->ctx->events)) + 1);
-    cm_buf_append(k, r->stored_text, strlen(r->stored_text) + 1);
-    for (size_t i = 0; i < r->nvars; i++) {
-        cm_buf_append(k, r->names[i], strlen(r->names[i]) + 1);
-        memo_value(k, &r->values[i]);
-    }
-}
-
-static void memo_put(api_ctx_t *ctx, const cm_buf_t *key, const char *cache_key)
-{
-    if (ctx->run_memo && cm_strset_count(ctx->run_memo) >= MEMO_MAX) {
-        cm_strset_free_with(ctx->run_memo, free);
-        ctx->run_memo = NULL;
-    }
-    if (ctx->run_memo == NULL)
-        ctx->run_memo = cm_strset_new(256);
-    free(cm_strset_put(ctx->run_memo, cm_buf_slice(key), cm_xstrdup(cache_key)));
-}
-
-/* ---- compiling and running ------------------------------------------------------------------- */
-
-/* The stored query, compiled with the values into r->sql and its
- * parameters. 0, or -1 answered. */
-static int compile(api_call_t *call, run_t *r)
-{
-    cm_json_t text = cm_json_get(cm_json_root(r->stored), "query");
-    cm_buf_t scratch = CM_BUF_INIT, err = CM_BUF_INIT;
-    cm_slice_t s = CM_SLICE_NULL;
-    int rc = -1;
-    if (cm_json_as_str(text, &scratch, &s) != 0 || api_query_parse(s.p, s.len, &r->q, &err) != 0) {
-        api_respond_invalid(call, "query", "Invalid HogQL query: %.*s", (int)err.len, err.p);
-        goto done;
-    }
-    cm_evstore_dialect_t d = cm_evstore_dialect(call->ctx->events);
-    api_query_print_opts_t o = {
-        .dialect = d == CM_EVSTORE_SQL_SQLITE ? API_QUERY_SQLITE : API_QUERY_CLICKHOUSE,
-        .clickhouse_modern = d == CM_EVSTORE_SQL_CLICKHOUSE_MODERN,
-        .project_id = atoll(call->project_id),
-        .var_names = r->names,
-        .var_values = r->values,
-        .nvars = r->nvars,
-        .limit = r->limit,
-        .offset = r->offset,
-    };
-    if (api_query_print(r->q, &o, &r->sql, &err) != 0) {
-        api_respond_invalid(call, NULL, "Query execution failed: %.*s", (int)err.len, err.p);
-        goto done;
-    }
-    prepare_params(r);
-    rc = 0;
-done:
-    cm_buf_free(&scratch);
-    cm_buf_free(&err);
-    return rc;
-}
-
-/* A cached run asks Redis first. The Redis key is a hash of the SQL and
- * its parameters, so it needs a compile, unless the memo knows the key for
- * this version and these values: then a cached answer costs no parse,
- * print or hash, and a miss compiles before it runs. */
-static void compile_and_run(api_call_t *call, run_t *r)
-{
-    cm_buf_t key = CM_BUF_INIT;
-    memo_key(call, r, &key);
-    const char *known = call->ctx->run_memo && r->refresh == 0 && !r->debug
-                            ? cm_strset_get(call->ctx->run_memo, cm_buf_slice(&key))
-                            : NULL;
-    if (known) {
-        snprintf(r->cache_key, sizeof(r->cache_key), "%s", known);
-    } else {
-        if (compile(call, r) != 0)
-            goto done;
-        cache_key(call, r);
-        memo_put(call->ctx, &key, r->cache_key);
-    }
-    if (r->refresh == 0)
+    if (r->refresh == 0 && r->cache_key[0])
         cm_redis_command(call->ctx->redis, on_cache_get, call, "GET %s", r->cache_key);
     else
-        execute(call, r);
-done:
-    cm_buf_free(&key);
+        r->src->execute(r, on_executed);
 }
 
-/* ---- loading the endpoint -------------------------------------------------------------------- */
-
-/* A materialized read that could not answer: the query itself. */
-static void run_inline(api_call_t *call)
-{
-    compile_and_run(call, call->state);
-}
-
-/* The version to run is read: checks, then the variables' types. */
-static void on_version(int status, const cm_db_res_t *res, void *ud)
+/* A cached answer is served as it is; a miss, or Redis away: the source
+ * executes. */
+static void on_cache_get(cm_redis_t *rd, const redisReply *reply, const char *err, void *ud)
 {
     api_call_t *call = ud;
-    run_t *r = call->state;
+    api_endpoints__run_t *r = call->state;
+    (void)rd;
+    char when[48];
+    cm_slice_t page;
+    if (!api_endpoints__cache_hit(reply, err, when, &page)) {
+        r->src->execute(r, on_executed);
+        return;
+    }
+    cm_json_writer_init(&r->w, &r->out);
+    cm_json_begin_object(&r->w);
+    cm_json_members_raw(&r->w, page); /* results first, as PostHog's */
+    envelope(r, &r->w, true, when);
+    api_respond_json(call, 200, &r->out);
+}
+
+/* The source's reads are done: its page into the answer, or the next. */
+static void on_executed(api_endpoints__run_t *r, int status, const char *err)
+{
+    if (status == API_ENDPOINTS__DECLINED) {
+        next_source(r);
+        return;
+    }
     if (status != 0) {
-        api_respond_db_error(call, status, res, NULL, NULL);
+        failed(r, status, err);
         return;
     }
-#define V(col) cm_db_value(res, 0, 0, col)
-    if (cm_db_nrows(res, 0) == 0) { /* the endpoint was there a moment ago */
-        api_respond_not_found(call);
-        return;
-    }
-    r->version_n = atoll(V(API_ENDPOINT_VERSION));
-    if (atoi(V(API_ENDPOINT_VERSION_ACTIVE)) == 0) {
-        api_respond_invalid(call, "version", "Version %lld is inactive and cannot be executed.",
-                            r->version_n);
-        return;
-    }
-    snprintf(r->endpoint_id, sizeof(r->endpoint_id), "%s", V(API_ENDPOINT_ID));
-    snprintf(r->version_created, sizeof(r->version_created), "%s", V(API_ENDPOINT_VERSION_CREATED));
-    r->cache_age =
-        V(API_ENDPOINT_CACHE_AGE) ? atoi(V(API_ENDPOINT_CACHE_AGE)) : DEFAULT_CACHE_AGE_S;
-    /* the row lives only during this callback; the document borrows its text */
-    r->stored_text = cm_xstrdup(V(API_ENDPOINT_QUERY));
-    if (cm_json_parse(r->stored_text, strlen(r->stored_text), NULL, &r->stored, NULL) != 0) {
-        api_respond_invalid(call, "query", "The stored query cannot be read.");
-        return;
-    }
-    bool materialized = V(API_ENDPOINT_MATERIALIZED) && atoi(V(API_ENDPOINT_MATERIALIZED)) == 1;
-    if (r->refresh == 2 && !materialized) {
-        api_respond_invalid(call, "refresh",
-                            "'direct' refresh mode is only valid for materialized endpoints. "
-                            "Use 'cache' or 'force' instead, or enable materialization on this "
-                            "endpoint.");
-        return;
-    }
-    const char *st = V(API_ENDPOINT_MAT_STATUS), *at = V(API_ENDPOINT_MAT_AT);
-    char now[24];
-    api_store_now(now);
-    if (materialized && r->refresh != 2 && st && strcmp(st, "Completed") == 0 &&
-        V(API_ENDPOINT_MAT_TABLE) && at &&
-        atoll(now) < atoll(at) + api_endpoints_period_ms(V(API_ENDPOINT_SYNC_FREQUENCY))) {
-        r->mat_table = cm_xstrdup(V(API_ENDPOINT_MAT_TABLE));
-        r->mat_info = V(API_ENDPOINT_MAT_INFO) ? cm_xstrdup(V(API_ENDPOINT_MAT_INFO)) : NULL;
-        r->mat_at = cm_xstrdup(at);
-    }
-    if (api_insight_kind(cm_json_root(r->stored))) {
-        api_endpoints__insight_t how = {.version_n = r->version_n,
-                                        .cache_age = r->cache_age,
-                                        .refresh = r->refresh,
-                                        .materialized = materialized,
-                                        .mat_table = r->mat_table,
-                                        .mat_info = r->mat_info,
-                                        .mat_at = r->mat_at};
-        snprintf(how.endpoint_id, sizeof(how.endpoint_id), "%s", r->endpoint_id);
-        snprintf(how.version_created, sizeof(how.version_created), "%s", r->version_created);
-        snprintf(how.timezone, sizeof(how.timezone), "%s",
-                 V(API_ENDPOINT_RUN_TIMEZONE) ? V(API_ENDPOINT_RUN_TIMEZONE) : "UTC");
-        api_endpoints__run_insight(call, &how, r->stored_text);
-        return;
-    }
-#undef V
-    /* the variables' types came with the endpoint: no second read */
-    if (bind_values(call, r, res) != 0)
-        return;
-    if (r->mat_table == NULL) {
-        compile_and_run(call, r);
-        return;
-    }
-    api_endpoints__mat_read_t how = {.table = r->mat_table,
-                                     .info = r->mat_info,
-                                     .at = r->mat_at,
-                                     .names = r->names,
-                                     .values = r->values,
-                                     .nvars = r->nvars,
-                                     .limit = r->limit,
-                                     .offset = r->offset,
-                                     .cache_age = r->cache_age,
-                                     .version_n = r->version_n,
-                                     .version_created = r->version_created};
-    api_endpoints__run_materialized(call, &how, run_inline);
+    cm_json_writer_init(&r->w, &r->out);
+    cm_json_begin_object(&r->w);
+    r->src->page(r, &r->w, on_paged);
 }
 
-/* The endpoint (its current version) is read. */
-static void on_endpoint(int status, const cm_db_res_t *res, void *ud)
+/* The page is written, its object left open: kept in the cache, then the
+ * envelope's members close it. */
+static void on_paged(api_endpoints__run_t *r, int status, const char *err)
 {
-    api_call_t *call = ud;
-    run_t *r = call->state;
+    api_call_t *call = r->call;
     if (status != 0) {
-        api_respond_db_error(call, status, res, NULL, NULL);
+        failed(r, status, err);
         return;
     }
-    if (cm_db_nrows(res, 0) == 0 || atoi(cm_db_value(res, 0, 0, API_ENDPOINT_ACTIVE)) == 0) {
-        api_respond_not_found(call);
-        return;
-    }
-    const char *current = cm_db_value(res, 0, 0, API_ENDPOINT_CURRENT_VERSION);
-    if (r->version[0] && atoll(r->version) > atoll(current)) {
-        cm_buf_t b = CM_BUF_INIT, msg = CM_BUF_INIT;
-        cm_json_writer_t w;
-        cm_json_writer_init(&w, &b);
-        cm_json_begin_object(&w);
-        cm_json_key(&w, "error");
-        cm_buf_appendf(&msg, "Version %s not found for endpoint '%s'", r->version, r->name);
-        cm_json_str_s(&w, cm_buf_slice(&msg));
-        cm_json_key(&w, "current_version");
-        cm_json_int(&w, atoll(current));
-        cm_json_end_object(&w);
-        cm_buf_free(&msg);
-        api_respond_json(call, 404, &b);
-        return;
-    }
-    if (r->version[0] == '\0' || strcmp(r->version, current) == 0) {
-        on_version(0, res, call);
-        return;
-    }
-    api_store_endpoint_run_get(call->ctx->db, call->project_id, r->name, r->version,
-                               (unsigned)call->ctx->cfg.read_cache_ms, on_version, call);
+    char when[CM_ISO8601_MAX];
+    cm_iso8601_format(cm_now_us(), 3, when);
+    if (r->cache_key[0])
+        api_endpoints__cache_put(call, r->cache_key, when, &r->out, r->cache_age);
+    envelope(r, &r->w, false, when);
+    api_respond_json(call, 200, &r->out);
 }
 
-/* The body's options, in PostHog's order of checks. 0, or -1 answered. */
-static int parse_options(api_call_t *call, run_t *r)
+/* ---- the answer ------------------------------------------------------------------------------ */
+
+/* The run's own members, after the page's. */
+static void envelope(api_endpoints__run_t *r, cm_json_writer_t *w, bool cached, const char *when)
 {
-    cm_json_t root = cm_json_root(call->body), v;
-    if (r->version[0] == '\0' && cm_json_exists(v = cm_json_get(root, "version")) &&
-        !cm_json_is_null(v)) {
-        int64_t n;
-        if (cm_json_as_int64(v, &n) != 0 || n < 1) {
-            api_endpoints__error(call, 400, "Invalid version parameter: %.*s",
-                                 (int)(cm_json_raw(v).len > 40 ? 40 : cm_json_raw(v).len),
-                                 cm_json_raw(v).p);
-            return -1;
-        }
-        snprintf(r->version, sizeof(r->version), "%lld", (long long)n);
-    }
-    if (cm_json_exists(cm_json_get(root, "query_override"))) {
-        api_respond_invalid(call, "query_override",
-                            "query_override is not allowed. Use variables instead.");
-        return -1;
-    }
-    if (cm_json_exists(cm_json_get(root, "filters_override"))) {
-        api_respond_invalid(call, "filters_override",
-                            "filters_override is not allowed. Use variables instead.");
-        return -1;
-    }
-    if (cm_json_exists(v = cm_json_get(root, "refresh")) && !cm_json_is_null(v)) {
-        if (cm_json_str_eq(v, CM_SLICE_LIT("force")))
-            r->refresh = 1;
-        else if (cm_json_str_eq(v, CM_SLICE_LIT("direct")))
-            r->refresh = 2; /* checked once the version is known */
-        else if (!cm_json_str_eq(v, CM_SLICE_LIT("cache"))) {
-            api_respond_invalid(
-                call, "refresh", "\"%.*s\" is not a valid choice: cache, force or direct.",
-                (int)(cm_json_raw(v).len > 40 ? 40 : cm_json_raw(v).len), cm_json_raw(v).p);
-            return -1;
-        }
-    }
-    bool b;
-    if (cm_json_exists(v = cm_json_get(root, "debug")) && cm_json_as_bool(v, &b) == 0)
-        r->debug = b;
-    if (cm_json_exists(v = cm_json_get(root, "limit")) && !cm_json_is_null(v)) {
-        if (cm_json_as_int64(v, &r->limit) != 0 || r->limit < 1) {
-            api_respond_invalid(call, "limit", "Ensure this value is greater than or equal to 1.");
-            return -1;
-        }
-    }
-    if (cm_json_exists(v = cm_json_get(root, "offset")) && !cm_json_is_null(v)) {
-        if (cm_json_as_int64(v, &r->offset) != 0 || r->offset < 0) {
-            api_respond_invalid(call, "offset", "Ensure this value is greater than or equal to 0.");
-            return -1;
-        }
-    }
-    return 0;
+    cm_json_key(w, "is_cached");
+    cm_json_boolean(w, cached);
+    cm_json_key(w, "last_refresh");
+    if (r->built_at)
+        api_json_time(w, r->built_at);
+    else
+        cm_json_str_cstr(w, when);
+    cm_json_key(w, "cache_target_age");
+    cm_json_int(w, r->cache_age);
+    cm_json_key(w, "timezone");
+    cm_json_str_cstr(w, r->zone_name ? r->zone_name : "UTC");
+    cm_json_key(w, "endpoint_version");
+    cm_json_int(w, r->version_n);
+    cm_json_key(w, "endpoint_version_created_at");
+    api_json_time(w, r->version_created);
+    if (r->src->tail)
+        r->src->tail(r, w);
+    cm_json_end_object(w);
 }
 
-void api_endpoints_run(api_call_t *call)
+/* A run that failed, answered: the source's own 400, or the store's
+ * failure (never with the store's text: cache.c). */
+static void failed(api_endpoints__run_t *r, int status, const char *err)
 {
-    run_t *r = cm_xcalloc(1, sizeof(*r));
-    r->arena = CM_ARENA_INIT;
-    call->state = r;
-    call->state_free = run_free;
-    cm_slice_t n = cm_http_req_param(call->req, "name");
-    if (!api_endpoints__name_valid(n)) {
-        api_respond_not_found(call);
+    api_call_t *call = r->call;
+    if (status == API_ENDPOINTS__FAILED) {
+        api_respond_invalid(call, r->fail_attr, "%s", cm_buf_cstr(&r->fail));
         return;
     }
-    r->name = cm_xmalloc(n.len + 1);
-    memcpy(r->name, n.p, n.len);
-    r->name[n.len] = '\0';
-    if (api_endpoints__version_param(call, r->version) < 0 || api_call_body(call) < 0 ||
-        parse_options(call, r) < 0)
+    api_endpoints__query_failed(call, status, err, QUERY_TIMEOUT_MS);
+}
+
+void api_endpoints__fail(api_endpoints__run_t *run, const char *attr, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cm_buf_reset(&run->fail);
+    cm_buf_vappendf(&run->fail, fmt, ap);
+    va_end(ap);
+    run->fail_attr = attr;
+}
+
+static void run_free(void *p)
+{
+    api_endpoints__run_t *r = p;
+    if (r->src != NULL && r->state != NULL)
+        r->src->free(r->state);
+    free(r->mat_table);
+    free(r->mat_info);
+    free(r->mat_at);
+    free(r->name);
+    cm_json_doc_free(r->stored);
+    free(r->stored_text);
+    cm_arena_free(&r->arena);
+    free(r->names);
+    free(r->values);
+    cm_buf_free(&r->fail);
+    cm_buf_free(&r->out);
+    free(r);
+}
+
+/* ---- a value of an answer -------------------------------------------------------------------- */
+
+/* One value read by its column's type, so that both stores answer alike. */
+void api_endpoints__write_value(cm_json_writer_t *w, const char *type, const char *v)
+{
+    if (v == NULL) {
+        cm_json_null(w);
         return;
-    api_store_endpoint_run_get(call->ctx->db, call->project_id, r->name, NULL,
-                               (unsigned)call->ctx->cfg.read_cache_ms, on_endpoint, call);
+    }
+    const char *t = strncmp(type, "Nullable(", 9) == 0 ? type + 9 : type;
+    if (strncmp(t, "Int64", 5) == 0 || strncmp(t, "UInt8", 5) == 0) {
+        char *end;
+        long long n = strtoll(v, &end, 10);
+        if (*end == '\0' && end != v)
+            cm_json_int(w, n);
+        else if (*end == '.' || *end == 'e' || *end == 'E') /* a float the store kept */
+            cm_json_dbl(w, strtod(v, NULL));
+        else
+            cm_json_str_cstr(w, v);
+        return;
+    }
+    if (strncmp(t, "Float64", 7) == 0) {
+        char *end;
+        double d = strtod(v, &end);
+        if (end == v || *end != '\0' || !isfinite(d))
+            cm_json_null(w); /* nan (ClickHouse's avg of nothing), inf */
+        else
+            cm_json_dbl(w, d);
+        return;
+    }
+    /* ClickHouse 18.16 prints the epoch as zeros */
+    if (strncmp(t, "DateTime", 8) == 0 && strcmp(v, "0000-00-00 00:00:00") == 0)
+        v = "1970-01-01 00:00:00";
+    if (strncmp(t, "Date", 4) == 0 && strcmp(v, "0000-00-00") == 0)
+        v = "1970-01-01";
+    if (strncmp(t, "DateTime", 8) == 0 && strlen(v) == 19 && v[10] == ' ') {
+        char iso[24];
+        snprintf(iso, sizeof(iso), "%.10sT%.8sZ", v, v + 11);
+        cm_json_str_cstr(w, iso);
+        return;
+    }
+    cm_json_str_cstr(w, v);
 }

@@ -3,11 +3,13 @@
  * TrendsQuery or RetentionQuery; docs/insights.md): the variables checked
  * against what the insight accepts (its breakdown properties, date_from,
  * date_to; on a materialized version every breakdown property and no
- * date), the answer from Redis when a fresh one is there, else the
- * insight's queries one after another on the event store, each compiled
- * by the HogQL compiler for it, or answered from the version's
- * materialized table (insights.h says how), and the answer in PostHog's
- * shape.
+ * date), then the insight's queries one after another on the event
+ * store, each compiled by the HogQL compiler for it, or the version's
+ * materialized table read (insights.h says how), and the answer in
+ * PostHog's shape. Two sources of the run (endpoints_int.h): the table
+ * (api_endpoints__insight_table), which declines when there is no fresh
+ * table that fits this run or when its read fails (the table went away),
+ * and the queries (api_endpoints__insight), which never declines.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,23 +34,44 @@
 #define MAX_VARS         8
 
 typedef struct {
-    api_endpoints__insight_t how;
-    char *stored_text;
-    cm_json_doc_t *stored;
+    api_endpoints__run_t *run;
     cm_tzone_t *zone;
     api_insight_t *in;
     api_query_t *q;
     api_query_sql_t sql;
     char **param_text;
     char *param_types;
-    char cache_key[96];
-    /* the materialized table, when one answers (else NULL) */
-    char *mat_table, *mat_info, *mat_at;
+    const char *mat_table, *mat_info; /* the run's */
     bool from_table;
     char cols[5][32]; /* the table's q, b, k, p, v as the store named them */
     char *vars_text;  /* a table read's variables (date_from pinned) */
     cm_json_doc_t *vars_doc;
+    api_endpoints__done_fn done;
 } ins_run_t;
+
+static int key_table(api_endpoints__run_t *run, char out[96]);
+static int key_queries(api_endpoints__run_t *run, char out[96]);
+static int start(api_endpoints__run_t *run, bool table, char out[96]);
+static int check_variables(api_call_t *call, cm_json_t query, cm_json_t vars);
+static int cmp_slice(const void *a, const void *b);
+static int materialized_rules(api_call_t *call, cm_json_t query, cm_json_t vars);
+static bool table_plan(ins_run_t *r, cm_json_t vars, int64_t *now_s, cm_json_t *out);
+static void cache_key(api_endpoints__run_t *run, ins_run_t *r, cm_json_t vars, char out[96]);
+static void execute(api_endpoints__run_t *run, api_endpoints__done_fn done);
+static void run_next(api_endpoints__run_t *run, ins_run_t *r);
+static void on_rows(int status, const char *err, const cm_evstore_rows_t *rows, void *ud);
+static const char *cell(const void *rows, size_t r, size_t c);
+static void read_table(api_call_t *call, ins_run_t *r);
+static void on_table_rows(int status, const char *err, const cm_evstore_rows_t *rows, void *ud);
+static const char *replay_cell(const void *p, size_t r, size_t c);
+static void page(api_endpoints__run_t *run, cm_json_writer_t *w, api_endpoints__done_fn done);
+static void tail(api_endpoints__run_t *run, cm_json_writer_t *w);
+static void ins_run_free(void *p);
+
+const api_endpoints__source_t api_endpoints__insight_table = {
+    .key = key_table, .execute = execute, .page = page, .tail = tail, .free = ins_run_free};
+const api_endpoints__source_t api_endpoints__insight = {
+    .key = key_queries, .execute = execute, .page = page, .tail = tail, .free = ins_run_free};
 
 static void params_free(ins_run_t *r)
 {
@@ -68,65 +91,9 @@ static void ins_run_free(void *p)
     api_query_free(r->q);
     api_insight_free(r->in);
     cm_tzone_free(r->zone);
-    cm_json_doc_free(r->stored);
     cm_json_doc_free(r->vars_doc);
     free(r->vars_text);
-    free(r->stored_text);
-    free(r->mat_table);
-    free(r->mat_info);
-    free(r->mat_at);
     free(r);
-}
-
-/* {results, hasMore} and the run's own members around them. */
-static void respond(api_call_t *call, ins_run_t *r, cm_slice_t page, bool cached, const char *when)
-{
-    cm_buf_t b = CM_BUF_INIT;
-    cm_json_writer_t w;
-    cm_buf_putc(&b, '{');
-    cm_buf_append(&b, page.p, page.len);
-    cm_buf_t tail = CM_BUF_INIT;
-    cm_json_writer_init(&w, &tail);
-    cm_json_begin_object(&w);
-    cm_json_key(&w, "is_cached");
-    cm_json_boolean(&w, cached);
-    cm_json_key(&w, "last_refresh");
-    cm_json_str_cstr(&w, when);
-    cm_json_key(&w, "cache_target_age");
-    cm_json_int(&w, r->how.cache_age);
-    cm_json_key(&w, "timezone");
-    cm_json_str_cstr(&w, cm_tzone_name(r->zone));
-    cm_json_key(&w, "endpoint_version");
-    cm_json_int(&w, r->how.version_n);
-    cm_json_key(&w, "endpoint_version_created_at");
-    api_json_time(&w, r->how.version_created);
-    if (r->from_table) {
-        cm_json_key(&w, "endpoint_materialized");
-        cm_json_boolean(&w, true);
-        cm_json_key(&w, "endpoint_materialized_at");
-        api_json_time(&w, r->mat_at);
-    }
-    cm_json_end_object(&w);
-    cm_buf_putc(&b, ',');
-    cm_buf_append(&b, tail.p + 1, tail.len - 1);
-    cm_buf_free(&tail);
-    api_respond_json(call, 200, &b);
-}
-
-static void finish(api_call_t *call, ins_run_t *r)
-{
-    cm_buf_t page = CM_BUF_INIT;
-    cm_json_writer_t w;
-    cm_buf_append_cstr(&page, "\"results\":");
-    cm_json_writer_init(&w, &page);
-    api_insight_write(r->in, &w);
-    cm_buf_append_cstr(&page, ",\"hasMore\":");
-    cm_buf_append_cstr(&page, api_insight_has_more(r->in) ? "true" : "false");
-    char when[CM_ISO8601_MAX];
-    cm_iso8601_format(cm_now_us(), 3, when);
-    api_endpoints__cache_put(call, r->cache_key, when, cm_buf_slice(&page), r->how.cache_age);
-    respond(call, r, cm_buf_slice(&page), false, when);
-    cm_buf_free(&page);
 }
 
 static const char *cell(const void *rows, size_t r, size_t c)
@@ -134,35 +101,37 @@ static const char *cell(const void *rows, size_t r, size_t c)
     return cm_evstore_value(rows, r, c);
 }
 
-static void run_next(api_call_t *call, ins_run_t *r);
-
 static void on_rows(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
 {
-    api_call_t *call = ud;
-    ins_run_t *r = call->state;
-    if (api_endpoints__query_failed(call, status, err, QUERY_TIMEOUT_MS))
+    api_endpoints__run_t *run = ud;
+    ins_run_t *r = run->state;
+    if (status != 0) {
+        r->done(run, status, err);
         return;
+    }
     cm_buf_t msg = CM_BUF_INIT;
     if ((int64_t)cm_evstore_nrows(rows) > r->sql.limit ||
         api_insight_rows(r->in, rows, cm_evstore_nrows(rows), cell, &msg) != 0) {
-        api_respond_invalid(call, NULL, "Query execution failed: %s",
+        api_endpoints__fail(run, NULL, "Query execution failed: %s",
                             msg.len ? cm_buf_cstr(&msg) : "too many rows: narrow the query");
         cm_buf_free(&msg);
+        r->done(run, API_ENDPOINTS__FAILED, NULL);
         return;
     }
     cm_buf_free(&msg);
-    run_next(call, r);
+    run_next(run, r);
 }
 
 /* The next query of the insight, compiled for this store, or the answer. */
-static void run_next(api_call_t *call, ins_run_t *r)
+static void run_next(api_endpoints__run_t *run, ins_run_t *r)
 {
+    api_call_t *call = run->call;
     const char *const *names;
     const api_query_value_t *values;
     size_t nvalues;
     const char *hogql = api_insight_next(r->in, &names, &values, &nvalues);
     if (hogql == NULL) {
-        finish(call, r);
+        r->done(run, 0, NULL);
         return;
     }
     params_free(r);
@@ -184,8 +153,9 @@ static void run_next(api_call_t *call, ins_run_t *r)
         api_query_print(r->q, &o, &r->sql, &err) != 0) {
         /* ours, not the user's: the insight printed HogQL the compiler refused */
         cm_log(CM_LOG_ERROR, NULL, "insight query refused: %.*s: %s", (int)err.len, err.p, hogql);
-        api_respond_invalid(call, "query", "Query execution failed: %.*s", (int)err.len, err.p);
+        api_endpoints__fail(run, "query", "Query execution failed: %.*s", (int)err.len, err.p);
         cm_buf_free(&err);
+        r->done(run, API_ENDPOINTS__FAILED, NULL);
         return;
     }
     cm_buf_free(&err);
@@ -201,7 +171,7 @@ static void run_next(api_call_t *call, ins_run_t *r)
         .timeout_ms = QUERY_TIMEOUT_MS,
         .max_bytes = call->ctx->cfg.answer_max_bytes,
     };
-    api_query_select(call, &q, on_rows, call);
+    api_query_select(call, &q, on_rows, run);
 }
 
 /* ---- from the materialized table ---- */
@@ -218,25 +188,20 @@ static const char *replay_cell(const void *p, size_t r, size_t c)
     return cm_evstore_value(x->rows, x->from + r, (size_t)x->map[c]);
 }
 
-static void run_first(api_call_t *call, ins_run_t *r);
-
 /* The table's rows (ordered by q): each query of the plan answered by the
  * rows of its code. */
 static void on_table_rows(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
 {
-    api_call_t *call = ud;
-    ins_run_t *r = call->state;
+    api_endpoints__run_t *run = ud;
+    ins_run_t *r = run->state;
     if (status == CM_ETOOBIG) {
-        api_endpoints__answer_too_big(call);
+        r->done(run, status, err);
         return;
     }
-    if (status != 0) { /* the table went (a refresh dropped it): the query itself */
+    if (status != 0) { /* the table went (a refresh dropped it): the queries themselves */
         cm_log(CM_LOG_WARN, NULL, "materialized insight read failed, run inline: %s",
                err ? err : "");
-        r->from_table = false;
-        api_insight_free(r->in);
-        r->in = NULL;
-        run_first(call, r);
+        r->done(run, API_ENDPOINTS__DECLINED, NULL);
         return;
     }
     size_t n = cm_evstore_nrows(rows);
@@ -254,13 +219,14 @@ static void on_table_rows(int status, const char *err, const cm_evstore_rows_t *
         while (i < n && atoi(cm_evstore_value(rows, i, 0)) == code)
             i++;
         if (api_insight_rows(r->in, &x, i - x.from, replay_cell, &msg) != 0) {
-            api_respond_invalid(call, NULL, "Query execution failed: %s", cm_buf_cstr(&msg));
+            api_endpoints__fail(run, NULL, "Query execution failed: %s", cm_buf_cstr(&msg));
             cm_buf_free(&msg);
+            r->done(run, API_ENDPOINTS__FAILED, NULL);
             return;
         }
     }
     cm_buf_free(&msg);
-    finish(call, r);
+    r->done(run, 0, NULL);
 }
 
 static void read_table(api_call_t *call, ins_run_t *r)
@@ -280,36 +246,22 @@ static void read_table(api_call_t *call, ins_run_t *r)
         .timeout_ms = QUERY_TIMEOUT_MS,
         .max_bytes = call->ctx->cfg.answer_max_bytes,
     };
-    api_query_select(call, &q, on_table_rows, call);
+    api_query_select(call, &q, on_table_rows, call->state);
     cm_buf_free(&sql);
     cm_buf_free(&key);
-}
-
-static void on_cache_get(cm_redis_t *rd, const redisReply *reply, const char *err, void *ud)
-{
-    api_call_t *call = ud;
-    ins_run_t *r = call->state;
-    (void)rd;
-    char when[48];
-    cm_slice_t page;
-    if (api_endpoints__cache_hit(reply, err, when, &page)) {
-        respond(call, r, page, true, when);
-        return;
-    }
-    r->from_table ? read_table(call, r) : run_next(call, r);
 }
 
 /* The cache key: the endpoint, version, store, zone, table and the
  * variables as given (a relative date range is as fresh as the cache age
  * allows), each field length-prefixed. */
-static void cache_key(api_call_t *call, ins_run_t *r, cm_json_t vars)
+static void cache_key(api_endpoints__run_t *run, ins_run_t *r, cm_json_t vars, char out[96])
 {
+    api_call_t *call = run->call;
     cm_buf_t b = CM_BUF_INIT, v = CM_BUF_INIT;
     char num[64];
     api_endpoints__key_field_c(&b, "insight");
-    api_endpoints__key_field_c(&b, r->how.endpoint_id);
-    snprintf(num, sizeof(num), "%lld %d", r->how.version_n,
-             (int)cm_evstore_kind(call->ctx->events));
+    api_endpoints__key_field_c(&b, run->endpoint_id);
+    snprintf(num, sizeof(num), "%lld %d", run->version_n, (int)cm_evstore_kind(call->ctx->events));
     api_endpoints__key_field_c(&b, num);
     api_endpoints__key_field_c(&b, cm_tzone_name(r->zone));
     api_endpoints__key_field_c(&b, r->from_table ? r->mat_table : NULL);
@@ -319,7 +271,7 @@ static void cache_key(api_call_t *call, ins_run_t *r, cm_json_t vars)
         cm_json_raw_value_compact(&w, cm_json_raw(vars));
         api_endpoints__key_field(&b, v.p, v.len);
     }
-    api_endpoints__key_name(&b, call->project_id, r->cache_key);
+    api_endpoints__key_name(&b, call->project_id, out);
     cm_buf_free(&v);
     cm_buf_free(&b);
 }
@@ -458,62 +410,86 @@ done:
     return ok;
 }
 
-/* Plan (from the table when it fits, else inline) and run. */
-static void run_first(api_call_t *call, ins_run_t *r)
+/* ---- the two sources ------------------------------------------------------------------------- */
+
+static int key_table(api_endpoints__run_t *run, char out[96])
 {
-    cm_json_t query = cm_json_root(r->stored);
+    return start(run, true, out);
+}
+
+static int key_queries(api_endpoints__run_t *run, char out[96])
+{
+    return start(run, false, out);
+}
+
+/* The request's variables checked, the insight planned (from the table
+ * when it fits, else its queries) and its cached answer named. The
+ * checks are the same whichever source asks (the table's declining does
+ * not change them). */
+static int start(api_endpoints__run_t *run, bool table, char out[96])
+{
+    api_call_t *call = run->call;
+    ins_run_t *r = cm_xcalloc(1, sizeof(*r));
+    r->run = run;
+    r->mat_table = run->mat_table;
+    r->mat_info = run->mat_info;
+    run->state = r;
+    cm_json_t query = cm_json_root(run->stored);
     cm_json_t vars = cm_json_get(cm_json_root(call->body), "variables");
+    if (check_variables(call, query, vars) != 0)
+        return API_ENDPOINTS__ANSWERED;
+    if (run->materialized && materialized_rules(call, query, vars) != 0)
+        return API_ENDPOINTS__ANSWERED;
+    r->zone = cm_tzone_open(cm_slice_from_cstr(run->timezone)); /* NULL: UTC */
+    run->zone_name = cm_tzone_name(r->zone);
     int64_t now_s = (int64_t)time(NULL);
     cm_json_t plan_vars = vars;
-    r->from_table = r->mat_table != NULL && r->in == NULL && r->vars_doc == NULL &&
-                    table_plan(r, vars, &now_s, &plan_vars);
-    if (!r->from_table) {
-        now_s = (int64_t)time(NULL);
-        plan_vars = vars;
+    if (table) {
+        r->from_table = r->mat_table != NULL && table_plan(r, vars, &now_s, &plan_vars);
+        if (!r->from_table)
+            return API_ENDPOINTS__DECLINED;
     }
     cm_buf_t err = CM_BUF_INIT;
     const char *attr = NULL;
+    int rc = 0;
     if (api_insight_plan(query, plan_vars, r->zone, now_s, &r->in, &err, &attr) != 0) {
-        api_respond_invalid(call, attr, "%.*s", (int)err.len, err.p);
-        cm_buf_free(&err);
-        return;
+        api_endpoints__fail(run, attr, "%.*s", (int)err.len, err.p);
+        rc = API_ENDPOINTS__FAILED;
+    } else {
+        cache_key(run, r, vars, out);
     }
     cm_buf_free(&err);
-    cache_key(call, r, vars);
-    if (r->how.refresh == 0)
-        cm_redis_command(call->ctx->redis, on_cache_get, call, "GET %s", r->cache_key);
-    else if (r->from_table)
-        read_table(call, r);
-    else
-        run_next(call, r);
+    return rc;
 }
 
-void api_endpoints__run_insight(api_call_t *call, const api_endpoints__insight_t *how,
-                                const char *stored_text)
+static void execute(api_endpoints__run_t *run, api_endpoints__done_fn done)
 {
-    ins_run_t *r = cm_xcalloc(1, sizeof(*r));
-    r->how = *how;
-    r->stored_text = cm_xstrdup(stored_text);
-    /* the caller's strings go with its state: copies */
-    r->mat_table = how->mat_table ? cm_xstrdup(how->mat_table) : NULL;
-    r->mat_info = how->mat_info ? cm_xstrdup(how->mat_info) : NULL;
-    r->mat_at = how->mat_at ? cm_xstrdup(how->mat_at) : NULL;
-    r->how.mat_table = r->how.mat_info = r->how.mat_at = NULL;
-    /* the run's own state is done with: this one takes the call over */
-    if (call->state_free)
-        call->state_free(call->state);
-    call->state = r;
-    call->state_free = ins_run_free;
-    if (cm_json_parse(r->stored_text, strlen(r->stored_text), NULL, &r->stored, NULL) != 0) {
-        api_respond_invalid(call, "query", "The stored query cannot be read.");
+    ins_run_t *r = run->state;
+    r->done = done;
+    if (r->from_table)
+        read_table(run->call, r);
+    else
+        run_next(run, r);
+}
+
+/* {results, hasMore} */
+static void page(api_endpoints__run_t *run, cm_json_writer_t *w, api_endpoints__done_fn done)
+{
+    ins_run_t *r = run->state;
+    cm_json_key(w, "results");
+    api_insight_write(r->in, w);
+    cm_json_key(w, "hasMore");
+    cm_json_boolean(w, api_insight_has_more(r->in));
+    done(run, 0, NULL);
+}
+
+static void tail(api_endpoints__run_t *run, cm_json_writer_t *w)
+{
+    ins_run_t *r = run->state;
+    if (!r->from_table)
         return;
-    }
-    cm_json_t query = cm_json_root(r->stored);
-    cm_json_t vars = cm_json_get(cm_json_root(call->body), "variables");
-    if (check_variables(call, query, vars) != 0)
-        return;
-    if (how->materialized && materialized_rules(call, query, vars) != 0)
-        return;
-    r->zone = cm_tzone_open(cm_slice_from_cstr(how->timezone)); /* NULL: UTC */
-    run_first(call, r);
+    cm_json_key(w, "endpoint_materialized");
+    cm_json_boolean(w, true);
+    cm_json_key(w, "endpoint_materialized_at");
+    api_json_time(w, run->mat_at);
 }

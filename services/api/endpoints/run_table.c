@@ -5,8 +5,11 @@
  * filters by the values (c = v; a range: the day column against the
  * value's day) and, with a range variable, aggregates again over the days
  * (sum of counts and sums, min, max). Every variable must be given: the
- * table holds every value's rows. If the store refuses the read (the
- * table went away), the run goes on inline.
+ * table holds every value's rows. A source of the run (endpoints_int.h):
+ * it declines when there is no fresh table, when the table's info cannot
+ * be read, or when the store refuses the read (the table went away), and
+ * the query itself runs (run_hogql.c). Its answers are not cached: the
+ * table is the cache, and last_refresh is the time it was built.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,11 +26,22 @@
 
 #define READ_TIMEOUT_MS api_query_timeout_ms(call) /* QUERY_TIMEOUT */
 
+/* What the read needs of the run. */
+typedef struct {
+    const char *table, *info, *at; /* the version's mat_table, mat_info, mat_at */
+    const char *const *names;      /* the bound variables */
+    const api_query_value_t *values;
+    size_t nvars;
+    int64_t limit, offset; /* the page asked (limit 0: the default) */
+} api_endpoints__mat_read_t;
+
 typedef struct {
     api_call_t *call;
     api_endpoints__mat_read_t how;
-    void (*fallback)(api_call_t *call);
     cm_json_doc_t *info;
+    cm_buf_t sql;
+    const cm_evstore_rows_t *rows; /* the store's answer, during execute's done only */
+    api_endpoints__done_fn done;
     char **params;
     char *types;
     size_t nparams;
@@ -36,20 +50,112 @@ typedef struct {
     int64_t limit, offset; /* the page */
 } mread_t;
 
-static void mread_free(mread_t *m)
+static int key(api_endpoints__run_t *run, char out[96]);
+static int prepare(api_call_t *call, mread_t *m, const api_endpoints__mat_read_t *how);
+static void execute(api_endpoints__run_t *run, api_endpoints__done_fn done);
+static void on_rows(int status, const char *err, const cm_evstore_rows_t *rows, void *ud);
+static void page(api_endpoints__run_t *run, cm_json_writer_t *w, api_endpoints__done_fn done);
+static void tail(api_endpoints__run_t *run, cm_json_writer_t *w);
+static void mread_free(void *p);
+
+const api_endpoints__source_t api_endpoints__table = {
+    .key = key, .execute = execute, .page = page, .tail = tail, .free = mread_free};
+
+/* A fresh table, its read prepared; never cached. */
+static int key(api_endpoints__run_t *run, char out[96])
 {
-    for (size_t i = 0; i < m->nparams; i++)
-        free(m->params[i]);
-    free(m->params);
-    free(m->types);
-    for (size_t i = 0; m->col_names && i < m->ncols; i++) {
-        free(m->col_names[i]);
-        free(m->col_types[i]);
+    out[0] = '\0';
+    if (run->mat_table == NULL)
+        return API_ENDPOINTS__DECLINED;
+    mread_t *m = cm_xcalloc(1, sizeof(*m));
+    run->state = m;
+    api_endpoints__mat_read_t how = {.table = run->mat_table,
+                                     .info = run->mat_info,
+                                     .at = run->mat_at,
+                                     .names = run->names,
+                                     .values = run->values,
+                                     .nvars = run->nvars,
+                                     .limit = run->limit,
+                                     .offset = run->offset};
+    run->built_at = run->mat_at;
+    return prepare(run->call, m, &how);
+}
+
+static void execute(api_endpoints__run_t *run, api_endpoints__done_fn done)
+{
+    api_call_t *call = run->call;
+    mread_t *m = run->state;
+    m->done = done;
+    cm_evstore_select_t s = {.sql = cm_buf_cstr(&m->sql),
+                             .params = (const char *const *)m->params,
+                             .types = m->types,
+                             .nparams = (int)m->nparams,
+                             .timeout_ms = READ_TIMEOUT_MS,
+                             .max_bytes = call->ctx->cfg.answer_max_bytes};
+    api_query_select(call, &s, on_rows, run);
+}
+
+static void on_rows(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
+{
+    api_endpoints__run_t *run = ud;
+    mread_t *m = run->state;
+    if (status != 0) { /* the table is gone or the store away: the query itself */
+        cm_log(CM_LOG_WARN, NULL, "materialized read of %s: %s; running the query", m->how.table,
+               err ? err : "");
+        m->done(run, API_ENDPOINTS__DECLINED, NULL);
+        return;
     }
-    free(m->col_names);
-    free(m->col_types);
-    cm_json_doc_free(m->info);
-    free(m);
+    m->rows = rows; /* page() reads them inside done */
+    m->done(run, 0, NULL);
+}
+
+static void page(api_endpoints__run_t *run, cm_json_writer_t *w, api_endpoints__done_fn done)
+{
+    mread_t *m = run->state;
+    const cm_evstore_rows_t *rows = m->rows;
+    m->rows = NULL; /* they go with the store's callback */
+    size_t n = cm_evstore_nrows(rows);
+    bool more = n > (size_t)m->limit;
+    if (more)
+        n = (size_t)m->limit;
+    cm_json_key(w, "results");
+    cm_json_begin_array(w);
+    for (size_t i = 0; i < n; i++) {
+        cm_json_begin_array(w);
+        for (size_t c = 0; c < m->ncols && c < cm_evstore_ncols(rows); c++)
+            api_endpoints__write_value(w, m->col_types[c], cm_evstore_value(rows, i, c));
+        cm_json_end_array(w);
+    }
+    cm_json_end_array(w);
+    cm_json_key(w, "columns");
+    cm_json_begin_array(w);
+    for (size_t c = 0; c < m->ncols; c++)
+        cm_json_str_cstr(w, m->col_names[c]);
+    cm_json_end_array(w);
+    cm_json_key(w, "types");
+    cm_json_begin_array(w);
+    for (size_t c = 0; c < m->ncols; c++) {
+        cm_json_begin_array(w);
+        cm_json_str_cstr(w, m->col_names[c]);
+        cm_json_str_cstr(w, m->col_types[c]);
+        cm_json_end_array(w);
+    }
+    cm_json_end_array(w);
+    cm_json_key(w, "hasMore");
+    cm_json_boolean(w, more);
+    cm_json_key(w, "limit");
+    cm_json_int(w, m->limit);
+    cm_json_key(w, "offset");
+    cm_json_int(w, m->offset);
+    done(run, 0, NULL);
+}
+
+static void tail(api_endpoints__run_t *run, cm_json_writer_t *w)
+{
+    cm_json_key(w, "endpoint_materialized");
+    cm_json_boolean(w, true);
+    cm_json_key(w, "endpoint_materialized_at");
+    api_json_time(w, run->mat_at);
 }
 
 static char *text_of(cm_json_t v)
@@ -70,89 +176,14 @@ static const api_query_value_t *bound(const api_endpoints__mat_read_t *h, cm_sli
     return NULL;
 }
 
-static void on_rows(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
+/* The table's info read and the read's SQL written into m->sql: 0,
+ * DECLINED (the info does not fit), or ANSWERED (a variable missing). */
+static int prepare(api_call_t *call, mread_t *m, const api_endpoints__mat_read_t *how)
 {
-    mread_t *m = ud;
-    api_call_t *call = m->call;
-    if (status != 0) { /* the table is gone or the store away: the query itself */
-        cm_log(CM_LOG_WARN, NULL, "materialized read of %s: %s; running the query", m->how.table,
-               err ? err : "");
-        void (*fallback)(api_call_t *) = m->fallback;
-        mread_free(m);
-        fallback(call);
-        return;
-    }
-    size_t n = cm_evstore_nrows(rows);
-    bool more = n > (size_t)m->limit;
-    if (more)
-        n = (size_t)m->limit;
-    cm_buf_t b = CM_BUF_INIT;
-    cm_json_writer_t w;
-    cm_json_writer_init(&w, &b);
-    cm_json_begin_object(&w);
-    cm_json_key(&w, "results");
-    cm_json_begin_array(&w);
-    for (size_t i = 0; i < n; i++) {
-        cm_json_begin_array(&w);
-        for (size_t c = 0; c < m->ncols && c < cm_evstore_ncols(rows); c++)
-            api_endpoints__write_value(&w, m->col_types[c], cm_evstore_value(rows, i, c));
-        cm_json_end_array(&w);
-    }
-    cm_json_end_array(&w);
-    cm_json_key(&w, "columns");
-    cm_json_begin_array(&w);
-    for (size_t c = 0; c < m->ncols; c++)
-        cm_json_str_cstr(&w, m->col_names[c]);
-    cm_json_end_array(&w);
-    cm_json_key(&w, "types");
-    cm_json_begin_array(&w);
-    for (size_t c = 0; c < m->ncols; c++) {
-        cm_json_begin_array(&w);
-        cm_json_str_cstr(&w, m->col_names[c]);
-        cm_json_str_cstr(&w, m->col_types[c]);
-        cm_json_end_array(&w);
-    }
-    cm_json_end_array(&w);
-    cm_json_key(&w, "hasMore");
-    cm_json_boolean(&w, more);
-    cm_json_key(&w, "limit");
-    cm_json_int(&w, m->limit);
-    cm_json_key(&w, "offset");
-    cm_json_int(&w, m->offset);
-    cm_json_key(&w, "is_cached");
-    cm_json_boolean(&w, false);
-    cm_json_key(&w, "last_refresh");
-    api_json_time(&w, m->how.at);
-    cm_json_key(&w, "cache_target_age");
-    cm_json_int(&w, m->how.cache_age);
-    cm_json_key(&w, "timezone");
-    cm_json_str_cstr(&w, "UTC");
-    cm_json_key(&w, "endpoint_version");
-    cm_json_int(&w, m->how.version_n);
-    cm_json_key(&w, "endpoint_version_created_at");
-    api_json_time(&w, m->how.version_created);
-    cm_json_key(&w, "endpoint_materialized");
-    cm_json_boolean(&w, true);
-    cm_json_key(&w, "endpoint_materialized_at");
-    api_json_time(&w, m->how.at);
-    cm_json_end_object(&w);
-    mread_free(m);
-    api_respond_json(call, 200, &b);
-}
-
-void api_endpoints__run_materialized(api_call_t *call, const api_endpoints__mat_read_t *how,
-                                     void (*fallback)(api_call_t *call))
-{
-    mread_t *m = cm_xcalloc(1, sizeof(*m));
     m->call = call;
     m->how = *how;
-    m->fallback = fallback;
-    if (how->info == NULL ||
-        cm_json_parse(how->info, strlen(how->info), NULL, &m->info, NULL) != 0) {
-        mread_free(m);
-        fallback(call);
-        return;
-    }
+    if (how->info == NULL || cm_json_parse(how->info, strlen(how->info), NULL, &m->info, NULL) != 0)
+        return API_ENDPOINTS__DECLINED;
     cm_json_t root = cm_json_root(m->info), cols = cm_json_get(root, "cols"),
               vars = cm_json_get(root, "vars");
     int64_t nq = 0, qlimit = -1, qoffset = 0;
@@ -160,11 +191,8 @@ void api_endpoints__run_materialized(api_call_t *call, const api_endpoints__mat_
     cm_json_as_int64(cm_json_get(root, "limit"), &qlimit);
     cm_json_as_int64(cm_json_get(root, "offset"), &qoffset);
     size_t nv = cm_json_len(vars);
-    if (nq < 1 || (size_t)nq + nv != cm_json_len(cols)) {
-        mread_free(m);
-        fallback(call);
-        return;
-    }
+    if (nq < 1 || (size_t)nq + nv != cm_json_len(cols))
+        return API_ENDPOINTS__DECLINED;
     /* every variable given: the table holds every value's rows */
     cm_json_t given = cm_json_get(cm_json_root(call->body), "variables");
     for (size_t i = 0; i < nv; i++) {
@@ -172,8 +200,7 @@ void api_endpoints__run_materialized(api_call_t *call, const api_endpoints__mat_
         if (!cm_json_exists(cm_json_get_s(given, code))) {
             api_endpoints__error(call, 400, "Required variable '%.*s' not provided", (int)code.len,
                                  code.p);
-            mread_free(m);
-            return;
+            return API_ENDPOINTS__ANSWERED; /* m goes with the run */
         }
     }
     bool range = false; /* aggregate again over the table's rows */
@@ -241,12 +268,26 @@ void api_endpoints__run_materialized(api_call_t *call, const api_endpoints__mat_
         m->col_names[c] = text_of(cm_json_get(col, "name"));
         m->col_types[c] = text_of(cm_json_get(col, "type"));
     }
-    cm_evstore_select_t s = {.sql = cm_buf_cstr(&sql.sql),
-                             .params = (const char *const *)m->params,
-                             .types = m->types,
-                             .nparams = (int)m->nparams,
-                             .timeout_ms = READ_TIMEOUT_MS,
-                             .max_bytes = call->ctx->cfg.answer_max_bytes};
-    api_query_select(call, &s, on_rows, m);
+    m->sql = sql.sql; /* execute() sends it */
+    sql.sql = (cm_buf_t)CM_BUF_INIT;
     api_query_table_sql_free(&sql);
+    return 0;
+}
+
+static void mread_free(void *p)
+{
+    mread_t *m = p;
+    for (size_t i = 0; i < m->nparams; i++)
+        free(m->params[i]);
+    free(m->params);
+    free(m->types);
+    for (size_t i = 0; m->col_names && i < m->ncols; i++) {
+        free(m->col_names[i]);
+        free(m->col_types[i]);
+    }
+    free(m->col_names);
+    free(m->col_types);
+    cm_json_doc_free(m->info);
+    cm_buf_free(&m->sql);
+    free(m);
 }

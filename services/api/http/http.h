@@ -126,6 +126,10 @@ typedef void (*api_row_writer_t)(cm_json_writer_t *w, api_call_t *call, const cm
  * whose count is column total_col. */
 void api_respond_rows(api_call_t *call, int status, const cm_db_res_t *res, size_t total_col,
                       api_row_writer_t row);
+/* The end of an unpaged list read: the store's error, or
+ * {"results": [table 0's rows]}. */
+void api_respond_results(api_call_t *call, int status, const cm_db_res_t *res,
+                         api_row_writer_t row);
 /* The end of a one-row read or write: the store's error, 404 without a row,
  * or row 0 with http_status. */
 void api_respond_row(api_call_t *call, int status, const cm_db_res_t *res, int http_status,
