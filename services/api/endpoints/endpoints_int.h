@@ -88,7 +88,6 @@ int api_endpoints__page_write(cm_json_writer_t *w, const api_query_sql_t *sql, c
                               const char *(*cell)(const void *rows, size_t row, size_t col),
                               size_t max_bytes);
 
-
 /* ---- the run: one driver (run.c), three sources ---------------------------------------------
  *
  * run.c loads the endpoint and its version, checks the request, and then
