@@ -15,8 +15,8 @@
 #                              -> $(BUILD)/bin/<svc>   (the top main.c holds main())
 #     a service's files, its tests and its fuzz targets include its headers by
 #     their path under services/<svc>/ ("core/eval.h"), never another service's
-#   tests/unit/test_*.c        -> $(BUILD)/tests/test_*         (cmocka)
-#   tests/unit/<svc>/test_*.c  -> $(BUILD)/tests/<svc>_test_*   (+ service lib)
+#   tests/unit/libcommon/<folder>/test_*.c -> $(BUILD)/tests/libcommon_<folder>_test_* (cmocka)
+#   tests/unit/<svc>/[<folder>/]test_*.c    -> $(BUILD)/tests/<svc>_[<folder>_]test_* (+ service lib)
 #   tests/support/*.c          -> $(BUILD)/tests/support/*      (test helpers)
 #   tests/support/<svc>/*.c    -> $(BUILD)/tests/support/<svc>_* (+ service lib)
 #   tests/fuzz/fuzz_*.c        -> build/fuzz/fuzz_*             (libFuzzer)
@@ -65,9 +65,12 @@ SERVICES := $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard services/*/main.c))
 svc_srcs = $(wildcard services/$(1)/*.c services/$(1)/*/*.c)
 SERVICE_BINS := $(patsubst services/%/main.c,$(BUILD)/bin/%,$(wildcard services/*/main.c))
 
-UNIT_SRCS := $(wildcard tests/unit/test_*.c)
-UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
-SVC_UNIT_SRCS := $(wildcard tests/unit/*/test_*.c)
+# Unit tests mirror the code (docs/layout.md): tests/unit/libcommon/<folder>/test_<file>.c
+# tests libcommon/src/<folder>/<file>.c, tests/unit/<service>/[<folder>/]test_<file>.c
+# the service's; each builds to $(BUILD)/tests/<its path with _ for />.
+UNIT_SRCS := $(wildcard tests/unit/libcommon/*/test_*.c)
+UNIT_BINS := $(foreach s,$(UNIT_SRCS),$(BUILD)/tests/$(subst /,_,$(s:tests/unit/%.c=%)))
+SVC_UNIT_SRCS := $(filter-out tests/unit/libcommon/%,$(wildcard tests/unit/*/test_*.c tests/unit/*/*/test_*.c))
 SVC_UNIT_BINS := $(foreach s,$(SVC_UNIT_SRCS),$(BUILD)/tests/$(subst /,_,$(s:tests/unit/%.c=%)))
 SUPPORT_SRCS := $(wildcard tests/support/*.c)
 SUPPORT_BINS := $(SUPPORT_SRCS:tests/support/%.c=$(BUILD)/tests/support/%)
@@ -129,7 +132,7 @@ define SERVICE_RULES
 $(1)_OBJS := $$(patsubst %.c,$(BUILD)/obj/%.o,$$(call svc_srcs,$(1)))
 $(1)_LIBOBJS := $$(filter-out $(BUILD)/obj/services/$(1)/main.o,$$($(1)_OBJS)) $$(call gen_objs,$(1),$(BUILD))
 $(BUILD)/obj/services/$(1)/%.o $(BUILD)/obj/tests/unit/$(1)/%.o: private CPPFLAGS += -Iservices/$(1) -I$(GEN)/services/$(1)
-$$($(1)_OBJS) $$(patsubst %.c,$(BUILD)/obj/%.o,$$(wildcard tests/unit/$(1)/*.c)): | $$(call gen_hdrs,$(1))
+$$($(1)_OBJS) $$(patsubst %.c,$(BUILD)/obj/%.o,$$(wildcard tests/unit/$(1)/*.c tests/unit/$(1)/*/*.c)): | $$(call gen_hdrs,$(1))
 $(BUILD)/lib/lib$(1).a: $$($(1)_LIBOBJS)
 	@mkdir -p $$(@D)
 	rm -f $$@ && ar rcs $$@ $$^
@@ -140,9 +143,14 @@ endef
 $(foreach s,$(SERVICES),$(eval $(call SERVICE_RULES,$(s))))
 
 # ---- tests -------------------------------------------------------------------
-$(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(LIBCOMMON)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -lcmocka -o $@
+$(BUILD)/obj/tests/unit/%.o: private CPPFLAGS += -Itests/unit
+
+define LIB_UNIT_RULE
+$(BUILD)/tests/$(subst /,_,$(1:tests/unit/%.c=%)): $(BUILD)/obj/$(1:.c=.o) $(LIBCOMMON)
+	@mkdir -p $$(@D)
+	$(CC) $(LDFLAGS) $$^ $(LDLIBS) -lcmocka -o $$@
+endef
+$(foreach t,$(UNIT_SRCS),$(eval $(call LIB_UNIT_RULE,$(t))))
 
 define SVC_UNIT_RULE
 $(BUILD)/tests/$(subst /,_,$(1:tests/unit/%.c=%)): $(BUILD)/obj/$(1:.c=.o) $(BUILD)/lib/lib$(word 3,$(subst /, ,$(1))).a $(LIBCOMMON)

@@ -3,7 +3,7 @@
  * both stores, the errors a user sees, the limits, and the project filter
  * on every table a hostile query names.
  *
- * Golden cases live in tests/unit/api/query_golden.txt:
+ * Golden cases live in tests/unit/api/query/query_golden.txt:
  *
  *   == name
  *   HogQL text (one or more lines)
@@ -32,7 +32,7 @@
 #include "query/query.h"
 #include "query/resolve.h"
 
-#define GOLDEN "tests/unit/api/query_golden.txt"
+#define GOLDEN "tests/unit/api/query/query_golden.txt"
 
 static const api_query_value_t list_items[] = {
     {.kind = API_QV_STRING, .s = "a", .len = 1},
@@ -191,12 +191,12 @@ static void test_golden(void **state)
 
 /* ClickHouse 21.3 and later: what 18.16 refuses prints (nested properties,
  * JSON functions, window functions, several JOINs, LIMIT n OFFSET m BY).
- * tests/unit/api/query_golden_modern.txt: "== name", the query, "-- clickhouse
+ * tests/unit/api/query/query_golden_modern.txt: "== name", the query, "-- clickhouse
  * 21+", the expected text; rewritten by UPDATE_GOLDEN=1 as well. */
 static void test_golden_modern(void **state)
 {
     (void)state;
-    const char *path = "tests/unit/api/query_golden_modern.txt";
+    const char *path = "tests/unit/api/query/query_golden_modern.txt";
     char *text = slurp(path);
     assert_non_null(text);
     bool update = getenv("UPDATE_GOLDEN") != NULL;

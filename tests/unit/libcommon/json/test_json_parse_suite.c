@@ -1,5 +1,5 @@
 /*
- * test_json_suite.c - runs directories of JSONTestSuite-style files through
+ * test_json_parse_suite.c - runs directories of JSONTestSuite-style files through
  * the parser: y_*.json must be accepted, n_*.json rejected, and i_*.json
  * (implementation-defined) are reported either way; nothing may crash.
  *

@@ -1,5 +1,5 @@
 /*
- * test_defs.c - loading definitions: what is rejected as a whole, what
+ * test_snapshot.c - loading definitions: what is rejected as a whole, what
  * marks one flag invalid (and only that flag), key lookup, group types,
  * cohorts, reference counting, and a few thousand mutated documents that
  * must load and evaluate without a crash or a leak.

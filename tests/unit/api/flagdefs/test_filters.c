@@ -1,5 +1,5 @@
 /*
- * test_flagdefs.c - the api's flag filter checks: what PostHog refuses is
+ * test_filters.c - the api's flag filter checks: what PostHog refuses is
  * refused with a detail naming the place, what it accepts passes, the
  * references come out, and the operator list is proto/flag.schema.json's.
  */

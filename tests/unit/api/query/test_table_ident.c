@@ -1,5 +1,5 @@
 /*
- * test_mat_ident.c - the identifiers of a materialized read
+ * test_table_ident.c - the identifiers of a materialized read
  * (query/table.c): ClickHouse's backquoted names escape
  * backslash and backquote, SQLite's double-quoted names double the quote;
  * the SQLite spelling is read back by SQLite itself.

@@ -1,5 +1,5 @@
 /*
- * test_oauth_doc.c - client metadata documents as the api reads them
+ * test_cimd.c - client metadata documents as the api reads them
  * (services/api/oauth/cimd.c): what makes one valid, what is dropped, what
  * refuses it; and Cache-Control's max-age, clamped.
  */

@@ -1,5 +1,5 @@
 /*
- * test_stall.c - the two guards against one request holding the flags
+ * test_eval_stall.c - the two guards against one request holding the flags
  * loop: the property index (same answers as a scan, only faster) and the
  * per-request regex budget (once spent, regex conditions error out and
  * everything else is still evaluated).

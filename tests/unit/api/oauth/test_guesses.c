@@ -1,5 +1,5 @@
 /*
- * test_oauth_guesses.c - sign-in guesses as services/api/oauth/guesses.c
+ * test_guesses.c - sign-in guesses as services/api/oauth/guesses.c
  * counts them: free failures, then a wait; per account whatever the
  * address, per address whatever the account (an IPv6 /64 as one); a
  * success clears the account, an attempt that checked nothing is taken

@@ -1,5 +1,5 @@
 /*
- * test_json.c - the JSON parser, accessors and writer.
+ * test_json_parse.c - the JSON parser, accessors and writer.
  *
  * Inputs are copied into exact-size heap buffers before parsing (see
  * parse()), so any read past the end of the input fails under ASan.

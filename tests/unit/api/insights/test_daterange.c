@@ -1,5 +1,5 @@
 /*
- * test_insights.c - the insights' time axis (services/api/insights):
+ * test_daterange.c - the insights' time axis (services/api/insights):
  * PostHog's relative and absolute dates in a zone, buckets across the
  * clock changes (23- and 25-hour days), the labels of days, hours, weeks
  * and months, the limits; and that what a TrendsQuery plans always

@@ -1,5 +1,5 @@
 /*
- * test_oauth_uri.c - the URLs OAuth trusts (services/api/oauth/uri.c): the
+ * test_uri.c - the URLs OAuth trusts (services/api/oauth/uri.c): the
  * redirect rules (docs/oauth.md "Redirect URIs") as a table, one case per
  * row, and the shape of a CIMD client_id, hostile forms included.
  */
