@@ -55,15 +55,34 @@ typedef struct cm_db_res cm_db_res_t;
 
 typedef enum { CM_DB_SQLITE = 1, CM_DB_POSTGRES = 2 } cm_db_dialect_t;
 
+/* A SQLite connection being opened (cm_db_opts_t.on_connect), and an
+ * aggregate of doubles it may be given (db_sqlite_fns.c): step sees each
+ * row's arguments (a SQL NULL as nulls[i], its value 0), final the group's
+ * answer: 0 with *out, 1 for a SQL NULL, or -1 (out of memory). state is
+ * state_size zeroed bytes per group; final runs once per group and frees
+ * what step took. */
+typedef struct cm_db_conn cm_db_conn_t;
+typedef struct {
+    const char *name;
+    int nargs;
+    size_t state_size;
+    void (*step)(void *state, int argc, const double *args, const bool *nulls);
+    int (*final)(void *state, double *out);
+} cm_db_aggregate_t;
+/* agg must outlive the connection (a static). 0, or CM_EUNAVAIL. */
+int cm_db_conn_add_aggregate(cm_db_conn_t *conn, const cm_db_aggregate_t *agg);
+
 typedef struct {
     const char *url;     /* see above */
     const char *name;    /* for logs; default "db" */
     int busy_timeout_ms; /* SQLite: wait for another process's lock; default 5000 */
     /* SQLite: run on every connection it opens (PRAGMAs of the handle's own) */
     const char *on_open_sql;
-    /* SQLite: register the SQL functions the event store's queries use
-     * (cm_quantile; see db_sqlite_fns.c) */
-    bool sql_functions;
+    /* SQLite: called on each connection it opens, on the thread that
+     * opens it, before any statement (the event store adds its HogQL
+     * aggregates with cm_db_conn_add_aggregate); non-zero fails the open. */
+    int (*on_connect)(cm_db_conn_t *conn, void *ud);
+    void *on_connect_ud;
     /* SQLite: run the jobs on this pool (which must outlive the handle)
      * instead of libuv's thread pool: for jobs that may run long (the event
      * store's queries), see worker.h. NULL: libuv's. */

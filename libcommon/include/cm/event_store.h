@@ -42,6 +42,7 @@
 
 #include "cm/buf.h"
 #include "cm/evstore_sql.h"
+#include "cm/json.h"
 #include "cm/metrics.h"
 
 typedef struct cm_evstore cm_evstore_t;
@@ -181,6 +182,14 @@ size_t cm_evstore_nrows(const cm_evstore_rows_t *rows);
 size_t cm_evstore_ncols(const cm_evstore_rows_t *rows);
 const char *cm_evstore_colname(const cm_evstore_rows_t *rows, size_t col);
 const char *cm_evstore_value(const cm_evstore_rows_t *rows, size_t row, size_t col);
+
+/* evstore_value.c: one value of an answer (text as a store gave it, NULL
+ * for a SQL NULL) written as JSON by its column's type (a HogQL type name,
+ * maybe Nullable(...)), so that both stores answer alike: Int64 and UInt8
+ * as integers (a float the store kept in one as a number), Float64 as a
+ * number or null (nan, inf), DateTime as ISO 8601 UTC, and ClickHouse
+ * 18.16's zero dates as the epoch they stand for; anything else a string. */
+void cm_evstore_write_value(cm_json_writer_t *w, const char *type, const char *text);
 
 /* Work already submitted finishes (its callbacks run), then everything is
  * released and done(ud) runs. es must not be used after this call. */

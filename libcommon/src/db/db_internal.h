@@ -141,8 +141,4 @@ void cm__db_res_clear_tables(cm_db_res_t *res);
 void cm__db_job_fail(cm__db_job_t *job, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* db_sqlite_fns.c: cm_quantile and the like, on a connection just opened. */
-struct sqlite3;
-int cm__sqlite_register_functions(struct sqlite3 *conn);
-
 #endif

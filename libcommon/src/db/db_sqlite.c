@@ -40,7 +40,8 @@ typedef struct {
     char *path;
     int busy_timeout_ms;
     char *on_open_sql; /* NULL: none */
-    bool sql_functions;
+    int (*on_connect)(cm_db_conn_t *conn, void *ud);
+    void *on_connect_ud;
     bool read_only;
     cm_worker_t *worker; /* NULL: libuv's thread pool */
     cm_worker_job_t wjob;
@@ -148,11 +149,11 @@ static int on_progress(void *ud)
     return sq->deadline != 0 && uv_hrtime() > sq->deadline;
 }
 
-static int register_functions(sqlite_db_t *sq, cm__db_job_t *job)
+static int run_on_connect(sqlite_db_t *sq, cm__db_job_t *job)
 {
-    if (cm__sqlite_register_functions(sq->conn) == SQLITE_OK)
+    if (sq->on_connect((cm_db_conn_t *)sq->conn, sq->on_connect_ud) == 0)
         return 0;
-    cm__db_job_fail(job, CM_EUNAVAIL, "%s: cannot register SQL functions: %s", sq->base.name,
+    cm__db_job_fail(job, CM_EUNAVAIL, "%s: the connection hook failed: %s", sq->base.name,
                     sqlite3_errmsg(sq->conn));
     return -1;
 }
@@ -177,7 +178,7 @@ static int open_conn(sqlite_db_t *sq, cm__db_job_t *job)
         (!sq->read_only && exec(sq, job, "PRAGMA synchronous=NORMAL") != 0) ||
         exec(sq, job, "PRAGMA foreign_keys=ON") != 0 ||
         (sq->on_open_sql != NULL && exec(sq, job, sq->on_open_sql) != 0) ||
-        (sq->sql_functions && register_functions(sq, job) != 0)) {
+        (sq->on_connect != NULL && run_on_connect(sq, job) != 0)) {
         if (rc != SQLITE_OK)
             cm__db_job_fail(job, CM_EUNAVAIL, "%s: cannot open %s: %s", sq->base.name, sq->path,
                             sq->conn ? sqlite3_errmsg(sq->conn) : sqlite3_errstr(rc));
@@ -467,7 +468,8 @@ int cm_db_open_sqlite(uv_loop_t *loop, const cm_db_opts_t *opts, const char *pat
     sq->path = cm_xstrdup(path);
     sq->busy_timeout_ms = opts->busy_timeout_ms > 0 ? opts->busy_timeout_ms : 5000;
     sq->on_open_sql = opts->on_open_sql ? cm_xstrdup(opts->on_open_sql) : NULL;
-    sq->sql_functions = opts->sql_functions;
+    sq->on_connect = opts->on_connect;
+    sq->on_connect_ud = opts->on_connect_ud;
     sq->read_only = opts->read_only;
     sq->worker = opts->worker;
     *out = &sq->base;

@@ -1,86 +1,61 @@
 /*
- * db_sqlite_fns.c - SQL functions SQLite lacks that the event store's
- * queries use (cm_db_opts_t.sql_functions registers them on each
- * connection it opens).
- *
- * cm_quantile(x, level): the level-quantile of the non-NULL x of a group,
- * interpolated between the two nearest values the way ClickHouse's
- * quantile() does below its 8,192-value sample (position level * (n - 1)
- * in the sorted values). The query compiler prints the same arithmetic
- * for ClickHouse over arraySort(groupArray(x)), so both stores give the
- * same double; NULL for a group without values.
+ * db_sqlite_fns.c - aggregates of doubles a connection hook adds to a
+ * SQLite connection (cm_db_conn_add_aggregate, cm/db.h). The semantics are
+ * the caller's (the event store's HogQL functions, evstore_quantile.c);
+ * this file only carries SQLite's values to them and their answer back.
  */
-#include <math.h>
 #include <stdlib.h>
 
 #include <sqlite3.h>
 
+#include "cm/err.h"
 #include "db_internal.h"
 
-typedef struct {
-    double *v;
-    sqlite3_int64 n, cap;
-    double level;
-    int oom;
-} quantile_acc_t;
+#define MAX_ARGS 8
 
-static void quantile_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-    (void)argc;
-    quantile_acc_t *a = sqlite3_aggregate_context(ctx, sizeof(*a));
-    if (a == NULL) {
+    const cm_db_aggregate_t *agg = sqlite3_user_data(ctx);
+    void *state = sqlite3_aggregate_context(ctx, (int)agg->state_size);
+    if (state == NULL) {
         sqlite3_result_error_nomem(ctx);
         return;
     }
-    if (sqlite3_value_type(argv[0]) == SQLITE_NULL || a->oom)
-        return;
-    if (a->n == a->cap) {
-        sqlite3_int64 cap = a->cap ? a->cap * 2 : 64;
-        double *v = sqlite3_realloc64(a->v, (sqlite3_uint64)cap * sizeof(*v));
-        if (v == NULL) {
-            a->oom = 1;
-            return;
-        }
-        a->v = v;
-        a->cap = cap;
+    double args[MAX_ARGS];
+    bool nulls[MAX_ARGS];
+    int n = argc < MAX_ARGS ? argc : MAX_ARGS;
+    for (int i = 0; i < n; i++) {
+        nulls[i] = sqlite3_value_type(argv[i]) == SQLITE_NULL;
+        args[i] = nulls[i] ? 0 : sqlite3_value_double(argv[i]);
     }
-    a->v[a->n++] = sqlite3_value_double(argv[0]);
-    a->level = sqlite3_value_double(argv[1]);
+    agg->step(state, n, args, nulls);
 }
 
-static int cmp_double(const void *x, const void *y)
+static void agg_final(sqlite3_context *ctx)
 {
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-static void quantile_final(sqlite3_context *ctx)
-{
-    quantile_acc_t *a = sqlite3_aggregate_context(ctx, 0);
-    if (a != NULL && a->oom) {
+    const cm_db_aggregate_t *agg = sqlite3_user_data(ctx);
+    /* a group without rows gets zeroed state of its own, as step's */
+    void *state = sqlite3_aggregate_context(ctx, (int)agg->state_size);
+    if (state == NULL) {
         sqlite3_result_error_nomem(ctx);
-    } else if (a == NULL || a->n == 0) {
+        return;
+    }
+    double out = 0;
+    int rc = agg->final(state, &out);
+    if (rc == 0)
+        sqlite3_result_double(ctx, out);
+    else if (rc == 1)
         sqlite3_result_null(ctx);
-    } else {
-        qsort(a->v, (size_t)a->n, sizeof(*a->v), cmp_double);
-        double pos = a->level * (double)(a->n - 1);
-        double lo = floor(pos);
-        sqlite3_int64 i = (sqlite3_int64)lo;
-        if (i < 0)
-            i = 0;
-        if (i > a->n - 1)
-            i = a->n - 1;
-        /* ClickHouse's expression reads past the end as 0 with a weight of 0 */
-        double next = i + 1 < a->n ? a->v[i + 1] : 0;
-        sqlite3_result_double(ctx, a->v[i] + (next - a->v[i]) * (pos - lo));
-    }
-    if (a != NULL)
-        sqlite3_free(a->v);
+    else
+        sqlite3_result_error_nomem(ctx);
 }
 
-int cm__sqlite_register_functions(sqlite3 *conn)
+int cm_db_conn_add_aggregate(cm_db_conn_t *conn, const cm_db_aggregate_t *agg)
 {
-    return sqlite3_create_function_v2(conn, "cm_quantile", 2,
-                                      SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
-                                      NULL, quantile_step, quantile_final, NULL);
+    if (agg->nargs < 0 || agg->nargs > MAX_ARGS)
+        return CM_EINVAL;
+    int rc = sqlite3_create_function_v2((sqlite3 *)conn, agg->name, agg->nargs,
+                                        SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+                                        (void *)agg, NULL, agg_step, agg_final, NULL);
+    return rc == SQLITE_OK ? 0 : CM_EUNAVAIL;
 }

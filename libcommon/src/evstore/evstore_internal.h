@@ -9,6 +9,7 @@
 #ifndef CM_EVSTORE_INTERNAL_H
 #define CM_EVSTORE_INTERNAL_H
 
+#include "cm/db.h"
 #include "cm/event_store.h"
 
 typedef struct cm__evstore_ops cm__evstore_ops_t;
@@ -47,6 +48,10 @@ void cm__evstore_fini(cm_evstore_t *es);
 
 /* epoch ms -> "YYYY-MM-DD HH:MM:SS" (UTC), the text both stores use. */
 void cm__evstore_datetime(int64_t ms, char out[20]);
+
+/* evstore_quantile.c: cm_db_opts_t.on_connect of the store's SQLite
+ * connections (cm_quantile). */
+int cm__evstore_on_connect(cm_db_conn_t *conn, void *ud);
 
 int cm__evstore_open_sqlite(uv_loop_t *loop, const cm_evstore_opts_t *opts, const char *path,
                             cm_evstore_t **out);

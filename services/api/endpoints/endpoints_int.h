@@ -68,10 +68,6 @@ bool api_endpoints__cache_hit(const redisReply *reply, const char *err, char whe
 bool api_endpoints__query_failed(api_call_t *call, int status, const char *err,
                                  unsigned timeout_ms);
 
-/* run.c: one value of a run's answer, read by its column's type
- * (so both stores answer alike). */
-void api_endpoints__write_value(cm_json_writer_t *w, const char *type, const char *v);
-
 /* page.c: a HogQL run's page from the store's rows (at most sql->limit
  * of them, hasMore when there are more): the members results, columns,
  * types, hasMore, limit, offset, written with w (inside an open object),

@@ -67,7 +67,7 @@ int api_endpoints__page_write(cm_json_writer_t *w, const api_query_sql_t *sql, c
     for (size_t i = 0; i < n; i++) {
         cm_json_begin_array(w);
         for (size_t c = 0; c < nc; c++)
-            api_endpoints__write_value(w, sql->cols[c].type, cell(rows, i, c));
+            cm_evstore_write_value(w, sql->cols[c].type, cell(rows, i, c));
         cm_json_end_array(w);
         if (max_bytes != 0 && w->out->len > max_bytes)
             return CM_ETOOBIG;

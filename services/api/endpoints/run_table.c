@@ -123,7 +123,7 @@ static void page(api_endpoints__run_t *run, cm_json_writer_t *w, api_endpoints__
     for (size_t i = 0; i < n; i++) {
         cm_json_begin_array(w);
         for (size_t c = 0; c < m->ncols && c < cm_evstore_ncols(rows); c++)
-            api_endpoints__write_value(w, m->col_types[c], cm_evstore_value(rows, i, c));
+            cm_evstore_write_value(w, m->col_types[c], cm_evstore_value(rows, i, c));
         cm_json_end_array(w);
     }
     cm_json_end_array(w);

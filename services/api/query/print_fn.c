@@ -512,7 +512,7 @@ static void ch_condition(q_printer_t *pr, const q_expr_t *c)
 }
 
 /* quantile(level)(x) and median(x), exact on both stores: SQLite's
- * cm_quantile (libcommon's db_sqlite_fns.c) and, for ClickHouse, the same
+ * cm_quantile (libcommon's evstore/evstore_quantile.c) and, for ClickHouse, the same
  * interpolation over the sorted values written out (its quantile() samples
  * past 8,192 values; quantileExactInclusive is newer than 18.16). */
 static void quantile(q_printer_t *pr, const q_expr_t *e, int id)

@@ -628,38 +628,72 @@ static outcome_t run_extra(fixture_t *fx, const char *sql)
     return o;
 }
 
-/* cm_quantile (sql_functions): NULLs skipped, interpolated between the
- * nearest sorted values as ClickHouse's quantile(); NULL over no values;
- * absent from a handle that did not ask for it. */
-static void test_sqlite_quantile(void **state)
+/* The connection hook (cm_db_opts_t.on_connect): an aggregate it adds
+ * sees each row's doubles and NULLs and answers per group (a value, or
+ * NULL); a handle without the hook lacks it; a hook that fails fails the
+ * open with its reason. */
+typedef struct {
+    double sum;
+    int n;
+} tsum_t;
+static void tsum_step(void *state, int argc, const double *args, const bool *nulls)
+{
+    tsum_t *t = state;
+    if (argc == 1 && !nulls[0]) {
+        t->sum += args[0];
+        t->n++;
+    }
+}
+static int tsum_final(void *state, double *out)
+{
+    tsum_t *t = state;
+    *out = t->sum;
+    return t->n ? 0 : 1;
+}
+static const cm_db_aggregate_t tsum = {.name = "t_sum",
+                                       .nargs = 1,
+                                       .state_size = sizeof(tsum_t),
+                                       .step = tsum_step,
+                                       .final = tsum_final};
+static int add_tsum(cm_db_conn_t *conn, void *ud)
+{
+    ++*(int *)ud;
+    return cm_db_conn_add_aggregate(conn, &tsum);
+}
+static int refuse(cm_db_conn_t *conn, void *ud)
+{
+    (void)conn;
+    (void)ud;
+    return -1;
+}
+
+static void test_sqlite_connection_hook(void **state)
 {
     fixture_t *fx = *state;
-    cm_db_opts_t o = {.url = fx->url, .sql_functions = true};
+    int calls = 0;
+    cm_db_opts_t o = {.url = fx->url, .on_connect = add_tsum, .on_connect_ud = &calls};
     assert_int_equal(cm_db_open(&fx->loop, &o, &fx->extra), 0);
-    static const struct {
-        const char *level, *want;
-    } cases[] = {
-        {"0.9", "17.200000000000003"}, /* 6 + (20 - 6) * 0.8 */
-        {"0.5", "6.0"},
-        {"0", "5.0"},
-        {"1", "20.0"},
-        {"0.25", "5.5"},
-    };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        char sql[200];
-        snprintf(sql, sizeof(sql),
-                 "SELECT cm_quantile(x, %s) FROM (SELECT column1 AS x FROM"
-                 " (VALUES (NULL), (20), (5), (6)))",
-                 cases[i].level);
-        outcome_t r = run_extra(fx, sql);
-        assert_int_equal(r.status, 0);
-        assert_string_equal(r.first, cases[i].want);
-    }
-    outcome_t r = run_extra(fx, "SELECT cm_quantile(x, 0.5) FROM (SELECT 1 AS x) WHERE x > 1");
+    outcome_t r = run_extra(fx, "SELECT t_sum(x) FROM (SELECT column1 AS x FROM"
+                                " (VALUES (NULL), (2.5), (4)))");
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.first, "6.5");
+    assert_int_equal(calls, 1);
+    r = run_extra(fx, "SELECT t_sum(x) FROM (SELECT 1 AS x) WHERE x > 1");
     assert_int_equal(r.status, 0);
     assert_string_equal(r.first, "<null>");
-    r = run1(fx, "SELECT cm_quantile(1, 0.5)", NULL, 0);
+    assert_int_equal(calls, 1); /* once per connection, not per statement */
+    r = run1(fx, "SELECT t_sum(1)", NULL, 0);
     assert_int_equal(r.status, CM_EINVAL);
+    bool closed = false;
+    cm_db_close(fx->extra, on_closed, &closed);
+    while (!closed)
+        uv_run(&fx->loop, UV_RUN_ONCE);
+    fx->extra = NULL;
+    o = (cm_db_opts_t){.url = fx->url, .on_connect = refuse};
+    assert_int_equal(cm_db_open(&fx->loop, &o, &fx->extra), 0);
+    r = run_extra(fx, "SELECT 1");
+    assert_int_equal(r.status, CM_EUNAVAIL);
+    assert_non_null(strstr(r.error, "connection hook"));
 }
 
 static void test_sqlite_cannot_open(void **state)
@@ -755,7 +789,7 @@ int main(void)
         BOTH(test_ready_after_first_job),
         BOTH(test_close_finishes_then_refuses),
         BOTH(test_read_cache),
-        cmocka_unit_test_prestate_setup_teardown(test_sqlite_quantile, fx_setup, fx_teardown,
+        cmocka_unit_test_prestate_setup_teardown(test_sqlite_connection_hook, fx_setup, fx_teardown,
                                                  "sqlite"),
         cmocka_unit_test_prestate_setup_teardown(test_sqlite_cannot_open, fx_setup, fx_teardown,
                                                  "sqlite"),

@@ -1,0 +1,223 @@
+/*
+ * test_evstore_sqlite.c - the SQLite event store through its public API
+ * (evstore_sqlite.c, evstore_quantile.c) over a real file in a fresh
+ * directory: events written once (a redelivered uuid is not stored again),
+ * read back with their columns and NULLs, a bad query answered with the
+ * store's reason, and the HogQL functions its connections carry
+ * (cm_quantile: ClickHouse's interpolation, NULLs skipped, NULL over no
+ * values). Each test owns a loop and ends with uv_loop_close() == 0.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm/err.h"
+#include "cm/event_store.h"
+
+typedef struct {
+    uv_loop_t loop;
+    cm_evstore_t *es;
+    char dir[64];
+} fx_t;
+
+typedef struct {
+    bool answered;
+    int status;
+    char err[256];
+    size_t nrows, ncols, inserted;
+    char cells[4][4][64]; /* the first rows and columns; "<null>" for NULL */
+    char names[4][32];
+} answer_t;
+
+static void on_rows(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
+{
+    answer_t *a = ud;
+    a->answered = true;
+    a->status = status;
+    snprintf(a->err, sizeof(a->err), "%s", err ? err : "");
+    if (status != 0)
+        return;
+    a->nrows = cm_evstore_nrows(rows);
+    a->ncols = cm_evstore_ncols(rows);
+    for (size_t c = 0; c < a->ncols && c < 4; c++)
+        snprintf(a->names[c], sizeof(a->names[c]), "%s", cm_evstore_colname(rows, c));
+    for (size_t r = 0; r < a->nrows && r < 4; r++)
+        for (size_t c = 0; c < a->ncols && c < 4; c++) {
+            const char *v = cm_evstore_value(rows, r, c);
+            snprintf(a->cells[r][c], sizeof(a->cells[r][c]), "%s", v ? v : "<null>");
+        }
+}
+
+static void on_written(int status, const char *err, size_t inserted, void *ud)
+{
+    answer_t *a = ud;
+    a->answered = true;
+    a->status = status;
+    a->inserted = inserted;
+    snprintf(a->err, sizeof(a->err), "%s", err ? err : "");
+}
+
+static int fx_setup(void **state)
+{
+    fx_t *fx = calloc(1, sizeof(*fx));
+    snprintf(fx->dir, sizeof(fx->dir), "/tmp/cm-test-evsqlite.XXXXXX");
+    assert_non_null(mkdtemp(fx->dir));
+    char url[128];
+    snprintf(url, sizeof(url), "sqlite:%s/events.db", fx->dir);
+    assert_int_equal(uv_loop_init(&fx->loop), 0);
+    assert_int_equal(cm_evstore_open(&fx->loop, &(cm_evstore_opts_t){.url = url}, &fx->es), CM_OK);
+    assert_int_equal(cm_evstore_kind(fx->es), CM_EVSTORE_SQLITE);
+    *state = fx;
+    return 0;
+}
+
+static void on_closed(void *ud)
+{
+    *(bool *)ud = true;
+}
+
+static int fx_teardown(void **state)
+{
+    fx_t *fx = *state;
+    bool closed = false;
+    cm_evstore_close(fx->es, on_closed, &closed);
+    while (!closed)
+        uv_run(&fx->loop, UV_RUN_ONCE);
+    assert_int_equal(uv_loop_close(&fx->loop), 0);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", fx->dir);
+    assert_int_equal(system(cmd), 0);
+    free(fx);
+    return 0;
+}
+
+static void query(fx_t *fx, const char *sql, answer_t *a)
+{
+    memset(a, 0, sizeof(*a));
+    cm_evstore_query(fx->es, sql, on_rows, a);
+    assert_false(a->answered); /* never from inside the call */
+    while (!a->answered)
+        uv_run(&fx->loop, UV_RUN_ONCE);
+}
+
+#define S(s) ((cm_slice_t){s, sizeof(s) - 1})
+
+static void test_events_written_once_and_read(void **state)
+{
+    fx_t *fx = *state;
+    cm_evstore_event_t ev[2] = {
+        {.uuid = "0190e5a0-0000-7000-8000-000000000001",
+         .project_id = 1,
+         .event = S("$pageview"),
+         .distinct_id = S("u1"),
+         .person_id = "0190e5a0-0000-7000-8000-0000000000aa",
+         .properties = S("{\"$browser\":\"Firefox\"}"),
+         .person_properties = S("{}"),
+         .timestamp_ms = 1764311070000,
+         .created_at_ms = 1764311071000},
+        {.uuid = "0190e5a0-0000-7000-8000-000000000002",
+         .project_id = 1,
+         .event = S("signup"),
+         .distinct_id = S("u2"),
+         .person_id = "0190e5a0-0000-7000-8000-0000000000bb",
+         .properties = S("{}"),
+         .person_properties = S("{}"),
+         .timestamp_ms = 1764311080000,
+         .created_at_ms = 1764311081000},
+    };
+    answer_t a = {0};
+    cm_evstore_write(fx->es, &(cm_evstore_rows_in_t){.events = ev, .nevents = 2}, on_written, &a);
+    while (!a.answered)
+        uv_run(&fx->loop, UV_RUN_ONCE);
+    assert_int_equal(a.status, 0);
+    assert_int_equal(a.inserted, 2);
+    a = (answer_t){0}; /* the same batch again: a redelivery */
+    cm_evstore_write(fx->es, &(cm_evstore_rows_in_t){.events = ev, .nevents = 2}, on_written, &a);
+    while (!a.answered)
+        uv_run(&fx->loop, UV_RUN_ONCE);
+    assert_int_equal(a.status, 0);
+    assert_int_equal(a.inserted, 0);
+    query(fx, "SELECT event, distinct_id, NULL AS absent FROM events ORDER BY event", &a);
+    if (a.status != 0)
+        fail_msg("%d %s", a.status, a.err);
+    assert_int_equal(a.nrows, 2);
+    assert_int_equal(a.ncols, 3);
+    assert_string_equal(a.names[0], "event");
+    assert_string_equal(a.names[2], "absent");
+    assert_string_equal(a.cells[0][0], "$pageview");
+    assert_string_equal(a.cells[0][1], "u1");
+    assert_string_equal(a.cells[0][2], "<null>");
+    assert_string_equal(a.cells[1][0], "signup");
+    cm_buf_t why = CM_BUF_INIT;
+    assert_true(cm_evstore_ready(fx->es, &why));
+    cm_buf_free(&why);
+}
+
+static void test_bad_query_answers_why(void **state)
+{
+    fx_t *fx = *state;
+    answer_t a;
+    query(fx, "SELEC 1", &a);
+    assert_int_not_equal(a.status, 0);
+    assert_non_null(strstr(a.err, "syntax error"));
+    query(fx, "SELECT no_such_column FROM events", &a);
+    assert_int_not_equal(a.status, 0);
+    assert_non_null(strstr(a.err, "no_such_column"));
+    query(fx, "SELECT 1", &a); /* the store goes on */
+    assert_int_equal(a.status, 0);
+    assert_string_equal(a.cells[0][0], "1");
+}
+
+static void test_quantile(void **state)
+{
+    fx_t *fx = *state;
+    static const struct {
+        const char *level, *want;
+    } cases[] = {
+        {"0.9", "17.2"}, /* 6 + (20 - 6) * 0.8 */
+        {"0.5", "6.0"},
+        {"0", "5.0"},
+        {"1", "20.0"},
+        {"0.25", "5.5"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char sql[200];
+        snprintf(sql, sizeof(sql),
+                 "SELECT round(cm_quantile(x, %s), 9) FROM (SELECT column1 AS x FROM"
+                 " (VALUES (NULL), (20), (5), (6)))",
+                 cases[i].level);
+        answer_t a;
+        query(fx, sql, &a);
+        assert_int_equal(a.status, 0);
+        assert_string_equal(a.cells[0][0], cases[i].want);
+    }
+    answer_t a;
+    query(fx, "SELECT cm_quantile(x, 0.5) FROM (SELECT 1 AS x) WHERE x > 1", &a);
+    assert_int_equal(a.status, 0);
+    assert_string_equal(a.cells[0][0], "<null>");
+    /* per group, on the store's read connections too */
+    query(fx,
+          "SELECT g, cm_quantile(x, 0.5) FROM (SELECT column1 AS g, column2 AS x FROM"
+          " (VALUES ('a', 1), ('a', 3), ('b', 10))) GROUP BY g ORDER BY g",
+          &a);
+    assert_int_equal(a.status, 0);
+    assert_int_equal(a.nrows, 2);
+    assert_string_equal(a.cells[0][1], "2.0");
+    assert_string_equal(a.cells[1][1], "10.0");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_events_written_once_and_read, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_bad_query_answers_why, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_quantile, fx_setup, fx_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,75 @@
+/*
+ * test_evstore_value.c - an answer's values written by their column's type
+ * (evstore_value.c): both stores' text gives the same JSON, ClickHouse
+ * 18.16's zero dates read as the epoch, Nullable(...) as its inner type,
+ * floats a client cannot read (nan, inf) as null.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cm/event_store.h"
+
+/* The JSON of one value of type written from text (NULL: a SQL NULL). */
+static char *write1(const char *type, const char *text, char out[128])
+{
+    cm_buf_t b = CM_BUF_INIT;
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &b);
+    cm_evstore_write_value(&w, type, text);
+    snprintf(out, 128, "%s", cm_buf_cstr(&b));
+    cm_buf_free(&b);
+    return out;
+}
+
+static void test_values_by_type(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *type, *text, *want;
+    } cases[] = {
+        {"Int64", "42", "42"},
+        {"Int64", "-7", "-7"},
+        {"Nullable(Int64)", "42", "42"},
+        {"Int64", NULL, "null"},
+        {"Int64", "2.5", "2.5"},   /* a float the store kept in an integer column */
+        {"Int64", "abc", "\"abc\""}, /* never a broken number */
+        {"Int64", "", "\"\""},
+        {"UInt8", "1", "1"},
+        {"Float64", "0.1", "0.1"},
+        {"Float64", "nan", "null"}, /* ClickHouse's avg of nothing */
+        {"Float64", "inf", "null"},
+        {"Float64", "-inf", "null"},
+        {"Float64", "1x", "null"},
+        {"Nullable(Float64)", "3", "3"},
+        {"DateTime", "2026-11-28 06:24:30", "\"2026-11-28T06:24:30Z\""},
+        {"DateTime", "0000-00-00 00:00:00", "\"1970-01-01T00:00:00Z\""}, /* 18.16's epoch */
+        {"Nullable(DateTime)", "0000-00-00 00:00:00", "\"1970-01-01T00:00:00Z\""},
+        {"DateTime", "2026-11-28T06:24:30Z", "\"2026-11-28T06:24:30Z\""},
+        {"Date", "0000-00-00", "\"1970-01-01\""},
+        {"Date", "2026-11-28", "\"2026-11-28\""},
+        {"String", "a \"q\" \\", "\"a \\\"q\\\" \\\\\""},
+        {"String", "0000-00-00", "\"0000-00-00\""}, /* only dates are read as dates */
+        {"String", NULL, "null"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char out[128];
+        write1(cases[i].type, cases[i].text, out);
+        if (strcmp(out, cases[i].want) != 0)
+            fail_msg("%s %s: %s, want %s", cases[i].type, cases[i].text ? cases[i].text : "NULL",
+                     out, cases[i].want);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_values_by_type),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
