@@ -15,7 +15,7 @@
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
-import { measureStall, idleBaseline, row } from './stall_probe.mjs';
+import { measureStall, idleBaseline, row, post as postProbe } from './stall_probe.mjs';
 import { freePort, start } from './procs.mjs';
 
 const BUILD = path.resolve(process.argv[2] || 'build');
@@ -41,15 +41,7 @@ const cases = [
 ];
 
 function post(port, body) {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: '/flags?v=2', method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.on('data', (d) => { text += d; });
-      res.on('end', () => resolve({ status: res.statusCode, text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+  return postProbe(port, '/flags?v=2', { 'Content-Type': 'application/json' }, body);
 }
 
 const rport = await freePort();

@@ -12,7 +12,7 @@
 import http from 'node:http';
 import zlib from 'node:zlib';
 import path from 'node:path';
-import { measureStall, idleBaseline, row } from './stall_probe.mjs';
+import { measureStall, idleBaseline, row, post as postProbe } from './stall_probe.mjs';
 import { freePort, start } from './procs.mjs';
 
 const BUILD = path.resolve(process.argv[2] || 'build');
@@ -34,15 +34,7 @@ function batchBody(n) {
 }
 
 function post(port, body) {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: '/batch/', method: 'POST', headers: { 'Content-Encoding': 'gzip', 'Content-Type': 'application/json', 'Content-Length': body.length } }, (res) => {
-      let text = '';
-      res.on('data', (d) => { text += d; });
-      res.on('end', () => resolve({ status: res.statusCode, text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+  return postProbe(port, '/batch/', { 'Content-Encoding': 'gzip', 'Content-Type': 'application/json' }, body);
 }
 
 const rport = await freePort();

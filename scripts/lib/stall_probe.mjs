@@ -55,3 +55,17 @@ export async function idleBaseline(port, ms = 1000) {
 export function row(name, m) {
   return `${name.padEnd(52)} ${m.requestMs.toFixed(0).padStart(8)} ms  worst probe ${m.worstProbeMs.toFixed(1).padStart(7)} ms  (${m.probes} probes)`;
 }
+
+// The big request itself: POST body to path, resolved with its status and
+// text once it has been answered in full.
+export function post(port, path, headers, body) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', headers: { ...headers, 'Content-Length': Buffer.byteLength(body) } }, (res) => {
+      let text = '';
+      res.on('data', (d) => { text += d; });
+      res.on('end', () => resolve({ status: res.statusCode, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}

@@ -73,6 +73,9 @@ static void make_metrics(void)
 
 static int start(void)
 {
+    ctx.loop = uv_default_loop();
+    make_metrics();
+    signals = cm_signals_start(ctx.loop, on_term, NULL); /* runs only once the loop does */
     cm_redis_opts_t tables = {
         .url = ctx.cfg.svc.redis_url, .name = "redis-tables", .command_timeout_ms = 10000};
     cm_redis_opts_t persons = {.url = ctx.cfg.svc.redis_url,
@@ -95,16 +98,10 @@ static int start(void)
 
 int main(int argc, char **argv)
 {
-    bool printed;
-    if (cm_service_config("flags", argc, argv, flg_config_keys, flg_config_nkeys, &ctx.cfg,
-                          &ctx.cfg.svc, &printed) != CM_OK)
-        return 2; /* bad configuration, reported */
-    if (printed)
-        return 0;
-    int rc;
-    ctx.loop = uv_default_loop();
-    make_metrics();
-    signals = cm_signals_start(ctx.loop, on_term, NULL); /* runs only once the loop does */
+    int rc = cm_service_configure("flags", argc, argv, flg_config_keys, flg_config_nkeys, &ctx.cfg,
+                                  &ctx.cfg.svc);
+    if (rc >= 0)
+        return rc; /* a bad configuration (reported), or --print-config */
     if (start() != 0)
         return 1;
     uv_run(ctx.loop, UV_RUN_DEFAULT);

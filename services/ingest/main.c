@@ -18,6 +18,7 @@
 
 #include "cm/alloc.h"
 #include "cm/common.h"
+#include "cm/config.h"
 #include "cm/err.h"
 #include "cm/log.h"
 #include "cm/service.h"
@@ -60,17 +61,6 @@ static void on_term(void *ud)
     cm_http_server_drain(ctx.http, (uint64_t)ctx.cfg.svc.drain_timeout_ms, http_drained, NULL);
 }
 
-/* KAFKA_PRODUCER_PROPERTIES "a=1,b=2" -> {"a=1", "b=2"}; strings point into copy. */
-static size_t split_properties(char *copy, const char **out, size_t max)
-{
-    size_t n = 0;
-    for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok && n < max;
-         tok = strtok_r(NULL, ",", &save))
-        if (*tok)
-            out[n++] = tok;
-    return n;
-}
-
 static int make_queue(void)
 {
     if (ctx.cfg.kafka_brokers[0] != '\0') {
@@ -81,7 +71,7 @@ static int make_queue(void)
             .message_timeout_ms = (int)ctx.cfg.queue_timeout_ms,
             .message_max_bytes = (int)ctx.cfg.max_event + 4096,
             .extra = extra,
-            .nextra = split_properties(copy, extra, CM_ARRAY_LEN(extra)),
+            .nextra = cm_config_split_list(copy, extra, CM_ARRAY_LEN(extra)),
             .metrics = ctx.metrics,
         };
         int rc = cm_queue_kafka_new(ctx.loop, &o, &ctx.queue);
@@ -121,6 +111,9 @@ static void make_metrics(void)
 
 static int start(void)
 {
+    ctx.loop = uv_default_loop();
+    make_metrics();
+    signals = cm_signals_start(ctx.loop, on_term, NULL); /* runs only once the loop does */
     if (ctx.cfg.svc.redis_url[0] != '\0') {
         cm_redis_opts_t ro = {.url = ctx.cfg.svc.redis_url,
                               .name = "redis",
@@ -145,16 +138,10 @@ static int start(void)
 
 int main(int argc, char **argv)
 {
-    bool printed;
-    if (cm_service_config("ingest", argc, argv, ing_config_keys, ing_config_nkeys, &ctx.cfg,
-                          &ctx.cfg.svc, &printed) != CM_OK)
-        return 2; /* bad configuration, reported */
-    if (printed)
-        return 0;
-    int rc;
-    ctx.loop = uv_default_loop();
-    make_metrics();
-    signals = cm_signals_start(ctx.loop, on_term, NULL); /* runs only once the loop does */
+    int rc = cm_service_configure("ingest", argc, argv, ing_config_keys, ing_config_nkeys, &ctx.cfg,
+                                  &ctx.cfg.svc);
+    if (rc >= 0)
+        return rc; /* a bad configuration (reported), or --print-config */
     if (start() != 0)
         return 1;
     cm_log(CM_LOG_INFO, NULL, "queue: %s", cm_queue_backend(ctx.queue));

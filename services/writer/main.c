@@ -19,6 +19,7 @@
 
 #include "cm/alloc.h"
 #include "cm/common.h"
+#include "cm/config.h"
 #include "cm/err.h"
 #include "cm/log.h"
 #include "cm/service.h"
@@ -108,16 +109,6 @@ static void on_term(void *ud)
 
 /* ---- start-up ------------------------------------------------------------------------- */
 
-static size_t split_properties(char *copy, const char **out, size_t max)
-{
-    size_t n = 0;
-    for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok && n < max;
-         tok = strtok_r(NULL, ",", &save))
-        if (*tok)
-            out[n++] = tok;
-    return n;
-}
-
 static int make_queue(void)
 {
     const char *topics[] = {ctx.cfg.topic_main, ctx.cfg.topic_historical};
@@ -134,7 +125,7 @@ static int make_queue(void)
     if (ctx.cfg.kafka_brokers[0] != '\0') {
         const char *extra[64];
         char *copy = cm_xstrdup(ctx.cfg.kafka_properties);
-        size_t nextra = split_properties(copy, extra, CM_ARRAY_LEN(extra));
+        size_t nextra = cm_config_split_list(copy, extra, CM_ARRAY_LEN(extra));
         cm_consumer_kafka_opts_t ko = {
             .brokers = ctx.cfg.kafka_brokers, .extra = extra, .nextra = nextra};
         int rc = cm_consumer_kafka_new(ctx.loop, &co, &ko, wr_on_batch, &ctx, &ctx.consumer);
@@ -222,6 +213,9 @@ static void make_metrics(void)
 
 static int start(void)
 {
+    ctx.loop = uv_default_loop();
+    make_metrics();
+    signals = cm_signals_start(ctx.loop, on_term, NULL); /* runs only once the loop does */
     if (ctx.cfg.svc.redis_url[0] != '\0') {
         cm_redis_opts_t ro = {.url = ctx.cfg.svc.redis_url, .name = "redis"};
         if (cm_redis_new(ctx.loop, &ro, &ctx.redis) != 0) {
@@ -260,15 +254,10 @@ static int start(void)
 
 int main(int argc, char **argv)
 {
-    bool printed;
-    if (cm_service_config("writer", argc, argv, wr_config_keys, wr_config_nkeys, &ctx.cfg,
-                          &ctx.cfg.svc, &printed) != CM_OK)
-        return 2;
-    if (printed)
-        return 0;
-    ctx.loop = uv_default_loop();
-    make_metrics();
-    signals = cm_signals_start(ctx.loop, on_term, NULL);
+    int rc = cm_service_configure("writer", argc, argv, wr_config_keys, wr_config_nkeys, &ctx.cfg,
+                                  &ctx.cfg.svc);
+    if (rc >= 0)
+        return rc; /* a bad configuration (reported), or --print-config */
     if (start() != 0)
         return 1;
     cm_log(CM_LOG_INFO, NULL, "queue: %s, event store: %s, persons: %s",
@@ -276,7 +265,7 @@ int main(int argc, char **argv)
            cm_evstore_kind(ctx.events) == CM_EVSTORE_CLICKHOUSE ? "clickhouse" : "sqlite",
            cm_db_dialect(ctx.persons) == CM_DB_POSTGRES ? "postgres" : "sqlite");
     uv_run(ctx.loop, UV_RUN_DEFAULT);
-    int rc = cm_service_finish(ctx.loop, wr_config_keys, wr_config_nkeys, &ctx.cfg);
+    rc = cm_service_finish(ctx.loop, wr_config_keys, wr_config_nkeys, &ctx.cfg);
     cm_metrics_free(ctx.metrics);
     return rc;
 }

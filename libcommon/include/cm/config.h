@@ -55,6 +55,10 @@ void cm_config_print(const cm_cfg_key_t *keys, size_t nkeys, const void *target,
 void cm_config_free(const cm_cfg_key_t *keys, size_t nkeys, void *target);
 
 /* Parsers used by the loader, exposed for reuse and tests. Return 0 or CM_EINVAL. */
+/* A comma-separated list ("a=1,b=2", KAFKA_*_PROPERTIES) split in place:
+ * copy's commas become NULs, out gets its non-empty items (at most max);
+ * their count. */
+size_t cm_config_split_list(char *copy, const char **out, size_t max);
 int cm_parse_bool(const char *s, bool *out);
 int cm_parse_size(const char *s, size_t *out);
 int cm_parse_duration_ms(const char *s, long long *out);

@@ -79,6 +79,10 @@ int cm_service_parse_trusted_proxies(const char *text, int *out);
  */
 int cm_service_config(const char *name, int argc, char **argv, const cm_cfg_key_t *keys,
                       size_t nkeys, void *cfg, cm_service_cfg_t *common, bool *printed);
+/* cm_service_config as a main() ends it: 2 for a bad configuration
+ * (reported), 0 once --print-config printed it, -1 to go on. */
+int cm_service_configure(const char *name, int argc, char **argv, const cm_cfg_key_t *keys,
+                         size_t nkeys, void *cfg, cm_service_cfg_t *common);
 /* JSON logs at log_level ("debug".."error") and the server malloc tuning.
  * Returns 0, or CM_EINVAL for an unknown level (reported on stderr). */
 int cm_service_init(const char *name, const char *log_level);

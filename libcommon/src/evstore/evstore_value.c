@@ -11,7 +11,10 @@
 
 #include "cm/event_store.h"
 
-static bool has_prefix(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+static bool has_prefix(const char *s, const char *p)
+{
+    return strncmp(s, p, strlen(p)) == 0;
+}
 
 static void write_integer(cm_json_writer_t *w, const char *v)
 {

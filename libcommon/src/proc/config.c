@@ -323,3 +323,13 @@ void cm_config_print(const cm_cfg_key_t *keys, size_t nkeys, const void *target,
         fputs(")\n", out);
     }
 }
+
+size_t cm_config_split_list(char *copy, const char **out, size_t max)
+{
+    size_t n = 0;
+    for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok && n < max;
+         tok = strtok_r(NULL, ",", &save))
+        if (*tok)
+            out[n++] = tok;
+    return n;
+}

@@ -89,3 +89,29 @@ void cm__kafka_wake_detach(rd_kafka_queue_t *q)
 {
     rd_kafka_queue_io_event_enable(q, -1, NULL, 0);
 }
+
+static void on_closed(uv_handle_t *h)
+{
+    cm__kafka_closing_t *c = h->data;
+    if (--c->open > 0)
+        return;
+    close(c->efd);
+    c->done(c->ud);
+}
+
+void cm__kafka_close(cm__kafka_closing_t *c, int efd, uv_poll_t *poll, uv_handle_t *other,
+                     void (*done)(void *ud), void *ud)
+{
+    *c = (cm__kafka_closing_t){.efd = efd, .open = 2, .done = done, .ud = ud};
+    poll->data = c;
+    other->data = c;
+    uv_close((uv_handle_t *)poll, on_closed);
+    uv_close(other, on_closed);
+}
+
+cm__kafka_conf_t cm__kafka_conf_begin(rd_kafka_conf_t *conf, const char *who, const char *brokers)
+{
+    cm__kafka_conf_t kc = {.conf = conf, .who = who};
+    cm__kafka_set(&kc, "bootstrap.servers", brokers);
+    return kc;
+}

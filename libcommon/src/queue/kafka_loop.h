@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include <librdkafka/rdkafka.h>
+#include <uv.h>
 
 #include "cm/json.h"
 #include "cm/log.h"
@@ -34,6 +35,9 @@ typedef struct {
     int rc;          /* CM_EINVAL once any setting failed, else 0 */
 } cm__kafka_conf_t;
 
+/* The settings of a side that talks to brokers ("host:port,..."): its
+ * bootstrap.servers set first. */
+cm__kafka_conf_t cm__kafka_conf_begin(rd_kafka_conf_t *conf, const char *who, const char *brokers);
 /* Sets one property; a failure is logged and remembered in kc->rc. */
 void cm__kafka_set(cm__kafka_conf_t *kc, const char *name, const char *value);
 void cm__kafka_set_int(cm__kafka_conf_t *kc, const char *name, int value);
@@ -58,5 +62,17 @@ void cm__kafka_wake_drain(int efd);
 void cm__kafka_wake_attach(rd_kafka_queue_t *q, int efd, const char *who);
 /* No more writes from q (before the eventfd is closed). */
 void cm__kafka_wake_detach(rd_kafka_queue_t *q);
+
+/* The end of a side on the loop, once librdkafka is destroyed: its eventfd
+ * watcher and its other handle closed, then the eventfd, then done(ud).
+ * c lives in the side's struct until done. */
+typedef struct {
+    int efd;
+    int open;
+    void (*done)(void *ud);
+    void *ud;
+} cm__kafka_closing_t;
+void cm__kafka_close(cm__kafka_closing_t *c, int efd, uv_poll_t *poll, uv_handle_t *other,
+                     void (*done)(void *ud), void *ud);
 
 #endif

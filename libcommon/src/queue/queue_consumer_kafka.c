@@ -475,12 +475,9 @@ static void destroy_work(uv_work_t *w)
     }
 }
 
-static void on_handle_closed(uv_handle_t *h)
+static void shutdown_done(void *ud)
 {
-    kc_t *k = h->data;
-    if (--k->handles_open > 0)
-        return;
-    close(k->efd);
+    kc_t *k = ud;
     cm__consumer_shutdown_done(&k->base);
 }
 
@@ -488,8 +485,7 @@ static void after_destroy(uv_work_t *w, int status)
 {
     kc_t *k = w->data;
     (void)status; /* never cancelled */
-    uv_close((uv_handle_t *)&k->poll, on_handle_closed);
-    uv_close((uv_handle_t *)&k->backstop, on_handle_closed);
+    cm__kafka_close(&k->handles, k->efd, &k->poll, (uv_handle_t *)&k->backstop, shutdown_done, k);
 }
 
 static void check_closed(kc_t *k)
@@ -588,9 +584,8 @@ static const cm__consumer_ops_t kafka_ops = {
 
 static int build_conf(rd_kafka_conf_t *conf, const char *group, const cm_consumer_kafka_opts_t *o)
 {
-    cm__kafka_conf_t kc = {.conf = conf, .who = WHO};
+    cm__kafka_conf_t kc = cm__kafka_conf_begin(conf, WHO, o->brokers);
 
-    cm__kafka_set(&kc, "bootstrap.servers", o->brokers);
     cm__kafka_set(&kc, "group.id", group);
     cm__kafka_set(&kc, "enable.auto.commit", "false");
     cm__kafka_set(&kc, "enable.auto.offset.store", "false");
@@ -703,7 +698,6 @@ int cm_consumer_kafka_new(uv_loop_t *loop, const cm_consumer_opts_t *opts,
     k->poll.data = k;
     uv_timer_init(loop, &k->backstop);
     k->backstop.data = k;
-    k->handles_open = 2;
     uv_poll_start(&k->poll, UV_READABLE, on_poll);
     for (size_t i = 0; i < k->nt; i++) {
         cm__kafka_wake_attach(k->t[i].mq, k->efd, WHO);

@@ -71,11 +71,11 @@ struct kc {
     int efd;
     uv_poll_t poll;
     uv_timer_t backstop;
-    int handles_open;
-    bool parked;         /* a fetch is in flight, waiting for a wake-up */
-    bool closing;        /* ops->shutdown ran */
-    bool destroy_queued; /* every consumer closed, destroy work queued */
-    bool destroying;     /* librdkafka may call back from its own threads */
+    cm__kafka_closing_t handles; /* poll + backstop, closed at shutdown */
+    bool parked;                 /* a fetch is in flight, waiting for a wake-up */
+    bool closing;                /* ops->shutdown ran */
+    bool destroy_queued;         /* every consumer closed, destroy work queued */
+    bool destroying;             /* librdkafka may call back from its own threads */
     uv_work_t destroy_work;
 };
 

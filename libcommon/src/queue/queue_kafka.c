@@ -105,7 +105,7 @@ typedef struct {
     struct pending *pending;
     size_t npending, cap;
     uv_idle_t flush;
-    int handles_open; /* poll + flush, closed at shutdown */
+    cm__kafka_closing_t handles; /* poll + flush, closed at shutdown */
 } kq_t;
 
 /* A copied message: value and key live in one block, value first, which
@@ -436,13 +436,9 @@ static void destroy_work(uv_work_t *w)
     rd_kafka_destroy(k->rk);
 }
 
-static void on_handle_closed(uv_handle_t *h)
+static void shutdown_done(void *ud)
 {
-    kq_t *k = h->data;
-
-    if (--k->handles_open > 0)
-        return;
-    close(k->efd);
+    kq_t *k = ud;
     cm__queue_shutdown_done(&k->base);
 }
 
@@ -455,8 +451,7 @@ static void after_destroy(uv_work_t *w, int status)
     cm_log(CM_LOG_DEBUG, NULL, "queue kafka: producer destroyed in %.1f ms",
            (double)(uv_hrtime() - k->destroy_start) / 1e6);
     cm__queue_free_abandoned(&k->base);
-    uv_close((uv_handle_t *)&k->poll, on_handle_closed);
-    uv_close((uv_handle_t *)&k->flush, on_handle_closed);
+    cm__kafka_close(&k->handles, k->efd, &k->poll, (uv_handle_t *)&k->flush, shutdown_done, k);
 }
 
 static void kq_shutdown(cm_queue_t *q)
@@ -503,9 +498,8 @@ static const cm__queue_ops_t kafka_ops = {
 /* The settings and their reasons are in proto/queue.md. */
 static int build_conf(rd_kafka_conf_t *conf, const cm_queue_kafka_opts_t *o)
 {
-    cm__kafka_conf_t kc = {.conf = conf, .who = WHO};
+    cm__kafka_conf_t kc = cm__kafka_conf_begin(conf, WHO, o->brokers);
 
-    cm__kafka_set(&kc, "bootstrap.servers", o->brokers);
     cm__kafka_set(&kc, "client.id", o->client_id ? o->client_id : "cm-queue");
     cm__kafka_set(&kc, "acks", "all");
     cm__kafka_set(&kc, "enable.idempotence", "true");
@@ -541,7 +535,6 @@ static int attach_loop(kq_t *k, uv_loop_t *loop)
     k->poll.data = k;
     uv_idle_init(loop, &k->flush);
     k->flush.data = k;
-    k->handles_open = 2;
     uv_poll_start(&k->poll, UV_READABLE, on_poll);
     uv_unref((uv_handle_t *)&k->poll);
     rd_kafka_set_log_queue(k->rk, NULL); /* logs join the main queue */

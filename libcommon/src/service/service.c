@@ -63,6 +63,15 @@ int cm_service_config(const char *name, int argc, char **argv, const cm_cfg_key_
     return CM_OK;
 }
 
+int cm_service_configure(const char *name, int argc, char **argv, const cm_cfg_key_t *keys,
+                         size_t nkeys, void *cfg, cm_service_cfg_t *common)
+{
+    bool printed;
+    if (cm_service_config(name, argc, argv, keys, nkeys, cfg, common, &printed) != CM_OK)
+        return 2;
+    return printed ? 0 : -1;
+}
+
 int cm_service_init(const char *name, const char *log_level)
 {
     cm_log_level_t level = CM_LOG_INFO;

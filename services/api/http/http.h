@@ -130,6 +130,8 @@ void api_respond_rows(api_call_t *call, int status, const cm_db_res_t *res, size
  * {"results": [table 0's rows]}. */
 void api_respond_results(api_call_t *call, int status, const cm_db_res_t *res,
                          api_row_writer_t row);
+/* The same rows as a bare JSON array (PostHog's unpaged lists, group types). */
+void api_respond_array(api_call_t *call, int status, const cm_db_res_t *res, api_row_writer_t row);
 /* The end of a one-row read or write: the store's error, 404 without a row,
  * or row 0 with http_status. */
 void api_respond_row(api_call_t *call, int status, const cm_db_res_t *res, int http_status,

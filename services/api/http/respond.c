@@ -121,7 +121,9 @@ void api_respond_rows(api_call_t *call, int status, const cm_db_res_t *res, size
     api_respond_json(call, 200, &out);
 }
 
-void api_respond_results(api_call_t *call, int status, const cm_db_res_t *res, api_row_writer_t row)
+/* The result's rows as a JSON array, inside {"results": [...]} when wrapped. */
+static void respond_rows(api_call_t *call, int status, const cm_db_res_t *res, api_row_writer_t row,
+                         bool wrapped)
 {
     if (status != 0) {
         api_respond_db_error(call, status, res, NULL, NULL);
@@ -130,14 +132,27 @@ void api_respond_results(api_call_t *call, int status, const cm_db_res_t *res, a
     cm_buf_t out = CM_BUF_INIT;
     cm_json_writer_t w;
     cm_json_writer_init(&w, &out);
-    cm_json_begin_object(&w);
-    cm_json_key(&w, "results");
+    if (wrapped) {
+        cm_json_begin_object(&w);
+        cm_json_key(&w, "results");
+    }
     cm_json_begin_array(&w);
     for (size_t i = 0; i < cm_db_nrows(res, 0); i++)
         row(&w, call, res, i);
     cm_json_end_array(&w);
-    cm_json_end_object(&w);
+    if (wrapped)
+        cm_json_end_object(&w);
     api_respond_json(call, 200, &out);
+}
+
+void api_respond_results(api_call_t *call, int status, const cm_db_res_t *res, api_row_writer_t row)
+{
+    respond_rows(call, status, res, row, true);
+}
+
+void api_respond_array(api_call_t *call, int status, const cm_db_res_t *res, api_row_writer_t row)
+{
+    respond_rows(call, status, res, row, false);
 }
 
 void api_respond_row(api_call_t *call, int status, const cm_db_res_t *res, int http_status,

@@ -151,6 +151,9 @@ void api_oauth__session_free(api_oauth_session_t *s);
 
 /* token.c: what the token, revocation and introspection endpoints share */
 void api_oauth__error(api_call_t *call, int status, const char *error, const char *description);
+/* A store read that failed (status non-zero) answered as OAuth's
+ * temporarily_unavailable (503): true; false when status is 0. */
+bool api_oauth__store_failed(api_call_t *call, int status);
 char *api_oauth__form_field(cm_slice_t form, const char *name, int *dup);
 /* The body, when it is a form; else 400 invalid_request answered, false. */
 bool api_oauth__form(api_call_t *call, cm_slice_t *body);

@@ -42,10 +42,8 @@ static void on_revoked(int status, const cm_db_res_t *res, void *ud)
 {
     api_call_t *call = ud;
     (void)res;
-    if (status != 0) {
-        api_oauth__error(call, 503, "temporarily_unavailable", "try again shortly");
+    if (api_oauth__store_failed(call, status))
         return;
-    }
     cm_http_res_header(call->req, "Cache-Control", "no-store");
     api_respond_empty(call, 200);
 }
@@ -99,10 +97,8 @@ static void on_token(int status, const cm_db_res_t *res, void *ud)
 {
     api_call_t *call = ud;
     introspect_t *x = call->state;
-    if (status != 0) {
-        api_oauth__error(call, 503, "temporarily_unavailable", "try again shortly");
+    if (api_oauth__store_failed(call, status))
         return;
-    }
 #define V(c) cm_db_value(res, 0, 0, c)
     if (cm_db_nrows(res, 0) != 1) {
         inactive(call);
@@ -160,10 +156,8 @@ static void on_caller(int status, const cm_db_res_t *res, void *ud)
 {
     api_call_t *call = ud;
     introspect_t *x = call->state;
-    if (status != 0) {
-        api_oauth__error(call, 503, "temporarily_unavailable", "try again shortly");
+    if (api_oauth__store_failed(call, status))
         return;
-    }
     char now[24];
     api_store_now(now);
 #define V(c) cm_db_value(res, 0, 0, c)

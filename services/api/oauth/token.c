@@ -75,6 +75,14 @@ void api_oauth__error(api_call_t *call, int status, const char *error, const cha
     api_respond_json(call, status, &b);
 }
 
+bool api_oauth__store_failed(api_call_t *call, int status)
+{
+    if (status == 0)
+        return false;
+    api_oauth__error(call, 503, "temporarily_unavailable", "try again shortly");
+    return true;
+}
+
 /* A form's field (NULL: absent or empty); *dup counts a repeated one. */
 char *api_oauth__form_field(cm_slice_t form, const char *name, int *dup)
 {
@@ -287,10 +295,8 @@ static void on_code(int status, const cm_db_res_t *res, void *ud)
 {
     api_call_t *call = ud;
     token_req_t *t = call->state;
-    if (status != 0) {
-        api_oauth__error(call, 503, "temporarily_unavailable", "try again shortly");
+    if (api_oauth__store_failed(call, status))
         return;
-    }
     if (cm_db_nrows(res, 1) != 1) {
         api_oauth__error(call, 400, "invalid_grant", "the code is not valid");
         return;
@@ -333,10 +339,8 @@ static void on_rotated(int status, const cm_db_res_t *res, void *ud)
 {
     api_call_t *call = ud;
     token_req_t *t = call->state;
-    if (status != 0) {
-        api_oauth__error(call, 503, "temporarily_unavailable", "try again shortly");
+    if (api_oauth__store_failed(call, status))
         return;
-    }
     if (cm_db_changes(res, 0) != 1) { /* another request rotated it first */
         revoke_family(call, t);
         return;
@@ -376,10 +380,8 @@ static void on_refresh_token(int status, const cm_db_res_t *res, void *ud)
 {
     api_call_t *call = ud;
     token_req_t *t = call->state;
-    if (status != 0) {
-        api_oauth__error(call, 503, "temporarily_unavailable", "try again shortly");
+    if (api_oauth__store_failed(call, status))
         return;
-    }
 #define V(c) cm_db_value(res, 0, 0, c)
     if (cm_db_nrows(res, 0) != 1 || strcmp(V(API_TOKEN_KIND), "refresh") != 0 ||
         strcmp(V(API_TOKEN_CLIENT), t->client_id) != 0) {

@@ -95,22 +95,7 @@ static void member_then(api_call_t *call, void (*next)(api_call_t *call, const c
 
 static void on_list(int status, const cm_db_res_t *res, void *ud)
 {
-    api_call_t *call = ud;
-    if (status != 0) {
-        api_respond_db_error(call, status, res, NULL, NULL);
-        return;
-    }
-    cm_buf_t out = CM_BUF_INIT;
-    cm_json_writer_t w;
-    cm_json_writer_init(&w, &out);
-    cm_json_begin_object(&w);
-    cm_json_key(&w, "results");
-    cm_json_begin_array(&w);
-    for (size_t i = 0; i < cm_db_nrows(res, 0); i++)
-        write_vtoken(&w, call, res, i);
-    cm_json_end_array(&w);
-    cm_json_end_object(&w);
-    api_respond_json(call, 200, &out);
+    api_respond_results((api_call_t *)ud, status, res, write_vtoken);
 }
 
 static void list(api_call_t *call, const char *org)

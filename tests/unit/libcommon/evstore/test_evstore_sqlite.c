@@ -181,10 +181,7 @@ static void test_quantile(void **state)
         const char *level, *want;
     } cases[] = {
         {"0.9", "17.2"}, /* 6 + (20 - 6) * 0.8 */
-        {"0.5", "6.0"},
-        {"0", "5.0"},
-        {"1", "20.0"},
-        {"0.25", "5.5"},
+        {"0.5", "6.0"},  {"0", "5.0"}, {"1", "20.0"}, {"0.25", "5.5"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char sql[200];

@@ -37,7 +37,7 @@ static void test_values_by_type(void **state)
         {"Int64", "-7", "-7"},
         {"Nullable(Int64)", "42", "42"},
         {"Int64", NULL, "null"},
-        {"Int64", "2.5", "2.5"},   /* a float the store kept in an integer column */
+        {"Int64", "2.5", "2.5"},     /* a float the store kept in an integer column */
         {"Int64", "abc", "\"abc\""}, /* never a broken number */
         {"Int64", "", "\"\""},
         {"UInt8", "1", "1"},

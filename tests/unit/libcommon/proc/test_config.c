@@ -408,6 +408,22 @@ static void test_print_secret_default(void **state)
     cm_config_free(k, 1, &c);
 }
 
+/* KAFKA_*_PROPERTIES: items in order, empty ones skipped, at most max. */
+static void test_split_list(void **state)
+{
+    (void)state;
+    char a[] = "acks=all,,linger.ms=5,";
+    const char *out[4];
+    assert_int_equal(cm_config_split_list(a, out, 4), 2);
+    assert_string_equal(out[0], "acks=all");
+    assert_string_equal(out[1], "linger.ms=5");
+    char b[] = "a,b,c";
+    assert_int_equal(cm_config_split_list(b, out, 2), 2);
+    assert_string_equal(out[1], "b");
+    char c[] = "";
+    assert_int_equal(cm_config_split_list(c, out, 4), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -426,6 +442,7 @@ int main(void)
         cmocka_unit_test(test_print),
         cmocka_unit_test(test_print_round_trip),
         cmocka_unit_test(test_print_secret_default),
+        cmocka_unit_test(test_split_list),
     };
     return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }
