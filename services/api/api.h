@@ -66,7 +66,7 @@ typedef struct {
     cm_metrics_t *metrics;
     cm_db_t *db;
     cm_evstore_t *events; /* read-only here: the writer fills it */
-    api_admit_t *admit;   /* resources/query_admit.c: reads of it, per project */
+    api_admit_t *admit;   /* http/admit.c: reads of it, per project */
     cm_redis_t *redis;
     api_publisher_t *publisher;
     api_materializer_t *materializer; /* endpoints/materializer.c: tables */

@@ -2,7 +2,7 @@
 // backends (lib/suite.mjs): posthog-node captures a small fixed dataset
 // through ingest, the writer stores it, and the api's endpoints run
 // queries over it with typed variables, versions and the Redis cache;
-// every error message of the seed's section 7 and PostHog's run checks.
+// every error message docs/endpoints.md lists and PostHog's run checks.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { PostHog } from 'posthog-node';
@@ -118,7 +118,7 @@ for (const pair of PAIRS) describe(`endpoints: ${pairName(pair)}`, () => {
     assert.deepEqual(r.json.results.map((x) => x.slice(0, 2)), [['$pageview', 20]]);
   });
 
-  test('the seed\'s errors, exactly', async () => {
+  test('the documented errors, exactly', async () => {
     let r = await s.call('POST', `${E}events-by-name/run`, {});
     assert.equal(r.status, 400);
     assert.equal(r.json.detail, "Required variable 'event_name' not provided");

@@ -1,5 +1,5 @@
-// oauth_cimd.test.mjs - clients known by their metadata documents (seed
-// 2.7, 5.4-5.9; notes 1.2-1.6), served by a local HTTPS server with a test
+// oauth_cimd.test.mjs - clients known by their metadata documents (docs/oauth.md,
+// Client ID Metadata Documents), served by a local HTTPS server with a test
 // CA: every fetch and validation rule as a case, the cache (max-age, never
 // an invalid document, one fetch for concurrent asks, a stale copy served
 // while it refreshes), an SSRF corpus refused with nothing followed,

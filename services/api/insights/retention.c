@@ -1,5 +1,5 @@
 /*
- * retention.c - RetentionQuery (docs/insights.md, notes section 9): of the
+ * retention.c - RetentionQuery (docs/insights.md, Retention): of the
  * people who did the target event in a period (a cohort), how many did
  * the returning event k periods later, for the last totalIntervals
  * periods. Actors are persons (person_id).

@@ -1,6 +1,6 @@
 /*
  * materialize.c - whether a HogQL endpoint's query can be stored as a
- * table, and the query that fills it (query.h, notes section 5).
+ * table, and the query that fills it (query.h; the rule is docs/endpoints.md's, Materialization).
  *
  * The rule: each variable is one side of a comparison (=, >=, >, <, <=)
  * in the top SELECT's WHERE, the other side a column (a field, or a call
@@ -11,7 +11,7 @@
  * the query aggregates; a read then filters the table by the values (and
  * re-aggregates ranges, which only count, sum, min and max allow). The
  * query's LIMIT and OFFSET are left out of the table and applied at read.
- * Reasons are the notes' strings, where PostHog has one.
+ * Reasons are PostHog's own strings, where it has one.
  */
 #include <stdarg.h>
 #include <stdio.h>

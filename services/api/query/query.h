@@ -6,8 +6,8 @@
  *   api_query_parse()   tokenize (tokenize.re), parse (grammar.y, lemon),
  *                       resolve names and check them against the allow-list
  *                       (resolve.c, functions.c); errors are for the user
- *   api_query_print()   print for one store (print.c, print_sqlite.c,
- *                       print_clickhouse.c) with the project's filter on
+ *   api_query_print()   print for one store (print.c, print_select.c,
+ *                       print_fn.c, print_hogql.c) with the project's filter on
  *                       every table it reads, the variables' values bound,
  *                       and the row limit
  *

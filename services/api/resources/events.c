@@ -84,7 +84,7 @@ static void url_encode(cm_buf_t *out, const char *s)
 #define READ_TIMEOUT_MS api_query_timeout_ms(call)
 
 /* A list's SELECT run on the event store, once the project's turn came
- * (resources/query_admit.h). */
+ * (http/admit.h). */
 static void run_read(api_call_t *call, cm_buf_t *sql, cm_evstore_query_cb done)
 {
     cm_evstore_select_t q = {.sql = cm_buf_cstr(sql), .timeout_ms = READ_TIMEOUT_MS};

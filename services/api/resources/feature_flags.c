@@ -3,7 +3,7 @@
  * retrieve, PATCH, soft delete, in PostHog's body.
  *
  * A write goes: body -> field checks and the filters' shape
- * (flag_filters.c) -> one read of the project's flags and cohorts (and the
+ * (flagdefs/filters.c) -> one read of the project's flags and cohorts (and the
  * flag itself for PATCH) -> references checked (unknown cohorts and flags,
  * dependency cycles) -> the write, guarded by the version it read (a
  * concurrent change gives 409), with the project queued for publishing in

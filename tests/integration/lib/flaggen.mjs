@@ -5,7 +5,7 @@
 //   envelope     the local-evaluation envelope {flags, group_type_mapping,
 //                cohorts[, property_matching_version]} exactly as
 //                GET /flags/definitions serves it (shapes per the research
-//                notes 1.2 / 1.3: conditions in `filters.groups`, payloads
+//                PostHog's flag shape (docs/flags.md): conditions in `filters.groups`, payloads
 //                as JSON-encoded strings, type "flag" filters keyed by the
 //                flag key with a `dependency_chain`, cohorts as property groups)
 //   persons      [{ distinctId, stored, request, groups, groupRequest,

@@ -1,6 +1,6 @@
 /*
  * test_cache_key.c - the endpoint runs' cache key encoding
- * (resources/endpoint_cache.c): fields are length-prefixed, so that two
+ * (services/api/endpoints/cache.c): fields are length-prefixed, so that two
  * different lists of variable values never share one cached answer (a
  * newline-joined key made {"va": "x\ntq", "vb": "z"} and
  * {"va": "x", "vb": "q\ntz"} one key).

@@ -422,7 +422,7 @@ static void test_variables(void **state)
     cm_buf_free(&err);
 }
 
-/* Materialization: the rule of notes section 5, one case per row (the
+/* Materialization: the rule of docs/endpoints.md (Materialization), one case per row (the
  * reason a query is refused), and the transform's text for what passes;
  * every transform compiles for both stores. */
 static void expect_mat(const char *query, const char *want)

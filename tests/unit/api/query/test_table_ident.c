@@ -66,5 +66,5 @@ int main(void)
         cmocka_unit_test(test_clickhouse),
         cmocka_unit_test(test_sqlite),
     };
-    return cmocka_run_group_tests_name("mat_ident", tests, NULL, NULL);
+    return cmocka_run_group_tests_name("table_ident", tests, NULL, NULL);
 }
