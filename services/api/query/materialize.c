@@ -7,7 +7,8 @@
  * on fields), ANDed with the rest, never under OR, in HAVING or anywhere
  * else. The stored query is the same SELECT with those comparisons left
  * out (printed as true), each variable's column added as a column named
- * after it (a range variable's by day: toStartOfDay), and in GROUP BY when
+ * after it (a range variable's by day: toStartOfDay, so a range must
+ * compare a date or date-time column), and in GROUP BY when
  * the query aggregates; a read then filters the table by the values (and
  * re-aggregates ranges, which only count, sum, min and max allow). The
  * query's LIMIT and OFFSET are left out of the table and applied at read.
@@ -179,6 +180,15 @@ static void comparison(mat_t *m, const q_expr_t *e, bool under_or)
     }
     if ((col->kind != QE_FIELD && col->kind != QE_CALL) || has_placeholder(col)) {
         fail(m, "Variable '%s' must be compared with a column for materialization", v->code);
+        return;
+    }
+    /* a range is kept by day (toStartOfDay): exact for a date column only;
+     * a number or a string compared by range would be answered wrong */
+    if (e->op != QB_EQ && col->type != Q_T_DATE && col->type != Q_T_DATETIME) {
+        fail(m,
+             "Variable '%s' is compared by range with a column that is not a date: only date "
+             "ranges can be materialized",
+             v->code);
         return;
     }
     cm_buf_t text = CM_BUF_INIT;

@@ -502,6 +502,17 @@ static void test_materialize(void **state)
                "materialization");
     expect_mat("SELECT count() FROM events WHERE event LIKE {variables.s}",
                "refused: Unsupported operator LIKE, supported: =, >=, >, <, <=");
+    /* the table keeps a range variable's days: a number's range would be
+     * answered from toStartOfDay(n), so it is refused, as is a property */
+    expect_mat("SELECT count() FROM events WHERE toInt(properties.n) >= {variables.min_n}",
+               "refused: Variable 'min_n' is compared by range with a column that is not a date: "
+               "only date ranges can be materialized");
+    expect_mat("SELECT count() FROM events WHERE properties.seen_at < {variables.d}",
+               "refused: Variable 'd' is compared by range with a column that is not a date: "
+               "only date ranges can be materialized");
+    expect_mat("SELECT count() FROM events WHERE toInt(properties.n) = {variables.n}",
+               "SELECT count(), toInt(properties.n) AS `n` FROM events WHERE true GROUP BY "
+               "toInt(properties.n) [n] [read: c]");
     expect_mat("SELECT count() FROM events WHERE event != {variables.s}",
                "refused: Unsupported operator !=, supported: =, >=, >, <, <=");
     expect_mat("SELECT count() FROM events WHERE event IN {variables.l}",
