@@ -42,6 +42,8 @@ static const q_fn_t fns[] = {
      * values (ClickHouse's quantile() samples past 8,192 values) */
     {"quantile", 1, 1, QF_AGGREGATE, QR_FIXED, Q_T_FLOAT, true, 1, Q_FN_QUANTILE},
     A("median", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_MEDIAN),
+    /* (more aggregates above this line) */
+
     /* dates and times (UTC unless a zone is given) */
     F("toDate", 1, 1, QR_FIXED, Q_T_DATE, false, Q_FN_TO_DATE),
     F("toDateTime", 1, 2, QR_FIXED, Q_T_DATETIME, false, Q_FN_TO_DATETIME),
@@ -65,6 +67,8 @@ static const q_fn_t fns[] = {
     F("today", 0, 0, QR_FIXED, Q_T_DATE, false, Q_FN_TODAY),
     F("toUnixTimestamp", 1, 1, QR_FIXED, Q_T_INT, false, Q_FN_TO_UNIX),
     F("fromUnixTimestamp", 1, 1, QR_FIXED, Q_T_DATETIME, false, Q_FN_FROM_UNIX),
+    /* (more dates above this line) */
+
     /* JSON (a properties column or a string holding JSON; then key names) */
     F("JSONExtractString", 2, 8, QR_FIXED, Q_T_STRING, false, Q_FN_JSON_STRING),
     F("JSONExtractInt", 2, 8, QR_FIXED, Q_T_INT, false, Q_FN_JSON_INT),
@@ -85,6 +89,8 @@ static const q_fn_t fns[] = {
     F("endsWith", 2, 2, QR_FIXED, Q_T_BOOL, false, Q_FN_ENDS_WITH),
     F("empty", 1, 1, QR_FIXED, Q_T_BOOL, false, Q_FN_EMPTY),
     F("notEmpty", 1, 1, QR_FIXED, Q_T_BOOL, false, Q_FN_NOT_EMPTY),
+    /* (more strings above this line) */
+
     /* NULLs and conditions */
     F("coalesce", 1, 16, QR_COMMON, Q_T_ANY, false, Q_FN_COALESCE),
     F("ifNull", 2, 2, QR_COMMON, Q_T_ANY, false, Q_FN_IF_NULL),
@@ -106,12 +112,18 @@ static const q_fn_t fns[] = {
     F("toFloat", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_TO_FLOAT),
     F("toFloat64", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_TO_FLOAT),
     F("toString", 1, 1, QR_FIXED, Q_T_STRING, false, Q_FN_TO_STRING),
+    /* (more conditions and numbers above this line) */
+
     /* window functions */
     W("row_number", 0, 0, QR_FIXED, Q_T_INT, false, Q_FN_ROW_NUMBER),
     W("rank", 0, 0, QR_FIXED, Q_T_INT, false, Q_FN_RANK),
     W("dense_rank", 0, 0, QR_FIXED, Q_T_INT, false, Q_FN_DENSE_RANK),
     W("lagInFrame", 1, 3, QR_ARG0, Q_T_ANY, true, Q_FN_LAG),
     W("leadInFrame", 1, 3, QR_ARG0, Q_T_ANY, true, Q_FN_LEAD),
+    /* (more window functions above this line) */
+
+    /* arrays, tuples, lambdas */
+    /* (more arrays above this line) */
 };
 
 const q_fn_t *q_fn_lookup(cm_slice_t name)

@@ -37,7 +37,10 @@ typedef struct {
     int id;          /* Q_FN_*: the printers switch on it */
 } q_fn_t;
 
+/* Grouped by the printer that prints them; each group ends with a marker
+ * line, so that groups grow without touching each other. */
 enum {
+    /* aggregates: print_fn_agg.c */
     Q_FN_COUNT,
     Q_FN_COUNT_IF,
     Q_FN_SUM,
@@ -52,7 +55,10 @@ enum {
     Q_FN_UNIQ_IF,
     Q_FN_QUANTILE,
     Q_FN_MEDIAN,
-    Q_FN_ANY, /* the last aggregate (print_fn.c switches on the range) */
+    Q_FN_ANY,
+    /* (more aggregates above this line) */
+
+    /* dates: print_fn_date.c */
     Q_FN_TO_DATE,
     Q_FN_TO_DATETIME,
     Q_FN_START_OF_MINUTE,
@@ -75,6 +81,9 @@ enum {
     Q_FN_TODAY,
     Q_FN_TO_UNIX,
     Q_FN_FROM_UNIX,
+    /* (more dates above this line) */
+
+    /* strings and JSON: print_fn_string.c */
     Q_FN_JSON_STRING,
     Q_FN_JSON_INT,
     Q_FN_JSON_FLOAT,
@@ -91,6 +100,9 @@ enum {
     Q_FN_POSITION,
     Q_FN_STARTS_WITH,
     Q_FN_ENDS_WITH,
+    /* (more strings above this line) */
+
+    /* conditions, numbers, conversions: print_fn.c */
     Q_FN_COALESCE,
     Q_FN_IF_NULL,
     Q_FN_NULL_IF,
@@ -107,14 +119,24 @@ enum {
     Q_FN_TO_INT,
     Q_FN_TO_FLOAT,
     Q_FN_TO_STRING,
+    Q_FN_INTDIV,
+    /* (more conditions and numbers above this line) */
+
+    /* window functions: print_fn_agg.c */
     Q_FN_ROW_NUMBER,
     Q_FN_RANK,
     Q_FN_DENSE_RANK,
     Q_FN_LAG,
     Q_FN_LEAD,
+    /* (more window functions above this line) */
+
+    /* arrays, tuples, lambdas: print_fn_array.c */
+    Q_FN_ARRAY_FIRST_, /* none yet */
+    /* (more arrays above this line) */
+
+    /* strings (cont.) */
     Q_FN_EMPTY,
     Q_FN_NOT_EMPTY,
-    Q_FN_INTDIV,
 };
 
 /* The function called name, or NULL. */

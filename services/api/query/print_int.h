@@ -34,8 +34,21 @@ void q_pident(q_printer_t *pr, cm_slice_t name);
 void q_pcolname(q_printer_t *pr, const q_select_t *s, size_t k);
 /* e as a DateTime (a string or number is converted as toDateTime would). */
 void q_pdatetime(q_printer_t *pr, const q_expr_t *e);
-/* Prints a function call (print_fn.c). */
+/* Prints a function call (print_fn.c), through the family files, each
+ * true when the call was one of its functions: print_fn_agg.c (aggregates
+ * and windows), print_fn_date.c, print_fn_string.c (strings and JSON),
+ * print_fn_array.c; print_fn.c keeps conditions, numbers and conversions. */
 void q_pcall(q_printer_t *pr, const q_expr_t *e);
+bool q_pcall_agg(q_printer_t *pr, const q_expr_t *e);
+bool q_pcall_date(q_printer_t *pr, const q_expr_t *e);
+bool q_pcall_string(q_printer_t *pr, const q_expr_t *e);
+bool q_pcall_array(q_printer_t *pr, const q_expr_t *e);
+/* Shared by the family files: the arguments from one on, comma-separated;
+ * name(args) as written; a string constant argument or a failure saying
+ * what must be one. */
+void q_pargs(q_printer_t *pr, const q_expr_t *e, size_t from);
+void q_psame(q_printer_t *pr, const char *name, const q_expr_t *e);
+bool q_pconst_string(q_printer_t *pr, const q_expr_t *e, const char *what, cm_slice_t *out);
 /* The value of a placeholder, or NULL (the failure is reported). */
 const api_query_value_t *q_pvalue(q_printer_t *pr, const q_expr_t *e);
 

@@ -1,0 +1,217 @@
+/*
+ * print_fn_string.c - strings and JSON for SQLite and ClickHouse: strings
+ * measured and cut in bytes, as ClickHouse does; JSONExtract* over a
+ * properties column or a string holding JSON.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/print_int.h"
+
+#define P(s)    cm_buf_append(pr->out, (s), strlen(s))
+#define PF(...) cm_buf_appendf(pr->out, __VA_ARGS__)
+#define ARG(i)  (e->args.v[(i)])
+
+/* ---- JSON ----------------------------------------------------------------------------------- */
+
+/* SQLite: a JSON path from the keys after the document ('$."a"[0]'). */
+static bool lite_path(q_printer_t *pr, const q_expr_t *e, cm_buf_t *path)
+{
+    cm_buf_append(path, "$", 1);
+    for (size_t i = 1; i < e->args.n; i++) {
+        const q_expr_t *k = ARG(i);
+        if (k->kind == QE_INT && k->ival >= 1) {
+            cm_buf_appendf(path, "[%" PRId64 "]", k->ival - 1);
+            continue;
+        }
+        if (k->kind != QE_STRING || memchr(k->text.p, '"', k->text.len) != NULL ||
+            memchr(k->text.p, '\0', k->text.len) != NULL) {
+            q_pfail(pr, "JSON keys must be string constants without '\"' (or positions from 1)");
+            return false;
+        }
+        cm_buf_appendf(path, ".\"%.*s\"", (int)k->text.len, k->text.p);
+    }
+    return true;
+}
+
+static void json_fn(q_printer_t *pr, const q_expr_t *e, int id)
+{
+    if (pr->ch) {
+        if (!pr->o->clickhouse_modern) {
+            q_pfail(pr, "%.*s needs ClickHouse 19.3 or later: read properties.<key> instead",
+                    (int)e->text.len, e->text.p);
+            return;
+        }
+        q_psame(pr, e->text.p, e);
+        return;
+    }
+    cm_buf_t path;
+    cm_buf_init(&path);
+    if (!lite_path(pr, e, &path)) {
+        cm_buf_free(&path);
+        return;
+    }
+    cm_slice_t ps = cm_buf_slice(&path);
+    const q_expr_t *doc = ARG(0);
+    /* Not JSON at all: ClickHouse's answer for a missing key. */
+    P("(CASE WHEN json_valid(");
+    q_pexpr(pr, doc);
+    P(") THEN ");
+    const char *miss = "0";
+    switch (id) {
+    case Q_FN_JSON_HAS:
+        P("(json_type(");
+        q_pexpr(pr, doc);
+        P(", ");
+        q_pstring(pr, ps);
+        P(") IS NOT NULL)");
+        break;
+    case Q_FN_JSON_RAW:
+        miss = "''";
+        P("coalesce(");
+        q_pexpr(pr, doc);
+        P(" -> ");
+        q_pstring(pr, ps);
+        P(", '')");
+        break;
+    default:
+        P("(CASE json_type(");
+        q_pexpr(pr, doc);
+        P(", ");
+        q_pstring(pr, ps);
+        P(")");
+        if (id == Q_FN_JSON_BOOL) {
+            P(" WHEN 'true' THEN 1 ELSE 0 END)");
+            break;
+        }
+        P(id == Q_FN_JSON_STRING ? " WHEN 'text' THEN " : " WHEN 'integer' THEN ");
+        if (id == Q_FN_JSON_FLOAT)
+            P("CAST(");
+        q_pexpr(pr, doc);
+        P(" ->> ");
+        q_pstring(pr, ps);
+        if (id == Q_FN_JSON_FLOAT) {
+            P(" AS REAL) WHEN 'real' THEN ");
+            q_pexpr(pr, doc);
+            P(" ->> ");
+            q_pstring(pr, ps);
+        }
+        miss = id == Q_FN_JSON_STRING ? "''" : id == Q_FN_JSON_FLOAT ? "0.0" : "0";
+        PF(" ELSE %s END)", miss);
+        break;
+    }
+    PF(" ELSE %s END)", miss);
+    cm_buf_free(&path);
+}
+
+/* ---- strings -------------------------------------------------------------------------------- */
+
+/* SQLite: x as bytes (ClickHouse measures and cuts strings in bytes). */
+static void lite_blob(q_printer_t *pr, const q_expr_t *x)
+{
+    P("CAST(");
+    q_pexpr(pr, x);
+    P(" AS BLOB)");
+}
+
+static void string_fn(q_printer_t *pr, const q_expr_t *e, int id)
+{
+    switch (id) {
+    case Q_FN_LENGTH:
+        if (pr->ch)
+            return q_psame(pr, "length", e);
+        P("length(");
+        lite_blob(pr, ARG(0));
+        P(")");
+        return;
+    case Q_FN_CONCAT: /* NULL and non-strings as HogQL's concat: '' and their text */
+        P("(");
+        for (size_t i = 0; i < e->args.n; i++) {
+            if (i)
+                P(" || ");
+            P(pr->ch ? "ifNull(toString(" : "coalesce(CAST(");
+            q_pexpr(pr, ARG(i));
+            P(pr->ch ? "), '')" : " AS TEXT), '')");
+        }
+        P(")");
+        return;
+    case Q_FN_SUBSTRING:
+        if (pr->ch)
+            return q_psame(pr, "substring", e);
+        P("CAST(substr(");
+        lite_blob(pr, ARG(0));
+        P(", ");
+        q_pargs(pr, e, 1);
+        P(") AS TEXT)");
+        return;
+    case Q_FN_TRIM:
+        if (!pr->ch)
+            return q_psame(pr, "trim", e);
+        P("replaceRegexpAll(");
+        q_pexpr(pr, ARG(0));
+        P(", '^ +| +$', '')");
+        return;
+    case Q_FN_REPLACE_ALL: return q_psame(pr, pr->ch ? "replaceAll" : "replace", e);
+    case Q_FN_POSITION:
+        if (pr->ch)
+            return q_psame(pr, "position", e);
+        P("instr(");
+        lite_blob(pr, ARG(0));
+        P(", ");
+        lite_blob(pr, ARG(1));
+        P(")");
+        return;
+    case Q_FN_STARTS_WITH:
+    case Q_FN_ENDS_WITH:
+        if (pr->ch)
+            return q_psame(pr, id == Q_FN_STARTS_WITH ? "startsWith" : "endsWith", e);
+        P("(length(");
+        lite_blob(pr, ARG(1));
+        P(") = 0 OR substr(");
+        lite_blob(pr, ARG(0));
+        if (id == Q_FN_STARTS_WITH)
+            P(", 1, length(");
+        else
+            P(", -length(");
+        lite_blob(pr, ARG(1));
+        P(")) = ");
+        lite_blob(pr, ARG(1));
+        P(")");
+        return;
+    case Q_FN_EMPTY:
+    case Q_FN_NOT_EMPTY:
+        P("(");
+        q_pexpr(pr, ARG(0));
+        P(id == Q_FN_EMPTY ? " = '')" : " != '')");
+        return;
+    }
+}
+
+/* The call if it is one of this file's functions (print_fn.c dispatches). */
+bool q_pcall_string(q_printer_t *pr, const q_expr_t *e)
+{
+    int id = (int)e->ival;
+    switch (id) {
+    case Q_FN_JSON_STRING:
+    case Q_FN_JSON_INT:
+    case Q_FN_JSON_FLOAT:
+    case Q_FN_JSON_BOOL:
+    case Q_FN_JSON_RAW:
+    case Q_FN_JSON_HAS: json_fn(pr, e, id); return true;
+    case Q_FN_LOWER: q_psame(pr, "lower", e); return true;
+    case Q_FN_UPPER: q_psame(pr, "upper", e); return true;
+    case Q_FN_LENGTH:
+    case Q_FN_CONCAT:
+    case Q_FN_SUBSTRING:
+    case Q_FN_TRIM:
+    case Q_FN_REPLACE_ALL:
+    case Q_FN_POSITION:
+    case Q_FN_STARTS_WITH:
+    case Q_FN_ENDS_WITH:
+    case Q_FN_EMPTY:
+    case Q_FN_NOT_EMPTY: string_fn(pr, e, id); return true;
+    default: return false;
+    }
+}
