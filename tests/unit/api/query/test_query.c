@@ -3,7 +3,8 @@
  * both stores, the errors a user sees, the limits, and the project filter
  * on every table a hostile query names.
  *
- * Golden cases live in tests/unit/api/query/query_golden.txt:
+ * Golden cases live in tests/unit/api/query/query_golden*.txt (one file
+ * per topic; query_golden_modern*.txt hold ClickHouse 21+ cases):
  *
  *   == name
  *   HogQL text (one or more lines)
@@ -17,6 +18,7 @@
  * case get fixed values: {variables.s} a string, {variables.n} 42,
  * {variables.l} a list.
  */
+#include <glob.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -32,7 +34,8 @@
 #include "query/query.h"
 #include "query/resolve.h"
 
-#define GOLDEN "tests/unit/api/query/query_golden.txt"
+#define GOLDEN_GLOB        "tests/unit/api/query/query_golden*.txt"
+#define GOLDEN_MODERN_GLOB "tests/unit/api/query/query_golden_modern*.txt"
 
 static const api_query_value_t list_items[] = {
     {.kind = API_QV_STRING, .s = "a", .len = 1},
@@ -102,11 +105,11 @@ static char *slurp(const char *path)
     return cm_buf_detach(&b, NULL);
 }
 
-/* Each case: name, query, expected sqlite, expected clickhouse. */
-static void test_golden(void **state)
+/* One golden file's cases (name, query, expected sqlite, expected
+ * clickhouse), counted into *ncases; the failures. */
+static int golden_file(const char *path, int *ncases)
 {
-    (void)state;
-    char *text = slurp(GOLDEN);
+    char *text = slurp(path);
     assert_non_null(text);
     bool update = getenv("UPDATE_GOLDEN") != NULL;
     cm_buf_t rewritten = CM_BUF_INIT, got = CM_BUF_INIT;
@@ -175,9 +178,9 @@ static void test_golden(void **state)
     if (update) {
         /* keep the header comment before the first case */
         char *first = strstr(text, "== ");
-        FILE *f = fopen(GOLDEN, "wb");
+        FILE *f = fopen(path, "wb");
         assert_non_null(f);
-        fwrite(text, 1, (size_t)(first - text), f);
+        fwrite(text, 1, first ? (size_t)(first - text) : strlen(text), f);
         fwrite(rewritten.p, 1, rewritten.len, f);
         fclose(f);
         failures = 0;
@@ -185,6 +188,22 @@ static void test_golden(void **state)
     cm_buf_free(&rewritten);
     cm_buf_free(&got);
     free(text);
+    *ncases += cases;
+    return failures;
+}
+
+/* Every tests/unit/api/query/query_golden*.txt but the modern ones: one
+ * file per topic, so topics grow without touching each other. */
+static void test_golden(void **state)
+{
+    (void)state;
+    glob_t g;
+    assert_int_equal(glob(GOLDEN_GLOB, 0, NULL, &g), 0);
+    int cases = 0, failures = 0;
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        if (strstr(g.gl_pathv[i], "_modern") == NULL)
+            failures += golden_file(g.gl_pathv[i], &cases);
+    globfree(&g);
     assert_true(cases >= 40);
     assert_int_equal(failures, 0);
 }
@@ -193,10 +212,8 @@ static void test_golden(void **state)
  * JSON functions, window functions, several JOINs, LIMIT n OFFSET m BY).
  * tests/unit/api/query/query_golden_modern.txt: "== name", the query, "-- clickhouse
  * 21+", the expected text; rewritten by UPDATE_GOLDEN=1 as well. */
-static void test_golden_modern(void **state)
+static int golden_modern_file(const char *path, int *ncases)
 {
-    (void)state;
-    const char *path = "tests/unit/api/query/query_golden_modern.txt";
     char *text = slurp(path);
     assert_non_null(text);
     bool update = getenv("UPDATE_GOLDEN") != NULL;
@@ -241,6 +258,19 @@ static void test_golden_modern(void **state)
     cm_buf_free(&rewritten);
     cm_buf_free(&got);
     free(text);
+    *ncases += cases;
+    return failures;
+}
+
+static void test_golden_modern(void **state)
+{
+    (void)state;
+    glob_t g;
+    assert_int_equal(glob(GOLDEN_MODERN_GLOB, 0, NULL, &g), 0);
+    int cases = 0, failures = 0;
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        failures += golden_modern_file(g.gl_pathv[i], &cases);
+    globfree(&g);
     assert_true(cases >= 8);
     assert_int_equal(failures, 0);
 }
