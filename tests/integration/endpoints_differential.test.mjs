@@ -1,5 +1,5 @@
 // endpoints_differential.test.mjs - the differential corpus
-// (hogql/corpus.mjs, over 200 queries) run as endpoints on both pairs of
+// (hogql/corpus.mjs and corpus_*.mjs beside it, over 200 queries) run as endpoints on both pairs of
 // backends at once, over the same dataset sent through each pair's ingest
 // by posthog-node: SQLite and ClickHouse 18.16 must give the same columns
 // and the same rows for every query either can run.
@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { PostHog } from 'posthog-node';
 import { PAIRS, startPair } from './lib/suite.mjs';
 import { within } from './lib/rawhttp.mjs';
-import { corpus, dataset, CLICKHOUSE_18_REFUSES } from './hogql/corpus.mjs';
+import { corpusEntries, dataset, CLICKHOUSE_18_REFUSES } from './hogql/corpus.mjs';
 
 const both = PAIRS.length === 2;
 
@@ -34,13 +34,13 @@ describe('HogQL on SQLite and on ClickHouse: one answer', { skip: !both && 'need
     for (const s of stores) await s.stop();
   });
 
-  test(`${corpus().length} queries, the same rows`, async () => {
-    const queries = corpus();
+  test(`${corpusEntries().length} queries, the same rows (and PostHog's where it states them)`, async () => {
+    const queries = corpusEntries();
     assert.ok(queries.length >= 200);
     const differ = [];
     let compared = 0;
     for (let i = 0; i < queries.length; i++) {
-      const q = queries[i];
+      const { q, want } = queries[i];
       const answers = [];
       for (const s of stores) {
         const E = `/api/projects/${s.boot.project_id}/endpoints/`;
@@ -67,6 +67,13 @@ describe('HogQL on SQLite and on ClickHouse: one answer', { skip: !both && 'need
         assert.deepEqual(ch.results, lite.results);
       } catch {
         differ.push(`${q}\n  sqlite     ${JSON.stringify(lite.results).slice(0, 400)}\n  clickhouse ${JSON.stringify(ch.results).slice(0, 400)}`);
+        continue;
+      }
+      if (want === undefined) continue;
+      try {
+        assert.deepEqual(lite.results, want);
+      } catch {
+        differ.push(`${q}\n  posthog    ${JSON.stringify(want).slice(0, 400)}\n  both       ${JSON.stringify(lite.results).slice(0, 400)}`);
       }
     }
     assert.ok(compared >= 200, `only ${compared} compared`);

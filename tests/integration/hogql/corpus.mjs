@@ -1,8 +1,10 @@
 // corpus.mjs - the differential corpus: HogQL queries that must give the
 // same answer on SQLite and on ClickHouse over dataset() (endpoints_
-// differential.test.mjs). Every query orders its rows completely, so the
+// differential.test.mjs, with corpus_*.mjs beside it). Every query orders its rows completely, so the
 // stores cannot differ by an arbitrary order; floats are halves, so sums
 // are exact whatever order the stores add in.
+
+import { readdirSync } from 'node:fs';
 
 // The dataset: 120 events of 10 people over 10 days, with the property
 // shapes a query meets (strings, numbers, booleans, missing keys, JSON
@@ -165,6 +167,23 @@ const handwritten = [
   'SELECT count() FROM groups',
   'SELECT 1 AS one, 2.5 AS f, NULL AS nothing, true AS t, false AS ff',
 ];
+
+// Topic files beside this one (corpus_<topic>.mjs) each export `queries`:
+// strings, or { q, want } where want is the rows PostHog answers (its tests
+// state them), checked on both stores besides their agreeing.
+const topics = await Promise.all(
+  readdirSync(new URL('.', import.meta.url))
+    .filter((f) => /^corpus_[a-z0-9_]+\.mjs$/.test(f))
+    .sort()
+    .map((f) => import(new URL(f, import.meta.url)))
+);
+
+// Every query with the rows PostHog states, where it states them.
+export function corpusEntries() {
+  const out = corpus().map((q) => ({ q }));
+  for (const t of topics) for (const e of t.queries) out.push(typeof e === 'string' ? { q: e } : e);
+  return out;
+}
 
 export function corpus() {
   const out = [...handwritten];
