@@ -250,10 +250,10 @@ for (const pair of PAIRS) describe(`endpoints: ${pairName(pair)}`, () => {
     assert.equal(r.json.detail, 'Version 1 is inactive and cannot be executed.');
     r = await s.call('POST', `${E}all-events/run`, { version: 9 });
     assert.equal(r.status, 404);
-    assert.deepEqual(r.json, { error: "Version 9 not found for endpoint 'all-events'", current_version: 2 });
+    assert.deepEqual(r.json, { type: 'invalid_request', code: 'not_found', detail: "Version 9 not found for endpoint 'all-events'", attr: 'version', current_version: 2 });
     r = await s.call('POST', `${E}all-events/run?version=abc`, {});
     assert.equal(r.status, 400);
-    assert.deepEqual(r.json, { error: 'Invalid version parameter: abc' });
+    assert.deepEqual(r.json, { type: 'validation_error', code: 'invalid', detail: 'Invalid version parameter: abc', attr: 'version' });
     r = await s.call('PATCH', `${E}all-events/`, { is_active: false });
     r = await s.call('POST', `${E}all-events/run`, {});
     assert.equal(r.status, 404, 'an inactive endpoint is not found');

@@ -147,7 +147,7 @@ for (const pair of PAIRS) describe(`insight endpoints: ${pairName(pair)}`, () =>
     assert.deepEqual(r.results.map((x) => [x.breakdown_value, x.data]), [['Chrome', [0, 0, 10, 26]]]);
     r = await s.call('POST', `${E}spend-by-browser/run`, { variables: { $os: 'Mac', a: 1 } });
     assert.equal(r.status, 400);
-    assert.equal(r.json.error, 'Unknown variable(s): $os, a');
+    assert.equal(r.json.detail, 'Unknown variable(s): $os, a');
 
     // the OpenAPI document lists the insight's variables
     const doc = (await s.call('GET', `${E}spend-by-browser/openapi.json`)).json;
@@ -304,7 +304,7 @@ for (const pair of PAIRS) describe(`insight endpoints: ${pairName(pair)}`, () =>
     assert.deepEqual((await both('mat-two', { $browser: 'Firefox', price: 7 })).map((x) => [x.breakdown_value, x.data]), [[['Firefox', '7'], [0, 0, 0, 0, 1, 0, 0]]]);
     const r0 = await s.call('POST', `${E}mat-two/run`, { variables: { $browser: 'Chrome' } });
     assert.equal(r0.status, 400, JSON.stringify(r0.json));
-    assert.equal(r0.json.error, "Required variable(s) 'price' not provided");
+    assert.equal(r0.json.detail, "Required variable 'price' not provided");
     assert.deepEqual((await both('mat-all', undefined))[0].data, [1, 1, 0, 1, 3, 0, 0, 1]);
     const cohorts = await both('mat-retention', undefined);
     assert.deepEqual(cohorts[3].values.map((v) => v.count), [3, 0, 0, 1]);
@@ -312,10 +312,10 @@ for (const pair of PAIRS) describe(`insight endpoints: ${pairName(pair)}`, () =>
     // the rules of a materialized insight
     let r = await s.call('POST', `${E}mat-spend/run`, {});
     assert.equal(r.status, 400, JSON.stringify(r.json));
-    assert.equal(r.json.error, "Required variable(s) '$browser' not provided");
+    assert.equal(r.json.detail, "Required variable '$browser' not provided");
     r = await s.call('POST', `${E}mat-spend/run`, { variables: { $browser: 'Chrome', date_to: '2024-03-31' } });
     assert.equal(r.status, 400, JSON.stringify(r.json));
-    assert.match(r.json.error, /^Date variables \(date_to\) cannot be used with a materialized endpoint/);
+    assert.match(r.json.detail, /^Date variables \(date_to\) cannot be used with a materialized endpoint/);
     r = await s.call('POST', `${E}mat-retention/run`, { variables: { date_to: '2024-03-31' } });
     assert.equal(r.status, 400, JSON.stringify(r.json));
     // the OpenAPI document says so: the breakdown only, required

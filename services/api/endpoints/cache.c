@@ -142,11 +142,18 @@ bool api_endpoints__query_failed(api_call_t *call, int status, const char *err, 
     } else if (status == CM_ETOOBIG) {
         answer_too_big(call);
     } else if (status == CM_EINVAL) {
-        cm_log(CM_LOG_WARN, id, "endpoint query refused by the event store: %s", err ? err : "");
-        api_respond_invalid(call, NULL,
-                            "Query execution failed: the event store refused the query "
-                            "(request %s).",
-                            id);
+        const api_endpoints__store_error_t *m = api_endpoints__store_error(err);
+        cm_log(CM_LOG_WARN, id, "endpoint query refused by the event store: answered=%s store=%s",
+               m ? m->code : "refused", err ? err : "");
+        cm_api_error_t e;
+        if (m != NULL)
+            cm_api_error_set(&e, m->status, m->code, NULL, "Query execution failed: %s", m->detail);
+        else
+            cm_api_error_set(&e, 400, "invalid", NULL,
+                             "Query execution failed: the event store refused the query "
+                             "(request %s).",
+                             id);
+        api_respond_error(call, &e);
     } else {
         cm_log(CM_LOG_ERROR, id, "endpoint query failed: %s", err ? err : "");
         cm_api_error_t e;

@@ -42,21 +42,15 @@ bool api_endpoints__name_valid(cm_slice_t n)
     return cm_slice_span(n, NAME_CHARS) == n.len;
 }
 
-void api_endpoints__error(api_call_t *call, int status, const char *fmt, ...)
+void api_endpoints__error(api_call_t *call, int status, const char *attr, const char *fmt, ...)
 {
-    cm_buf_t msg = CM_BUF_INIT, b = CM_BUF_INIT;
+    cm_api_error_t e;
     va_list ap;
     va_start(ap, fmt);
-    cm_buf_vappendf(&msg, fmt, ap);
+    /* the detail may echo the client's bytes: the envelope writes it lossy */
+    cm_api_error_vset(&e, status, status == 404 ? "not_found" : "invalid", attr, fmt, ap);
     va_end(ap);
-    cm_json_writer_t w;
-    cm_json_writer_init(&w, &b);
-    cm_json_begin_object(&w);
-    cm_json_key(&w, "error");
-    cm_json_str_lossy(&w, cm_buf_slice(&msg)); /* it may echo the client's bytes */
-    cm_json_end_object(&w);
-    cm_buf_free(&msg);
-    api_respond_json(call, status, &b);
+    api_respond_error(call, &e);
 }
 
 int api_endpoints__version_param(api_call_t *call, char out[24])
@@ -67,7 +61,7 @@ int api_endpoints__version_param(api_call_t *call, char out[24])
         return 0;
     size_t n = strlen(v);
     if (n == 0 || n > 9 || strspn(v, "0123456789") != n || atoi(v) < 1) {
-        api_endpoints__error(call, 400, "Invalid version parameter: %.40s", v);
+        api_endpoints__error(call, 400, "version", "Invalid version parameter: %.40s", v);
         free(v);
         return -1;
     }
@@ -176,7 +170,7 @@ void api_endpoints__write_row(cm_json_writer_t *w, api_call_t *call, const cm_db
     write_created_by(w, V(API_ENDPOINT_CREATED_BY));
     bool materialized = V(API_ENDPOINT_MATERIALIZED) && atoi(V(API_ENDPOINT_MATERIALIZED)) == 1;
     cm_json_key(w, "is_materialized");
-    cm_json_boolean(w, materialized && V(API_ENDPOINT_MAT_TABLE) != NULL);
+    cm_json_boolean(w, materialized); /* at once, as PostHog: the status says how far */
     cm_json_key(w, "current_version");
     cm_json_int(w, atoll(V(API_ENDPOINT_CURRENT_VERSION)));
     cm_json_key(w, "versions_count");
@@ -208,7 +202,7 @@ void api_endpoints__write_materialization(cm_json_writer_t *w, const cm_db_res_t
 #define V(col) cm_db_value(res, t, row, col)
     const char *st = V(API_ENDPOINT_MAT_STATUS);
     cm_json_key(w, "status");
-    cm_json_str_cstr(w, st ? st : "Unknown");
+    cm_json_str_cstr(w, st ? st : "Pending"); /* on, not yet claimed by a materializer */
     cm_json_key(w, "can_materialize");
     cm_json_boolean(w, true);
     cm_json_key(w, "last_materialized_at");
@@ -354,7 +348,7 @@ static void on_versions(int status, const cm_db_res_t *res, void *ud)
     cm_buf_free(&b);
     char v[24];
     snprintf(v, sizeof(v), "%.*s", (int)(want.len > 20 ? 20 : want.len), want.p);
-    api_endpoints__error(call, 404, "Version %s not found", v);
+    api_endpoints__error(call, 404, "version", "Version %s not found", v);
 }
 
 void api_endpoints_versions(api_call_t *call)

@@ -17,13 +17,14 @@
  * starting with a letter (PostHog's rule); false otherwise. */
 bool api_endpoints__name_valid(cm_slice_t name);
 
-/* Answers {"error": "<message>"} with status, as PostHog's endpoint
- * views do for version errors (not the validation_error shape). */
-void api_endpoints__error(api_call_t *call, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* Answers the one error envelope of every route (api_error.h:
+ * {"type", "code", "detail", "attr"}) with status: 400 validation_error
+ * "invalid", 404 invalid_request "not_found"; attr may be NULL. */
+void api_endpoints__error(api_call_t *call, int status, const char *attr, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
-/* ?version=N (or NULL): 0, or -1 having answered 400 with
- * {"error": "Invalid version parameter: <v>"}. out: decimal text or "". */
+/* ?version=N (or NULL): 0, or -1 having answered 400 "Invalid version
+ * parameter: <v>" (attr "version"). out: decimal text or "". */
 int api_endpoints__version_param(api_call_t *call, char out[24]);
 
 /* A variable entry of a stored query ({"variableId", "code_name", "value"}). */
@@ -67,6 +68,19 @@ bool api_endpoints__cache_hit(const redisReply *reply, const char *err, char whe
  * ENDPOINT_MAX_ANSWER_BYTES): true; false when status is 0. */
 bool api_endpoints__query_failed(api_call_t *call, int status, const char *err,
                                  unsigned timeout_ms);
+
+/* store_error.c: a failure of the event store as the user is told it. */
+typedef struct {
+    int ch_code;        /* ClickHouse's error code */
+    int status;         /* the answer's HTTP status */
+    const char *code;   /* the envelope's code: PostHog's name, lower case */
+    const char *detail; /* after "Query execution failed: " */
+} api_endpoints__store_error_t;
+/* The answer for the store's text err (a ClickHouse exception by its
+ * code, a SQLite message by its words), or NULL: not a failure a query
+ * can cause that has its own answer (the generic one, naming the
+ * request, is the caller's). */
+const api_endpoints__store_error_t *api_endpoints__store_error(const char *err);
 
 /* page.c: a HogQL run's page from the store's rows (at most sql->limit
  * of them, hasMore when there are more): the members results, columns,

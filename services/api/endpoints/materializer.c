@@ -11,6 +11,7 @@
 #include "cm/tzone.h"
 #include "insights/insights.h"
 #include "endpoints/endpoints.h"
+#include "endpoints/endpoints_int.h"
 #include "query/query.h"
 #include "query/table.h"
 #include "store/store.h"
@@ -130,6 +131,22 @@ static void fail_job(api_materializer_t *m, const char *fmt, ...)
     api_store_mat_finish(m->ctx->db, j->version_id, "Failed", cm_buf_cstr(&e), NULL, NULL,
                          on_store_noted, m);
     cm_buf_free(&e);
+}
+
+/* The store failed the build: its text (the printed SQL, the compiler's
+ * names) is logged; the status keeps what a run would be told. */
+static void fail_store(api_materializer_t *m, const char *what, const char *err)
+{
+    job_t *j = &m->jobs[m->next - 1];
+    cm_log(CM_LOG_WARN, NULL, "materialize %s: the event store failed %s: %s", j->version_id, what,
+           err ? err : "");
+    const api_endpoints__store_error_t *e = api_endpoints__store_error(err);
+    if (e != NULL)
+        fail_job(m, "Query execution failed: %s", e->detail);
+    else
+        fail_job(m, "Query execution failed: the event store refused %s (its text is in the api's "
+                    "log).",
+                 what);
 }
 
 /* ---- dropping a table ---- */
@@ -262,7 +279,7 @@ static void on_columns(int status, const char *err, const cm_evstore_rows_t *row
     api_materializer_t *m = ud;
     job_t *j = &m->jobs[m->next - 1];
     if (status != 0) {
-        fail_job(m, "reading the new table: %s", err ? err : "");
+        fail_store(m, "the read of the new table", err);
         return;
     }
     if (cm_evstore_ncols(rows) != m->sql.ncols) {
@@ -282,7 +299,7 @@ static void on_created(int status, const char *err, const cm_evstore_rows_t *row
     api_materializer_t *m = ud;
     (void)rows;
     if (status != 0) {
-        fail_job(m, "%s", err ? err : "the event store refused the table");
+        fail_store(m, "the query", err);
         return;
     }
     cm_buf_t sql = CM_BUF_INIT;
@@ -357,7 +374,7 @@ static void on_insight_rows(int status, const char *err, const cm_evstore_rows_t
     job_t *j = &m->jobs[m->next - 1];
     cm_buf_t msg = CM_BUF_INIT;
     if (status != 0) {
-        fail_job(m, "%s", err ? err : "the event store refused the query");
+        fail_store(m, "the query", err);
     } else if (api_insight_rows(m->ins, rows, cm_evstore_nrows(rows), ins_cell, &msg) != 0) {
         fail_job(m, "%s", cm_buf_cstr(&msg));
     } else {

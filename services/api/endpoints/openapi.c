@@ -357,7 +357,7 @@ static void on_endpoint(int status, const cm_db_res_t *res, void *ud)
     }
     if (cm_db_nrows(res, 0) == 0) {
         if (d->version[0]) {
-            api_endpoints__error(call, 404, "Version %s not found", d->version);
+            api_endpoints__error(call, 404, "version", "Version %s not found", d->version);
         } else {
             api_respond_not_found(call);
         }

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "cm/alloc.h"
+#include "cm/api_error.h"
 #include "cm/err.h"
 #include "cm/timefmt.h"
 #include "endpoints/endpoints.h"
@@ -88,7 +89,7 @@ static int parse_options(api_call_t *call, api_endpoints__run_t *r)
         !cm_json_is_null(v)) {
         int64_t n;
         if (cm_json_as_int64(v, &n) != 0 || n < 1) {
-            api_endpoints__error(call, 400, "Invalid version parameter: %.*s",
+            api_endpoints__error(call, 400, "version", "Invalid version parameter: %.*s",
                                  (int)(cm_json_raw(v).len > 40 ? 40 : cm_json_raw(v).len),
                                  cm_json_raw(v).p);
             return -1;
@@ -155,10 +156,17 @@ static void on_endpoint(int status, const cm_db_res_t *res, void *ud)
         cm_buf_t b = CM_BUF_INIT, msg = CM_BUF_INIT;
         cm_json_writer_t w;
         cm_json_writer_init(&w, &b);
+        /* the envelope of every error, and the version there is */
         cm_json_begin_object(&w);
-        cm_json_key(&w, "error");
+        cm_json_key(&w, "type");
+        cm_json_str_cstr(&w, CM_ERR_INVALID_REQUEST);
+        cm_json_key(&w, "code");
+        cm_json_str_cstr(&w, "not_found");
+        cm_json_key(&w, "detail");
         cm_buf_appendf(&msg, "Version %s not found for endpoint '%s'", r->version, r->name);
         cm_json_str_s(&w, cm_buf_slice(&msg));
+        cm_json_key(&w, "attr");
+        cm_json_str_cstr(&w, "version");
         cm_json_key(&w, "current_version");
         cm_json_int(&w, atoll(current));
         cm_json_end_object(&w);

@@ -289,7 +289,7 @@ static int check_variables(api_call_t *call, cm_json_t query, cm_json_t vars)
     if (!cm_json_exists(vars) || cm_json_is_null(vars))
         return 0;
     if (cm_json_type(vars) != CM_JSON_OBJECT) {
-        api_respond_invalid(call, "variables", "Expected an object of variables.");
+        api_respond_invalid(call, "variables", "Expected an object of variable values.");
         return -1;
     }
     cm_slice_t allowed[MAX_VARS];
@@ -312,7 +312,7 @@ static int check_variables(api_call_t *call, cm_json_t query, cm_json_t vars)
         for (size_t i = 0; i < nbad; i++)
             cm_buf_appendf(&list, "%s%.*s", i ? ", " : "", (int)(bad[i].len > 64 ? 64 : bad[i].len),
                            bad[i].p);
-        api_endpoints__error(call, 400, "Unknown variable(s): %s", cm_buf_cstr(&list));
+        api_respond_invalid(call, "variables", "Unknown variable(s): %s", cm_buf_cstr(&list));
         cm_buf_free(&list);
     }
     free(bad);
@@ -333,20 +333,20 @@ static int materialized_rules(api_call_t *call, cm_json_t query, cm_json_t vars)
             cm_slice_eq_cstr(names[i], "date_from") || cm_slice_eq_cstr(names[i], "date_to");
         if (date && given)
             cm_buf_appendf(&dates, "%s%.*s", dates.len ? ", " : "", (int)names[i].len, names[i].p);
-        else if (!date && !given)
-            cm_buf_appendf(&missing, "%s'%.*s'", missing.len ? ", " : "",
-                           (int)(names[i].len > 64 ? 64 : names[i].len), names[i].p);
+        else if (!date && !given && missing.len == 0) /* the first, as a HogQL run names it */
+            cm_buf_appendf(&missing, "%.*s", (int)(names[i].len > 64 ? 64 : names[i].len),
+                           names[i].p);
     }
     int rc = 0;
     if (dates.len) {
-        api_endpoints__error(call, 400,
+        api_endpoints__error(call, 400, "variables",
                              "Date variables (%s) cannot be used with a materialized endpoint: its "
                              "table holds the insight's own date range. Disable materialization to "
                              "choose dates at run time.",
                              cm_buf_cstr(&dates));
         rc = -1;
     } else if (missing.len) {
-        api_endpoints__error(call, 400, "Required variable(s) %s not provided",
+        api_endpoints__error(call, 400, "variables", "Required variable '%s' not provided",
                              cm_buf_cstr(&missing));
         rc = -1;
     }

@@ -198,8 +198,8 @@ static int prepare(api_call_t *call, mread_t *m, const api_endpoints__mat_read_t
     for (size_t i = 0; i < nv; i++) {
         cm_slice_t code = cm_json_str_inner(cm_json_get(cm_json_at(vars, i), "code_name"));
         if (!cm_json_exists(cm_json_get_s(given, code))) {
-            api_endpoints__error(call, 400, "Required variable '%.*s' not provided", (int)code.len,
-                                 code.p);
+            api_endpoints__error(call, 400, "variables", "Required variable '%.*s' not provided",
+                                 (int)code.len, code.p);
             return API_ENDPOINTS__ANSWERED; /* m goes with the run */
         }
     }

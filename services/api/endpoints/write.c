@@ -368,7 +368,7 @@ static void on_written(int status, const cm_db_res_t *res, void *ud)
         return;
     }
     if (status == 0 && cm_db_nrows(res, last) == 0 && x->version[0]) {
-        api_endpoints__error(call, 404, "Version %s not found", x->version);
+        api_endpoints__error(call, 404, "version", "Version %s not found", x->version);
         return;
     }
     if (status == 0 && x->materialize != NULL) /* build (or drop) the table soon */
