@@ -589,7 +589,8 @@ static void on_setup_answer(ch_store_t *st, int status, const char *err, cm_slic
 /* A failed query's status. The server's exceptions ("Code: 47. DB::Exception:
  * ..."; any HTTP status, 500 included) are the query's fault: refused
  * (CM_EINVAL), out of time (159 TIMEOUT_EXCEEDED) or too big (158, 307,
- * 396: rows or bytes past max_result_bytes); so is any other 4xx but the
+ * 396: rows or bytes past max_result_bytes), and so is a Poco::Exception
+ * (18.16's unknown time zone); so is any other 4xx but the
  * credentials' and a proxy's time-outs. The credentials (HTTP 401, codes
  * 192-194 and 516), a 503 and a 5xx without an exception (a proxy, a
  * server going away), and a failed exchange are the store's. */
@@ -613,7 +614,10 @@ static int query_status(int status, const cm_http_client_res_t *res, int rc)
                : code == 158 || code == 307 || code == 396 ? CM_ETOOBIG
                                                            : CM_EINVAL;
     }
-    if (b.len > 0 && memmem(b.p, b.len, "DB::Exception", 13) != NULL)
+    /* 18.16 prints some of the query's faults (an unknown time zone) as
+     * "Poco::Exception. Code: 1000, ...": the server answered, it is up */
+    if (b.len > 0 && (memmem(b.p, b.len, "DB::Exception", 13) != NULL ||
+                      memmem(b.p, b.len, "Poco::Exception", 15) != NULL))
         return CM_EINVAL;
     int h = res->status;
     if (h >= 400 && h < 500 && h != 401 && h != 403 && h != 407 && h != 408 && h != 429)

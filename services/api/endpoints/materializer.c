@@ -144,8 +144,9 @@ static void fail_store(api_materializer_t *m, const char *what, const char *err)
     if (e != NULL)
         fail_job(m, "Query execution failed: %s", e->detail);
     else
-        fail_job(m, "Query execution failed: the event store refused %s (its text is in the api's "
-                    "log).",
+        fail_job(m,
+                 "Query execution failed: the event store refused %s (its text is in the api's "
+                 "log).",
                  what);
 }
 

@@ -176,6 +176,24 @@ static const api_query_value_t *bound(const api_endpoints__mat_read_t *h, cm_sli
     return NULL;
 }
 
+/* Whether the table answers for this value exactly: a list is the
+ * query's to answer (or refuse), and a range variable's rows are kept by
+ * day, so only a value at a day's start (YYYY-MM-DD, or with 00:00:00)
+ * finds the same rows as the query; any other is the query's too. */
+static bool table_exact(const api_query_value_t *v, bool range)
+{
+    if (v == NULL || v->kind == API_QV_LIST || v->kind == API_QV_NULL)
+        return false;
+    if (!range)
+        return true;
+    if (v->kind != API_QV_STRING || (v->len != 10 && v->len != 19))
+        return false;
+    for (size_t i = 0; i < 10; i++)
+        if ((i == 4 || i == 7) ? v->s[i] != '-' : (v->s[i] < '0' || v->s[i] > '9'))
+            return false;
+    return v->len == 10 || memcmp(v->s + 10, " 00:00:00", 9) == 0;
+}
+
 /* The table's info read and the read's SQL written into m->sql: 0,
  * DECLINED (the info does not fit), or ANSWERED (a variable missing). */
 static int prepare(api_call_t *call, mread_t *m, const api_endpoints__mat_read_t *how)
@@ -202,6 +220,13 @@ static int prepare(api_call_t *call, mread_t *m, const api_endpoints__mat_read_t
                                  (int)code.len, code.p);
             return API_ENDPOINTS__ANSWERED; /* m goes with the run */
         }
+    }
+    for (size_t i = 0; i < nv; i++) {
+        cm_json_t v = cm_json_at(vars, i);
+        bool r = false;
+        cm_json_as_bool(cm_json_get(v, "range"), &r);
+        if (!table_exact(bound(how, cm_json_str_inner(cm_json_get(v, "code_name"))), r))
+            return API_ENDPOINTS__DECLINED; /* the query answers */
     }
     bool range = false; /* aggregate again over the table's rows */
     cm_json_as_bool(cm_json_get(root, "reaggregate"), &range);

@@ -17,20 +17,20 @@
 #include "endpoints/endpoints_int.h"
 
 #define PARSE_TEXT                                                                                 \
-    "a value cannot be converted to the type asked for. Use the OrNull or OrZero form of the "    \
+    "a value cannot be converted to the type asked for. Use the OrNull or OrZero form of the "     \
     "conversion (toInt64OrNull, toFloatOrZero, ...) to get NULL or 0 for such values."
 #define TYPE_TEXT                                                                                  \
-    "a function was given an argument of a type it does not take. Convert the argument first "   \
+    "a function was given an argument of a type it does not take. Convert the argument first "     \
     "(toString, toFloat, toDateTime, ...)."
 #define RANGE_TEXT "a function was given an argument outside the values it takes."
 #define DATA_TEXT                                                                                  \
-    "the query reads or builds more data than the limit allows. Use a shorter date range, add "   \
+    "the query reads or builds more data than the limit allows. Use a shorter date range, add "    \
     "filters, or add a LIMIT."
 #define COMPLEX_TEXT                                                                               \
-    "the query is too complex to run. Use fewer nested subqueries, conditions, or values in IN "  \
+    "the query is too complex to run. Use fewer nested subqueries, conditions, or values in IN "   \
     "lists."
 #define MEMORY_TEXT                                                                                \
-    "the query reached the memory limit before completing. Narrow the date range, or "            \
+    "the query reached the memory limit before completing. Narrow the date range, or "             \
     "materialize the endpoint."
 
 /* ClickHouse's codes (its ErrorCodes.cpp) that a query of accepted HogQL
@@ -52,6 +52,8 @@ static const api_endpoints__store_error_t ch_codes[] = {
     {70, 400, "cannot_convert_type", PARSE_TEXT},
     {72, 400, "cannot_parse_number", PARSE_TEXT},
     {128, 400, "too_large_array_size", "an array is larger than the event store allows."},
+    {135, 400, "zero_array_or_tuple_index",
+     "an index is 0: SQL indexes start from one (substring, arrays, tuples)."},
     {153, 400, "illegal_division",
      "integer division by zero (intDiv or modulo). Guard the divisor, or use / which answers "
      "inf or nan."},
@@ -66,6 +68,9 @@ static const api_endpoints__store_error_t ch_codes[] = {
     {241, 400, "memory_limit_exceeded", MEMORY_TEXT},
     {306, 400, "too_deep_recursion", COMPLEX_TEXT},
     {376, 400, "cannot_parse_uuid", PARSE_TEXT},
+    {386, 400, "no_common_type",
+     "values without a common type are combined (the branches of if or CASE, the elements of an "
+     "array, the columns of a UNION). Convert them to one type first."},
     {394, 400, "query_was_cancelled",
      "the event store stopped the query before it finished. Run the query again."},
     {427, 400, "cannot_compile_regexp",
@@ -73,24 +78,33 @@ static const api_endpoints__store_error_t ch_codes[] = {
     {467, 400, "cannot_parse_bool", PARSE_TEXT},
 };
 
-/* SQLite's messages of the same failures (sqlite3_errmsg's words, and the
- * ones the evstore's functions raise), to the same answers. */
+/* Failures known by their words, not a code: SQLite's messages
+ * (sqlite3_errmsg's, and the ones the evstore's functions raise) and the
+ * exceptions ClickHouse prints without an error code of its own. An entry
+ * whose ch_code is set answers as that code; its own text otherwise. */
 static const struct {
     const char *words;
-    int code; /* the ClickHouse code whose answer it gets */
-} sqlite_words[] = {
-    {"string or blob too big", 191},
-    {"too many terms in compound SELECT", 168},
-    {"Expression tree is too large", 167},
-    {"parser stack overflow", 167},
-    {"too many columns", 168},
-    {"out of memory", 241},
-    {"regular expression", 427},
-    {"regexp", 427},
-    {"Cannot parse", 6},
-    {"cannot be converted", 6},
-    {"Illegal type", 43},
-    {"Division by zero", 153},
+    api_endpoints__store_error_t e;
+} by_words[] = {
+    {"string or blob too big", {191, 0, NULL, NULL}},
+    {"too many terms in compound SELECT", {168, 0, NULL, NULL}},
+    {"Expression tree is too large", {167, 0, NULL, NULL}},
+    {"parser stack overflow", {167, 0, NULL, NULL}},
+    {"too many columns", {168, 0, NULL, NULL}},
+    {"out of memory", {241, 0, NULL, NULL}},
+    {"regular expression", {427, 0, NULL, NULL}},
+    {"Cannot parse", {6, 0, NULL, NULL}},
+    {"Illegal type", {43, 0, NULL, NULL}},
+    {"Division by zero", {153, 0, NULL, NULL}},
+    /* ClickHouse wraps an Int64 sum around; SQLite stops: refused, never a
+     * wrapped number */
+    {"integer overflow",
+     {0, 400, "integer_overflow",
+      "an integer result is past the 64-bit range. Compute it on floats (toFloat) instead."}},
+    /* ClickHouse 18.16: "Poco::Exception. Code: 1000, ... Cannot load time zone X" */
+    {"Cannot load time zone",
+     {0, 400, "bad_arguments",
+      "a time zone is not known. Use an IANA name such as Europe/Berlin."}},
 };
 
 static const api_endpoints__store_error_t *by_code(int code)
@@ -105,12 +119,13 @@ const api_endpoints__store_error_t *api_endpoints__store_error(const char *err)
 {
     if (err == NULL)
         return NULL;
-    /* ClickHouse: "HTTP 500: Code: 43, e.displayText() = DB::Exception: ..." */
+    for (size_t i = 0; i < sizeof(by_words) / sizeof(by_words[0]); i++)
+        if (strstr(err, by_words[i].words) != NULL)
+            return by_words[i].e.ch_code ? by_code(by_words[i].e.ch_code) : &by_words[i].e;
+    /* ClickHouse: "HTTP 500: Code: 43, e.displayText() = DB::Exception: ..."
+     * (18.16) or "Code: 43. DB::Exception: ..." (newer) */
     const char *c = strstr(err, "Code: ");
     if (c != NULL && c[6] >= '0' && c[6] <= '9')
         return by_code(atoi(c + 6));
-    for (size_t i = 0; i < sizeof(sqlite_words) / sizeof(sqlite_words[0]); i++)
-        if (strstr(err, sqlite_words[i].words) != NULL)
-            return by_code(sqlite_words[i].code);
     return NULL;
 }

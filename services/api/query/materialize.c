@@ -191,6 +191,18 @@ static void comparison(mat_t *m, const q_expr_t *e, bool under_or)
              v->code);
         return;
     }
+    /* a date-time column's table keeps the day: col >= day and col < day
+     * find the same rows as the query, col > day and col <= day do not
+     * (the rows of the day after midnight, or at midnight) */
+    bool strict_side =
+        col == a ? (e->op == QB_GT || e->op == QB_LE) : (e->op == QB_LT || e->op == QB_GE);
+    if (e->op != QB_EQ && col->type == Q_T_DATETIME && strict_side) {
+        fail(m,
+             "Variable '%s' is compared with > or <= to a date-time column: its table keeps days, "
+             "so only >= and < can be materialized (or compare toDate(column))",
+             v->code);
+        return;
+    }
     cm_buf_t text = CM_BUF_INIT;
     q_print_hogql_expr(col, &text);
     if (v->column_text && strcmp(v->column_text, cm_buf_cstr(&text)) != 0) {

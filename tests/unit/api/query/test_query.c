@@ -576,11 +576,11 @@ static void test_materialize(void **state)
                "GROUP BY event",
                "SELECT event, min(timestamp) AS first, toStartOfDay(timestamp) AS `d` FROM events "
                "WHERE true GROUP BY event, toStartOfDay(timestamp) [d by day >=] [read: gn]");
-    expect_mat("SELECT count() FROM events WHERE {variables.a} < timestamp AND timestamp <= "
-               "{variables.b}",
-               "SELECT count(), toStartOfDay(timestamp) AS `a`, toStartOfDay(timestamp) AS `b` "
-               "FROM events WHERE true AND true GROUP BY toStartOfDay(timestamp) [a by day >] "
-               "[b by day <=] [read: c]");
+    expect_mat("SELECT count() FROM events WHERE {variables.a} < toDate(timestamp) AND "
+               "toDate(timestamp) <= {variables.b}",
+               "SELECT count(), toStartOfDay(toDate(timestamp)) AS `a`, "
+               "toStartOfDay(toDate(timestamp)) AS `b` FROM events WHERE true AND true GROUP BY "
+               "toStartOfDay(toDate(timestamp)) [a by day >] [b by day <=] [read: c]");
     expect_mat("SELECT count() FROM events WHERE timestamp >= {variables.d} AND timestamp >= "
                "{variables.d} AND timestamp >= {variables.d} AND timestamp >= {variables.d} AND "
                "timestamp >= {variables.d} AND timestamp >= {variables.d} AND timestamp >= "
@@ -594,13 +594,81 @@ static void test_materialize(void **state)
                "refused: Variables in UNION queries are not supported for materialization");
 }
 
+/* Issue 28: only what a table answers exactly is materialized. Every
+ * operator the rule has, on each kind of column: equality on any column
+ * (the table keeps its values as they are); a range on a date column (the
+ * day is the value: every operator); on a date-time column only the two
+ * operators that find whole days (>= day, < day), either side; a range on
+ * anything else refused. */
+static void test_materialize_exact(void **state)
+{
+    (void)state;
+    static const char *const ops[] = {"=", ">=", ">", "<", "<="};
+    static const struct {
+        const char *column;
+        const char *exact; /* the operators (column op value) that pass */
+    } cols[] = {
+        {"event", "="},
+        {"toInt(properties.n)", "="},
+        {"toFloat(properties.price)", "="},
+        {"properties.flag", "="},
+        {"toDate(timestamp)", "= >= > < <="},
+        {"timestamp", "= >= <"},
+        {"toStartOfDay(timestamp)", "= >= <"},
+    };
+    for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
+        for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
+            for (int flipped = 0; flipped < 2; flipped++) {
+                /* value op column is column (mirrored op) value */
+                static const char *const mirror[] = {"=", "<=", "<", ">", ">="};
+                char q[256];
+                if (flipped)
+                    snprintf(q, sizeof(q), "SELECT count() FROM events WHERE {variables.v} %s %s",
+                             mirror[o], cols[c].column);
+                else
+                    snprintf(q, sizeof(q), "SELECT count() FROM events WHERE %s %s {variables.v}",
+                             cols[c].column, ops[o]);
+                char want_ops[32];
+                snprintf(want_ops, sizeof(want_ops), " %s ", ops[o]);
+                char have[40];
+                snprintf(have, sizeof(have), " %s ", cols[c].exact);
+                bool pass = strstr(have, want_ops) != NULL;
+                cm_buf_t err = CM_BUF_INIT;
+                api_query_t *qq = NULL;
+                if (api_query_parse(q, strlen(q), &qq, &err) != 0)
+                    fail_msg("%s: %s", q, cm_buf_cstr(&err));
+                api_query_mat_t m;
+                int rc = api_query_materialize(qq, &m, &err);
+                if ((rc == 0) != pass)
+                    fail_msg("%s: %s (%s)", q, pass ? "refused" : "materialized",
+                             cm_buf_cstr(&err));
+                if (rc == 0) {
+                    assert_int_equal(m.nvars, 1);
+                    assert_true(m.vars[0].range == (o != 0));
+                    api_query_mat_free(&m);
+                } else {
+                    assert_true(err.len > 0); /* a reason, always */
+                }
+                api_query_free(qq);
+                cm_buf_free(&err);
+            }
+        }
+    }
+    expect_mat("SELECT count() FROM events WHERE timestamp > {variables.d}",
+               "refused: Variable 'd' is compared with > or <= to a date-time column: its table "
+               "keeps days, so only >= and < can be materialized (or compare toDate(column))");
+    expect_mat("SELECT count() FROM events WHERE {variables.d} >= timestamp",
+               "refused: Variable 'd' is compared with > or <= to a date-time column: its table "
+               "keeps days, so only >= and < can be materialized (or compare toDate(column))");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden),      cmocka_unit_test(test_golden_modern),
         cmocka_unit_test(test_errors),      cmocka_unit_test(test_deep_and_large),
         cmocka_unit_test(test_row_limits),  cmocka_unit_test(test_variables),
-        cmocka_unit_test(test_materialize),
+        cmocka_unit_test(test_materialize), cmocka_unit_test(test_materialize_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
