@@ -63,8 +63,9 @@ void api_endpoints__cache_entry(cm_buf_t *entry, const char *when, const cm_buf_
 bool api_endpoints__cache_hit(const redisReply *reply, const char *err, char when[48],
                               cm_slice_t *page);
 /* A failed query on the event store answered (400 for a refused,
- * timed-out or too big answer, 503 for a store away; the store's text is
- * logged with the request id, never answered; CM_ETOOBIG: past
+ * timed-out or too big answer, a refusal by its meaning when
+ * api_endpoints__store_error knows it, 503 for a store away; the store's
+ * text is logged with the request id, never answered; CM_ETOOBIG: past
  * ENDPOINT_MAX_ANSWER_BYTES): true; false when status is 0. */
 bool api_endpoints__query_failed(api_call_t *call, int status, const char *err,
                                  unsigned timeout_ms);

@@ -11,7 +11,6 @@
  * validation errors carry it), and the same failure on SQLite gets the
  * same answer. The raw text is the caller's to log, with the request id.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "endpoints/endpoints_int.h"
@@ -87,7 +86,7 @@ static const struct {
     api_endpoints__store_error_t e;
 } by_words[] = {
     {"string or blob too big", {191, 0, NULL, NULL}},
-    {"too many terms in compound SELECT", {168, 0, NULL, NULL}},
+    {"too many terms in compound", {168, 0, NULL, NULL}},
     {"Expression tree is too large", {167, 0, NULL, NULL}},
     {"parser stack overflow", {167, 0, NULL, NULL}},
     {"too many columns", {168, 0, NULL, NULL}},
@@ -125,7 +124,11 @@ const api_endpoints__store_error_t *api_endpoints__store_error(const char *err)
     /* ClickHouse: "HTTP 500: Code: 43, e.displayText() = DB::Exception: ..."
      * (18.16) or "Code: 43. DB::Exception: ..." (newer) */
     const char *c = strstr(err, "Code: ");
-    if (c != NULL && c[6] >= '0' && c[6] <= '9')
-        return by_code(atoi(c + 6));
-    return NULL;
+    if (c == NULL)
+        return NULL;
+    int code = 0; /* ClickHouse's codes have at most 4 digits: more is no code */
+    size_t n = 0;
+    for (c += 6; c[n] >= '0' && c[n] <= '9' && n < 6; n++)
+        code = code * 10 + (c[n] - '0');
+    return n > 0 && n < 6 ? by_code(code) : NULL;
 }

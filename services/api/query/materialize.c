@@ -8,7 +8,8 @@
  * else. The stored query is the same SELECT with those comparisons left
  * out (printed as true), each variable's column added as a column named
  * after it (a range variable's by day: toStartOfDay, so a range must
- * compare a date or date-time column), and in GROUP BY when
+ * compare a date or date-time column, and a date-time one only by >= and
+ * <, the operators that find whole days), and in GROUP BY when
  * the query aggregates; a read then filters the table by the values (and
  * re-aggregates ranges, which only count, sum, min and max allow). The
  * query's LIMIT and OFFSET are left out of the table and applied at read.
