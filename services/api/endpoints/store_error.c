@@ -90,11 +90,18 @@ static const struct {
     {"Expression tree is too large", {167, 0, NULL, NULL}},
     {"parser stack overflow", {167, 0, NULL, NULL}},
     {"too many columns", {168, 0, NULL, NULL}},
+    {"too many SQL variables", {168, 0, NULL, NULL}},
     {"out of memory", {241, 0, NULL, NULL}},
+    {"database is locked", {202, 0, NULL, NULL}},
     {"regular expression", {427, 0, NULL, NULL}},
     {"Cannot parse", {6, 0, NULL, NULL}},
     {"Illegal type", {43, 0, NULL, NULL}},
     {"Division by zero", {153, 0, NULL, NULL}},
+    /* ClickHouse: SYNTAX_ERROR, but the query's size, not the compiler's
+     * fault (PostHog: "Query size exceeded.") */
+    {"query size exceeded",
+     {0, 400, "query_size_exceeded",
+      "the query is too large to run. Use fewer values in IN lists, or fewer conditions."}},
     /* ClickHouse wraps an Int64 sum around; SQLite stops: refused, never a
      * wrapped number */
     {"integer overflow",

@@ -61,6 +61,9 @@ static void test_clickhouse(void **state)
            "cannot_compile_regexp", 400);
     expect("HTTP 400: Code: 43. DB::Exception: Illegal type String of argument of function plus",
            "illegal_type_of_argument", 400);
+    expect("HTTP 400: Code: 62. DB::Exception: Syntax error: failed at position 262144: Max "
+           "query size exceeded",
+           "query_size_exceeded", 400);
     /* the compiler's own faults, and what is not an exception: generic */
     expect("HTTP 400: Code: 47. DB::Exception: Missing columns: 'c1_0' while processing query",
            NULL, 0);
@@ -81,6 +84,8 @@ static void test_sqlite(void **state)
            400);
     expect("events: prepare: too many terms in compound SELECT", "too_big_ast", 400);
     expect("events: step: out of memory", "memory_limit_exceeded", 400);
+    expect("events: prepare: too many SQL variables", "too_big_ast", 400);
+    expect("events: step: database is locked", "too_many_simultaneous_queries", 503);
     expect("events: prepare: no such function: nope", NULL, 0);
     expect("events: prepare: no such column: c1_0", NULL, 0);
 }
