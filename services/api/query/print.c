@@ -107,7 +107,7 @@ static void pnumber(q_printer_t *pr, double f)
         P(".0"); /* stays a float on both */
 }
 
-static void pvalue_scalar(q_printer_t *pr, const api_query_value_t *v)
+void q_pvalue_scalar(q_printer_t *pr, const api_query_value_t *v)
 {
     if (!pr->ch) {
         add_param(pr, v);
@@ -133,19 +133,6 @@ const api_query_value_t *q_pvalue(q_printer_t *pr, const q_expr_t *e)
     return NULL;
 }
 
-/* A list value (in IN): (a, b, c); an empty list cannot be written in
- * ClickHouse: the caller prints the constant answer instead. */
-static void pvalue_list(q_printer_t *pr, const api_query_value_t *v)
-{
-    P("(");
-    for (size_t i = 0; i < v->nitems; i++) {
-        if (i)
-            P(", ");
-        pvalue_scalar(pr, &v->items[i]);
-    }
-    P(")");
-}
-
 static void pplaceholder(q_printer_t *pr, const q_expr_t *e)
 {
     const api_query_value_t *v = q_pvalue(pr, e);
@@ -160,17 +147,17 @@ static void pplaceholder(q_printer_t *pr, const q_expr_t *e)
             for (size_t i = 0; i < v->nitems; i++) {
                 if (i)
                     P(", ");
-                pvalue_scalar(pr, &v->items[i]);
+                q_pvalue_scalar(pr, &v->items[i]);
             }
             P("]");
         }
         return;
     }
-    pvalue_scalar(pr, v);
+    q_pvalue_scalar(pr, v);
 }
 
 /* The type a value will have where it is printed. */
-static q_type_t type_of(q_printer_t *pr, const q_expr_t *e)
+q_type_t q_ptype_of(q_printer_t *pr, const q_expr_t *e)
 {
     if (e->kind != QE_PLACEHOLDER)
         return e->type;
@@ -306,7 +293,7 @@ static void pfield(q_printer_t *pr, const q_expr_t *e)
 
 void q_pdatetime(q_printer_t *pr, const q_expr_t *e)
 {
-    q_type_t t = type_of(pr, e);
+    q_type_t t = q_ptype_of(pr, e);
     if (t == Q_T_DATETIME) {
         q_pexpr(pr, e);
         return;
@@ -324,7 +311,7 @@ void q_pdatetime(q_printer_t *pr, const q_expr_t *e)
 
 static void pdate(q_printer_t *pr, const q_expr_t *e)
 {
-    q_type_t t = type_of(pr, e);
+    q_type_t t = q_ptype_of(pr, e);
     if (t == Q_T_DATE) {
         q_pexpr(pr, e);
         return;
@@ -359,9 +346,9 @@ static void pfloat_of_string(q_printer_t *pr, const q_expr_t *e)
 }
 
 /* One side of a comparison with the other side's type in mind. */
-static void pcompared(q_printer_t *pr, const q_expr_t *e, q_type_t other)
+void q_pcompared(q_printer_t *pr, const q_expr_t *e, q_type_t other)
 {
-    q_type_t t = type_of(pr, e);
+    q_type_t t = q_ptype_of(pr, e);
     if (t == Q_T_STRING && other == Q_T_DATETIME)
         q_pdatetime(pr, e);
     else if (t == Q_T_STRING && other == Q_T_DATE)
@@ -375,75 +362,6 @@ static void pcompared(q_printer_t *pr, const q_expr_t *e, q_type_t other)
 }
 
 /* ---- operators ------------------------------------------------------------------------------ */
-
-static void pin(q_printer_t *pr, const q_expr_t *e)
-{
-    const q_expr_t *a = e->args.v[0], *list = e->args.v[1];
-    bool neg = e->op == QB_NOT_IN;
-    if (list->kind == QE_PLACEHOLDER) {
-        const api_query_value_t *v = q_pvalue(pr, list);
-        if (v == NULL)
-            return;
-        if (v->kind == API_QV_LIST && v->nitems == 0) {
-            P(neg ? "1" : "0");
-            return;
-        }
-        P("(");
-        q_pexpr(pr, a);
-        P(neg ? " NOT IN " : " IN ");
-        if (v->kind == API_QV_LIST)
-            pvalue_list(pr, v);
-        else {
-            P("(");
-            pvalue_scalar(pr, v);
-            P(")");
-        }
-        P(")");
-        return;
-    }
-    P("(");
-    q_pexpr(pr, a);
-    P(neg ? " NOT IN " : " IN ");
-    if (list->kind == QE_TUPLE || list->kind == QE_ARRAY) {
-        if (list->args.n == 0) {
-            q_pfail(pr, "IN needs at least one value");
-            return;
-        }
-        P("(");
-        for (size_t i = 0; i < list->args.n; i++) {
-            if (i)
-                P(", ");
-            pcompared(pr, list->args.v[i], a->type);
-        }
-        P(")");
-    } else if (list->kind == QE_SUBQUERY) {
-        q_pexpr(pr, list);
-    } else {
-        P("(");
-        pcompared(pr, list, a->type);
-        P(")");
-    }
-    P(")");
-}
-
-static void plike(q_printer_t *pr, const q_expr_t *e)
-{
-    bool ci = e->op == QB_ILIKE || e->op == QB_NOT_ILIKE;
-    bool neg = e->op == QB_NOT_LIKE || e->op == QB_NOT_ILIKE;
-    P("(");
-    for (int i = 0; i < 2; i++) {
-        if (i)
-            P(neg ? " NOT LIKE " : " LIKE ");
-        if (ci)
-            P("lower(");
-        q_pexpr(pr, e->args.v[i]);
-        if (ci)
-            P(")");
-    }
-    if (!pr->ch)
-        P(" ESCAPE '\\'"); /* ClickHouse's escape character */
-    P(")");
-}
 
 /* a +/- INTERVAL n unit */
 static void pinterval_math(q_printer_t *pr, const q_expr_t *e)
@@ -475,18 +393,29 @@ static void pinterval_math(q_printer_t *pr, const q_expr_t *e)
 static void pbinary(q_printer_t *pr, const q_expr_t *e)
 {
     static const char *const ops[] = {
-        [QB_PLUS] = "+",    [QB_MINUS] = "-", [QB_MUL] = "*",   [QB_DIV] = "/", [QB_MOD] = "%",
-        [QB_CONCAT] = "||", [QB_EQ] = "=",    [QB_NE] = "!=",   [QB_LT] = "<",  [QB_LE] = "<=",
-        [QB_GT] = ">",      [QB_GE] = ">=",   [QB_AND] = "AND", [QB_OR] = "OR",
+        [QB_PLUS] = "+", [QB_MINUS] = "-", [QB_MUL] = "*", [QB_DIV] = "/",
+        [QB_MOD] = "%",  [QB_AND] = "AND", [QB_OR] = "OR",
     };
     const q_expr_t *a = e->args.v[0], *b = e->args.v[1];
     switch (e->op) {
-    case QB_IN:
-    case QB_NOT_IN: pin(pr, e); return;
+    case QB_EQ:
+    case QB_NE:
+    case QB_LT:
+    case QB_LE:
+    case QB_GT:
+    case QB_GE:
     case QB_LIKE:
     case QB_NOT_LIKE:
     case QB_ILIKE:
-    case QB_NOT_ILIKE: plike(pr, e); return;
+    case QB_NOT_ILIKE:
+    case QB_IN:
+    case QB_NOT_IN:
+    case QB_CONCAT:
+        if (a->kind != QE_INTERVAL && b->kind != QE_INTERVAL) {
+            q_pcompare(pr, e); /* print_compare.c: two-valued, as HogQL */
+            return;
+        }
+        break;
     case QB_PLUS:
     case QB_MINUS:
         if (b->kind == QE_INTERVAL) {
@@ -502,16 +431,6 @@ static void pbinary(q_printer_t *pr, const q_expr_t *e)
     }
     P("(");
     switch (e->op) {
-    case QB_EQ:
-    case QB_NE:
-    case QB_LT:
-    case QB_LE:
-    case QB_GT:
-    case QB_GE:
-        pcompared(pr, a, type_of(pr, b));
-        PF(" %s ", ops[e->op]);
-        pcompared(pr, b, type_of(pr, a));
-        break;
     case QB_DIV:
         /* ClickHouse's / divides as floats; SQLite's divides integers */
         if (!pr->ch)
@@ -540,9 +459,9 @@ static void pcase(q_printer_t *pr, const q_expr_t *e)
         P(" WHEN ");
         if (e->operand != NULL) {
             P("(");
-            pcompared(pr, e->operand, type_of(pr, e->args.v[i]));
+            q_pcompared(pr, e->operand, q_ptype_of(pr, e->args.v[i]));
             P(" = ");
-            pcompared(pr, e->args.v[i], type_of(pr, e->operand));
+            q_pcompared(pr, e->args.v[i], q_ptype_of(pr, e->operand));
             P(")");
         } else {
             q_pexpr(pr, e->args.v[i]);
@@ -564,13 +483,13 @@ static void pcast(q_printer_t *pr, const q_expr_t *e)
     case Q_T_DATETIME: q_pdatetime(pr, a); return;
     case Q_T_DATE: pdate(pr, a); return;
     case Q_T_FLOAT:
-        if (type_of(pr, a) == Q_T_STRING) {
+        if (q_ptype_of(pr, a) == Q_T_STRING) {
             pfloat_of_string(pr, a);
             return;
         }
         break;
     case Q_T_INT:
-        if (type_of(pr, a) == Q_T_STRING) { /* a number or NULL, as toInt */
+        if (q_ptype_of(pr, a) == Q_T_STRING) { /* a number or NULL, as toInt */
             if (pr->ch) {
                 P("toInt64OrNull(");
                 q_pexpr(pr, a);
@@ -640,15 +559,7 @@ void q_pexpr(q_printer_t *pr, const q_expr_t *e)
         q_pexpr(pr, e->args.v[0]);
         P(e->negated ? " IS NOT NULL)" : " IS NULL)");
         return;
-    case QE_BETWEEN: /* NOT (a BETWEEN b AND c): 18.16 has no NOT BETWEEN */
-        P(e->negated ? "(NOT (" : "(");
-        q_pexpr(pr, e->args.v[0]);
-        P(" BETWEEN ");
-        pcompared(pr, e->args.v[1], e->args.v[0]->type);
-        P(" AND ");
-        pcompared(pr, e->args.v[2], e->args.v[0]->type);
-        P(e->negated ? "))" : ")");
-        return;
+    case QE_BETWEEN: q_pbetween(pr, e); return;
     case QE_CASE: pcase(pr, e); return;
     case QE_CAST: pcast(pr, e); return;
     case QE_SUBQUERY:

@@ -51,5 +51,21 @@ void q_psame(q_printer_t *pr, const char *name, const q_expr_t *e);
 bool q_pconst_string(q_printer_t *pr, const q_expr_t *e, const char *what, cm_slice_t *out);
 /* The value of a placeholder, or NULL (the failure is reported). */
 const api_query_value_t *q_pvalue(q_printer_t *pr, const q_expr_t *e);
+/* A scalar value: a bound parameter on SQLite, an escaped literal on ClickHouse. */
+void q_pvalue_scalar(q_printer_t *pr, const api_query_value_t *v);
+/* The type e will have where it is printed (a placeholder: its value's). */
+q_type_t q_ptype_of(q_printer_t *pr, const q_expr_t *e);
+/* One side of a comparison, converted to the other side's type as ClickHouse would. */
+void q_pcompared(q_printer_t *pr, const q_expr_t *e, q_type_t other);
+/* print_compare.c: comparisons, LIKE, IN, BETWEEN and || printed two-valued,
+ * as HogQL prints them (a NULL side never makes the answer NULL). */
+void q_pcompare(q_printer_t *pr, const q_expr_t *e);
+void q_pbetween(q_printer_t *pr, const q_expr_t *e);
+/* For an operator of another file (a regex match, say): prints pop(pr, e),
+ * the operator itself on sides a and b, so that it never yields NULL:
+ * eq_like true: both sides NULL give 1, one gives 0 (=, LIKE); false with
+ * negated: one NULL side gives 1, both 0 (!=, NOT LIKE); neither: 0 (<). */
+void q_ptwo_valued(q_printer_t *pr, const q_expr_t *e, const q_expr_t *a, const q_expr_t *b,
+                   bool eq_like, bool negated, void (*pop)(q_printer_t *, const q_expr_t *));
 
 #endif
