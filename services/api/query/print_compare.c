@@ -83,8 +83,8 @@ static int num(const char *s, size_t n)
 static bool plain_datetime(const char *s, size_t n)
 {
     static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if ((n != 10 && n != 19) || !digits(s, 4) || s[4] != '-' || !digits(s + 5, 2) ||
-        s[7] != '-' || !digits(s + 8, 2))
+    if ((n != 10 && n != 19) || !digits(s, 4) || s[4] != '-' || !digits(s + 5, 2) || s[7] != '-' ||
+        !digits(s + 8, 2))
         return false;
     int y = num(s, 4), m = num(s + 5, 2), d = num(s + 8, 2);
     if (y < 1970 || y > 2105 || m < 1 || m > 12 || d < 1 || d > mdays[m - 1])
@@ -93,9 +93,8 @@ static bool plain_datetime(const char *s, size_t n)
         return false;
     if (n == 10)
         return true;
-    return s[10] == ' ' && digits(s + 11, 2) && s[13] == ':' && digits(s + 14, 2) &&
-           s[16] == ':' && digits(s + 17, 2) && num(s + 11, 2) < 24 && num(s + 14, 2) < 60 &&
-           num(s + 17, 2) < 60;
+    return s[10] == ' ' && digits(s + 11, 2) && s[13] == ':' && digits(s + 14, 2) && s[16] == ':' &&
+           digits(s + 17, 2) && num(s + 11, 2) < 24 && num(s + 14, 2) < 60 && num(s + 17, 2) < 60;
 }
 
 /* A JSON number (what SQLite's side reads as one; toFloat64OrNull too). */
@@ -164,8 +163,7 @@ static void pside(q_printer_t *pr, const q_expr_t *e, q_type_t other, bool conve
 }
 
 static void two_valued(q_printer_t *pr, const q_expr_t *e, const q_expr_t *a, const q_expr_t *b,
-                       null_rule_t rule, bool convert,
-                       void (*pop)(q_printer_t *, const q_expr_t *))
+                       null_rule_t rule, bool convert, void (*pop)(q_printer_t *, const q_expr_t *))
 {
     q_type_t ta = q_ptype_of(pr, a), tb = q_ptype_of(pr, b);
     bool na = may_be_null(pr, a) || (convert && converts(pr, a, tb));
@@ -220,7 +218,7 @@ void q_ptwo_valued(q_printer_t *pr, const q_expr_t *e, const q_expr_t *a, const 
 
 static void pcmp_op(q_printer_t *pr, const q_expr_t *e)
 {
-    static const char *const ops[] = {[QB_EQ] = " = ", [QB_NE] = " != ", [QB_LT] = " < ",
+    static const char *const ops[] = {[QB_EQ] = " = ",  [QB_NE] = " != ", [QB_LT] = " < ",
                                       [QB_LE] = " <= ", [QB_GT] = " > ",  [QB_GE] = " >= "};
     const q_expr_t *a = e->args.v[0], *b = e->args.v[1];
     P("(");
