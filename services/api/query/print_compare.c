@@ -31,13 +31,15 @@ typedef enum {
     R_FALSE, /* 0 */
 } null_rule_t;
 
-/* NULL as written, or a placeholder whose value is NULL. */
+/* NULL as written, an expression of NULL's own type (a subquery's NULL
+ * column: ClickHouse's Nullable(Nothing), which 18.16 cannot put left of
+ * IN), or a placeholder whose value is NULL. */
 static bool null_const(q_printer_t *pr, const q_expr_t *e)
 {
     if (e->kind == QE_NULL)
         return true;
     if (e->kind != QE_PLACEHOLDER)
-        return false;
+        return e->type == Q_T_NULL;
     const api_query_value_t *v = q_pvalue(pr, e);
     return v != NULL && v->kind == API_QV_NULL;
 }
@@ -331,6 +333,7 @@ static void pin(q_printer_t *pr, const q_expr_t *e)
         l.has_null = l.has_null || l.vals[i].kind == API_QV_NULL;
     bool sub_null = sub != NULL && sub->nout == 1 && sub->out_nullable[0];
     bool anull = may_be_null(pr, a);
+    bool aconst = null_const(pr, a);
     if (pr->failed)
         return;
     /* the IN itself may answer NULL: a NULL a, or a NULL among what it is compared with */
@@ -354,7 +357,7 @@ static void pin(q_printer_t *pr, const q_expr_t *e)
     }
     P(neg ? "(NOT (" : "(");
     bool any = false;
-    if (kept > 0) {
+    if (kept > 0 && !aconst) { /* NULL IN (...) is only its NULL term */
         P(wrap ? "ifNull((" : "(");
         q_pexpr(pr, a);
         P(" IN ");
@@ -372,8 +375,11 @@ static void pin(q_printer_t *pr, const q_expr_t *e)
         if (any)
             P(" OR ");
         P("(");
-        q_pexpr(pr, a);
-        P(" IS NULL");
+        if (aconst)
+            P("1");
+        else
+            q_pexpr(pr, a);
+        P(aconst ? "" : " IS NULL");
         if (!l.has_null) {
             P(" AND (");
             size_t k = 0;
@@ -456,8 +462,21 @@ void q_pcompare(q_printer_t *pr, const q_expr_t *e)
     }
 }
 
-/* NOT (a BETWEEN b AND c): 18.16 has no NOT BETWEEN. Either is 0 when a
- * side is NULL, the NOT inside the ifNull, as HogQL prints it. */
+/* NOT (a BETWEEN b AND c): 18.16 has no NOT BETWEEN. When a side may be
+ * NULL, HogQL answers ifNull(a >= b AND a <= c, 0), and for NOT BETWEEN
+ * ifNull(a < b OR a > c, 0), with SQL's three-valued AND and OR (4 NOT
+ * BETWEEN NULL AND 3 is 1). ClickHouse 18.16's AND and OR answer NULL for a
+ * NULL argument whatever the other, so each comparison is made two-valued
+ * first: the same answer, on both stores. */
+static void pbound(q_printer_t *pr, const q_expr_t *a, const char *op, const q_expr_t *x)
+{
+    P("ifNull((");
+    q_pexpr(pr, a);
+    P(op);
+    q_pcompared(pr, x, a->type);
+    P("), 0)");
+}
+
 void q_pbetween(q_printer_t *pr, const q_expr_t *e)
 {
     const q_expr_t *a = e->args.v[0];
@@ -469,8 +488,14 @@ void q_pbetween(q_printer_t *pr, const q_expr_t *e)
     }
     if (pr->failed)
         return;
-    if (null)
-        P("ifNull(");
+    if (null) {
+        P("(");
+        pbound(pr, a, e->negated ? " < " : " >= ", e->args.v[1]);
+        P(e->negated ? " OR " : " AND ");
+        pbound(pr, a, e->negated ? " > " : " <= ", e->args.v[2]);
+        P(")");
+        return;
+    }
     P(e->negated ? "(NOT (" : "(");
     q_pexpr(pr, a);
     P(" BETWEEN ");
@@ -478,6 +503,4 @@ void q_pbetween(q_printer_t *pr, const q_expr_t *e)
     P(" AND ");
     q_pcompared(pr, e->args.v[2], at);
     P(e->negated ? "))" : ")");
-    if (null)
-        P(", 0)");
 }
