@@ -411,6 +411,8 @@ static void pbinary(q_printer_t *pr, const q_expr_t *e)
     case QB_IN:
     case QB_NOT_IN:
     case QB_CONCAT:
+    case QB_AND:
+    case QB_OR:
         if (a->kind != QE_INTERVAL && b->kind != QE_INTERVAL) {
             q_pcompare(pr, e); /* print_compare.c: two-valued, as HogQL */
             return;

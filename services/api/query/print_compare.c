@@ -1,5 +1,5 @@
 /*
- * print_compare.c - comparisons, LIKE, IN, BETWEEN and || printed as HogQL
+ * print_compare.c - comparisons, LIKE, IN, BETWEEN, || (and AND, OR) printed as HogQL
  * answers them: two-valued. PostHog prints every comparison that has a side
  * which may be NULL so that it never yields NULL, and runs ClickHouse with
  * transform_null_in=1; a query written for PostHog relies on it (WHERE
@@ -11,6 +11,7 @@
  *   [NOT] BETWEEN           0 when a side is NULL
  *   IN, NOT IN              a NULL matches a NULL of the list; NOT IN is its negation
  *   ||                      a NULL side is '' (as concat)
+ *   AND, OR                 three-valued (NULL AND 0 is 0), which 18.16 is not
  *
  * ClickHouse 18.16 has no transform_null_in and SQLite is three-valued, so
  * both stores get the rules spelled out (ifNull, IS NULL). A side that
@@ -433,6 +434,44 @@ static void pconcat_side(q_printer_t *pr, const q_expr_t *x)
     P(null ? " AS TEXT), '')" : " AS TEXT)");
 }
 
+/* ---- AND, OR ---------------------------------------------------------------------------- */
+
+/* One operand of AND/OR on ClickHouse 18.16, as a number: false 0, NULL 1, true 2. */
+static void plogic_side(q_printer_t *pr, const q_expr_t *x, bool null)
+{
+    P(null ? "ifNull((" : "((");
+    q_pexpr(pr, x);
+    P(null ? " != 0) * 2, 1)" : " != 0) * 2)");
+}
+
+/* AND and OR are SQL's three-valued ones (NULL AND 0 is 0, NULL OR 0 is
+ * NULL), as SQLite and current ClickHouse answer. ClickHouse 18.16 answers
+ * NULL AND 0 with NULL and NULL OR 0 with 0, so when an operand may be NULL
+ * it gets them as the least (AND) or greatest (OR) of the operands counted
+ * false 0, NULL 1, true 2, read back through [0, NULL, 1]; each operand is
+ * printed once, so a chain grows linearly. */
+static void plogic(q_printer_t *pr, const q_expr_t *e)
+{
+    const q_expr_t *a = e->args.v[0], *b = e->args.v[1];
+    bool and = e->op == QB_AND;
+    bool na = may_be_null(pr, a), nb = may_be_null(pr, b);
+    if (pr->failed)
+        return;
+    if (!pr->ch || pr->o->clickhouse_modern || (!na && !nb)) {
+        P("(");
+        q_pexpr(pr, a);
+        P(and? " AND " : " OR ");
+        q_pexpr(pr, b);
+        P(")");
+        return;
+    }
+    P(and? "[0, NULL, 1][least(" : "[0, NULL, 1][greatest(");
+    plogic_side(pr, a, na);
+    P(", ");
+    plogic_side(pr, b, nb);
+    P(") + 1]");
+}
+
 /* ---- entry points -------------------------------------------------------------------------- */
 
 void q_pcompare(q_printer_t *pr, const q_expr_t *e)
@@ -451,6 +490,8 @@ void q_pcompare(q_printer_t *pr, const q_expr_t *e)
     case QB_NOT_ILIKE: two_valued(pr, e, a, b, R_NE, false, plike_op); return;
     case QB_IN:
     case QB_NOT_IN: pin(pr, e); return;
+    case QB_AND:
+    case QB_OR: plogic(pr, e); return;
     case QB_CONCAT:
         P("(");
         pconcat_side(pr, a);

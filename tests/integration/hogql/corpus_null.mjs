@@ -36,6 +36,9 @@ const between = (a, lo, hi, not) => {
   const r = not ? or3(t3(a, lo, (p, q) => p < q), t3(a, hi, (p, q) => p > q)) : and3(t3(a, lo, (p, q) => p >= q), t3(a, hi, (p, q) => p <= q));
   return r === true ? 1 : 0;
 };
+// AND, OR: SQL's three-valued logic (NULL AND 0 is 0, NULL OR 0 is NULL); a number is true unless 0.
+const truth = (x) => (x === null ? null : x !== 0);
+const fromTruth = (t) => (t === null ? null : t ? 1 : 0);
 // || and concat: a NULL is ''.
 const cat = (...xs) => xs.map((x) => (x === null ? '' : String(x))).join('');
 
@@ -173,4 +176,24 @@ for (const op of Object.keys(OPS)) {
     });
   }
   queries.push({ q: "SELECT 'a' || NULL, NULL || 'b', concat('a', NULL, 'b'), concat(NULL, NULL)", want: [['a', 'b', 'ab', '']] });
+}
+
+// AND, OR, NOT over a value that may be NULL
+queries.push(perRow('toInt(properties.mixed) AND toInt(properties.n) > 3', (r) => fromTruth(and3(truth(r.mixed), r.n > 3))));
+queries.push(perRow('toInt(properties.mixed) OR toInt(properties.n) > 3', (r) => fromTruth(or3(truth(r.mixed), r.n > 3))));
+queries.push(perRow('NOT (toInt(properties.mixed) AND toInt(properties.n) < 3)', (r) => {
+  const t = and3(truth(r.mixed), r.n < 3);
+  return t === null ? null : t ? 0 : 1;
+}));
+{
+  const vs = [null, 0, 1];
+  const ps = pairs(vs);
+  for (const op of ['AND', 'OR']) {
+    const f = op === 'AND' ? and3 : or3;
+    queries.push({ q: `SELECT ${ps.map(([a, b]) => `${lit(a)} ${op} ${lit(b)}`).join(', ')}`, want: [ps.map(([a, b]) => fromTruth(f(truth(a), truth(b))))] });
+    queries.push({
+      q: `SELECT ${ps.map(([a, b]) => `x${vs.indexOf(a)} ${op} x${vs.indexOf(b)}`).join(', ')} FROM (SELECT NULL AS x0, 0 AS x1, 1 AS x2)`,
+      want: [ps.map(([a, b]) => fromTruth(f(truth(a), truth(b))))],
+    });
+  }
 }
