@@ -169,6 +169,10 @@ static void two_valued(q_printer_t *pr, const q_expr_t *e, const q_expr_t *a, co
                        null_rule_t rule, bool convert, void (*pop)(q_printer_t *, const q_expr_t *))
 {
     q_type_t ta = q_ptype_of(pr, a), tb = q_ptype_of(pr, b);
+    if (pr->in_join_on) { /* see q_pcompare */
+        pop(pr, e);
+        return;
+    }
     bool na = may_be_null(pr, a) || (convert && converts(pr, a, tb));
     bool nb = may_be_null(pr, b) || (convert && converts(pr, b, ta));
     if (pr->failed)
@@ -333,8 +337,12 @@ static void pin(q_printer_t *pr, const q_expr_t *e)
     for (size_t i = 0; i < l.nvals; i++)
         l.has_null = l.has_null || l.vals[i].kind == API_QV_NULL;
     bool sub_null = sub != NULL && sub->nout == 1 && sub->out_nullable[0];
-    bool anull = may_be_null(pr, a);
-    bool aconst = null_const(pr, a);
+    bool anull = may_be_null(pr, a) && !pr->in_join_on;
+    bool aconst = null_const(pr, a) && !pr->in_join_on;
+    if (pr->in_join_on) { /* see q_pcompare */
+        l.nullable_item = l.has_null = false;
+        sub_null = false;
+    }
     if (pr->failed)
         return;
     /* the IN itself may answer NULL: a NULL a, or a NULL among what it is compared with */
@@ -457,7 +465,7 @@ static void plogic(q_printer_t *pr, const q_expr_t *e)
     bool na = may_be_null(pr, a), nb = may_be_null(pr, b);
     if (pr->failed)
         return;
-    if (!pr->ch || pr->o->clickhouse_modern || (!na && !nb)) {
+    if (!pr->ch || pr->o->clickhouse_modern || (!na && !nb) || pr->in_join_on) {
         P("(");
         q_pexpr(pr, a);
         P(and? " AND " : " OR ");
@@ -474,6 +482,9 @@ static void plogic(q_printer_t *pr, const q_expr_t *e)
 
 /* ---- entry points -------------------------------------------------------------------------- */
 
+/* In a JOIN's ON, HogQL prints comparisons plain (NULL matches nothing
+ * there, as SQL's join does), and ClickHouse 18.16 takes only plain
+ * equalities in ON. */
 void q_pcompare(q_printer_t *pr, const q_expr_t *e)
 {
     const q_expr_t *a = e->args.v[0], *b = e->args.v[1];
@@ -529,7 +540,7 @@ void q_pbetween(q_printer_t *pr, const q_expr_t *e)
     }
     if (pr->failed)
         return;
-    if (null) {
+    if (null && !pr->in_join_on) {
         P("(");
         pbound(pr, a, e->negated ? " < " : " >= ", e->args.v[1]);
         P(e->negated ? " OR " : " AND ");

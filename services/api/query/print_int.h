@@ -19,6 +19,7 @@ typedef struct {
     cm_buf_t *err;
     bool failed;
     const q_select_t *top; /* its columns keep the query's names (none do: see query.c) */
+    bool in_join_on;       /* a JOIN's ON: comparisons print plain, as HogQL prints them there */
 } q_printer_t;
 
 void q_pfail(q_printer_t *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

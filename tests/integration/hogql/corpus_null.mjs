@@ -197,3 +197,9 @@ queries.push(perRow('NOT (toInt(properties.mixed) AND toInt(properties.n) < 3)',
     });
   }
 }
+
+// a JOIN's ON compares plain, as HogQL prints it there: a NULL key matches nothing
+queries.push({
+  q: 'SELECT toInt(e.properties.n) AS n, p.b AS b, p.c AS c FROM events e LEFT JOIN (SELECT properties.$browser AS b, count() AS c FROM events WHERE toInt(properties.n) < 15 GROUP BY b) p ON e.properties.$browser = p.b WHERE toInt(e.properties.n) < 10 ORDER BY n',
+  want: rows.filter((r) => r.n < 10).sort((x, y) => x.n - y.n).map((r) => [r.n, r.browser, r.browser === null ? null : few.filter((f) => f.browser === r.browser).length]),
+});
