@@ -564,11 +564,15 @@ void q_pexpr(q_printer_t *pr, const q_expr_t *e)
     case QE_BETWEEN: q_pbetween(pr, e); return;
     case QE_CASE: pcase(pr, e); return;
     case QE_CAST: pcast(pr, e); return;
-    case QE_SUBQUERY:
+    case QE_SUBQUERY: {
+        bool on = pr->in_join_on; /* a subquery in ON is a query of its own */
+        pr->in_join_on = false;
         P("(");
         q_pselect(pr, e->sub, false);
         P(")");
+        pr->in_join_on = on;
         return;
+    }
     case QE_ARRAY:
         if (!pr->ch) {
             q_pfail(pr, "Arrays are not supported on the SQLite store (a list goes after IN)");
