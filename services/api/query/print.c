@@ -544,7 +544,12 @@ void q_pexpr(q_printer_t *pr, const q_expr_t *e)
     case QE_STRING: q_pstring(pr, e->text); return;
     case QE_FIELD: pfield(pr, e); return;
     case QE_PLACEHOLDER: pplaceholder(pr, e); return;
-    case QE_CALL: q_pcall(pr, e); return;
+    case QE_CALL:
+        if (e->op_form)
+            q_pcall_op(pr, e); /* print_compare.c */
+        else
+            q_pcall(pr, e);
+        return;
     case QE_BINARY: pbinary(pr, e); return;
     case QE_NOT:
         P("(NOT ");

@@ -480,6 +480,28 @@ static void plogic(q_printer_t *pr, const q_expr_t *e)
     P(") + 1]");
 }
 
+/* ---- operators lowered to calls ------------------------------------------------------------- */
+
+/* The pattern as written: a =~* b is lowered to match(a, concat('(?i)', b)),
+ * whose second argument is never NULL while b may be. */
+static const q_expr_t *pattern_as_written(const q_expr_t *b)
+{
+    if (b->kind == QE_CALL && b->args.n == 2 && cm_slice_eq_cstr(b->text, "concat") &&
+        b->args.v[0]->kind == QE_STRING && cm_slice_eq_cstr(b->args.v[0]->text, "(?i)"))
+        return b->args.v[1];
+    return b;
+}
+
+void q_pcall_op(q_printer_t *pr, const q_expr_t *e)
+{
+    if (e->args.n != 2) {
+        q_pcall(pr, e);
+        return;
+    }
+    /* NOT of the two-valued match is !~'s rule already (one NULL side 1, both 0) */
+    two_valued(pr, e, e->args.v[0], pattern_as_written(e->args.v[1]), R_EQ, false, q_pcall);
+}
+
 /* ---- entry points -------------------------------------------------------------------------- */
 
 /* In a JOIN's ON, HogQL prints comparisons plain (NULL matches nothing

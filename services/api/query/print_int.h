@@ -62,6 +62,10 @@ void q_pcompared(q_printer_t *pr, const q_expr_t *e, q_type_t other);
  * as HogQL prints them (a NULL side never makes the answer NULL). */
 void q_pcompare(q_printer_t *pr, const q_expr_t *e);
 void q_pbetween(q_printer_t *pr, const q_expr_t *e);
+/* A call lowered from a match operator (e->op_form: a =~ b is match(a, b),
+ * a =~* b match(a, concat('(?i)', b)); !~ is NOT of it): printed by
+ * q_pcall, two-valued as =: both sides NULL give 1, one gives 0. */
+void q_pcall_op(q_printer_t *pr, const q_expr_t *e);
 /* For an operator of another file (a regex match, say): prints pop(pr, e),
  * the operator itself on sides a and b, so that it never yields NULL:
  * eq_like true: both sides NULL give 1, one gives 0 (=, LIKE); false with

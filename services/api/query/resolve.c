@@ -397,6 +397,8 @@ static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
         break;
     }
     }
+    if (e->op_form) /* an operator's call: two-valued (print_compare.c) */
+        e->nullable = false;
     if (fn->id == Q_FN_MULTI_IF && n % 2 == 0)
         fail(r, "multiIf takes condition, value pairs and a default");
 }
