@@ -215,12 +215,6 @@ static void two_valued(q_printer_t *pr, const q_expr_t *e, const q_expr_t *a, co
     P(")");
 }
 
-void q_ptwo_valued(q_printer_t *pr, const q_expr_t *e, const q_expr_t *a, const q_expr_t *b,
-                   bool eq_like, bool negated, void (*pop)(q_printer_t *, const q_expr_t *))
-{
-    two_valued(pr, e, a, b, eq_like ? R_EQ : negated ? R_NE : R_FALSE, false, pop);
-}
-
 /* ---- the operators themselves, as the store runs them ---------------------------------- */
 
 static void pcmp_op(q_printer_t *pr, const q_expr_t *e)

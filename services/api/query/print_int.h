@@ -66,11 +66,5 @@ void q_pbetween(q_printer_t *pr, const q_expr_t *e);
  * a =~* b match(a, concat('(?i)', b)); !~ is NOT of it): printed by
  * q_pcall, two-valued as =: both sides NULL give 1, one gives 0. */
 void q_pcall_op(q_printer_t *pr, const q_expr_t *e);
-/* For an operator of another file (a regex match, say): prints pop(pr, e),
- * the operator itself on sides a and b, so that it never yields NULL:
- * eq_like true: both sides NULL give 1, one gives 0 (=, LIKE); false with
- * negated: one NULL side gives 1, both 0 (!=, NOT LIKE); neither: 0 (<). */
-void q_ptwo_valued(q_printer_t *pr, const q_expr_t *e, const q_expr_t *a, const q_expr_t *b,
-                   bool eq_like, bool negated, void (*pop)(q_printer_t *, const q_expr_t *));
 
 #endif
