@@ -5,10 +5,10 @@
  * transform_null_in=1; a query written for PostHog relies on it (WHERE
  * properties.$browser != 'Chrome' keeps the events without a browser):
  *
- *   =, LIKE, ILIKE          NULL against NULL is 1, NULL against a value 0
- *   !=, NOT LIKE, NOT ILIKE NULL against a value is 1, NULL against NULL 0
+ *   =, LIKE, ILIKE, =~      NULL against NULL is 1, NULL against a value 0
+ *   !=, NOT LIKE, NOT ILIKE NULL against a value is 1, NULL against NULL 0 (!~ too)
  *   <, <=, >, >=            0 when a side is NULL
- *   [NOT] BETWEEN           0 when a side is NULL
+ *   [NOT] BETWEEN           a >= b AND a <= c (a < b OR a > c), then NULL is 0
  *   IN, NOT IN              a NULL matches a NULL of the list; NOT IN is its negation
  *   ||                      a NULL side is '' (as concat)
  *   AND, OR                 three-valued (NULL AND 0 is 0), which 18.16 is not
@@ -165,6 +165,8 @@ static void pside(q_printer_t *pr, const q_expr_t *e, q_type_t other, bool conve
         q_pexpr(pr, e);
 }
 
+/* pop(pr, e), the operator on sides a and b, so that it never yields NULL
+ * under rule; as it is when neither side can be NULL. */
 static void two_valued(q_printer_t *pr, const q_expr_t *e, const q_expr_t *a, const q_expr_t *b,
                        null_rule_t rule, bool convert, void (*pop)(q_printer_t *, const q_expr_t *))
 {
