@@ -10,7 +10,8 @@
  *     none), SELECT aliases in place of their references;
  *   - every output column is named: expr AS "name";
  *   - comparisons convert a string to what the other side is (a DateTime,
- *     a number) as ClickHouse would, explicitly, on both;
+ *     a number) as ClickHouse would, explicitly, on both, and never answer
+ *     NULL (print_compare.c: HogQL's two-valued rules);
  *   - ORDER BY says NULLS LAST unless the query says otherwise
  *     (ClickHouse's order; SQLite's default is the other);
  *   - LIMIT n BY is ClickHouse's; SQLite gets the same rows through
@@ -107,7 +108,7 @@ static void pnumber(q_printer_t *pr, double f)
         P(".0"); /* stays a float on both */
 }
 
-void q_pvalue_scalar(q_printer_t *pr, const api_query_value_t *v)
+static void pvalue_scalar(q_printer_t *pr, const api_query_value_t *v)
 {
     if (!pr->ch) {
         add_param(pr, v);
@@ -147,17 +148,17 @@ static void pplaceholder(q_printer_t *pr, const q_expr_t *e)
             for (size_t i = 0; i < v->nitems; i++) {
                 if (i)
                     P(", ");
-                q_pvalue_scalar(pr, &v->items[i]);
+                pvalue_scalar(pr, &v->items[i]);
             }
             P("]");
         }
         return;
     }
-    q_pvalue_scalar(pr, v);
+    pvalue_scalar(pr, v);
 }
 
 /* The type a value will have where it is printed. */
-q_type_t q_ptype_of(q_printer_t *pr, const q_expr_t *e)
+static q_type_t type_of(q_printer_t *pr, const q_expr_t *e)
 {
     if (e->kind != QE_PLACEHOLDER)
         return e->type;
@@ -293,7 +294,7 @@ static void pfield(q_printer_t *pr, const q_expr_t *e)
 
 void q_pdatetime(q_printer_t *pr, const q_expr_t *e)
 {
-    q_type_t t = q_ptype_of(pr, e);
+    q_type_t t = type_of(pr, e);
     if (t == Q_T_DATETIME) {
         q_pexpr(pr, e);
         return;
@@ -311,7 +312,7 @@ void q_pdatetime(q_printer_t *pr, const q_expr_t *e)
 
 static void pdate(q_printer_t *pr, const q_expr_t *e)
 {
-    q_type_t t = q_ptype_of(pr, e);
+    q_type_t t = type_of(pr, e);
     if (t == Q_T_DATE) {
         q_pexpr(pr, e);
         return;
@@ -346,9 +347,9 @@ static void pfloat_of_string(q_printer_t *pr, const q_expr_t *e)
 }
 
 /* One side of a comparison with the other side's type in mind. */
-void q_pcompared(q_printer_t *pr, const q_expr_t *e, q_type_t other)
+static void pcompared(q_printer_t *pr, const q_expr_t *e, q_type_t other)
 {
-    q_type_t t = q_ptype_of(pr, e);
+    q_type_t t = type_of(pr, e);
     if (t == Q_T_STRING && other == Q_T_DATETIME)
         q_pdatetime(pr, e);
     else if (t == Q_T_STRING && other == Q_T_DATE)
@@ -359,6 +360,22 @@ void q_pcompared(q_printer_t *pr, const q_expr_t *e, q_type_t other)
         q_pdatetime(pr, e);
     else
         q_pexpr(pr, e);
+}
+
+/* For print_compare.c (print_int.h). */
+void q_pvalue_scalar(q_printer_t *pr, const api_query_value_t *v)
+{
+    pvalue_scalar(pr, v);
+}
+
+q_type_t q_ptype_of(q_printer_t *pr, const q_expr_t *e)
+{
+    return type_of(pr, e);
+}
+
+void q_pcompared(q_printer_t *pr, const q_expr_t *e, q_type_t other)
+{
+    pcompared(pr, e, other);
 }
 
 /* ---- operators ------------------------------------------------------------------------------ */
@@ -393,8 +410,9 @@ static void pinterval_math(q_printer_t *pr, const q_expr_t *e)
 static void pbinary(q_printer_t *pr, const q_expr_t *e)
 {
     static const char *const ops[] = {
-        [QB_PLUS] = "+", [QB_MINUS] = "-", [QB_MUL] = "*", [QB_DIV] = "/",
-        [QB_MOD] = "%",  [QB_AND] = "AND", [QB_OR] = "OR",
+        [QB_PLUS] = "+",    [QB_MINUS] = "-", [QB_MUL] = "*",   [QB_DIV] = "/", [QB_MOD] = "%",
+        [QB_CONCAT] = "||", [QB_EQ] = "=",    [QB_NE] = "!=",   [QB_LT] = "<",  [QB_LE] = "<=",
+        [QB_GT] = ">",      [QB_GE] = ">=",   [QB_AND] = "AND", [QB_OR] = "OR",
     };
     const q_expr_t *a = e->args.v[0], *b = e->args.v[1];
     switch (e->op) {
@@ -461,9 +479,9 @@ static void pcase(q_printer_t *pr, const q_expr_t *e)
         P(" WHEN ");
         if (e->operand != NULL) {
             P("(");
-            q_pcompared(pr, e->operand, q_ptype_of(pr, e->args.v[i]));
+            pcompared(pr, e->operand, type_of(pr, e->args.v[i]));
             P(" = ");
-            q_pcompared(pr, e->args.v[i], q_ptype_of(pr, e->operand));
+            pcompared(pr, e->args.v[i], type_of(pr, e->operand));
             P(")");
         } else {
             q_pexpr(pr, e->args.v[i]);
@@ -485,13 +503,13 @@ static void pcast(q_printer_t *pr, const q_expr_t *e)
     case Q_T_DATETIME: q_pdatetime(pr, a); return;
     case Q_T_DATE: pdate(pr, a); return;
     case Q_T_FLOAT:
-        if (q_ptype_of(pr, a) == Q_T_STRING) {
+        if (type_of(pr, a) == Q_T_STRING) {
             pfloat_of_string(pr, a);
             return;
         }
         break;
     case Q_T_INT:
-        if (q_ptype_of(pr, a) == Q_T_STRING) { /* a number or NULL, as toInt */
+        if (type_of(pr, a) == Q_T_STRING) { /* a number or NULL, as toInt */
             if (pr->ch) {
                 P("toInt64OrNull(");
                 q_pexpr(pr, a);
@@ -566,7 +584,7 @@ void q_pexpr(q_printer_t *pr, const q_expr_t *e)
         q_pexpr(pr, e->args.v[0]);
         P(e->negated ? " IS NOT NULL)" : " IS NULL)");
         return;
-    case QE_BETWEEN: q_pbetween(pr, e); return;
+    case QE_BETWEEN: q_pbetween(pr, e); return; /* print_compare.c */
     case QE_CASE: pcase(pr, e); return;
     case QE_CAST: pcast(pr, e); return;
     case QE_SUBQUERY: {
