@@ -10,7 +10,8 @@
  *     none), SELECT aliases in place of their references;
  *   - every output column is named: expr AS "name";
  *   - comparisons convert a string to what the other side is (a DateTime,
- *     a number) as ClickHouse would, explicitly, on both;
+ *     a number) as ClickHouse would, explicitly, on both, and never answer
+ *     NULL (print_compare.c: HogQL's two-valued rules);
  *   - ORDER BY says NULLS LAST unless the query says otherwise
  *     (ClickHouse's order; SQLite's default is the other);
  *   - LIMIT n BY is ClickHouse's; SQLite gets the same rows through
@@ -131,19 +132,6 @@ const api_query_value_t *q_pvalue(q_printer_t *pr, const q_expr_t *e)
             return &o->var_values[i];
     q_pfail(pr, "Variable '%.*s' has no value", (int)e->chain[1].len, e->chain[1].p);
     return NULL;
-}
-
-/* A list value (in IN): (a, b, c); an empty list cannot be written in
- * ClickHouse: the caller prints the constant answer instead. */
-static void pvalue_list(q_printer_t *pr, const api_query_value_t *v)
-{
-    P("(");
-    for (size_t i = 0; i < v->nitems; i++) {
-        if (i)
-            P(", ");
-        pvalue_scalar(pr, &v->items[i]);
-    }
-    P(")");
 }
 
 static void pplaceholder(q_printer_t *pr, const q_expr_t *e)
@@ -374,76 +362,23 @@ static void pcompared(q_printer_t *pr, const q_expr_t *e, q_type_t other)
         q_pexpr(pr, e);
 }
 
+/* For print_compare.c (print_int.h). */
+void q_pvalue_scalar(q_printer_t *pr, const api_query_value_t *v)
+{
+    pvalue_scalar(pr, v);
+}
+
+q_type_t q_ptype_of(q_printer_t *pr, const q_expr_t *e)
+{
+    return type_of(pr, e);
+}
+
+void q_pcompared(q_printer_t *pr, const q_expr_t *e, q_type_t other)
+{
+    pcompared(pr, e, other);
+}
+
 /* ---- operators ------------------------------------------------------------------------------ */
-
-static void pin(q_printer_t *pr, const q_expr_t *e)
-{
-    const q_expr_t *a = e->args.v[0], *list = e->args.v[1];
-    bool neg = e->op == QB_NOT_IN;
-    if (list->kind == QE_PLACEHOLDER) {
-        const api_query_value_t *v = q_pvalue(pr, list);
-        if (v == NULL)
-            return;
-        if (v->kind == API_QV_LIST && v->nitems == 0) {
-            P(neg ? "1" : "0");
-            return;
-        }
-        P("(");
-        q_pexpr(pr, a);
-        P(neg ? " NOT IN " : " IN ");
-        if (v->kind == API_QV_LIST)
-            pvalue_list(pr, v);
-        else {
-            P("(");
-            pvalue_scalar(pr, v);
-            P(")");
-        }
-        P(")");
-        return;
-    }
-    P("(");
-    q_pexpr(pr, a);
-    P(neg ? " NOT IN " : " IN ");
-    if (list->kind == QE_TUPLE || list->kind == QE_ARRAY) {
-        if (list->args.n == 0) {
-            q_pfail(pr, "IN needs at least one value");
-            return;
-        }
-        P("(");
-        for (size_t i = 0; i < list->args.n; i++) {
-            if (i)
-                P(", ");
-            pcompared(pr, list->args.v[i], a->type);
-        }
-        P(")");
-    } else if (list->kind == QE_SUBQUERY) {
-        q_pexpr(pr, list);
-    } else {
-        P("(");
-        pcompared(pr, list, a->type);
-        P(")");
-    }
-    P(")");
-}
-
-static void plike(q_printer_t *pr, const q_expr_t *e)
-{
-    bool ci = e->op == QB_ILIKE || e->op == QB_NOT_ILIKE;
-    bool neg = e->op == QB_NOT_LIKE || e->op == QB_NOT_ILIKE;
-    P("(");
-    for (int i = 0; i < 2; i++) {
-        if (i)
-            P(neg ? " NOT LIKE " : " LIKE ");
-        if (ci)
-            P("lower(");
-        q_pexpr(pr, e->args.v[i]);
-        if (ci)
-            P(")");
-    }
-    if (!pr->ch)
-        P(" ESCAPE '\\'"); /* ClickHouse's escape character */
-    P(")");
-}
 
 /* a +/- INTERVAL n unit */
 static void pinterval_math(q_printer_t *pr, const q_expr_t *e)
@@ -481,12 +416,26 @@ static void pbinary(q_printer_t *pr, const q_expr_t *e)
     };
     const q_expr_t *a = e->args.v[0], *b = e->args.v[1];
     switch (e->op) {
-    case QB_IN:
-    case QB_NOT_IN: pin(pr, e); return;
+    case QB_EQ:
+    case QB_NE:
+    case QB_LT:
+    case QB_LE:
+    case QB_GT:
+    case QB_GE:
     case QB_LIKE:
     case QB_NOT_LIKE:
     case QB_ILIKE:
-    case QB_NOT_ILIKE: plike(pr, e); return;
+    case QB_NOT_ILIKE:
+    case QB_IN:
+    case QB_NOT_IN:
+    case QB_CONCAT:
+    case QB_AND:
+    case QB_OR:
+        if (a->kind != QE_INTERVAL && b->kind != QE_INTERVAL) {
+            q_pcompare(pr, e); /* print_compare.c: two-valued, as HogQL */
+            return;
+        }
+        break;
     case QB_PLUS:
     case QB_MINUS:
         if (b->kind == QE_INTERVAL) {
@@ -502,16 +451,6 @@ static void pbinary(q_printer_t *pr, const q_expr_t *e)
     }
     P("(");
     switch (e->op) {
-    case QB_EQ:
-    case QB_NE:
-    case QB_LT:
-    case QB_LE:
-    case QB_GT:
-    case QB_GE:
-        pcompared(pr, a, type_of(pr, b));
-        PF(" %s ", ops[e->op]);
-        pcompared(pr, b, type_of(pr, a));
-        break;
     case QB_DIV:
         /* ClickHouse's / divides as floats; SQLite's divides integers */
         if (!pr->ch)
@@ -623,7 +562,12 @@ void q_pexpr(q_printer_t *pr, const q_expr_t *e)
     case QE_STRING: q_pstring(pr, e->text); return;
     case QE_FIELD: pfield(pr, e); return;
     case QE_PLACEHOLDER: pplaceholder(pr, e); return;
-    case QE_CALL: q_pcall(pr, e); return;
+    case QE_CALL:
+        if (e->op_form)
+            q_pcall_op(pr, e); /* print_compare.c */
+        else
+            q_pcall(pr, e);
+        return;
     case QE_BINARY: pbinary(pr, e); return;
     case QE_NOT:
         P("(NOT ");
@@ -640,22 +584,18 @@ void q_pexpr(q_printer_t *pr, const q_expr_t *e)
         q_pexpr(pr, e->args.v[0]);
         P(e->negated ? " IS NOT NULL)" : " IS NULL)");
         return;
-    case QE_BETWEEN: /* NOT (a BETWEEN b AND c): 18.16 has no NOT BETWEEN */
-        P(e->negated ? "(NOT (" : "(");
-        q_pexpr(pr, e->args.v[0]);
-        P(" BETWEEN ");
-        pcompared(pr, e->args.v[1], e->args.v[0]->type);
-        P(" AND ");
-        pcompared(pr, e->args.v[2], e->args.v[0]->type);
-        P(e->negated ? "))" : ")");
-        return;
+    case QE_BETWEEN: q_pbetween(pr, e); return; /* print_compare.c */
     case QE_CASE: pcase(pr, e); return;
     case QE_CAST: pcast(pr, e); return;
-    case QE_SUBQUERY:
+    case QE_SUBQUERY: {
+        bool on = pr->in_join_on; /* a subquery in ON is a query of its own */
+        pr->in_join_on = false;
         P("(");
         q_pselect(pr, e->sub, false);
         P(")");
+        pr->in_join_on = on;
         return;
+    }
     case QE_ARRAY:
         if (!pr->ch) {
             q_pfail(pr, "Arrays are not supported on the SQLite store (a list goes after IN)");

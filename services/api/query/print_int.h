@@ -19,6 +19,7 @@ typedef struct {
     cm_buf_t *err;
     bool failed;
     const q_select_t *top; /* its columns keep the query's names (none do: see query.c) */
+    bool in_join_on;       /* a JOIN's ON: comparisons print plain, as HogQL prints them there */
 } q_printer_t;
 
 void q_pfail(q_printer_t *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -51,5 +52,19 @@ void q_psame(q_printer_t *pr, const char *name, const q_expr_t *e);
 bool q_pconst_string(q_printer_t *pr, const q_expr_t *e, const char *what, cm_slice_t *out);
 /* The value of a placeholder, or NULL (the failure is reported). */
 const api_query_value_t *q_pvalue(q_printer_t *pr, const q_expr_t *e);
+/* A scalar value: a bound parameter on SQLite, an escaped literal on ClickHouse. */
+void q_pvalue_scalar(q_printer_t *pr, const api_query_value_t *v);
+/* The type e will have where it is printed (a placeholder: its value's). */
+q_type_t q_ptype_of(q_printer_t *pr, const q_expr_t *e);
+/* One side of a comparison, converted to the other side's type as ClickHouse would. */
+void q_pcompared(q_printer_t *pr, const q_expr_t *e, q_type_t other);
+/* print_compare.c: comparisons, LIKE, IN, BETWEEN and || printed two-valued,
+ * as HogQL prints them (a NULL side never makes the answer NULL). */
+void q_pcompare(q_printer_t *pr, const q_expr_t *e);
+void q_pbetween(q_printer_t *pr, const q_expr_t *e);
+/* A call lowered from a match operator (e->op_form: a =~ b is match(a, b),
+ * a =~* b match(a, concat('(?i)', b)); !~ is NOT of it): printed by
+ * q_pcall, two-valued as =: both sides NULL give 1, one gives 0. */
+void q_pcall_op(q_printer_t *pr, const q_expr_t *e);
 
 #endif

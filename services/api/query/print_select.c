@@ -98,7 +98,9 @@ static void pfrom(q_printer_t *pr, const q_from_t *f)
         pfrom(pr, f->right);
         if (f->on != NULL) {
             P(" ON ");
+            pr->in_join_on = true; /* print_compare.c: plain comparisons, as HogQL */
             q_pexpr(pr, f->on);
+            pr->in_join_on = false;
         } else if (f->using_.n > 0) {
             /* USING (a) is ON l.a = r.a: the sides' columns are named s<id>.x here */
             P(" ON ");

@@ -143,6 +143,8 @@ struct q_expr {
     bool resolved; /* resolve.c: done (an alias's expression is reached again) */
     bool negated;  /* IS NOT NULL, NOT BETWEEN */
     bool distinct; /* count(DISTINCT x) */
+    bool op_form;  /* a call lowered from an operator (a =~ b is match(a, b)): two-valued, as the
+                      operator */
     q_binop_t op;
     int64_t ival;
     double fval;

@@ -397,6 +397,8 @@ static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
         break;
     }
     }
+    if (e->op_form) /* an operator's call: two-valued (print_compare.c) */
+        e->nullable = false;
     if (fn->id == Q_FN_MULTI_IF && n % 2 == 0)
         fail(r, "multiIf takes condition, value pairs and a default");
 }
@@ -476,6 +478,10 @@ static void resolve_expr_once(rs_t *r, q_expr_t *e, scope_t *sc)
         case QB_CONCAT: e->type = Q_T_STRING; break;
         default: e->type = Q_T_BOOL; break;
         }
+        /* HogQL's comparisons and || never yield NULL (print_compare.c) */
+        if (e->op != QB_PLUS && e->op != QB_MINUS && e->op != QB_MUL && e->op != QB_DIV &&
+            e->op != QB_MOD && e->op != QB_AND && e->op != QB_OR)
+            e->nullable = false;
         return;
     case QE_NOT:
         e->type = Q_T_BOOL;
@@ -486,10 +492,7 @@ static void resolve_expr_once(rs_t *r, q_expr_t *e, scope_t *sc)
         e->nullable = any_null;
         return;
     case QE_IS_NULL: e->type = Q_T_BOOL; return;
-    case QE_BETWEEN:
-        e->type = Q_T_BOOL;
-        e->nullable = any_null;
-        return;
+    case QE_BETWEEN: /* never NULL in HogQL (print_compare.c) */ e->type = Q_T_BOOL; return;
     case QE_CASE: {
         q_type_t t = Q_T_NULL;
         for (size_t i = 1; i < e->args.n; i += 2) {

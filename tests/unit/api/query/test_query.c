@@ -662,13 +662,107 @@ static void test_materialize_exact(void **state)
                "keeps days, so only >= and < can be materialized (or compare toDate(column))");
 }
 
+/* Part N: a call lowered from a match operator (e->op_form, which the
+ * parser sets for a =~ b) prints two-valued as the operator: a NULL side
+ * gives 0, two NULL sides 1, the pattern read from under concat('(?i)', b);
+ * a call whose sides cannot be NULL prints as the call. startsWith stands in
+ * for match here. */
+static void test_null_op_form(void **state)
+{
+    (void)state;
+    static const char text[] = "SELECT startsWith(a, 'x'), startsWith(c, concat('(?i)', c)), "
+                               "startsWith(b, 'x'), startsWith(b, concat('(?i)', c)) "
+                               "FROM (SELECT NULL AS a, 'x' AS b, NULL AS c)";
+    static const char *const want[2][4] = {
+        {"('x' IS NULL) AS c1_0", "1 AS c1_1", " AS c1_2", "(s0.c2_1 IS NULL) AS c1_3"},
+        {"('x' IS NULL) AS c1_0", "1 AS c1_1", "startsWith(s0.c2_1, 'x') AS c1_2",
+         "(s0.c2_1 IS NULL) AS c1_3"},
+    };
+    for (int d = 0; d < 2; d++) {
+        cm_buf_t err = CM_BUF_INIT;
+        api_query_t *q = NULL;
+        assert_int_equal(api_query_parse(text, strlen(text), &q, &err), 0);
+        assert_int_equal(q->root->ncols, 4);
+        for (size_t i = 0; i < 4; i++)
+            q->root->cols[i].expr->op_form = true;
+        api_query_print_opts_t o = {.dialect = d ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE,
+                                    .project_id = 7};
+        api_query_sql_t sql;
+        assert_int_equal(api_query_print(q, &o, &sql, &err), 0);
+        cm_buf_t got = CM_BUF_INIT;
+        cm_buf_append(&got, sql.sql.p, sql.sql.len);
+        cm_buf_append(&got, "", 1);
+        for (int k = 0; k < 4; k++)
+            if (strstr(got.p, want[d][k]) == NULL)
+                fail_msg("%s: no \"%s\" in %s", d ? "clickhouse" : "sqlite", want[d][k], got.p);
+        /* the plain call keeps its form: no ifNull around it */
+        assert_null(strstr(got.p, "ifNull"));
+        cm_buf_free(&got);
+        api_query_sql_free(&sql);
+        api_query_free(q);
+        cm_buf_free(&err);
+    }
+}
+
+/* Part N: a variable's value is known when printing: NULL as a value (a
+ * list item, say) gets HogQL's rules; values that are not NULL print as
+ * before (a bound parameter on SQLite, a literal on ClickHouse). */
+static void test_null_variables(void **state)
+{
+    (void)state;
+    static const api_query_value_t items[] = {{.kind = API_QV_STRING, .s = "a", .len = 1},
+                                              {.kind = API_QV_NULL}};
+    static const char *const names[] = {"l", "v", "s"};
+    static const api_query_value_t values[] = {
+        {.kind = API_QV_LIST, .items = items, .nitems = 2},
+        {.kind = API_QV_NULL},
+        {.kind = API_QV_STRING, .s = "x", .len = 1},
+    };
+    static const char text[] =
+        "SELECT properties.$browser IN {variables.l}, event IN {variables.l}, "
+        "event = {variables.v}, properties.$browser != {variables.v}, "
+        "event = {variables.s} FROM events";
+    static const char *const want[2][5] = {
+        {"IN ($1)), 0) OR (", "((s0.event IN ($2))) AS c1_1", "(s0.event IS NULL) AS c1_2",
+         "END) IS NOT NULL) AS c1_3", "(s0.event = $3) AS c1_4"},
+        {"IN ('a')), 0) OR (", "((s0.event IN ('a'))) AS c1_1", "(s0.event IS NULL) AS c1_2",
+         "NULL) IS NOT NULL) AS c1_3", "(s0.event = 'x') AS c1_4"},
+    };
+    for (int d = 0; d < 2; d++) {
+        cm_buf_t err = CM_BUF_INIT;
+        api_query_t *q = NULL;
+        assert_int_equal(api_query_parse(text, strlen(text), &q, &err), 0);
+        api_query_print_opts_t o = {.dialect = d ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE,
+                                    .project_id = 7,
+                                    .var_names = names,
+                                    .var_values = values,
+                                    .nvars = 3};
+        api_query_sql_t sql;
+        assert_int_equal(api_query_print(q, &o, &sql, &err), 0);
+        cm_buf_t got = CM_BUF_INIT;
+        cm_buf_append(&got, sql.sql.p, sql.sql.len);
+        cm_buf_append(&got, "", 1);
+        for (int k = 0; k < 5; k++)
+            if (strstr(got.p, want[d][k]) == NULL)
+                fail_msg("%s: no \"%s\" in %s", d ? "clickhouse" : "sqlite", want[d][k], got.p);
+        /* SQLite binds the values that are not NULL, and only those */
+        if (!d)
+            assert_int_equal(sql.nparams, 3);
+        cm_buf_free(&got);
+        api_query_sql_free(&sql);
+        api_query_free(q);
+        cm_buf_free(&err);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_golden),      cmocka_unit_test(test_golden_modern),
-        cmocka_unit_test(test_errors),      cmocka_unit_test(test_deep_and_large),
-        cmocka_unit_test(test_row_limits),  cmocka_unit_test(test_variables),
-        cmocka_unit_test(test_materialize), cmocka_unit_test(test_materialize_exact),
+        cmocka_unit_test(test_golden),       cmocka_unit_test(test_golden_modern),
+        cmocka_unit_test(test_errors),       cmocka_unit_test(test_deep_and_large),
+        cmocka_unit_test(test_row_limits),   cmocka_unit_test(test_variables),
+        cmocka_unit_test(test_materialize),  cmocka_unit_test(test_materialize_exact),
+        cmocka_unit_test(test_null_op_form), cmocka_unit_test(test_null_variables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
