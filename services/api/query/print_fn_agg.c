@@ -191,6 +191,11 @@ static void window_fn(q_printer_t *pr, const q_expr_t *e, int id)
         else
             q_psame(pr, id == Q_FN_LAG ? "lag" : "lead", e);
         break;
+    case Q_FN_FIRST_VALUE:
+    case Q_FN_LAST_VALUE:
+        if (q_pvalue_window_ok(pr, e))
+            q_psame(pr, id == Q_FN_FIRST_VALUE ? "first_value" : "last_value", e);
+        break;
     default:
         if (pr->ch && !pr->o->clickhouse_modern)
             return;
@@ -212,8 +217,12 @@ static void pover(q_printer_t *pr, const q_window_t *w)
         P(w->order[i].desc ? " DESC" : " ASC");
         P(w->order[i].nulls == Q_NULLS_FIRST ? " NULLS FIRST" : " NULLS LAST");
     }
-    if (pr->ch && w->norder > 0) /* SQL's frame; ClickHouse defaults to the whole partition */
-        P(" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW");
+    /* the frame written out on both stores: the query's own, else the
+     * default of SQL and current ClickHouse with an ORDER BY (print_s.c) */
+    if (w->frame.kind != QW_NONE)
+        q_pframe(pr, w);
+    else if (w->norder > 0)
+        P(" RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW");
     P(")");
 }
 
@@ -221,6 +230,10 @@ static void pover(q_printer_t *pr, const q_window_t *w)
 bool q_pcall_agg(q_printer_t *pr, const q_expr_t *e)
 {
     int id = (int)e->ival;
+    if (e->over != NULL && !pr->ch && (id == Q_FN_LAG || id == Q_FN_LEAD)) {
+        q_plag_sqlite(pr, e, id == Q_FN_LEAD); /* the frame is checked there */
+        return true;
+    }
     if (e->over != NULL) {
         window_fn(pr, e, id);
         pover(pr, e->over);

@@ -295,6 +295,7 @@ static void window(const q_window_t *w, cm_buf_t *out, const q_hogql_opts_t *o)
         P(w->partition.n ? " ORDER BY " : "ORDER BY ");
         orders(w->order, w->norder, out, o);
     }
+    q_print_hogql_frame(&w->frame, out);
     P(")");
 }
 
@@ -310,6 +311,12 @@ static void from_(const q_from_t *f, cm_buf_t *out, const q_hogql_opts_t *o)
     case QJ_SUBQUERY:
         P("(");
         select_(f->sub, out, o);
+        P(")");
+        break;
+    case QJ_NUMBERS:
+        name(out, f->name);
+        P("(");
+        list(&f->fn_args, out, o);
         P(")");
         break;
     case QJ_JOIN:
@@ -337,8 +344,10 @@ static void select_(const q_select_t *s, cm_buf_t *out, const q_hogql_opts_t *o)
     if (s->nparts) {
         for (size_t i = 0; i < s->nparts; i++) {
             if (i)
-                P(" UNION ALL ");
+                P(q_setop_name(s->ops[i]));
+            P(s->parts[i]->paren ? "(" : "");
             select_(s->parts[i], out, o);
+            P(s->parts[i]->paren ? ")" : "");
         }
         return;
     }
@@ -415,6 +424,7 @@ static void select_(const q_select_t *s, cm_buf_t *out, const q_hogql_opts_t *o)
         if (s->limit) {
             P(" LIMIT ");
             expr(s->limit, out, o);
+            P(s->with_ties ? " WITH TIES" : "");
         }
         if (s->offset) {
             P(" OFFSET ");

@@ -19,6 +19,7 @@ typedef struct {
     struct api_query *q;
     cm_buf_t *err;
     bool failed;
+    const char *in_agg; /* the aggregate whose arguments are being resolved */
 } rs_t;
 
 static void fail(rs_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -128,6 +129,15 @@ static void resolve_from(rs_t *r, q_from_t *f, scope_t *sc)
         resolve_select(r, f->sub, sc);
         add_source(r, s, f, f->alias.len ? f->alias : CM_SLICE_LIT(""), NULL, f->sub);
         return;
+    case QJ_NUMBERS: {
+        const q_table_t *t = q_resolve_numbers(f, r->err);
+        if (t == NULL) {
+            r->failed = true;
+            return;
+        }
+        add_source(r, s, f, f->alias.len ? f->alias : f->name, t, NULL);
+        return;
+    }
     case QJ_JOIN:
         resolve_from(r, f->left, sc);
         resolve_from(r, f->right, sc);
@@ -317,9 +327,18 @@ static bool quantile_level(const q_expr_t *p)
 
 static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
 {
+    if (cm_slice_eq_cstr(e->text, "inCohort") || cm_slice_eq_cstr(e->text, "notInCohort")) {
+        fail(r, "cohorts are not available in HogQL endpoints yet (IN COHORT, inCohort)");
+        return;
+    }
     const q_fn_t *fn = q_fn_lookup(e->text);
     if (fn == NULL) {
-        fail(r, "Unsupported function call '%.*s(...)'", SL(e->text));
+        const char *other = q_fn_suggest(e->text);
+        if (other != NULL) /* PostHog's words: names are case-sensitive */
+            fail(r, "Unsupported function call '%.*s(...)'. Perhaps you meant '%s(...)'?",
+                 SL(e->text), other);
+        else
+            fail(r, "Unsupported function call '%.*s(...)'", SL(e->text));
         return;
     }
     e->text = cm_slice_from_cstr(fn->name); /* one spelling from here on */
@@ -358,9 +377,23 @@ static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
         fail(r, "'%s' is not a window or aggregate function", fn->name);
         return;
     }
-    if (fn->cls == QF_AGGREGATE && e->over == NULL)
+    bool plain_agg = fn->cls == QF_AGGREGATE && e->over == NULL;
+    if (plain_agg && r->in_agg != NULL) { /* PostHog's words */
+        fail(r, "Aggregation '%s' cannot be nested inside another aggregation '%s'.", fn->name,
+             r->in_agg);
+        return;
+    }
+    if (plain_agg)
         sc->sel->aggregates = true;
+    if (e->over != NULL && !q_resolve_window(r->q, sc->sel, e, r->err)) {
+        r->failed = true;
+        return;
+    }
+    const char *outer = r->in_agg;
+    if (plain_agg)
+        r->in_agg = fn->name;
     resolve_list(r, &e->args, sc);
+    r->in_agg = outer;
     if (e->over != NULL) {
         resolve_list(r, &e->over->partition, sc);
         for (size_t i = 0; i < e->over->norder; i++)
@@ -632,7 +665,19 @@ static void positional(rs_t *r, q_select_t *s, q_list_t *l)
     }
 }
 
+static void resolve_select_in(rs_t *r, q_select_t *s, scope_t *parent);
+
+/* A subquery is a scope of its own: an aggregate in it is not nested in
+ * the one around it. */
 static void resolve_select(rs_t *r, q_select_t *s, scope_t *parent)
+{
+    const char *outer = r->in_agg;
+    r->in_agg = NULL;
+    resolve_select_in(r, s, parent);
+    r->in_agg = outer;
+}
+
+static void resolve_select_in(rs_t *r, q_select_t *s, scope_t *parent)
 {
     if (r->failed)
         return;
@@ -646,10 +691,15 @@ static void resolve_select(rs_t *r, q_select_t *s, scope_t *parent)
         }
         if (r->failed)
             return;
+        if (!q_resolve_setops(s, r->err)) {
+            r->failed = true;
+            return;
+        }
         q_select_t *first = s->parts[0];
         for (size_t i = 1; i < s->nparts; i++)
             if (s->parts[i]->nout != first->nout) {
-                fail(r, "UNION ALL parts have different numbers of columns (%zu and %zu)",
+                fail(r, "%.*s parts have different numbers of columns (%zu and %zu)",
+                     (int)strlen(q_setop_name(s->ops[i])) - 2, q_setop_name(s->ops[i]) + 1,
                      first->nout, s->parts[i]->nout);
                 return;
             }
@@ -685,6 +735,8 @@ static void resolve_select(rs_t *r, q_select_t *s, scope_t *parent)
         positional(r, s, &one);
         resolve_expr(r, s->order[i].expr, &sc);
     }
+    if (s->with_ties && s->norder == 0)
+        fail(r, "LIMIT ... WITH TIES needs an ORDER BY");
     q_expr_t *lims[] = {s->limit, s->offset, s->limit_by_n, s->limit_by_offset};
     for (size_t i = 0; i < 4; i++)
         if (lims[i] != NULL && lims[i]->kind != QE_INT)
