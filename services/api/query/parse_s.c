@@ -54,8 +54,8 @@ q_select_t *q_set_tail(q_parse_t *p, q_select_t *set, q_orders_t *order, q_limit
     q_add_col(p, &cols, &star);
     q_ctes_t with = {0};
     q_list_t group = {0};
-    return q_select(p, &with, false, &cols, q_from_sub(p, set, (cm_slice_t){0}), NULL, &group,
-                    NULL, order, lim);
+    return q_select(p, &with, false, &cols, q_from_sub(p, set, (cm_slice_t){0}), NULL, &group, NULL,
+                    order, lim);
 }
 
 /* ---- windows ------------------------------------------------------------------------- */
@@ -205,11 +205,11 @@ q_expr_t *q_lower_call(q_parse_t *p, cm_slice_t name, q_list_t *args)
         unsigned want = call_ops[i].kind == QE_BINARY ? 2 : 1;
         if (call_ops[i].kind == QE_BINARY && variadic ? n < 2 : n != want) {
             if (variadic)
-                q_fail(p, "Function '%s' expects at least 2 arguments, found %zu",
-                       call_ops[i].name, n);
+                q_fail(p, "Function '%s' expects at least 2 arguments, found %zu", call_ops[i].name,
+                       n);
             else
-                q_fail(p, "Function '%s' expects %u argument%s, found %zu", call_ops[i].name,
-                       want, want == 1 ? "" : "s", n);
+                q_fail(p, "Function '%s' expects %u argument%s, found %zu", call_ops[i].name, want,
+                       want == 1 ? "" : "s", n);
             return q_new(p, QE_NULL);
         }
         if (call_ops[i].kind == QE_NOT)

@@ -28,10 +28,15 @@ static const char *default_of(q_type_t t)
     }
 }
 
-/* SQLite: agg(CASE WHEN cond THEN x END), with ClickHouse's empty default. */
+static void pover(q_printer_t *pr, const q_window_t *w);
+
+/* SQLite: agg(CASE WHEN cond THEN x END), with ClickHouse's empty default;
+ * a window's OVER goes inside the default (pr->over, printed once). */
 static void lite_agg(q_printer_t *pr, const char *agg, const q_expr_t *x, const q_expr_t *cond,
                      bool fill)
 {
+    const q_window_t *w = pr->over; /* not for the calls in x */
+    pr->over = NULL;
     fill = fill && !x->nullable;
     if (fill)
         P("coalesce(");
@@ -46,6 +51,8 @@ static void lite_agg(q_printer_t *pr, const char *agg, const q_expr_t *x, const 
     if (cond != NULL)
         P(" END");
     P(")");
+    if (w != NULL)
+        pover(pr, w);
     if (fill) {
         P(", ");
         P(default_of(x->type));
@@ -177,7 +184,7 @@ static void aggregate(q_printer_t *pr, const q_expr_t *e, int id)
 static void window_fn(q_printer_t *pr, const q_expr_t *e, int id)
 {
     if (pr->ch && !pr->o->clickhouse_modern) {
-        q_pfail(pr, "Window functions need ClickHouse 21.3 or later (this store runs 18.16)");
+        q_pfail(pr, "A window function needs ClickHouse 21.3 or later (this store runs 18.16)");
         return;
     }
     switch (id) {
@@ -235,8 +242,12 @@ bool q_pcall_agg(q_printer_t *pr, const q_expr_t *e)
         return true;
     }
     if (e->over != NULL) {
+        const q_window_t *outer = pr->over;
+        pr->over = e->over; /* lite_agg prints it (and clears it) where it goes */
         window_fn(pr, e, id);
-        pover(pr, e->over);
+        if (pr->over != NULL)
+            pover(pr, e->over);
+        pr->over = outer;
         return true;
     }
     switch (id) {

@@ -18,7 +18,8 @@ typedef struct {
     api_query_sql_t *res;
     cm_buf_t *err;
     bool failed;
-    const q_select_t *top; /* its columns keep the query's names (none do: see query.c) */
+    const q_select_t *top;  /* its columns keep the query's names (none do: see query.c) */
+    const q_window_t *over; /* print_fn_agg.c: the OVER an aggregate being printed still owes */
 } q_printer_t;
 
 void q_pfail(q_printer_t *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

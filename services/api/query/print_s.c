@@ -82,8 +82,7 @@ void q_pset(q_printer_t *pr, const q_select_t *s)
 {
     for (size_t k = 1; k < s->nparts; k++) {
         q_setop_t op = s->ops[k];
-        if (pr->ch && !pr->o->clickhouse_modern && op != QS_UNION_ALL &&
-            op != QS_UNION_DISTINCT) {
+        if (pr->ch && !pr->o->clickhouse_modern && op != QS_UNION_ALL && op != QS_UNION_DISTINCT) {
             q_pfail(pr, "%s needs ClickHouse 21.8 or later (this store runs 18.16)",
                     op == QS_INTERSECT || op == QS_INTERSECT_DISTINCT ? "INTERSECT" : "EXCEPT");
             return;
@@ -300,10 +299,12 @@ void q_plag_sqlite(q_printer_t *pr, const q_expr_t *e, bool lead)
 bool q_pvalue_window_ok(q_printer_t *pr, const q_expr_t *e)
 {
     q_frame_t f = frame_of(e->over);
-    bool holds_current = f.kind == QW_RANGE || (bound_offset(&f.lo) <= 0 && bound_offset(&f.hi) >= 0);
+    bool holds_current =
+        f.kind == QW_RANGE || (bound_offset(&f.lo) <= 0 && bound_offset(&f.hi) >= 0);
     if (e->args.v[0]->nullable || !holds_current) {
-        q_pfail(pr, "%.*s needs a value that is never NULL and a frame holding the current row "
-                    "(the stores skip NULLs and fill empty frames differently)",
+        q_pfail(pr,
+                "%.*s needs a value that is never NULL and a frame holding the current row "
+                "(the stores skip NULLs and fill empty frames differently)",
                 (int)e->text.len, e->text.p);
         return false;
     }

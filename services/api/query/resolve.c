@@ -119,7 +119,8 @@ static void resolve_from(rs_t *r, q_from_t *f, scope_t *sc)
         }
         const q_table_t *t = q_table_lookup(f->name);
         if (t == NULL) {
-            fail(r, "Unknown table `%.*s`. Tables: events, persons, groups", SL(f->name));
+            fail(r, "Unknown table `%.*s`. Tables: events, persons, groups, person_distinct_ids",
+                 SL(f->name));
             return;
         }
         add_source(r, s, f, name, t, NULL);

@@ -135,8 +135,8 @@ const q_table_t *q_resolve_numbers(q_from_t *f, cm_buf_t *err)
 
 void q_print_hogql_frame(const q_frame_t *f, cm_buf_t *out)
 {
-    static const char *const names[] = {"CURRENT ROW", "UNBOUNDED PRECEDING",
-                                        "UNBOUNDED FOLLOWING", " PRECEDING", " FOLLOWING"};
+    static const char *const names[] = {"CURRENT ROW", "UNBOUNDED PRECEDING", "UNBOUNDED FOLLOWING",
+                                        " PRECEDING", " FOLLOWING"};
     if (f->kind == QW_NONE)
         return;
     cm_buf_appendf(out, " %s BETWEEN ", f->kind == QW_ROWS ? "ROWS" : "RANGE");

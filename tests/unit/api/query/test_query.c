@@ -299,10 +299,12 @@ static void test_errors(void **state)
     expect_error("DELETE FROM events", "Syntax error at line 1, column 1: unexpected 'DELETE'");
     expect_error("SELECT 1; DROP TABLE events", "unexpected character ';' at offset 8");
     expect_error("SELECT 'abc", "unterminated string at offset 7");
-    expect_error("SELECT * FROM system.tables",
-                 "Unknown table `system.tables`. Tables: events, persons, groups");
-    expect_error("SELECT * FROM sqlite_master",
-                 "Unknown table `sqlite_master`. Tables: events, persons, groups");
+    expect_error(
+        "SELECT * FROM system.tables",
+        "Unknown table `system.tables`. Tables: events, persons, groups, person_distinct_ids");
+    expect_error(
+        "SELECT * FROM sqlite_master",
+        "Unknown table `sqlite_master`. Tables: events, persons, groups, person_distinct_ids");
     expect_error("SELECT nope FROM events", "Unable to resolve field: nope");
     expect_error("SELECT uniq(person._id) FROM events",
                  "Unable to resolve field: person._id (events have person.id and "
