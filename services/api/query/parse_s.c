@@ -201,9 +201,10 @@ q_expr_t *q_lower_call(q_parse_t *p, cm_slice_t name, q_list_t *args)
     for (size_t i = 0; i < sizeof(call_ops) / sizeof(call_ops[0]); i++) {
         if (!cm_slice_eq_cstr(name, call_ops[i].name))
             continue; /* names are case-sensitive, as PostHog's */
-        bool variadic = call_ops[i].op == QB_AND || call_ops[i].op == QB_OR;
+        bool variadic =
+            call_ops[i].kind == QE_BINARY && (call_ops[i].op == QB_AND || call_ops[i].op == QB_OR);
         unsigned want = call_ops[i].kind == QE_BINARY ? 2 : 1;
-        if (call_ops[i].kind == QE_BINARY && variadic ? n < 2 : n != want) {
+        if (variadic ? n < 2 : n != want) {
             if (variadic)
                 q_fail(p, "Function '%s' expects at least 2 arguments, found %zu", call_ops[i].name,
                        n);

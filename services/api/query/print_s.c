@@ -58,9 +58,9 @@ static const char *ch_op(q_setop_t op)
     switch (op) {
     case QS_UNION_ALL: return " UNION ALL ";
     case QS_UNION_DISTINCT: return " UNION DISTINCT ";
-    case QS_INTERSECT: return " INTERSECT ALL ";
+    case QS_INTERSECT: return " INTERSECT "; /* its default mode, ALL: PostHog prints it so */
     case QS_INTERSECT_DISTINCT: return " INTERSECT DISTINCT ";
-    case QS_EXCEPT: return " EXCEPT ALL ";
+    case QS_EXCEPT: return " EXCEPT ";
     case QS_EXCEPT_DISTINCT: return " EXCEPT DISTINCT ";
     case QS_UNION: break;
     }
