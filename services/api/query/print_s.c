@@ -135,7 +135,9 @@ void q_pset(q_printer_t *pr, const q_select_t *s)
 void q_pnumbers(q_printer_t *pr, const q_from_t *f)
 {
     int64_t a = f->num_start, n = f->num_count;
-    if (pr->ch) /* Int64, as every integer here */
+    if (pr->ch && n == 0) /* ClickHouse 18.16 reads numbers(0) as no limit at all */
+        P("(SELECT toInt64(number) AS number FROM numbers(1) WHERE 0)");
+    else if (pr->ch) /* Int64, as every integer here */
         PF("(SELECT toInt64(number) + %" PRId64 " AS number FROM numbers(%" PRId64 "))", a, n);
     else
         PF("(WITH RECURSIVE n%u(number) AS (SELECT %" PRId64 " WHERE %" PRId64
