@@ -136,13 +136,13 @@ void q_pnumbers(q_printer_t *pr, const q_from_t *f)
 {
     int64_t a = f->num_start, n = f->num_count;
     if (pr->ch && n == 0) /* ClickHouse 18.16 reads numbers(0) as no limit at all */
-        P("(SELECT toInt64(number) AS number FROM numbers(1) WHERE 0)");
+        P("(SELECT toInt64(number) AS num FROM numbers(1) WHERE 0)");
     else if (pr->ch) /* Int64, as every integer here */
-        PF("(SELECT toInt64(number) + %" PRId64 " AS number FROM numbers(%" PRId64 "))", a, n);
+        PF("(SELECT toInt64(number) + %" PRId64 " AS num FROM numbers(%" PRId64 "))", a, n);
     else
         PF("(WITH RECURSIVE n%u(number) AS (SELECT %" PRId64 " WHERE %" PRId64
            " > 0 UNION ALL SELECT number + 1 FROM n%u WHERE number < %" PRId64
-           ") SELECT number FROM n%u)",
+           ") SELECT number AS num FROM n%u)",
            f->entry->id, a, n, f->entry->id, a + n - 1, f->entry->id);
     PF(" AS s%u", f->entry->id);
 }

@@ -108,7 +108,10 @@ bool q_resolve_window(struct api_query *q, const q_select_t *s, q_expr_t *e, cm_
 }
 
 /* The one column numbers(n) has. */
-static const q_col_t numbers_cols[] = {{"number", "number", Q_T_INT, false, false}};
+/* The one column numbers(n) has; printed as num (print_s.c): ClickHouse
+ * 18.16 mistook a derived column named number for the function's own in a
+ * JOIN and matched nothing. */
+static const q_col_t numbers_cols[] = {{"number", "num", Q_T_INT, false, false}};
 static const q_table_t numbers_table = {"numbers", NULL, numbers_cols, 1, false, false};
 
 const q_table_t *q_resolve_numbers(q_from_t *f, cm_buf_t *err)
