@@ -6,13 +6,14 @@
  * What it accepts is PostHog's HogQL SELECT (its ANTLR grammar,
  * HogQLParser.g4, read for the syntax) minus what neither store here can
  * run: ARRAY JOIN, PREWHERE, SAMPLE, FINAL, SETTINGS, ANY/ASOF/SEMI/ANTI
- * joins, lambdas, window frames, EXCEPT/INTERSECT. Those are syntax
- * errors. Names are not checked here: resolve.c decides what a table,
- * field or function is.
+ * joins, lambdas. Those are syntax errors. Names are not checked here:
+ * resolve.c decides what a table, field or function is; parse_s.c lowers
+ * the spellings HogQL adds (operators as calls, ??, regex operators).
  *
- * Precedence, lowest first, follows HogQL's: ternary, OR, AND, NOT, the
- * comparisons (=, !=, <, LIKE, IN, IS, BETWEEN), + - ||, * / %, unary
- * minus, then postfix a[i] and a.b.
+ * Precedence, lowest first, follows HogQL's: ternary, OR, AND, NOT, ??,
+ * the comparisons (=, !=, <, LIKE, IN, IS, BETWEEN, =~ and the other
+ * regex operators), + - ||, * / %, unary minus, then postfix a[i], a.b,
+ * a?.b and a?.[i].
  *
  * The parser's stack is fixed (%stack_size): a query nested deeper than
  * it fails with a clear error instead of growing without bound; parse.c
