@@ -182,6 +182,7 @@ static const char *type_default(const q_expr_t *x)
         return "NULL";
     switch (x->type) {
     case Q_T_STRING: return "''";
+    case Q_T_UUID: return "'00000000-0000-0000-0000-000000000000'";
     case Q_T_DATETIME: return "'1970-01-01 00:00:00'";
     case Q_T_DATE: return "'1970-01-01'";
     case Q_T_FLOAT: return "0.0";

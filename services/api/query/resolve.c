@@ -649,6 +649,18 @@ static void positional(rs_t *r, q_select_t *s, q_list_t *l)
         q_expr_t *e = l->v[i];
         if (e->kind != QE_INT)
             continue;
+        if (e->ival >= 1 && s->ncols == 1 && s->cols[0].expr->kind == QE_STAR &&
+            s->cols[0].expr->nchain == 0 && s->nsources == 1 && s->sources[0].sub != NULL &&
+            (uint64_t)e->ival <= s->sources[0].sub->nout) {
+            /* SELECT * FROM (a set) ORDER BY 2, as a parenthesized set's
+             * ORDER BY is (parse_s.c): the subquery's column by its name */
+            cm_slice_t name = s->sources[0].sub->out_names[e->ival - 1];
+            *e = (q_expr_t){.kind = QE_FIELD, .depth = 1, .text = e->text};
+            e->chain = cm_arena_alloc(&r->q->arena, sizeof(*e->chain));
+            e->chain[0] = name;
+            e->nchain = 1;
+            continue;
+        }
         if (e->ival < 1 || (uint64_t)e->ival > s->ncols ||
             s->cols[e->ival - 1].expr->kind == QE_STAR) {
             fail(r, "Column position %" PRId64 " is not in the SELECT list", e->ival);
