@@ -114,7 +114,8 @@ static void test_set_operators(void **state)
 {
     (void)state;
     sqlite3 *db = store();
-    expect(db, "(SELECT event FROM events) INTERSECT (SELECT 'a' UNION ALL SELECT 'c') ORDER BY event",
+    expect(db,
+           "(SELECT event FROM events) INTERSECT (SELECT 'a' UNION ALL SELECT 'c') ORDER BY event",
            "a,a,a,c,c");
     expect(db, "(SELECT event FROM events) EXCEPT (SELECT 'a') ORDER BY event", "b,c,c");
     expect(db, "(SELECT event FROM events) EXCEPT DISTINCT (SELECT 'a') ORDER BY event", "b,c");
@@ -126,8 +127,7 @@ static void test_set_operators(void **state)
            "BY x",
            "NULL,NULL,NULL");
     /* left to right: (a UNION ALL b) EXCEPT c, then UNION ALL d */
-    expect(db,
-           "(SELECT 1 AS n UNION ALL SELECT 2 EXCEPT SELECT 2 UNION ALL SELECT 2) ORDER BY n",
+    expect(db, "(SELECT 1 AS n UNION ALL SELECT 2 EXCEPT SELECT 2 UNION ALL SELECT 2) ORDER BY n",
            "1,2");
     expect(db, "(SELECT event, distinct_id FROM events) INTERSECT (SELECT 'c', 'd3') ORDER BY 1",
            "c|d3");
@@ -148,21 +148,23 @@ static void test_lag_lead(void **state)
            "SELECT lead(event, 1, 'end') OVER (ORDER BY uuid ROWS BETWEEN UNBOUNDED PRECEDING AND "
            "UNBOUNDED FOLLOWING) FROM events ORDER BY uuid",
            "a,b,c,c,a,end");
-    expect(db,
-           "SELECT lag(uuid, 2) OVER (PARTITION BY event ORDER BY uuid ROWS BETWEEN 2 PRECEDING AND "
-           "1 PRECEDING) FROM events ORDER BY uuid",
-           "00000000-0000-0000-0000-000000000000,00000000-0000-0000-0000-000000000000,"
-           "00000000-0000-0000-0000-000000000000,00000000-0000-0000-0000-000000000000,"
-           "00000000-0000-0000-0000-000000000000,u1");
+    expect(
+        db,
+        "SELECT lag(uuid, 2) OVER (PARTITION BY event ORDER BY uuid ROWS BETWEEN 2 PRECEDING AND "
+        "1 PRECEDING) FROM events ORDER BY uuid",
+        "00000000-0000-0000-0000-000000000000,00000000-0000-0000-0000-000000000000,"
+        "00000000-0000-0000-0000-000000000000,00000000-0000-0000-0000-000000000000,"
+        "00000000-0000-0000-0000-000000000000,u1");
     expect(db,
            "SELECT lagInFrame(uuid, 2, 'none') OVER (ORDER BY uuid ROWS BETWEEN 1 PRECEDING AND "
            "CURRENT ROW) FROM events ORDER BY uuid",
            "none,none,none,none,none,none");
     /* a peer is in the default frame: u5 and u6 share a timestamp */
-    expect(db,
-           "SELECT uuid, leadInFrame(event) OVER (PARTITION BY distinct_id ORDER BY timestamp) FROM "
-           "events WHERE uuid != 'u6' OR 1 ORDER BY uuid",
-           "u1|,u2|,u3|,u4|,u5|a,u6|");
+    expect(
+        db,
+        "SELECT uuid, leadInFrame(event) OVER (PARTITION BY distinct_id ORDER BY timestamp) FROM "
+        "events WHERE uuid != 'u6' OR 1 ORDER BY uuid",
+        "u1|,u2|,u3|,u4|,u5|a,u6|");
     sqlite3_close(db);
 }
 
@@ -170,10 +172,11 @@ static void test_windows_ties_numbers(void **state)
 {
     (void)state;
     sqlite3 *db = store();
-    expect(db,
-           "SELECT sum(1) OVER (ORDER BY uuid ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM events "
-           "ORDER BY uuid",
-           "2,3,3,3,3,2");
+    expect(
+        db,
+        "SELECT sum(1) OVER (ORDER BY uuid ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM events "
+        "ORDER BY uuid",
+        "2,3,3,3,3,2");
     expect(db,
            "SELECT count() OVER w, first_value(event) OVER w FROM events WINDOW w AS (PARTITION BY "
            "distinct_id ORDER BY uuid) ORDER BY uuid",
