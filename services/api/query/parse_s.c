@@ -213,13 +213,21 @@ q_expr_t *q_lower_call(q_parse_t *p, cm_slice_t name, q_list_t *args)
                        want == 1 ? "" : "s", n);
             return q_new(p, QE_NULL);
         }
-        if (call_ops[i].kind == QE_NOT)
-            return q_unary(p, QE_NOT, args->v[0]);
-        if (call_ops[i].kind == QE_NEG)
-            return q_negate(p, args->v[0]);
-        q_expr_t *e = q_binary(p, call_ops[i].op, args->v[0], args->v[1]);
-        for (size_t k = 2; k < n; k++) /* and(a, b, c) is (a AND b) AND c */
-            e = q_binary(p, call_ops[i].op, e, args->v[k]);
+        q_expr_t *e;
+        if (call_ops[i].kind == QE_NOT) {
+            e = q_unary(p, QE_NOT, args->v[0]);
+        } else if (call_ops[i].kind == QE_NEG) {
+            e = q_negate(p, args->v[0]);
+            if (e->kind != QE_NEG)
+                return e; /* negate(5) is the number -5, named so */
+        } else {
+            e = q_binary(p, call_ops[i].op, args->v[0], args->v[1]);
+            for (size_t k = 2; k < n; k++) { /* and(a, b, c) is (a AND b) AND c */
+                e->spelled = call_ops[i].name;
+                e = q_binary(p, call_ops[i].op, e, args->v[k]);
+            }
+        }
+        e->spelled = call_ops[i].name;
         return e;
     }
     return NULL;

@@ -105,8 +105,30 @@ void q_print_hogql_expr(const q_expr_t *e, cm_buf_t *out)
 
 /* o NULL: a column's name ((SELECT ...) and OVER (...) abridged); else the
  * whole text, o's skipped nodes printed as true. */
+/* An operator written as a call, as written (a column's name): and(a, b,
+ * c) was folded into (a AND b) AND c, whose nodes all say "and". */
+static void spelled_args(const q_expr_t *e, cm_buf_t *out)
+{
+    const q_expr_t *l = e->args.n == 2 ? e->args.v[0] : NULL;
+    if (l != NULL && l->kind == QE_BINARY && l->op == e->op && l->spelled == e->spelled)
+        spelled_args(l, out);
+    else
+        expr(e->args.v[0], out, NULL);
+    for (size_t i = 1; i < e->args.n; i++) {
+        P(", ");
+        expr(e->args.v[i], out, NULL);
+    }
+}
+
 static void expr(const q_expr_t *e, cm_buf_t *out, const q_hogql_opts_t *o)
 {
+    if (o == NULL && e->spelled != NULL) {
+        P(e->spelled);
+        P("(");
+        spelled_args(e, out);
+        P(")");
+        return;
+    }
     if (skipped(e, o)) {
         P("true");
         return;

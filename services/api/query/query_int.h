@@ -183,6 +183,9 @@ struct q_expr {
     const char *column;                 /* the real column it reads */
     size_t path_from;                   /* QF_PROPERTY: chain[path_from..] is the key path */
     q_expr_t *alias_of;                 /* QF_ALIAS */
+    /* parse_s.c: the call an operator was written as (equals(a, b), and(a,
+     * b, c): every node of the chain), for its column name, as PostHog's */
+    const char *spelled;
 };
 
 typedef struct {

@@ -662,13 +662,49 @@ static void test_errors_syntax(void **state)
     expect_error("SELECT 1 AS window", "Syntax error at line 1, column 13: unexpected 'window'");
 }
 
+/* Result column names: an operator written as a call keeps its spelling
+ * (PostHog names the column by the text), the operator its own. */
+static void expect_names(const char *text, const char *want)
+{
+    cm_buf_t err = CM_BUF_INIT, got = CM_BUF_INIT;
+    api_query_t *q = NULL;
+    assert_int_equal(api_query_parse(text, strlen(text), &q, &err), 0);
+    api_query_print_opts_t o = {.dialect = API_QUERY_SQLITE, .project_id = 7};
+    api_query_sql_t sql;
+    assert_int_equal(api_query_print(q, &o, &sql, &err), 0);
+    for (size_t i = 0; i < sql.ncols; i++)
+        cm_buf_appendf(&got, "%s%s", i ? "; " : "", sql.cols[i].name);
+    if (strcmp(cm_buf_cstr(&got), want) != 0)
+        fail_msg("%s\n  want: %s\n  got:  %s", text, want, cm_buf_cstr(&got));
+    api_query_sql_free(&sql);
+    api_query_free(q);
+    cm_buf_free(&err);
+    cm_buf_free(&got);
+}
+
+static void test_names_syntax(void **state)
+{
+    (void)state;
+    expect_names(
+        "SELECT equals(event, 'a'), event = 'a', and(1, 2, 3), or(1, and(1, 0)), "
+        "negate(5), negate(toInt(properties.n)), plus(1, 2) AS p, notIn(event, ('x', 'y')) "
+        "FROM events",
+        "equals(event, 'a'); event = 'a'; and(1, 2, 3); or(1, and(1, 0)); -5; "
+        "negate(toInt(properties.n)); p; notIn(event, ('x', 'y'))");
+    expect_names("SELECT event ?? 'x', properties?.$browser FROM events",
+                 "ifNull(event, 'x'); $browser");
+    expect_names("SELECT number FROM numbers(2)", "number");
+    expect_names("(SELECT 1 AS a) UNION ALL (SELECT 2) ORDER BY 1", "a");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_golden),      cmocka_unit_test(test_golden_modern),
-        cmocka_unit_test(test_errors),      cmocka_unit_test(test_deep_and_large),
-        cmocka_unit_test(test_row_limits),  cmocka_unit_test(test_variables),
-        cmocka_unit_test(test_materialize), cmocka_unit_test(test_errors_syntax),
+        cmocka_unit_test(test_golden),       cmocka_unit_test(test_golden_modern),
+        cmocka_unit_test(test_errors),       cmocka_unit_test(test_deep_and_large),
+        cmocka_unit_test(test_row_limits),   cmocka_unit_test(test_variables),
+        cmocka_unit_test(test_materialize),  cmocka_unit_test(test_errors_syntax),
+        cmocka_unit_test(test_names_syntax),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
