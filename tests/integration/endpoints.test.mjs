@@ -155,7 +155,7 @@ for (const pair of PAIRS) describe(`endpoints: ${pairName(pair)}`, () => {
     assert.equal(r.json.detail, 'Must specify query');
     r = await s.call('POST', E, { name: 'bad-sql', query: { kind: 'HogQLQuery', query: 'SELECT * FROM system.tables' } });
     assert.equal(r.status, 400);
-    assert.equal(r.json.detail, 'Invalid HogQL query: Unknown table `system.tables`. Tables: events, persons, groups');
+    assert.equal(r.json.detail, 'Invalid HogQL query: Unknown table `system.tables`. Tables: events, persons, groups, person_distinct_ids');
     r = await s.call('POST', E, { name: 'events-by-name', query: { kind: 'HogQLQuery', query: 'SELECT 1' } });
     assert.equal(r.status, 400);
     assert.equal(r.json.attr, 'name');

@@ -120,16 +120,42 @@ static const q_fn_t fns[] = {
     W("dense_rank", 0, 0, QR_FIXED, Q_T_INT, false, Q_FN_DENSE_RANK),
     W("lagInFrame", 1, 3, QR_ARG0, Q_T_ANY, true, Q_FN_LAG),
     W("leadInFrame", 1, 3, QR_ARG0, Q_T_ANY, true, Q_FN_LEAD),
+    /* PostHog's PostgreSQL-style names for ClickHouse's InFrame functions */
+    W("lag", 1, 3, QR_ARG0, Q_T_ANY, true, Q_FN_LAG),
+    W("lead", 1, 3, QR_ARG0, Q_T_ANY, true, Q_FN_LEAD),
+    W("first_value", 1, 1, QR_ARG0, Q_T_ANY, false, Q_FN_FIRST_VALUE),
+    W("last_value", 1, 1, QR_ARG0, Q_T_ANY, false, Q_FN_LAST_VALUE),
     /* (more window functions above this line) */
 
     /* arrays, tuples, lambdas */
     /* (more arrays above this line) */
 };
 
+/* Names are case-sensitive, as PostHog's, but for the aggregates PostHog
+ * (and ClickHouse) also take in any case. */
+static bool any_case(const char *name)
+{
+    static const char *const names[] = {"count", "sum", "avg", "min", "max"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(names[i], name) == 0)
+            return true;
+    return false;
+}
+
 const q_fn_t *q_fn_lookup(cm_slice_t name)
 {
     for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
-        if (strlen(fns[i].name) == name.len && strncasecmp(fns[i].name, name.p, name.len) == 0)
+        if (strlen(fns[i].name) == name.len &&
+            (memcmp(fns[i].name, name.p, name.len) == 0 ||
+             (any_case(fns[i].name) && strncasecmp(fns[i].name, name.p, name.len) == 0)))
             return &fns[i];
+    return NULL;
+}
+
+const char *q_fn_suggest(cm_slice_t name)
+{
+    for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+        if (strlen(fns[i].name) == name.len && strncasecmp(fns[i].name, name.p, name.len) == 0)
+            return fns[i].name;
     return NULL;
 }

@@ -27,7 +27,7 @@ typedef enum {
 } q_fn_class_t;
 
 typedef struct {
-    const char *name; /* HogQL's spelling (matched without case) */
+    const char *name; /* HogQL's spelling (case-sensitive but for a few: functions.c) */
     unsigned min_args, max_args;
     q_fn_class_t cls;
     q_ret_rule_t rule;
@@ -128,6 +128,8 @@ enum {
     Q_FN_DENSE_RANK,
     Q_FN_LAG,
     Q_FN_LEAD,
+    Q_FN_FIRST_VALUE,
+    Q_FN_LAST_VALUE,
     /* (more window functions above this line) */
 
     /* arrays, tuples, lambdas: print_fn_array.c */
@@ -141,5 +143,8 @@ enum {
 
 /* The function called name, or NULL. */
 const q_fn_t *q_fn_lookup(cm_slice_t name);
+/* The spelling of a function named name in another case, or NULL (for
+ * "Perhaps you meant 'toString(...)'?"). */
+const char *q_fn_suggest(cm_slice_t name);
 
 #endif

@@ -6,13 +6,14 @@
  * What it accepts is PostHog's HogQL SELECT (its ANTLR grammar,
  * HogQLParser.g4, read for the syntax) minus what neither store here can
  * run: ARRAY JOIN, PREWHERE, SAMPLE, FINAL, SETTINGS, ANY/ASOF/SEMI/ANTI
- * joins, lambdas, window frames, EXCEPT/INTERSECT. Those are syntax
- * errors. Names are not checked here: resolve.c decides what a table,
- * field or function is.
+ * joins, lambdas. Those are syntax errors. Names are not checked here:
+ * resolve.c decides what a table, field or function is; parse_s.c lowers
+ * the spellings HogQL adds (operators as calls, ??, regex operators).
  *
- * Precedence, lowest first, follows HogQL's: ternary, OR, AND, NOT, the
- * comparisons (=, !=, <, LIKE, IN, IS, BETWEEN), + - ||, * / %, unary
- * minus, then postfix a[i] and a.b.
+ * Precedence, lowest first, follows HogQL's: ternary, OR, AND, NOT, ??,
+ * the comparisons (=, !=, <, LIKE, IN, IS, BETWEEN, =~ and the other
+ * regex operators), + - ||, * / %, unary minus, then postfix a[i], a.b,
+ * a?.b and a?.[i].
  *
  * The parser's stack is fixed (%stack_size): a query nested deeper than
  * it fails with a clear error instead of growing without bound; parse.c
@@ -48,34 +49,77 @@
 %token SELECT DISTINCT FROM WHERE GROUP BY HAVING ORDER LIMIT OFFSET WITH AS UNION ALL
        JOIN INNER LEFT RIGHT FULL OUTER CROSS ON USING CASE WHEN THEN ELSE END INTERVAL
        CAST OVER PARTITION NULL TRUE FALSE ASC DESC NULLS FIRST LAST.
+%token INTERSECT EXCEPT WINDOW ROWS RANGE UNBOUNDED PRECEDING FOLLOWING CURRENT ROW TIES
+       COHORT LEADING TRAILING BOTH.
 
-/* Keywords that are also usable as names where no keyword fits. */
+/* Keywords that are also usable as names where no keyword fits (not WINDOW:
+ * after a table it would be read as the alias). */
 %fallback ID FIRST LAST NULLS ASC DESC PARTITION OVER.
+%fallback ID ROWS RANGE UNBOUNDED PRECEDING FOLLOWING CURRENT ROW TIES COHORT LEADING
+          TRAILING BOTH.
 
 %right QUESTION COLON.
 %left OR.
 %left AND.
 %right NOT.
-%left IS LIKE ILIKE BETWEEN IN EQ NE.
+%left NULLISH.
+%left IS LIKE ILIKE BETWEEN IN EQ NE REGEX IREGEX NREGEX NIREGEX.
 %left LT LE GT GE.
 %left PLUS MINUS CONCAT.
 %left STAR SLASH PERCENT.
 %right UMINUS.
-%left LB DOT.
+%left LB DOT NULLDOT.
 
-query ::= set(S). { p->result = S; }
+query ::= qset(S). { p->result = S; }
 
-/* ---- SELECT and UNION ALL -------------------------------------------------------- */
+/* ---- SELECT and set operations ----------------------------------------------------- */
 
+/* A chain of SELECTs joined by set operators, read left to right as
+ * HogQL does. A part may be a parenthesized chain; a chain that ends with
+ * one may take ORDER BY and LIMIT for the whole (a chain that ends with a
+ * plain SELECT gives them to that SELECT, as HogQL does). Expressions
+ * take only plain chains ((SELECT ...) in parentheses is already a
+ * subquery there). */
 %type set {q_select_t *}
 set(A) ::= select(B). { A = B; }
-set(A) ::= set(B) UNION ALL select(C). { A = q_union(p, B, C); }
+set(A) ::= set(B) setop(K) select(C). { A = q_setop(p, B, K, C); }
+
+%type pset {q_select_t *}
+pset(A) ::= LP qset(B) RP. { A = q_paren(p, B); }
+pset(A) ::= set(B) setop(K) LP qset(C) RP. { A = q_setop(p, B, K, q_paren(p, C)); }
+pset(A) ::= pset(B) setop(K) LP qset(C) RP. { A = q_setop(p, B, K, q_paren(p, C)); }
+
+%type qset {q_select_t *}
+qset(A) ::= set(B). { A = B; }
+qset(A) ::= pset(B) order_opt(O) limits(L). { A = q_set_tail(p, B, &O, &L); }
+qset(A) ::= pset(B) setop(K) select(C). { A = q_setop(p, B, K, C); }
+
+%type setop {int}
+setop(A) ::= UNION ALL. { A = QS_UNION_ALL; }
+setop(A) ::= UNION DISTINCT. { A = QS_UNION_DISTINCT; }
+setop(A) ::= UNION. { A = QS_UNION; }
+setop(A) ::= INTERSECT. { A = QS_INTERSECT; }
+setop(A) ::= INTERSECT ALL. { A = QS_INTERSECT; }
+setop(A) ::= INTERSECT DISTINCT. { A = QS_INTERSECT_DISTINCT; }
+setop(A) ::= EXCEPT. { A = QS_EXCEPT; }
+setop(A) ::= EXCEPT ALL. { A = QS_EXCEPT; }
+setop(A) ::= EXCEPT DISTINCT. { A = QS_EXCEPT_DISTINCT; }
 
 %type select {q_select_t *}
 select(A) ::= with_opt(W) SELECT distinct_opt(D) columns(C) from_opt(F) where_opt(WH)
-              group_opt(G) having_opt(H) order_opt(O) limits(L). {
+              group_opt(G) having_opt(H) windows_opt(N) order_opt(O) limits(L). {
     A = q_select(p, &W, D, &C, F, WH, &G, H, &O, &L);
+    q_select_windows(p, A, &N);
 }
+
+/* WINDOW w AS (...), ...: named windows for OVER w. */
+%type windows_opt {q_wdefs_t}
+windows_opt(A) ::= . { A = (q_wdefs_t){0}; }
+windows_opt(A) ::= WINDOW wdefs(B). { A = B; }
+
+%type wdefs {q_wdefs_t}
+wdefs(A) ::= name(N) AS LP window(W) RP. { A = (q_wdefs_t){0}; q_add_wdef(p, &A, N, W); }
+wdefs(A) ::= wdefs(B) COMMA name(N) AS LP window(W) RP. { A = B; q_add_wdef(p, &A, N, W); }
 
 %type with_opt {q_ctes_t}
 with_opt(A) ::= . { A = (q_ctes_t){0}; }
@@ -88,7 +132,7 @@ ctes(A) ::= ctes(B) COMMA cte(C). { A = B; q_add_cte(p, &A, &C); }
 /* name AS (SELECT ...), or expr AS name. Both start with an expression, so
  * which one is told by what follows AS. */
 %type cte {q_cte_t}
-cte(A) ::= expr(E) AS LP set(S) RP. { A = q_cte_sub(p, E, S); }
+cte(A) ::= expr(E) AS LP qset(S) RP. { A = q_cte_sub(p, E, S); }
 cte(A) ::= expr(E) AS name(N). { A = (q_cte_t){.name = N, .expr = E}; }
 
 %type distinct_opt {bool}
@@ -140,7 +184,9 @@ join_op(A) ::= FULL OUTER. { A = QJ_FULL; }
 
 %type table_ref {q_from_t *}
 table_ref(A) ::= table_name(N) alias_opt(L). { A = q_table(p, N, L); }
-table_ref(A) ::= LP set(S) RP alias_opt(L). { A = q_from_sub(p, S, L); }
+table_ref(A) ::= LP qset(S) RP alias_opt(L). { A = q_from_sub(p, S, L); }
+/* numbers(n), numbers(a, n): a table function (resolve.c allows only these) */
+table_ref(A) ::= name(N) LP exprs(X) RP alias_opt(L). { A = q_table_fn(p, N, &X, L); }
 
 /* db.table is accepted here so that the resolver can refuse it by name. */
 %type table_name {cm_slice_t}
@@ -208,6 +254,12 @@ plain_limit(A) ::= . { A = (q_limits_t){0}; }
 plain_limit(A) ::= OFFSET expr(O). { A = (q_limits_t){.offset = O}; }
 plain_limit(A) ::= LIMIT expr(N) plain_offset(O). { A = (q_limits_t){.n = N, .offset = O}; }
 plain_limit(A) ::= LIMIT expr(O) COMMA expr(N). { A = (q_limits_t){.n = N, .offset = O}; }
+plain_limit(A) ::= LIMIT expr(N) WITH TIES plain_offset(O). {
+    A = (q_limits_t){.n = N, .offset = O, .ties = true};
+}
+plain_limit(A) ::= LIMIT expr(O) COMMA expr(N) WITH TIES. {
+    A = (q_limits_t){.n = N, .offset = O, .ties = true};
+}
 
 %type plain_offset {q_expr_t *}
 plain_offset(A) ::= . { A = NULL; }
@@ -235,6 +287,13 @@ expr(A) ::= expr(B) ILIKE expr(C). { A = q_binary(p, QB_ILIKE, B, C); }
 expr(A) ::= expr(B) NOT ILIKE expr(C). [ILIKE] { A = q_binary(p, QB_NOT_ILIKE, B, C); }
 expr(A) ::= expr(B) IN expr(C). { A = q_binary(p, QB_IN, B, C); }
 expr(A) ::= expr(B) NOT IN expr(C). [IN] { A = q_binary(p, QB_NOT_IN, B, C); }
+expr(A) ::= expr(B) IN COHORT expr(C). [IN] { A = q_cohort(p, B, C, false); }
+expr(A) ::= expr(B) NOT IN COHORT expr(C). [IN] { A = q_cohort(p, B, C, true); }
+expr(A) ::= expr(B) REGEX expr(C). { A = q_regex(p, B, C, false, false); }
+expr(A) ::= expr(B) IREGEX expr(C). { A = q_regex(p, B, C, true, false); }
+expr(A) ::= expr(B) NREGEX expr(C). { A = q_regex(p, B, C, false, true); }
+expr(A) ::= expr(B) NIREGEX expr(C). { A = q_regex(p, B, C, true, true); }
+expr(A) ::= expr(B) NULLISH expr(C). { A = q_nullish(p, B, C); }
 expr(A) ::= expr(B) IS NULL. { A = q_unary(p, QE_IS_NULL, B); }
 expr(A) ::= expr(B) IS NOT NULL. [IS] { A = q_unary(p, QE_IS_NULL, B); A->negated = true; }
 expr(A) ::= expr(B) BETWEEN expr(C) AND expr(D). [BETWEEN] { A = q_between(p, B, C, D, false); }
@@ -250,9 +309,22 @@ expr(A) ::= PLUS expr(B). [UMINUS] { A = B; }
 expr(A) ::= expr(B) QUESTION expr(C) COLON expr(D). [QUESTION] { A = q_ternary(p, B, C, D); }
 expr(A) ::= expr(B) LB expr(C) RB. { A = q_index(p, B, C); }
 expr(A) ::= expr(B) DOT name(N). { A = q_field_append(p, B, N); }
+/* a?.b, a?.[i]: null-safe access; a missing value is NULL here anyway */
+expr(A) ::= expr(B) NULLDOT name(N). { A = q_field_append(p, B, N); }
+expr(A) ::= expr(B) NULLDOT LB expr(C) RB. [LB] { A = q_index(p, B, C); }
 expr(A) ::= LP expr(B) RP. { A = B; }
 expr(A) ::= LP exprs(B) COMMA expr(C) RP. { A = q_list_expr(p, QE_TUPLE, &B, C); }
 expr(A) ::= LP set(S) RP. { A = q_subquery(p, S); }
+/* Operators written as calls whose names are keywords: and(a, b), or(),
+ * in(), like(), ilike() (not(x) is NOT (x) already); parse.c lowers them
+ * and equals(), plus(), ... to the operators' nodes. */
+expr(A) ::= AND(T) LP exprs(X) RP. { A = q_call(p, T.text, NULL, &X, false); }
+expr(A) ::= OR(T) LP exprs(X) RP. { A = q_call(p, T.text, NULL, &X, false); }
+expr(A) ::= IN(T) LP exprs(X) RP. { A = q_call(p, T.text, NULL, &X, false); }
+expr(A) ::= LIKE(T) LP exprs(X) RP. { A = q_call(p, T.text, NULL, &X, false); }
+expr(A) ::= ILIKE(T) LP exprs(X) RP. { A = q_call(p, T.text, NULL, &X, false); }
+/* trim(LEADING x FROM y), TRAILING, BOTH */
+expr(A) ::= name(N) LP trim_side(D) expr(X) FROM expr(Y) RP. { A = q_trim(p, N, D, X, Y); }
 expr(A) ::= LB RB. { A = q_list_expr(p, QE_ARRAY, NULL, NULL); }
 expr(A) ::= LB exprs(B) RB. { A = q_list_expr(p, QE_ARRAY, &B, NULL); }
 expr(A) ::= LC expr(B) RC. { A = q_placeholder(p, B); }
@@ -271,6 +343,12 @@ expr(A) ::= CASE case_operand(O) whens(W) else_opt(E) END. { A = q_case(p, O, &W
  * them OVER (window). */
 expr(A) ::= call(B). { A = B; }
 expr(A) ::= call(B) OVER LP window(W) RP. { A = q_over(p, B, W); }
+expr(A) ::= call(B) OVER name(N). { A = q_over(p, B, q_window_ref(p, N)); }
+
+%type trim_side {int}
+trim_side(A) ::= LEADING. { A = 1; }
+trim_side(A) ::= TRAILING. { A = 2; }
+trim_side(A) ::= BOTH. { A = 3; }
 
 %type call {q_expr_t *}
 call(A) ::= name(N) LP RP. { A = q_call(p, N, NULL, NULL, false); }
@@ -281,7 +359,28 @@ call(A) ::= name(N) LP exprs(P) RP LP exprs(X) RP. { A = q_call(p, N, &P, &X, fa
 call(A) ::= name(N) LP exprs(P) RP LP RP. { A = q_call(p, N, &P, NULL, false); }
 
 %type window {q_window_t *}
-window(A) ::= partition_opt(P) order_opt(O). { A = q_window(p, &P, &O); }
+window(A) ::= partition_opt(P) order_opt(O) frame_opt(F). { A = q_window(p, &P, &O); A->frame = F; }
+
+/* ROWS|RANGE bound, or ROWS|RANGE BETWEEN bound AND bound */
+%type frame_opt {q_frame_t}
+frame_opt(A) ::= . { A = (q_frame_t){0}; }
+frame_opt(A) ::= frame_kind(K) bound(B). {
+    A = (q_frame_t){.kind = K, .lo = B, .hi = {.kind = QW_CURRENT}};
+}
+frame_opt(A) ::= frame_kind(K) BETWEEN bound(B) AND bound(C). {
+    A = (q_frame_t){.kind = K, .lo = B, .hi = C};
+}
+
+%type frame_kind {int}
+frame_kind(A) ::= ROWS. { A = QW_ROWS; }
+frame_kind(A) ::= RANGE. { A = QW_RANGE; }
+
+%type bound {q_bound_t}
+bound(A) ::= CURRENT ROW. { A = (q_bound_t){.kind = QW_CURRENT}; }
+bound(A) ::= UNBOUNDED PRECEDING. { A = (q_bound_t){.kind = QW_UNBOUNDED_PRECEDING}; }
+bound(A) ::= UNBOUNDED FOLLOWING. { A = (q_bound_t){.kind = QW_UNBOUNDED_FOLLOWING}; }
+bound(A) ::= INTEGER(T) PRECEDING. { A = q_bound(p, T.text, QW_PRECEDING); }
+bound(A) ::= INTEGER(T) FOLLOWING. { A = q_bound(p, T.text, QW_FOLLOWING); }
 
 %type partition_opt {q_list_t}
 partition_opt(A) ::= . { A = (q_list_t){0}; }

@@ -98,6 +98,11 @@ static void below_list(q_parse_t *p, q_expr_t *e, const q_list_t *l)
         below_expr(p, e, l->v[i]);
 }
 
+void q_below_list(q_parse_t *p, q_expr_t *e, const q_list_t *l)
+{
+    below_list(p, e, l);
+}
+
 /* Room for one more element of size `size` in an arena array of n: the
  * capacity is 4, then doubles (so it is full when n is 4, 8, 16, ...). */
 static void *grow(q_parse_t *p, void *v, size_t n, size_t size)
@@ -257,6 +262,8 @@ q_expr_t *q_index(q_parse_t *p, q_expr_t *base, q_expr_t *index)
 {
     if (base->kind == QE_FIELD && index->kind == QE_STRING)
         return q_field_append(p, base, index->text);
+    if (index->kind == QE_INT && index->ival == 0) /* PostHog's words */
+        q_fail(p, "SQL indexes start from one, not from zero. E.g: array[1]");
     q_expr_t *e = q_new(p, QE_INDEX);
     e->operand = base;
     q_push(p, &e->args, index);
@@ -356,6 +363,11 @@ q_expr_t *q_case(q_parse_t *p, q_expr_t *operand, q_list_t *whens, q_expr_t *els
 
 q_expr_t *q_call(q_parse_t *p, cm_slice_t name, q_list_t *params, q_list_t *args, bool distinct)
 {
+    if (params == NULL && !distinct) { /* equals(a, b) is a = b */
+        q_expr_t *op = q_lower_call(p, name, args);
+        if (op != NULL)
+            return op;
+    }
     q_expr_t *e = q_new(p, QE_CALL);
     e->text = name;
     e->distinct = distinct;
@@ -379,6 +391,10 @@ q_window_t *q_window(q_parse_t *p, q_list_t *partition, q_orders_t *order)
 
 q_expr_t *q_over(q_parse_t *p, q_expr_t *call, q_window_t *w)
 {
+    if (call->kind != QE_CALL) { /* an operator spelled as a call: and(a, b) OVER () */
+        q_fail(p, "OVER follows a window or aggregate function only");
+        return call;
+    }
     call->over = w;
     for (size_t i = 0; i < w->partition.n; i++)
         below_expr(p, call, w->partition.v[i]);
@@ -441,6 +457,7 @@ q_select_t *q_select(q_parse_t *p, q_ctes_t *with, bool distinct, q_cols_t *cols
     s->limit_by_n = lim->by_n;
     s->limit_by_offset = lim->by_offset;
     s->limit_by = lim->by;
+    s->with_ties = lim->ties;
     for (size_t i = 0; i < s->nwith; i++) {
         if (s->with[i].sub != NULL)
             select_below(p, s, s->with[i].sub->depth);
@@ -460,7 +477,7 @@ q_select_t *q_select(q_parse_t *p, q_ctes_t *with, bool distinct, q_cols_t *cols
 
 q_select_t *q_union(q_parse_t *p, q_select_t *a, q_select_t *b)
 {
-    if (a->nparts == 0) {
+    if (a->nparts == 0 || a->paren) {
         q_select_t *set = cm_arena_alloc(p->arena, sizeof(*set));
         count_node(p);
         set->depth = 1;

@@ -28,10 +28,15 @@ static const char *default_of(q_type_t t)
     }
 }
 
-/* SQLite: agg(CASE WHEN cond THEN x END), with ClickHouse's empty default. */
+static void pover(q_printer_t *pr, const q_window_t *w);
+
+/* SQLite: agg(CASE WHEN cond THEN x END), with ClickHouse's empty default;
+ * a window's OVER goes inside the default (pr->over, printed once). */
 static void lite_agg(q_printer_t *pr, const char *agg, const q_expr_t *x, const q_expr_t *cond,
                      bool fill)
 {
+    const q_window_t *w = pr->over; /* not for the calls in x */
+    pr->over = NULL;
     fill = fill && !x->nullable;
     if (fill)
         P("coalesce(");
@@ -46,6 +51,8 @@ static void lite_agg(q_printer_t *pr, const char *agg, const q_expr_t *x, const 
     if (cond != NULL)
         P(" END");
     P(")");
+    if (w != NULL)
+        pover(pr, w);
     if (fill) {
         P(", ");
         P(default_of(x->type));
@@ -177,7 +184,7 @@ static void aggregate(q_printer_t *pr, const q_expr_t *e, int id)
 static void window_fn(q_printer_t *pr, const q_expr_t *e, int id)
 {
     if (pr->ch && !pr->o->clickhouse_modern) {
-        q_pfail(pr, "Window functions need ClickHouse 21.3 or later (this store runs 18.16)");
+        q_pfail(pr, "A window function needs ClickHouse 21.3 or later (this store runs 18.16)");
         return;
     }
     switch (id) {
@@ -190,6 +197,11 @@ static void window_fn(q_printer_t *pr, const q_expr_t *e, int id)
             q_psame(pr, id == Q_FN_LAG ? "lagInFrame" : "leadInFrame", e);
         else
             q_psame(pr, id == Q_FN_LAG ? "lag" : "lead", e);
+        break;
+    case Q_FN_FIRST_VALUE:
+    case Q_FN_LAST_VALUE:
+        if (q_pvalue_window_ok(pr, e))
+            q_psame(pr, id == Q_FN_FIRST_VALUE ? "first_value" : "last_value", e);
         break;
     default:
         if (pr->ch && !pr->o->clickhouse_modern)
@@ -212,8 +224,12 @@ static void pover(q_printer_t *pr, const q_window_t *w)
         P(w->order[i].desc ? " DESC" : " ASC");
         P(w->order[i].nulls == Q_NULLS_FIRST ? " NULLS FIRST" : " NULLS LAST");
     }
-    if (pr->ch && w->norder > 0) /* SQL's frame; ClickHouse defaults to the whole partition */
-        P(" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW");
+    /* the frame written out on both stores: the query's own, else the
+     * default of SQL and current ClickHouse with an ORDER BY (print_s.c) */
+    if (w->frame.kind != QW_NONE)
+        q_pframe(pr, w);
+    else if (w->norder > 0)
+        P(" RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW");
     P(")");
 }
 
@@ -221,9 +237,17 @@ static void pover(q_printer_t *pr, const q_window_t *w)
 bool q_pcall_agg(q_printer_t *pr, const q_expr_t *e)
 {
     int id = (int)e->ival;
+    if (e->over != NULL && !pr->ch && (id == Q_FN_LAG || id == Q_FN_LEAD)) {
+        q_plag_sqlite(pr, e, id == Q_FN_LEAD); /* the frame is checked there */
+        return true;
+    }
     if (e->over != NULL) {
+        const q_window_t *outer = pr->over;
+        pr->over = e->over; /* lite_agg prints it (and clears it) where it goes */
         window_fn(pr, e, id);
-        pover(pr, e->over);
+        if (pr->over != NULL)
+            pover(pr, e->over);
+        pr->over = outer;
         return true;
     }
     switch (id) {

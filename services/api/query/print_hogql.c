@@ -105,8 +105,30 @@ void q_print_hogql_expr(const q_expr_t *e, cm_buf_t *out)
 
 /* o NULL: a column's name ((SELECT ...) and OVER (...) abridged); else the
  * whole text, o's skipped nodes printed as true. */
+/* An operator written as a call, as written (a column's name): and(a, b,
+ * c) was folded into (a AND b) AND c, whose nodes all say "and". */
+static void spelled_args(const q_expr_t *e, cm_buf_t *out)
+{
+    const q_expr_t *l = e->args.n == 2 ? e->args.v[0] : NULL;
+    if (l != NULL && l->kind == QE_BINARY && l->op == e->op && l->spelled == e->spelled)
+        spelled_args(l, out);
+    else
+        expr(e->args.v[0], out, NULL);
+    for (size_t i = 1; i < e->args.n; i++) {
+        P(", ");
+        expr(e->args.v[i], out, NULL);
+    }
+}
+
 static void expr(const q_expr_t *e, cm_buf_t *out, const q_hogql_opts_t *o)
 {
+    if (o == NULL && e->spelled != NULL) {
+        P(e->spelled);
+        P("(");
+        spelled_args(e, out);
+        P(")");
+        return;
+    }
     if (skipped(e, o)) {
         P("true");
         return;
@@ -295,6 +317,7 @@ static void window(const q_window_t *w, cm_buf_t *out, const q_hogql_opts_t *o)
         P(w->partition.n ? " ORDER BY " : "ORDER BY ");
         orders(w->order, w->norder, out, o);
     }
+    q_print_hogql_frame(&w->frame, out);
     P(")");
 }
 
@@ -310,6 +333,12 @@ static void from_(const q_from_t *f, cm_buf_t *out, const q_hogql_opts_t *o)
     case QJ_SUBQUERY:
         P("(");
         select_(f->sub, out, o);
+        P(")");
+        break;
+    case QJ_NUMBERS:
+        name(out, f->name);
+        P("(");
+        list(&f->fn_args, out, o);
         P(")");
         break;
     case QJ_JOIN:
@@ -337,8 +366,10 @@ static void select_(const q_select_t *s, cm_buf_t *out, const q_hogql_opts_t *o)
     if (s->nparts) {
         for (size_t i = 0; i < s->nparts; i++) {
             if (i)
-                P(" UNION ALL ");
+                P(q_setop_name(s->ops[i]));
+            P(s->parts[i]->paren ? "(" : "");
             select_(s->parts[i], out, o);
+            P(s->parts[i]->paren ? ")" : "");
         }
         return;
     }
@@ -415,6 +446,7 @@ static void select_(const q_select_t *s, cm_buf_t *out, const q_hogql_opts_t *o)
         if (s->limit) {
             P(" LIMIT ");
             expr(s->limit, out, o);
+            P(s->with_ties ? " WITH TIES" : "");
         }
         if (s->offset) {
             P(" OFFSET ");

@@ -18,8 +18,9 @@ typedef struct {
     api_query_sql_t *res;
     cm_buf_t *err;
     bool failed;
-    const q_select_t *top; /* its columns keep the query's names (none do: see query.c) */
-    bool in_join_on;       /* a JOIN's ON: comparisons print plain, as HogQL prints them there */
+    const q_select_t *top;  /* its columns keep the query's names (none do: see query.c) */
+    bool in_join_on;        /* a JOIN's ON: comparisons print plain, as HogQL prints them there */
+    const q_window_t *over; /* print_fn_agg.c: the OVER an aggregate being printed still owes */
 } q_printer_t;
 
 void q_pfail(q_printer_t *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -50,6 +51,15 @@ bool q_pcall_array(q_printer_t *pr, const q_expr_t *e);
 void q_pargs(q_printer_t *pr, const q_expr_t *e, size_t from);
 void q_psame(q_printer_t *pr, const char *name, const q_expr_t *e);
 bool q_pconst_string(q_printer_t *pr, const q_expr_t *e, const char *what, cm_slice_t *out);
+/* Part S (print_s.c): a set's parts joined by its operators; numbers(n)
+ * as a derived table named s<id>; a window's frame. */
+void q_pset(q_printer_t *pr, const q_select_t *s);
+void q_pnumbers(q_printer_t *pr, const q_from_t *f);
+void q_pframe(q_printer_t *pr, const q_window_t *w);
+/* lagInFrame / leadInFrame and their OVER on SQLite, ClickHouse's answer. */
+void q_plag_sqlite(q_printer_t *pr, const q_expr_t *e, bool lead);
+/* first_value / last_value where both stores agree (else a failure). */
+bool q_pvalue_window_ok(q_printer_t *pr, const q_expr_t *e);
 /* The value of a placeholder, or NULL (the failure is reported). */
 const api_query_value_t *q_pvalue(q_printer_t *pr, const q_expr_t *e);
 /* A scalar value: a bound parameter on SQLite, an escaped literal on ClickHouse. */

@@ -92,6 +92,7 @@ static void pfrom(q_printer_t *pr, const q_from_t *f)
         q_pselect(pr, f->sub, false);
         PF(") AS s%u", f->entry->id);
         return;
+    case QJ_NUMBERS: q_pnumbers(pr, f); return;
     case QJ_JOIN:
         pfrom(pr, f->left);
         P(joins[f->join]);
@@ -204,7 +205,9 @@ static void pbody(q_printer_t *pr, const q_select_t *s)
 {
     if (s->from != NULL) {
         if (pr->ch && !pr->o->clickhouse_modern && count_joins(s->from) > 1)
-            q_pfail(pr, "ClickHouse 18.16 runs one JOIN per SELECT: nest the others in a subquery");
+            q_pfail(
+                pr,
+                "A second JOIN in one SELECT needs ClickHouse 20 or later (this store runs 18.16): nest the others in a subquery");
         P(" FROM ");
         pfrom(pr, s->from);
     }
@@ -268,11 +271,24 @@ static void plimits(q_printer_t *pr, limits_t l)
 }
 
 /* SQLite has no LIMIT n BY: the rows are numbered within each group of
- * the BY values, in the query's order, and the wanted numbers kept. */
-static void plimit_by_sqlite(q_printer_t *pr, const q_select_t *s, bool top)
+ * the BY values, in the query's order, and the wanted numbers kept.
+ * LIMIT n WITH TIES is the same on both stores: the rows ranked by the
+ * query's order (rank() gives tied rows one rank), those ranked n or
+ * better kept: the first n and every row tied with the n-th. */
+static void plimit_ranked(q_printer_t *pr, const q_select_t *s, bool top)
 {
+    bool ties = s->limit_by_n == NULL;
     if (s->distinct) {
-        q_pfail(pr, "DISTINCT with LIMIT BY is not supported on the SQLite store");
+        q_pfail(pr, ties ? "DISTINCT with LIMIT ... WITH TIES is not supported"
+                         : "DISTINCT with LIMIT BY is not supported on the SQLite store");
+        return;
+    }
+    if (ties && pr->ch && !pr->o->clickhouse_modern) {
+        q_pfail(pr, "LIMIT ... WITH TIES needs ClickHouse 21.3 or later (this store runs 18.16)");
+        return;
+    }
+    if (ties && s->offset != NULL) {
+        q_pfail(pr, "LIMIT ... WITH TIES takes no OFFSET here");
         return;
     }
     P("SELECT ");
@@ -287,18 +303,33 @@ static void plimit_by_sqlite(q_printer_t *pr, const q_select_t *s, bool top)
         q_pexpr(pr, s->order[i].expr);
         PF(" AS __o%zu", i);
     }
-    P(", row_number() OVER (PARTITION BY ");
-    plist(pr, &s->limit_by);
-    porder(pr, s->order, s->norder);
-    P(") AS __rn");
+    if (ties) {
+        P(", rank() OVER (");
+        porder(pr, s->order, s->norder);
+        P(") AS __rn");
+    } else {
+        P(", row_number() OVER (PARTITION BY ");
+        plist(pr, &s->limit_by);
+        porder(pr, s->order, s->norder);
+        P(") AS __rn");
+    }
     pbody(pr, s);
     int64_t off = s->limit_by_offset != NULL ? s->limit_by_offset->ival : 0;
-    PF(") WHERE __rn > %" PRId64 " AND __rn <= %" PRId64, off, off + s->limit_by_n->ival);
+    if (ties)
+        PF(") WHERE __rn <= %" PRId64, s->limit->ival);
+    else
+        PF(") WHERE __rn > %" PRId64 " AND __rn <= %" PRId64, off, off + s->limit_by_n->ival);
     for (size_t i = 0; i < s->norder; i++) {
         PF("%s__o%zu", i ? ", " : " ORDER BY ", i);
         porder_item(pr, &s->order[i]);
     }
-    plimits(pr, limits_of(pr, s, top));
+    limits_t l = limits_of(pr, s, top);
+    if (ties) { /* the ranks did the query's own LIMIT; only the page is left */
+        q_select_t plain = *s;
+        plain.limit = NULL;
+        l = limits_of(pr, &plain, top);
+    }
+    plimits(pr, l);
 }
 
 /* ---- SELECT -------------------------------------------------------------------------------- */
@@ -311,19 +342,15 @@ void q_pselect(q_printer_t *pr, const q_select_t *s, bool top)
         /* Each part in its own SELECT * (its ORDER BY and LIMIT stay its own). */
         if (top)
             P("SELECT * FROM (");
-        for (size_t i = 0; i < s->nparts; i++) {
-            P(i ? " UNION ALL SELECT * FROM (" : "SELECT * FROM (");
-            q_pselect(pr, s->parts[i], false);
-            P(")");
-        }
+        q_pset(pr, s);
         if (top) {
             P(")");
             plimits(pr, limits_of(pr, s, true));
         }
         return;
     }
-    if (s->limit_by_n != NULL && !pr->ch) {
-        plimit_by_sqlite(pr, s, top);
+    if ((s->limit_by_n != NULL && !pr->ch) || s->with_ties) {
+        plimit_ranked(pr, s, top);
         return;
     }
     P(s->distinct ? "SELECT DISTINCT " : "SELECT ");

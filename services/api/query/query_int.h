@@ -119,10 +119,30 @@ typedef struct {
     int nulls; /* Q_NULLS_*: the default is last, as HogQL on ClickHouse */
 } q_order_t;
 
+/* Window frames (part S): ROWS|RANGE BETWEEN lo AND hi. */
+enum { QW_NONE, QW_ROWS, QW_RANGE };
+enum {
+    QW_CURRENT,
+    QW_UNBOUNDED_PRECEDING,
+    QW_UNBOUNDED_FOLLOWING,
+    QW_PRECEDING, /* n PRECEDING */
+    QW_FOLLOWING, /* n FOLLOWING */
+};
+typedef struct {
+    int kind;  /* QW_CURRENT, ... */
+    int64_t n; /* QW_PRECEDING, QW_FOLLOWING */
+} q_bound_t;
+typedef struct {
+    int kind; /* QW_NONE: the default frame */
+    q_bound_t lo, hi;
+} q_frame_t;
+
 typedef struct {
     q_list_t partition;
     q_order_t *order;
     size_t norder;
+    q_frame_t frame;
+    cm_slice_t ref; /* OVER w: the named window, until resolve.c copies it in */
 } q_window_t;
 
 /* What a field chain turned out to be (resolve.c). */
@@ -165,6 +185,9 @@ struct q_expr {
     const char *column;                 /* the real column it reads */
     size_t path_from;                   /* QF_PROPERTY: chain[path_from..] is the key path */
     q_expr_t *alias_of;                 /* QF_ALIAS */
+    /* parse_s.c: the call an operator was written as (equals(a, b), and(a,
+     * b, c): every node of the chain), for its column name, as PostHog's */
+    const char *spelled;
 };
 
 typedef struct {
@@ -172,7 +195,7 @@ typedef struct {
     cm_slice_t alias; /* empty: none */
 } q_column_t;
 
-typedef enum { QJ_TABLE, QJ_SUBQUERY, QJ_JOIN } q_from_kind_t;
+typedef enum { QJ_TABLE, QJ_SUBQUERY, QJ_JOIN, QJ_NUMBERS } q_from_kind_t;
 typedef enum { QJ_INNER, QJ_LEFT, QJ_RIGHT, QJ_FULL, QJ_CROSS } q_join_t;
 
 struct q_from {
@@ -187,7 +210,29 @@ struct q_from {
     /* resolve.c: QJ_TABLE and QJ_SUBQUERY */
     const struct q_scope_entry *entry;
     const struct q_cte *cte; /* QJ_TABLE naming a CTE */
+    /* QJ_NUMBERS: numbers(n) or numbers(start, n); name holds the function */
+    q_list_t fn_args;
+    int64_t num_start, num_count; /* resolve.c: the constant arguments */
 };
+
+/* Set operators between the parts of a set (q_select_t.ops). INTERSECT and
+ * EXCEPT without DISTINCT keep duplicates (ClickHouse's ALL), as HogQL's
+ * plain spelling does on ClickHouse. */
+typedef enum {
+    QS_UNION_ALL,
+    QS_UNION_DISTINCT,
+    QS_UNION, /* refused: say ALL or DISTINCT */
+    QS_INTERSECT,
+    QS_INTERSECT_DISTINCT,
+    QS_EXCEPT,
+    QS_EXCEPT_DISTINCT,
+} q_setop_t;
+
+/* WINDOW name AS (...) */
+typedef struct {
+    cm_slice_t name;
+    q_window_t *w;
+} q_wdef_t;
 
 /* WITH name AS (SELECT ...) or WITH expr AS name. */
 typedef struct q_cte {
@@ -227,6 +272,14 @@ struct q_select {
     struct q_select *set; /* the UNION ALL it is a part of, if any */
     size_t nwith_visible; /* CTEs visible while resolving (a CTE sees the earlier ones) */
     bool aggregates;
+    /* part S: a set's operators (ops[i] joins parts[i]; ops[0] unused), a
+     * parenthesized chain (never merged into the chain around it), LIMIT n
+     * WITH TIES, named windows */
+    q_setop_t *ops;
+    bool paren;
+    bool with_ties;
+    q_wdef_t *windows;
+    size_t nwindows;
 };
 
 /* ---- the parser's state and actions (parse.c) ------------------------------------- */
@@ -249,7 +302,12 @@ typedef struct {
     q_expr_t *n, *offset;
     q_expr_t *by_n, *by_offset;
     q_list_t by;
+    bool ties; /* LIMIT n WITH TIES */
 } q_limits_t;
+typedef struct {
+    q_wdef_t *v;
+    size_t n;
+} q_wdefs_t;
 
 typedef struct {
     int id; /* grammar.h's token ids; 0 at the end */
@@ -311,6 +369,26 @@ q_select_t *q_select(q_parse_t *p, q_ctes_t *with, bool distinct, q_cols_t *cols
                      q_expr_t *where, q_list_t *group, q_expr_t *having, q_orders_t *order,
                      q_limits_t *lim);
 q_select_t *q_union(q_parse_t *p, q_select_t *a, q_select_t *b);
+/* part S (parse_s.c): set operators, named windows and frames, numbers(n),
+ * the operators' own spellings (regex, ??, IN COHORT, trim(LEADING ...)),
+ * and operators written as calls (equals(a, b), and(a, b, c), ...). */
+q_select_t *q_setop(q_parse_t *p, q_select_t *a, int op, q_select_t *b);
+q_select_t *q_paren(q_parse_t *p, q_select_t *s);
+q_select_t *q_set_tail(q_parse_t *p, q_select_t *set, q_orders_t *order, q_limits_t *lim);
+void q_select_windows(q_parse_t *p, q_select_t *s, q_wdefs_t *w);
+void q_add_wdef(q_parse_t *p, q_wdefs_t *l, cm_slice_t name, q_window_t *w);
+q_window_t *q_window_ref(q_parse_t *p, cm_slice_t name);
+q_bound_t q_bound(q_parse_t *p, cm_slice_t n, int kind);
+q_from_t *q_table_fn(q_parse_t *p, cm_slice_t name, q_list_t *args, cm_slice_t alias);
+q_expr_t *q_cohort(q_parse_t *p, q_expr_t *a, q_expr_t *b, bool negated);
+q_expr_t *q_regex(q_parse_t *p, q_expr_t *a, q_expr_t *b, bool icase, bool negated);
+q_expr_t *q_nullish(q_parse_t *p, q_expr_t *a, q_expr_t *b);
+q_expr_t *q_trim(q_parse_t *p, cm_slice_t name, int side, q_expr_t *chars, q_expr_t *s);
+/* The operator a call such as equals(a, b) spells, as its node; NULL when
+ * name is no operator's (q_call then builds the call). */
+q_expr_t *q_lower_call(q_parse_t *p, cm_slice_t name, q_list_t *args);
+/* A node's depth from its children's (parse.c). */
+void q_below_list(q_parse_t *p, q_expr_t *e, const q_list_t *l);
 q_cte_t q_cte_sub(q_parse_t *p, q_expr_t *name, q_select_t *s);
 q_from_t *q_table(q_parse_t *p, cm_slice_t name, cm_slice_t alias);
 q_from_t *q_from_sub(q_parse_t *p, q_select_t *s, cm_slice_t alias);

@@ -19,6 +19,7 @@ typedef struct {
     struct api_query *q;
     cm_buf_t *err;
     bool failed;
+    const char *in_agg; /* the aggregate whose arguments are being resolved */
 } rs_t;
 
 static void fail(rs_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -118,7 +119,8 @@ static void resolve_from(rs_t *r, q_from_t *f, scope_t *sc)
         }
         const q_table_t *t = q_table_lookup(f->name);
         if (t == NULL) {
-            fail(r, "Unknown table `%.*s`. Tables: events, persons, groups", SL(f->name));
+            fail(r, "Unknown table `%.*s`. Tables: events, persons, groups, person_distinct_ids",
+                 SL(f->name));
             return;
         }
         add_source(r, s, f, name, t, NULL);
@@ -128,6 +130,15 @@ static void resolve_from(rs_t *r, q_from_t *f, scope_t *sc)
         resolve_select(r, f->sub, sc);
         add_source(r, s, f, f->alias.len ? f->alias : CM_SLICE_LIT(""), NULL, f->sub);
         return;
+    case QJ_NUMBERS: {
+        const q_table_t *t = q_resolve_numbers(f, r->err);
+        if (t == NULL) {
+            r->failed = true;
+            return;
+        }
+        add_source(r, s, f, f->alias.len ? f->alias : f->name, t, NULL);
+        return;
+    }
     case QJ_JOIN:
         resolve_from(r, f->left, sc);
         resolve_from(r, f->right, sc);
@@ -317,9 +328,18 @@ static bool quantile_level(const q_expr_t *p)
 
 static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
 {
+    if (cm_slice_eq_cstr(e->text, "inCohort") || cm_slice_eq_cstr(e->text, "notInCohort")) {
+        fail(r, "cohorts are not available in HogQL endpoints yet (IN COHORT, inCohort)");
+        return;
+    }
     const q_fn_t *fn = q_fn_lookup(e->text);
     if (fn == NULL) {
-        fail(r, "Unsupported function call '%.*s(...)'", SL(e->text));
+        const char *other = q_fn_suggest(e->text);
+        if (other != NULL) /* PostHog's words: names are case-sensitive */
+            fail(r, "Unsupported function call '%.*s(...)'. Perhaps you meant '%s(...)'?",
+                 SL(e->text), other);
+        else
+            fail(r, "Unsupported function call '%.*s(...)'", SL(e->text));
         return;
     }
     e->text = cm_slice_from_cstr(fn->name); /* one spelling from here on */
@@ -358,9 +378,23 @@ static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
         fail(r, "'%s' is not a window or aggregate function", fn->name);
         return;
     }
-    if (fn->cls == QF_AGGREGATE && e->over == NULL)
+    bool plain_agg = fn->cls == QF_AGGREGATE && e->over == NULL;
+    if (plain_agg && r->in_agg != NULL) { /* PostHog's words */
+        fail(r, "Aggregation '%s' cannot be nested inside another aggregation '%s'.", fn->name,
+             r->in_agg);
+        return;
+    }
+    if (plain_agg)
         sc->sel->aggregates = true;
+    if (e->over != NULL && !q_resolve_window(r->q, sc->sel, e, r->err)) {
+        r->failed = true;
+        return;
+    }
+    const char *outer = r->in_agg;
+    if (plain_agg)
+        r->in_agg = fn->name;
     resolve_list(r, &e->args, sc);
+    r->in_agg = outer;
     if (e->over != NULL) {
         resolve_list(r, &e->over->partition, sc);
         for (size_t i = 0; i < e->over->norder; i++)
@@ -618,6 +652,18 @@ static void positional(rs_t *r, q_select_t *s, q_list_t *l)
         q_expr_t *e = l->v[i];
         if (e->kind != QE_INT)
             continue;
+        if (e->ival >= 1 && s->ncols == 1 && s->cols[0].expr->kind == QE_STAR &&
+            s->cols[0].expr->nchain == 0 && s->nsources == 1 && s->sources[0].sub != NULL &&
+            (uint64_t)e->ival <= s->sources[0].sub->nout) {
+            /* SELECT * FROM (a set) ORDER BY 2, as a parenthesized set's
+             * ORDER BY is (parse_s.c): the subquery's column by its name */
+            cm_slice_t name = s->sources[0].sub->out_names[e->ival - 1];
+            *e = (q_expr_t){.kind = QE_FIELD, .depth = 1, .text = e->text};
+            e->chain = cm_arena_alloc(&r->q->arena, sizeof(*e->chain));
+            e->chain[0] = name;
+            e->nchain = 1;
+            continue;
+        }
         if (e->ival < 1 || (uint64_t)e->ival > s->ncols ||
             s->cols[e->ival - 1].expr->kind == QE_STAR) {
             fail(r, "Column position %" PRId64 " is not in the SELECT list", e->ival);
@@ -635,7 +681,19 @@ static void positional(rs_t *r, q_select_t *s, q_list_t *l)
     }
 }
 
+static void resolve_select_in(rs_t *r, q_select_t *s, scope_t *parent);
+
+/* A subquery is a scope of its own: an aggregate in it is not nested in
+ * the one around it. */
 static void resolve_select(rs_t *r, q_select_t *s, scope_t *parent)
+{
+    const char *outer = r->in_agg;
+    r->in_agg = NULL;
+    resolve_select_in(r, s, parent);
+    r->in_agg = outer;
+}
+
+static void resolve_select_in(rs_t *r, q_select_t *s, scope_t *parent)
 {
     if (r->failed)
         return;
@@ -649,10 +707,15 @@ static void resolve_select(rs_t *r, q_select_t *s, scope_t *parent)
         }
         if (r->failed)
             return;
+        if (!q_resolve_setops(s, r->err)) {
+            r->failed = true;
+            return;
+        }
         q_select_t *first = s->parts[0];
         for (size_t i = 1; i < s->nparts; i++)
             if (s->parts[i]->nout != first->nout) {
-                fail(r, "UNION ALL parts have different numbers of columns (%zu and %zu)",
+                fail(r, "%.*s parts have different numbers of columns (%zu and %zu)",
+                     (int)strlen(q_setop_name(s->ops[i])) - 2, q_setop_name(s->ops[i]) + 1,
                      first->nout, s->parts[i]->nout);
                 return;
             }
@@ -688,6 +751,8 @@ static void resolve_select(rs_t *r, q_select_t *s, scope_t *parent)
         positional(r, s, &one);
         resolve_expr(r, s->order[i].expr, &sc);
     }
+    if (s->with_ties && s->norder == 0)
+        fail(r, "LIMIT ... WITH TIES needs an ORDER BY");
     q_expr_t *lims[] = {s->limit, s->offset, s->limit_by_n, s->limit_by_offset};
     for (size_t i = 0; i < 4; i++)
         if (lims[i] != NULL && lims[i]->kind != QE_INT)

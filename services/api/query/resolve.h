@@ -55,6 +55,13 @@ struct api_query {
 /* 0, or CM_EINVAL with a message in err. */
 int q_resolve(struct api_query *q, cm_buf_t *err);
 
+/* Part S's checks (resolve_s.c), each false with a message in err: a
+ * set's operators; e's window (OVER w found among s's named windows, the
+ * frame checked); numbers(n)'s arguments, and its one-column table. */
+bool q_resolve_setops(const q_select_t *s, cm_buf_t *err);
+bool q_resolve_window(struct api_query *q, const q_select_t *s, q_expr_t *e, cm_buf_t *err);
+const q_table_t *q_resolve_numbers(q_from_t *f, cm_buf_t *err);
+
 /* The output name HogQL gives an expression without an alias (print_hogql.c). */
 void q_print_hogql_expr(const q_expr_t *e, cm_buf_t *out);
 
@@ -72,5 +79,9 @@ typedef struct {
     bool drop_limit;
 } q_hogql_opts_t;
 void q_print_hogql_select(const q_select_t *s, const q_hogql_opts_t *o, cm_buf_t *out);
+/* Part S's syntax as HogQL text (resolve_s.c): " UNION ALL " and the other
+ * set operators; a window frame (" ROWS BETWEEN ..."; nothing for none). */
+const char *q_setop_name(q_setop_t op);
+void q_print_hogql_frame(const q_frame_t *f, cm_buf_t *out);
 
 #endif

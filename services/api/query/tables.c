@@ -34,12 +34,19 @@ static const q_col_t group_cols[] = {
     {"created_at", "created_at", Q_T_DATETIME, false, false},
 };
 
+/* PostHog's person_distinct_ids: which person a distinct id belongs to */
+static const q_col_t pdi_cols[] = {
+    {"distinct_id", "distinct_id", Q_T_STRING, false, false},
+    {"person_id", "person_id", Q_T_UUID, false, false},
+};
+
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 static const q_table_t tables[] = {
     {"events", "events", event_cols, N(event_cols), true, false},
     {"persons", "persons", person_cols, N(person_cols), true, true},
     {"groups", "groups", group_cols, N(group_cols), true, false},
+    {"person_distinct_ids", "person_distinct_ids", pdi_cols, N(pdi_cols), true, true},
 };
 
 const q_table_t *q_table_lookup(cm_slice_t name)

@@ -107,8 +107,30 @@ loop:
         'when' { TOK(QT_WHEN); }
         'where' { TOK(QT_WHERE); }
         'with' { TOK(QT_WITH); }
+        /* part S: set operations, window frames, WITH TIES, IN COHORT, trim(LEADING ...) */
+        'both' { TOK(QT_BOTH); }
+        'cohort' { TOK(QT_COHORT); }
+        'current' { TOK(QT_CURRENT); }
+        'except' { TOK(QT_EXCEPT); }
+        'following' { TOK(QT_FOLLOWING); }
+        'intersect' { TOK(QT_INTERSECT); }
+        'leading' { TOK(QT_LEADING); }
+        'preceding' { TOK(QT_PRECEDING); }
+        'range' { TOK(QT_RANGE); }
+        'row' { TOK(QT_ROW); }
+        'rows' { TOK(QT_ROWS); }
+        'ties' { TOK(QT_TIES); }
+        'trailing' { TOK(QT_TRAILING); }
+        'unbounded' { TOK(QT_UNBOUNDED); }
+        'window' { TOK(QT_WINDOW); }
         ident { TOK(QT_ID); }
 
+        "??" { TOK(QT_NULLISH); }
+        "?." { TOK(QT_NULLDOT); }
+        "=~" | "~" { TOK(QT_REGEX); }
+        "=~*" | "~*" { TOK(QT_IREGEX); }
+        "!~" { TOK(QT_NREGEX); }
+        "!~*" { TOK(QT_NIREGEX); }
         "=" "="? { TOK(QT_EQ); }
         "!=" | "<>" { TOK(QT_NE); }
         "<=" { TOK(QT_LE); }

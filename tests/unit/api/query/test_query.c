@@ -299,10 +299,12 @@ static void test_errors(void **state)
     expect_error("DELETE FROM events", "Syntax error at line 1, column 1: unexpected 'DELETE'");
     expect_error("SELECT 1; DROP TABLE events", "unexpected character ';' at offset 8");
     expect_error("SELECT 'abc", "unterminated string at offset 7");
-    expect_error("SELECT * FROM system.tables",
-                 "Unknown table `system.tables`. Tables: events, persons, groups");
-    expect_error("SELECT * FROM sqlite_master",
-                 "Unknown table `sqlite_master`. Tables: events, persons, groups");
+    expect_error(
+        "SELECT * FROM system.tables",
+        "Unknown table `system.tables`. Tables: events, persons, groups, person_distinct_ids");
+    expect_error(
+        "SELECT * FROM sqlite_master",
+        "Unknown table `sqlite_master`. Tables: events, persons, groups, person_distinct_ids");
     expect_error("SELECT nope FROM events", "Unable to resolve field: nope");
     expect_error("SELECT uniq(person._id) FROM events",
                  "Unable to resolve field: person._id (events have person.id and "
@@ -755,14 +757,116 @@ static void test_null_variables(void **state)
     }
 }
 
+/* Part S: the strictness PostHog has (its words), and the refusals of
+ * syntax one store cannot answer as PostHog does. */
+static void test_errors_syntax(void **state)
+{
+    (void)state;
+    expect_error("SELECT tostring(1)",
+                 "Unsupported function call 'tostring(...)'. Perhaps you meant 'toString(...)'?");
+    expect_error("SELECT TODATE(timestamp) FROM events",
+                 "Unsupported function call 'TODATE(...)'. Perhaps you meant 'toDate(...)'?");
+    expect_error("SELECT EQUALS(1, 1)", "Unsupported function call 'EQUALS(...)'");
+    expect_error("SELECT hamburger(1)", "Unsupported function call 'hamburger(...)'");
+    expect_error("SELECT avg(avg(toInt(properties.n))) FROM events",
+                 "Aggregation 'avg' cannot be nested inside another aggregation 'avg'.");
+    expect_error("SELECT sum(1 + count()) FROM events",
+                 "Aggregation 'count' cannot be nested inside another aggregation 'sum'.");
+    expect_error("SELECT count() AS c, sum(countIf(event = 'a')) FROM events",
+                 "Aggregation 'countIf' cannot be nested inside another aggregation 'sum'.");
+    expect_error("SELECT [1, 2][0]", "SQL indexes start from one, not from zero. E.g: array[1]");
+    expect_error("SELECT equals(1)", "Function 'equals' expects 2 arguments, found 1");
+    expect_error("SELECT negate(1, 2)", "Function 'negate' expects 1 argument, found 2");
+    expect_error("SELECT or(1)", "Function 'or' expects at least 2 arguments, found 1");
+    expect_error("SELECT equals(1, 2) OVER ()", "OVER follows a window or aggregate function only");
+    expect_error("SELECT 1 UNION SELECT 2",
+                 "UNION needs ALL or DISTINCT: UNION ALL keeps duplicate rows, UNION DISTINCT "
+                 "drops them");
+    expect_error("SELECT 1 UNION ALL SELECT 2 INTERSECT SELECT 1",
+                 "INTERSECT mixed with UNION or EXCEPT needs parentheses around the parts it "
+                 "joins");
+    expect_error("SELECT 1 INTERSECT SELECT 1, 2",
+                 "INTERSECT parts have different numbers of columns (1 and 2)");
+    expect_error("SELECT count() OVER w FROM events",
+                 "Window 'w' is not defined (WINDOW w AS (...))");
+    expect_error("SELECT 1 FROM events WINDOW w AS (), w AS ()", "Window 'w' is defined twice");
+    expect_error("SELECT count() OVER (ORDER BY timestamp ROWS BETWEEN 1 FOLLOWING AND CURRENT "
+                 "ROW) FROM events",
+                 "A window frame must not end before it starts");
+    expect_error("SELECT count() OVER (ORDER BY timestamp ROWS UNBOUNDED FOLLOWING) FROM events",
+                 "A window frame starts before it ends: UNBOUNDED PRECEDING starts it, UNBOUNDED "
+                 "FOLLOWING ends it");
+    expect_error("SELECT count() OVER (ORDER BY timestamp RANGE BETWEEN 1 PRECEDING AND CURRENT "
+                 "ROW) FROM events",
+                 "RANGE frames take UNBOUNDED and CURRENT ROW bounds only; use ROWS for a number "
+                 "of rows");
+    expect_error("SELECT lagInFrame(event, toInt(properties.n)) OVER () FROM events",
+                 "lagInFrame takes a whole number of rows as its offset on the SQLite store");
+    expect_error("SELECT number FROM numbers(1000001)", "numbers() yields at most 100000 rows");
+    expect_error("SELECT number FROM numbers(-1)",
+                 "numbers() takes whole numbers, 0 or more, as in numbers(10) or numbers(5, 10)");
+    expect_error("SELECT number FROM numbers(1, 2, 3)",
+                 "Table function 'numbers' expects 1 or 2 arguments, found 3");
+    expect_error("SELECT 1 FROM url('http://x')",
+                 "Unknown table function 'url'. Table functions: numbers");
+    expect_error("SELECT event FROM events LIMIT 2 WITH TIES",
+                 "LIMIT ... WITH TIES needs an ORDER BY");
+    expect_error("SELECT 1 FROM events WHERE person_id IN COHORT 2",
+                 "cohorts are not available in HogQL endpoints yet (IN COHORT, inCohort)");
+    expect_error("SELECT 1 FROM events WHERE person_id NOT IN COHORT 'x'",
+                 "cohorts are not available in HogQL endpoints yet (IN COHORT, inCohort)");
+    expect_error("SELECT inCohort(2)",
+                 "cohorts are not available in HogQL endpoints yet (IN COHORT, inCohort)");
+    expect_error("SELECT lower(LEADING 'x' FROM event) FROM events",
+                 "LEADING, TRAILING and BOTH belong to trim(... FROM ...) only");
+    /* a keyword only where the grammar wants it: window is a keyword, range() a name */
+    expect_error("SELECT 1 AS window", "Syntax error at line 1, column 13: unexpected 'window'");
+}
+
+/* Result column names: an operator written as a call keeps its spelling
+ * (PostHog names the column by the text), the operator its own. */
+static void expect_names(const char *text, const char *want)
+{
+    cm_buf_t err = CM_BUF_INIT, got = CM_BUF_INIT;
+    api_query_t *q = NULL;
+    assert_int_equal(api_query_parse(text, strlen(text), &q, &err), 0);
+    api_query_print_opts_t o = {.dialect = API_QUERY_SQLITE, .project_id = 7};
+    api_query_sql_t sql;
+    assert_int_equal(api_query_print(q, &o, &sql, &err), 0);
+    for (size_t i = 0; i < sql.ncols; i++)
+        cm_buf_appendf(&got, "%s%s", i ? "; " : "", sql.cols[i].name);
+    if (strcmp(cm_buf_cstr(&got), want) != 0)
+        fail_msg("%s\n  want: %s\n  got:  %s", text, want, cm_buf_cstr(&got));
+    api_query_sql_free(&sql);
+    api_query_free(q);
+    cm_buf_free(&err);
+    cm_buf_free(&got);
+}
+
+static void test_names_syntax(void **state)
+{
+    (void)state;
+    expect_names(
+        "SELECT equals(event, 'a'), event = 'a', and(1, 2, 3), or(1, and(1, 0)), "
+        "negate(5), negate(toInt(properties.n)), plus(1, 2) AS p, notIn(event, ('x', 'y')) "
+        "FROM events",
+        "equals(event, 'a'); event = 'a'; and(1, 2, 3); or(1, and(1, 0)); -5; "
+        "negate(toInt(properties.n)); p; notIn(event, ('x', 'y'))");
+    expect_names("SELECT event ?? 'x', properties?.$browser FROM events",
+                 "ifNull(event, 'x'); $browser");
+    expect_names("SELECT number FROM numbers(2)", "number");
+    expect_names("(SELECT 1 AS a) UNION ALL (SELECT 2) ORDER BY 1", "a");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_golden),       cmocka_unit_test(test_golden_modern),
-        cmocka_unit_test(test_errors),       cmocka_unit_test(test_deep_and_large),
-        cmocka_unit_test(test_row_limits),   cmocka_unit_test(test_variables),
-        cmocka_unit_test(test_materialize),  cmocka_unit_test(test_materialize_exact),
-        cmocka_unit_test(test_null_op_form), cmocka_unit_test(test_null_variables),
+        cmocka_unit_test(test_golden),        cmocka_unit_test(test_golden_modern),
+        cmocka_unit_test(test_errors),        cmocka_unit_test(test_deep_and_large),
+        cmocka_unit_test(test_row_limits),    cmocka_unit_test(test_variables),
+        cmocka_unit_test(test_materialize),   cmocka_unit_test(test_materialize_exact),
+        cmocka_unit_test(test_null_op_form),  cmocka_unit_test(test_null_variables),
+        cmocka_unit_test(test_errors_syntax), cmocka_unit_test(test_names_syntax),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
