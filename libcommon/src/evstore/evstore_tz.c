@@ -174,11 +174,20 @@ static int add_months(void *state, int argc, const char *const *args, char *out,
 
 static const cm_db_function_t fns[] = {
     {.name = "cm_add_months", .nargs = 2, .call = add_months},
-    {.name = "cm_tz_local", .nargs = 2, .state_new = cache_new, .state_free = cache_free,
+    {.name = "cm_tz_local",
+     .nargs = 2,
+     .state_new = cache_new,
+     .state_free = cache_free,
      .call = tz_local},
-    {.name = "cm_tz_utc", .nargs = 2, .state_new = cache_new, .state_free = cache_free,
+    {.name = "cm_tz_utc",
+     .nargs = 2,
+     .state_new = cache_new,
+     .state_free = cache_free,
      .call = tz_utc},
-    {.name = "cm_tz_utc", .nargs = 3, .state_new = cache_new, .state_free = cache_free,
+    {.name = "cm_tz_utc",
+     .nargs = 3,
+     .state_new = cache_new,
+     .state_free = cache_free,
      .call = tz_utc},
 };
 

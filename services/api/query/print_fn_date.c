@@ -351,13 +351,15 @@ static void add_units(q_printer_t *pr, const q_expr_t *x, int unit, const q_expr
            lite_unit[unit]);
         return;
     }
-    if (pr->ch) {
-        PF("%s%s(", minus ? "subtract" : "add", ch_fn[unit]);
+    if (pr->ch) { /* 18.16 has no addQuarters: three months */
+        PF("%s%s(", minus ? "subtract" : "add", ch_fn[unit == 6 ? 5 : unit]);
         if (date)
             q_pexpr(pr, x);
         else
             q_pdatetime(pr, x);
         P(", ");
+        if (unit == 6)
+            P("3 * ");
         q_pexpr(pr, n);
         P(")");
         return;
@@ -433,8 +435,10 @@ static void date_add(q_printer_t *pr, const q_expr_t *e, bool sub)
     add_units(pr, ARG(2), u, ARG(1), sub, false);
 }
 
-/* dateTrunc(unit, x[, zone]): x's start of that unit, a DateTime in x's zone. */
-static void date_trunc(q_printer_t *pr, const q_expr_t *e)
+/* dateTrunc(unit, x[, zone]): x's start of that unit in x's zone (or the
+ * one named): a DateTime up to days, a Date from weeks on (PostHog's types);
+ * always a DateTime for toStartOfInterval (datetime). */
+static void date_trunc(q_printer_t *pr, const q_expr_t *e, bool datetime)
 {
     int u = unit_of(pr, ARG(0));
     cm_slice_t zone;
@@ -446,6 +450,7 @@ static void date_trunc(q_printer_t *pr, const q_expr_t *e)
     } else {
         zone = q_zone_of(pr, ARG(1));
     }
+    bool date = u >= 4, as_dt = date && datetime;
     static const char *const ch[] = {
         NULL,       "toStartOfMinute", "toStartOfHour",    "toStartOfDay",
         "toMonday", "toStartOfMonth",  "toStartOfQuarter", "toStartOfYear"};
@@ -454,7 +459,7 @@ static void date_trunc(q_printer_t *pr, const q_expr_t *e)
             q_pdatetime(pr, ARG(1));
             return;
         }
-        if (u >= 4)
+        if (as_dt)
             P("toDateTime(");
         PF("%s(", ch[u]);
         q_pdatetime(pr, ARG(1));
@@ -463,7 +468,7 @@ static void date_trunc(q_printer_t *pr, const q_expr_t *e)
             q_pstring(pr, zone);
         }
         P(")");
-        if (u >= 4) {
+        if (as_dt) {
             P(", ");
             q_pstring(pr, zone);
             P(")");
@@ -475,23 +480,31 @@ static void date_trunc(q_printer_t *pr, const q_expr_t *e)
         "strftime('%Y-%m-%d %H:%M:00', ",
         "strftime('%Y-%m-%d %H:00:00', ",
         "datetime(",
-        "datetime(",
-        "datetime(",
-        "datetime(",
-        "datetime(",
+        "date(",
+        "date(",
+        "date(",
+        "date(",
     };
     static const char *const post[] = {
         ")",
         ")",
         ")",
         ", 'start of day')",
-        ", 'start of day', '-6 days', 'weekday 1')",
+        ", '-6 days', 'weekday 1')",
         ", 'start of month')",
         ", 'start of month', '-' || ((CAST(strftime('%m', $x) AS INTEGER) - 1) % 3) || ' months')",
         ", 'start of year')",
     };
+    if (date && !as_dt) {
+        lite_part(pr, lite[u], post[u], ARG(1), zone);
+        return;
+    }
     q_putc_open(pr, zone);
+    if (as_dt)
+        P("datetime(");
     lite_part(pr, lite[u], post[u], ARG(1), zone);
+    if (as_dt)
+        P(")");
     q_putc_close(pr, zone);
 }
 
@@ -534,7 +547,7 @@ static void start_of_interval(q_printer_t *pr, const q_expr_t *e)
     q_expr_t t = *e;
     t.args.v = args;
     t.args.n = e->args.n > 2 ? 3 : 2;
-    date_trunc(pr, &t);
+    date_trunc(pr, &t, true);
 }
 
 /* ---- values and conversions ------------------------------------------------------------------ */
@@ -750,7 +763,7 @@ bool q_pcall_date(q_printer_t *pr, const q_expr_t *e)
     case Q_FN_START_OF_TEN_MINUTES:
     case Q_FN_START_OF_FIFTEEN_MINUTES: start_of_time(pr, e, id); return true;
     case Q_FN_START_OF_INTERVAL: start_of_interval(pr, e); return true;
-    case Q_FN_DATE_TRUNC: date_trunc(pr, e); return true;
+    case Q_FN_DATE_TRUNC: date_trunc(pr, e, false); return true;
     case Q_FN_TO_UNIX:
         if (pr->ch) {
             P("toUnixTimestamp(");
