@@ -135,3 +135,54 @@ for (const pair of PAIRS) describe(`HogQL in the project's zone: ${pairName(pair
     await zone('America/New_York');
   });
 });
+
+for (const pair of PAIRS) describe(`the project's week start: ${pairName(pair)}`, () => {
+  let s, E, P;
+  before(async () => {
+    s = await startPair(pair, {});
+    P = `/api/projects/${s.boot.project_id}/`;
+    E = `${P}endpoints/`;
+    const client = new PostHog(s.boot.project_api_token, { host: s.ingestUrl, flushAt: 100, flushInterval: 0 });
+    // Wednesday 13 Mar and Sunday 17 Mar 2024 (UTC)
+    for (const ts of ['2024-03-13T12:00:00Z', '2024-03-17T12:00:00Z']) client.capture({ distinctId: 'u', event: 'e', timestamp: new Date(ts) });
+    await client.shutdown();
+    await within(30000, 'the events stored', async () => (await s.store.distinct()) >= 1);
+    await within(30000, 'both events', async () => {
+      const r = await s.call('POST', E, { name: `probe${Date.now()}`, query: { kind: 'HogQLQuery', query: 'SELECT count() FROM events' } });
+      return r.status === 201 && (await s.call('POST', `${E}${r.json.name}/run`, {})).json?.results?.[0]?.[0] === 2;
+    });
+  });
+  after(async () => {
+    await s?.stop();
+  });
+
+  test('week_start_day: 0, 1 or null, validated; toStartOfWeek follows it', async () => {
+    assert.equal((await s.call('GET', P)).json.week_start_day, null);
+    const weeks = async (name) => {
+      const c = await s.call('POST', E, { name, query: { kind: 'HogQLQuery', query: 'SELECT toStartOfWeek(timestamp) AS w, count() FROM events GROUP BY w ORDER BY w' } });
+      assert.equal(c.status, 201, JSON.stringify(c.json));
+      const r = await s.call('POST', `${E}${name}/run`, {});
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      return r.json.results;
+    };
+    // Sunday weeks: 10 Mar holds Wednesday 13, 17 Mar starts its own
+    assert.deepEqual(await weeks('w-sunday'), [['2024-03-10', 1], ['2024-03-17', 1]]);
+    let r = await s.call('PATCH', P, { week_start_day: 1 });
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    assert.equal(r.json.week_start_day, 1);
+    // Monday weeks: both in the week of Monday 11 Mar
+    await within(10000, 'the Monday weeks', async () => JSON.stringify(await weeks(`w-monday-${Date.now()}`)) === JSON.stringify([['2024-03-11', 2]]));
+    for (const bad of [2, -1, 'monday', 1.5]) {
+      r = await s.call('PATCH', P, { week_start_day: bad });
+      assert.equal(r.status, 400, `${bad}: ${r.text}`);
+      assert.equal(r.json.attr, 'week_start_day');
+    }
+    r = await s.call('PATCH', P, { timezone: 'Mars/Olympus' });
+    assert.equal(r.status, 400, r.text);
+    assert.equal(r.json.attr, 'timezone');
+    r = await s.call('PATCH', P, { week_start_day: null });
+    assert.equal(r.status, 200);
+    assert.equal(r.json.week_start_day, null);
+    assert.equal((await s.call('GET', P)).json.week_start_day, null);
+  });
+});

@@ -83,8 +83,8 @@ static void memo_key(const api_endpoints__run_t *run, cm_buf_t *k)
 {
     api_ctx_t *ctx = run->call->ctx;
     int64_t nums[] = {
-        atoll(run->call->project_id),          run->version_n,     run->limit, run->offset,
-        (int64_t)cm_evstore_kind(ctx->events), (int64_t)run->nvars};
+        atoll(run->call->project_id),          run->version_n,      run->limit,     run->offset,
+        (int64_t)cm_evstore_kind(ctx->events), (int64_t)run->nvars, run->week_start};
     cm_buf_append(k, nums, sizeof(nums));
     cm_buf_append(k, run->endpoint_id, strlen(run->endpoint_id) + 1);
     cm_buf_append(k, cm_evstore_server_version(ctx->events),
@@ -160,6 +160,7 @@ static int compile(api_endpoints__run_t *run, hogql_t *h)
         .limit = run->limit,
         .offset = run->offset,
         .timezone = run->timezone,
+        .week_start = run->week_start,
     };
     if (api_query_print(h->q, &o, &h->sql, &err) != 0) {
         api_endpoints__fail(run, NULL, "Query execution failed: %.*s", (int)err.len, err.p);

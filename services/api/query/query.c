@@ -8,6 +8,7 @@
 
 #include "cm/alloc.h"
 #include "cm/err.h"
+#include "cm/tzone.h"
 #include "query/print_int.h"
 
 int api_query_parse(const char *text, size_t len, api_query_t **out, cm_buf_t *err)
@@ -88,6 +89,15 @@ int api_query_print(const api_query_t *q, const api_query_print_opts_t *o, api_q
     if (out->limit > API_QUERY_MAX_ROWS)
         out->limit = API_QUERY_MAX_ROWS;
     out->offset = o->offset > 0 ? o->offset : 0;
+    if (o->timezone != NULL && !q_zone_is_utc(cm_slice_from_cstr(o->timezone))) {
+        /* a zone both stores compute in (ICU's names; the project's setting is checked too) */
+        cm_tzone_t *z = cm_tzone_open(cm_slice_from_cstr(o->timezone));
+        if (z == NULL) {
+            cm_buf_appendf(err, "The project's time zone '%.64s' is not known", o->timezone);
+            return CM_EINVAL;
+        }
+        cm_tzone_free(z);
+    }
     /* .top stays NULL: every column gets a name of ours (print_int.h) */
     q_printer_t pr = {.o = o,
                       .ch = o->dialect == API_QUERY_CLICKHOUSE,
