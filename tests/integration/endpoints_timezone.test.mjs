@@ -165,13 +165,24 @@ for (const pair of PAIRS) describe(`the project's week start: ${pairName(pair)}`
       assert.equal(r.status, 200, JSON.stringify(r.json));
       return r.json.results;
     };
-    // Sunday weeks: 10 Mar holds Wednesday 13, 17 Mar starts its own
+    const insightWeeks = async (name) => {
+      const c = await s.call('POST', E, { name, query: {
+        kind: 'TrendsQuery', interval: 'week', dateRange: { date_from: '2024-03-11', date_to: '2024-03-17' },
+        series: [{ kind: 'EventsNode', event: 'e' }] } });
+      assert.equal(c.status, 201, JSON.stringify(c.json));
+      const r = await s.call('POST', `${E}${name}/run`, {});
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      return r.json.results[0].days.map((d, i) => [d, r.json.results[0].data[i]]).filter(([, n]) => n > 0);
+    };
+    // Sunday weeks: 10 Mar holds Wednesday 13, 17 Mar starts its own; the insight's weeks the same
     assert.deepEqual(await weeks('w-sunday'), [['2024-03-10', 1], ['2024-03-17', 1]]);
+    assert.deepEqual(await insightWeeks('iw-sunday'), [['2024-03-10', 1], ['2024-03-17', 1]]);
     let r = await s.call('PATCH', P, { week_start_day: 1 });
     assert.equal(r.status, 200, JSON.stringify(r.json));
     assert.equal(r.json.week_start_day, 1);
     // Monday weeks: both in the week of Monday 11 Mar
     await within(10000, 'the Monday weeks', async () => JSON.stringify(await weeks(`w-monday-${Date.now()}`)) === JSON.stringify([['2024-03-11', 2]]));
+    assert.deepEqual(await insightWeeks('iw-monday'), [['2024-03-11', 2]]);
     for (const bad of [2, -1, 'monday', 1.5]) {
       r = await s.call('PATCH', P, { week_start_day: bad });
       assert.equal(r.status, 400, `${bad}: ${r.text}`);

@@ -454,7 +454,8 @@ enum {
     API_MAT_STARTED,
     API_MAT_TABLE,
     API_MAT_MATERIALIZED,
-    API_MAT_TIMEZONE, /* the project's */
+    API_MAT_TIMEZONE,   /* the project's */
+    API_MAT_WEEK_START, /* the project's: 1 Monday, else Sunday */
 };
 void api_store_mat_work(cm_db_t *db, cm_db_done_cb done, void *ud);
 /* Sets the version Running; changed 1 when this process won it. */
