@@ -71,7 +71,7 @@ for (const pair of PAIRS) describe(`HogQL in the project's zone: ${pairName(pair
   };
 
   before(async () => {
-    s = await startPair(pair, {});
+    s = await startPair(pair, { apiEnv: { MATERIALIZE_CHECK: '200ms' } });
     E = `/api/projects/${s.boot.project_id}/endpoints/`;
     await zone('America/New_York');
     const client = new PostHog(s.boot.project_api_token, { host: s.ingestUrl, flushAt: 100, flushInterval: 0 });
@@ -121,6 +121,15 @@ for (const pair of PAIRS) describe(`HogQL in the project's zone: ${pairName(pair
     // a zone named in the query: Tokyo's day, whatever the project's
     await make('hq-tokyo', hogql("SELECT toDate(toTimeZone(timestamp, 'Asia/Tokyo')) AS d, count() FROM events GROUP BY d ORDER BY d"));
     assert.deepEqual((await run('hq-tokyo')).results, counts(EVENTS.map((e) => wall(e, 'Asia/Tokyo').date)));
+  });
+
+  test('a materialized endpoint answers in the zone too (its UTC table is not read)', async () => {
+    const r = await s.call('POST', E, { name: 'hq-mat', is_materialized: true, query: hogql('SELECT toDate(timestamp) AS d, count() AS c FROM events GROUP BY d ORDER BY d') });
+    assert.equal(r.status, 201, JSON.stringify(r.json));
+    const status = async () => (await s.call('GET', `${E}hq-mat/`)).json?.materialization?.status;
+    await within(20000, 'the table built', async () => (await status()) === 'Completed');
+    const want = counts(EVENTS.map((e) => wall(e, 'America/New_York').date));
+    assert.deepEqual((await run('hq-mat')).results, want);
   });
 
   test('the project moved to Asia/Kolkata answers in that zone', async () => {
