@@ -119,6 +119,8 @@ static const q_fn_t fns[] = {
     F("subtractMonths", 2, 2, QR_ARG0, Q_T_ANY, false, Q_FN_SUB_MONTHS),
     F("subtractQuarters", 2, 2, QR_ARG0, Q_T_ANY, false, Q_FN_SUB_QUARTERS),
     F("subtractYears", 2, 2, QR_ARG0, Q_T_ANY, false, Q_FN_SUB_YEARS),
+    F("toISOWeek", 1, 2, QR_FIXED, Q_T_INT, false, Q_FN_TO_ISO_WEEK),
+    F("toISOYear", 1, 2, QR_FIXED, Q_T_INT, false, Q_FN_TO_ISO_YEAR),
     /* (more dates above this line) */
 
     /* JSON (a properties column or a string holding JSON; then key names) */

@@ -123,6 +123,8 @@ enum {
     Q_FN_SUB_MONTHS,
     Q_FN_SUB_QUARTERS,
     Q_FN_SUB_YEARS,
+    Q_FN_TO_ISO_WEEK,
+    Q_FN_TO_ISO_YEAR,
     /* (more dates above this line) */
 
     /* strings and JSON: print_fn_string.c */

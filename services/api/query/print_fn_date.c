@@ -174,6 +174,11 @@ static const struct {
     {Q_FN_TO_SECOND, "toSecond", "CAST(strftime('%S', ", ") AS INTEGER)"},
     {Q_FN_TO_YYYYMM, "toYYYYMM", "CAST(strftime('%Y%m', ", ") AS INTEGER)"},
     {Q_FN_TO_YYYYMMDD, "toYYYYMMDD", "CAST(strftime('%Y%m%d', ", ") AS INTEGER)"},
+    /* ISO 8601: the week (from Monday) and year of the week's Thursday */
+    {Q_FN_TO_ISO_WEEK, "toISOWeek", "((CAST(strftime('%j', date(",
+     ", '-3 days', 'weekday 4')) AS INTEGER) - 1) / 7 + 1)"},
+    {Q_FN_TO_ISO_YEAR, "toISOYear", "CAST(strftime('%Y', date(",
+     ", '-3 days', 'weekday 4')) AS INTEGER)"},
 };
 
 /* pre, x, post, where post's $x stands for x again */
@@ -765,15 +770,13 @@ bool q_pcall_date(q_printer_t *pr, const q_expr_t *e)
     case Q_FN_START_OF_INTERVAL: start_of_interval(pr, e); return true;
     case Q_FN_DATE_TRUNC: date_trunc(pr, e, false); return true;
     case Q_FN_TO_UNIX:
-        if (pr->ch) {
-            P("toUnixTimestamp(");
+        /* an instant's seconds; a text is read in the zone named, if any */
+        P(pr->ch ? "toUnixTimestamp(" : "CAST(strftime('%s', ");
+        if (e->args.n > 1)
+            to_datetime(pr, e, Q_FN_TO_DATETIME);
+        else
             q_pdatetime(pr, ARG(0));
-            P(")");
-        } else {
-            P("CAST(strftime('%s', ");
-            q_pdatetime(pr, ARG(0));
-            P(") AS INTEGER)");
-        }
+        P(pr->ch ? ")" : ") AS INTEGER)");
         return true;
     case Q_FN_TO_DATETIME:
     case Q_FN_FROM_UNIX:

@@ -18,5 +18,8 @@ export const queries = [
   "SELECT toStartOfDay(timestamp, 'Asia/Kolkata') AS d, toDate(timestamp, 'America/New_York') AS n, count() FROM events GROUP BY d, n ORDER BY d, n",
   "SELECT toHour(toTimeZone(timestamp, 'Asia/Kolkata')) AS h, toMinute(toTimeZone(timestamp, 'Asia/Kolkata')) AS m, count() FROM events GROUP BY h, m ORDER BY h, m",
   "SELECT toDateTime('2024-03-10 01:30:00', 'America/New_York') AS a, toDateTime('2024-03-10 12:00:00', 'Asia/Tokyo') AS b",
+  "SELECT toISOWeek(timestamp) AS w, toISOYear(timestamp) AS y, count() FROM events GROUP BY w, y ORDER BY w, y",
+  "SELECT toISOWeek(toDate('2024-12-30')) AS a, toISOYear(toDate('2024-12-30')) AS b, toISOWeek(toDate('2021-01-03')) AS c, toISOYear(toDate('2021-01-03')) AS d",
+  "SELECT toUnixTimestamp('2024-01-01 00:00:00', 'Asia/Tokyo') AS a, toUnixTimestamp('2024-01-01 00:00:00') AS b, toUnixTimestamp(toDateTime('2024-01-01 00:00:00', 'America/New_York')) AS c",
   'SELECT yesterday() < today() AS a, toDate(now()) = today() AS b, assumeNotNull(event) AS e FROM events ORDER BY e LIMIT 1',
 ];
