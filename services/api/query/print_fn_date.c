@@ -557,6 +557,45 @@ static void start_of_interval(q_printer_t *pr, const q_expr_t *e)
 
 /* ---- values and conversions ------------------------------------------------------------------ */
 
+/* What SQLite's datetime() and ClickHouse's parser read alike: no digit
+ * at all (neither reads a date), or "YYYY-MM-DD", then [ T]hh:mm[:ss[.fff]]
+ * and Z or [+-]hh:mm. */
+static bool iso_like(cm_slice_t s)
+{
+    static const char *const shapes[] = {"dddd-dd-dd", "dddd-dd-dd?dd:dd", "dddd-dd-dd?dd:dd:dd"};
+    size_t n = s.len;
+    bool digit = false;
+    for (size_t i = 0; i < n && !digit; i++)
+        digit = s.p[i] >= '0' && s.p[i] <= '9';
+    if (!digit)
+        return true;
+    if (n > 10 && s.p[n - 1] == 'Z')
+        n--;
+    else if (n > 16 && (s.p[n - 6] == '+' || s.p[n - 6] == '-') && s.p[n - 3] == ':')
+        n -= 6;
+    if (n > 20 && s.p[19] == '.') {
+        for (size_t i = 20; i < n; i++)
+            if (s.p[i] < '0' || s.p[i] > '9')
+                return false;
+        n = 19;
+    }
+    for (size_t k = 0; k < 3; k++) {
+        const char *f = shapes[k];
+        if (strlen(f) != n)
+            continue;
+        bool ok = true;
+        for (size_t i = 0; ok && i < n; i++) {
+            char c = s.p[i];
+            ok = f[i] == 'd'   ? c >= '0' && c <= '9'
+                 : f[i] == '?' ? c == ' ' || c == 'T'
+                               : c == f[i];
+        }
+        if (ok)
+            return true;
+    }
+    return false;
+}
+
 /* toDateTime(x, zone), parseDateTimeBestEffort[OrNull|OrZero](s[, zone]):
  * a text read as the zone's wall clock (unless it names its offset), a
  * number as seconds; the value then lives in that zone. */
@@ -593,7 +632,15 @@ static void to_datetime(q_printer_t *pr, const q_expr_t *e, int id)
         q_pdatetime(pr, x); /* an instant already */
         return;
     }
-    /* SQLite: datetime() reads what parseDateTimeBestEffort does for ISO-like text */
+    /* SQLite: datetime() reads what parseDateTimeBestEffort does for ISO-like
+     * text; a constant of another shape would read otherwise: refused */
+    if (parse && x->kind == QE_STRING && !iso_like(x->text)) {
+        q_pfail(pr,
+                "parseDateTimeBestEffort of '%.*s' is not supported on the SQLite store "
+                "(ISO 8601 text only: YYYY-MM-DD[ hh:mm[:ss]])",
+                (int)(x->text.len > 40 ? 40 : x->text.len), x->text.p);
+        return;
+    }
     if (id == Q_FN_PARSE_DATETIME_OR_ZERO)
         P("coalesce(");
     bool wall = !q_zone_is_utc(zone);

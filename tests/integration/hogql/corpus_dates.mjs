@@ -13,6 +13,7 @@ export const queries = [
   "SELECT addMonths(toDate('2024-01-31'), 1) AS a, subtractMonths(toDate('2024-03-31'), 1) AS b, addYears(toDate('2024-02-29'), 1) AS c, addMonths(toDateTime('2024-05-31 10:00:00'), -1) AS d",
   'SELECT timestamp + toIntervalDay(2) AS a, timestamp - toIntervalHour(5) AS b, dateAdd(timestamp, INTERVAL 3 day) AS c, dateSub(timestamp, INTERVAL 1 month) AS d FROM events ORDER BY a, b, c, d',
   "SELECT formatDateTime(timestamp, '%Y-%m-%d %H:%i:%S') AS a, formatDateTime(timestamp, '%F %T %y %e %j %u %w %I %p %R %D %%') AS b FROM events ORDER BY a, b",
+  "SELECT parseDateTimeBestEffort('2024-03-05T10:11:12.345+02:00') AS a, parseDateTimeBestEffortOrNull('2024-03-05 10:11') AS b, parseDateTimeBestEffortOrNull('2024-03-05T10:11:12Z') AS c",
   "SELECT parseDateTimeBestEffort('2024-03-05 10:11:12') AS a, parseDateTimeBestEffortOrNull('nope') AS b, parseDateTimeBestEffortOrZero('nope') AS c, parseDateTimeBestEffortOrNull('2024-03-05T10:11:12Z') AS d",
   'SELECT toDayOfWeek(timestamp) AS a, toDayOfWeek(timestamp, 1) AS b, toDayOfWeek(timestamp, 2) AS c, toDayOfWeek(timestamp, 3) AS d, count() FROM events GROUP BY a, b, c, d ORDER BY a, b, c, d',
   "SELECT toStartOfDay(timestamp, 'Asia/Kolkata') AS d, toDate(timestamp, 'America/New_York') AS n, count() FROM events GROUP BY d, n ORDER BY d, n",
