@@ -204,5 +204,12 @@ for (const pair of PAIRS) describe(`the project's week start: ${pairName(pair)}`
     assert.equal(r.status, 200);
     assert.equal(r.json.week_start_day, null);
     assert.equal((await s.call('GET', P)).json.week_start_day, null);
+    // a new project may say it at once
+    r = await s.call('POST', '/api/projects/', { name: 'mondays', week_start_day: 1, timezone: 'Asia/Kolkata' });
+    assert.equal(r.status, 201, r.text);
+    assert.equal(r.json.week_start_day, 1);
+    assert.equal((await s.call('GET', `/api/projects/${r.json.id}/`)).json.week_start_day, 1);
+    r = await s.call('POST', '/api/projects/', { name: 'bad', week_start_day: 7 });
+    assert.equal(r.status, 400, r.text);
   });
 });

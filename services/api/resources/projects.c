@@ -197,7 +197,7 @@ void api_projects_create(api_call_t *call)
     cm_token_mask(c->secret, mask, sizeof(mask));
     api_store_project_create(call->ctx->db, call->user_id, c->org,
                              c->name ? c->name : "Default project", token, hash, mask,
-                             c->timezone ? c->timezone : "UTC", on_created, call);
+                             c->timezone ? c->timezone : "UTC", c->week_start, on_created, call);
 }
 
 static void on_rotated(int status, const cm_db_res_t *res, void *ud)

@@ -137,8 +137,8 @@ void api_store_remote_config(cm_db_t *db, const char *token, cm_db_done_cb done,
  * the new row (API_PROJECT_* columns), empty when the user is no member. */
 void api_store_project_create(cm_db_t *db, const char *user_id, const char *org_id,
                               const char *name, const char *token, const char *secret_hash,
-                              const char *secret_mask, const char *timezone, cm_db_done_cb done,
-                              void *ud);
+                              const char *secret_mask, const char *timezone, const char *week_start,
+                              cm_db_done_cb done, void *ud);
 
 /* Sets name and time zone where not NULL (members may: PostHog's project
  * settings); queues the project (the time zone is the fleet's). Table 0 the
