@@ -66,9 +66,15 @@ void q_plocal_in(q_printer_t *pr, const q_expr_t *x, cm_slice_t zone);
 void q_putc_open(q_printer_t *pr, cm_slice_t zone);
 void q_putc_close(q_printer_t *pr, cm_slice_t zone);
 /* Dates (print_fn_date.c): an interval (INTERVAL n unit, toIntervalDay(n)),
- * and a +/- interval. */
+ * and a +/- interval; the zone a call computes in (its argument i, else
+ * its value's); SQLite's pre, x's wall clock, post (its $x x again); the
+ * conversions (print_fn_date_conv.c). */
 bool q_is_interval(const q_expr_t *e);
 void q_pinterval_math(q_printer_t *pr, const q_expr_t *e);
+bool q_pdate_call_zone(q_printer_t *pr, const q_expr_t *e, size_t i, cm_slice_t *zone);
+void q_pdate_lite_part(q_printer_t *pr, const char *pre, const char *post, const q_expr_t *x,
+                       cm_slice_t zone);
+bool q_pcall_date_conv(q_printer_t *pr, const q_expr_t *e);
 /* The value of a placeholder, or NULL (the failure is reported). */
 const api_query_value_t *q_pvalue(q_printer_t *pr, const q_expr_t *e);
 
