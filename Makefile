@@ -115,12 +115,18 @@ LEMON_TEMPLATE ?= /usr/share/lemon/lempar.c
 gen_objs = $(patsubst %.y,$(2)/obj/gen/%.o,$(wildcard services/$(1)/*/*.y)) \
 	$(patsubst %.re,$(2)/obj/gen/%.o,$(wildcard services/$(1)/*/*.re))
 gen_hdrs = $(patsubst %.y,$(GEN)/%.h,$(wildcard services/$(1)/*/*.y))
+# Both trees share build/gen, and two makes may run at once (the plain and
+# the sanitizer tree): each writes into a directory of its own and renames,
+# so a compiler never reads a half-written grammar.c.
 $(GEN)/%.c $(GEN)/%.h: %.y $(LEMON_TEMPLATE)
 	@mkdir -p $(@D)
-	lemon -q -T$(LEMON_TEMPLATE) -d$(@D) $<
+	@tmp=$$(mktemp -d $(@D)/.lemon.XXXXXX) && \
+	lemon -q -T$(LEMON_TEMPLATE) -d$$tmp $< && \
+	mv -f $$tmp/$(notdir $(basename $<)).h $(GEN)/$*.h && \
+	mv -f $$tmp/$(notdir $(basename $<)).c $(GEN)/$*.c && rm -rf $$tmp
 $(GEN)/%.c: %.re
 	@mkdir -p $(@D)
-	re2c -W -Werror --no-generation-date -o $@ $<
+	re2c -W -Werror --no-generation-date -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
 # lempar.c's template is not ours: its code gets our warnings but two.
 GEN_CFLAGS := -Wno-unused-parameter -Wno-unused-variable
 $(BUILD)/obj/gen/%.o: $(GEN)/%.c

@@ -72,6 +72,22 @@ typedef struct {
 /* agg must outlive the connection (a static). 0, or CM_EUNAVAIL. */
 int cm_db_conn_add_aggregate(cm_db_conn_t *conn, const cm_db_aggregate_t *agg);
 
+/* A scalar function of text (db_sqlite_fns.c): call sees the arguments as
+ * text (NULL for a SQL NULL) and writes its answer, NUL-terminated, into out
+ * (cap bytes): 0 for that text, 1 for a SQL NULL. state is the connection's
+ * own (state_new when added, state_free when the connection closes), so a
+ * cache in it is never shared between threads. fn must outlive the
+ * connection (a static). 0, or CM_EUNAVAIL / CM_ERR. */
+#define CM_DB_FN_OUT 64
+typedef struct {
+    const char *name;
+    int nargs; /* -1: any */
+    void *(*state_new)(void);
+    void (*state_free)(void *state);
+    int (*call)(void *state, int argc, const char *const *args, char *out, size_t cap);
+} cm_db_function_t;
+int cm_db_conn_add_function(cm_db_conn_t *conn, const cm_db_function_t *fn);
+
 typedef struct {
     const char *url;     /* see above */
     const char *name;    /* for logs; default "db" */

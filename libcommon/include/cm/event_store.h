@@ -190,6 +190,16 @@ const char *cm_evstore_value(const cm_evstore_rows_t *rows, size_t row, size_t c
  * number or null (nan, inf), DateTime as ISO 8601 UTC, and ClickHouse
  * 18.16's zero dates as the epoch they stand for; anything else a string. */
 void cm_evstore_write_value(cm_json_writer_t *w, const char *type, const char *text);
+/* The same, a DateTime (UTC text) written in zone (a type such as
+ * "DateTime('America/New_York')"): ISO 8601 with the zone's offset at that
+ * instant, "2024-03-01T00:00:00-05:00" ("Z" where the offset is 0), as
+ * PostHog's answers carry a DateTime of the team's zone. zone NULL: UTC. */
+struct cm_tzone;
+void cm_evstore_write_value_tz(cm_json_writer_t *w, const char *type, const char *text,
+                               const struct cm_tzone *zone);
+/* The zone a type names ("DateTime('X')", maybe Nullable): X into out
+ * (cap bytes); false when it names none. */
+bool cm_evstore_type_zone(const char *type, char *out, size_t cap);
 
 /* Work already submitted finishes (its callbacks run), then everything is
  * released and done(ud) runs. es must not be used after this call. */

@@ -1,7 +1,8 @@
 /*
- * db_sqlite_fns.c - aggregates of doubles a connection hook adds to a
- * SQLite connection (cm_db_conn_add_aggregate, cm/db.h). The semantics are
- * the caller's (the event store's HogQL functions, evstore_quantile.c);
+ * db_sqlite_fns.c - aggregates of doubles and scalar functions of text a
+ * connection hook adds to a SQLite connection (cm_db_conn_add_aggregate,
+ * cm_db_conn_add_function, cm/db.h). The semantics are the caller's (the
+ * event store's HogQL functions, evstore_quantile.c, evstore_tz.c);
  * this file only carries SQLite's values to them and their answer back.
  */
 #include <stdlib.h>
@@ -57,5 +58,51 @@ int cm_db_conn_add_aggregate(cm_db_conn_t *conn, const cm_db_aggregate_t *agg)
     int rc = sqlite3_create_function_v2((sqlite3 *)conn, agg->name, agg->nargs,
                                         SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
                                         (void *)agg, NULL, agg_step, agg_final, NULL);
+    return rc == SQLITE_OK ? 0 : CM_EUNAVAIL;
+}
+
+/* ---- scalar functions of text ---------------------------------------------------------------- */
+
+typedef struct {
+    const cm_db_function_t *fn;
+    void *state;
+} fn_data_t;
+
+static void fn_call(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    fn_data_t *d = sqlite3_user_data(ctx);
+    const char *args[MAX_ARGS];
+    int n = argc < MAX_ARGS ? argc : MAX_ARGS;
+    for (int i = 0; i < n; i++)
+        args[i] = (const char *)sqlite3_value_text(argv[i]); /* NULL for NULL */
+    char out[CM_DB_FN_OUT];
+    out[0] = '\0';
+    if (d->fn->call(d->state, n, args, out, sizeof(out)) == 0)
+        sqlite3_result_text(ctx, out, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_result_null(ctx);
+}
+
+static void fn_destroy(void *p)
+{
+    fn_data_t *d = p;
+    if (d->fn->state_free)
+        d->fn->state_free(d->state);
+    free(d);
+}
+
+int cm_db_conn_add_function(cm_db_conn_t *conn, const cm_db_function_t *fn)
+{
+    if (fn->nargs < -1 || fn->nargs > MAX_ARGS)
+        return CM_EINVAL;
+    fn_data_t *d = calloc(1, sizeof(*d));
+    if (d == NULL)
+        return CM_ERR;
+    d->fn = fn;
+    d->state = fn->state_new ? fn->state_new() : NULL;
+    int rc = sqlite3_create_function_v2((sqlite3 *)conn, fn->name, fn->nargs,
+                                        SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, d,
+                                        fn_call, NULL, NULL, fn_destroy);
+    /* on failure SQLite has already called fn_destroy */
     return rc == SQLITE_OK ? 0 : CM_EUNAVAIL;
 }

@@ -153,6 +153,7 @@ struct api_endpoints__run {
     int cache_age;
     bool materialized; /* its variable rules apply */
     char timezone[64]; /* the project's */
+    int week_start;    /* the project's: 0 Sunday, 1 Monday */
     char *stored_text; /* the query node, JSON (stored borrows it) */
     cm_json_doc_t *stored;
     char *mat_table, *mat_info, *mat_at; /* a fresh materialized table, else NULL */

@@ -18,6 +18,7 @@
 
 typedef struct {
     char *version_id, *project_id, *query, *old_table, *timezone;
+    int week_start; /* the project's: 0 Sunday, 1 Monday */
     bool drop_only; /* no longer materialized: its table goes */
 } job_t;
 
@@ -34,6 +35,7 @@ struct api_materializer {
     /* an insight's: its plan (borrowing doc), zone and time */
     cm_json_doc_t *ins_doc;
     cm_tzone_t *zone;
+    int ins_week_start; /* the insight's plan's week start */
     api_insight_t *ins;
     int64_t ins_now;
     char table[96];
@@ -214,6 +216,8 @@ static char *insight_info_json(api_materializer_t *m, const cm_evstore_rows_t *r
     cm_json_int(&w, m->ins_now);
     cm_json_key(&w, "timezone");
     cm_json_str_cstr(&w, cm_tzone_name(m->zone));
+    cm_json_key(&w, "week_start");
+    cm_json_int(&w, m->ins_week_start);
     cm_json_key(&w, "first_day");
     const char *first = api_insight_first_day(m->ins);
     first ? cm_json_str_cstr(&w, first) : cm_json_null(&w);
@@ -434,8 +438,9 @@ static void build_insight(api_materializer_t *m, job_t *j, cm_json_doc_t *doc)
     char now[24];
     api_store_now(now);
     m->ins_now = atoll(now) / 1000;
-    if (api_insight_plan(cm_json_root(doc), CM_JSON_NONE_VALUE, m->zone, m->ins_now, &m->ins, &err,
-                         &attr) != 0)
+    m->ins_week_start = j->week_start;
+    if (api_insight_plan(cm_json_root(doc), CM_JSON_NONE_VALUE, m->zone, m->ins_now, j->week_start,
+                         &m->ins, &err, &attr) != 0)
         fail_job(m, "Cannot materialize: %.*s", (int)err.len, err.p);
     else
         insight_next(m, j);
@@ -539,6 +544,7 @@ static void on_work(int status, const cm_db_res_t *res, void *ud)
         j->query = copy(V(API_MAT_QUERY));
         j->old_table = copy(V(API_MAT_TABLE));
         j->timezone = copy(V(API_MAT_TIMEZONE));
+        j->week_start = V(API_MAT_WEEK_START) && atoi(V(API_MAT_WEEK_START)) == 1;
         j->drop_only = drop_only;
 #undef V
     }

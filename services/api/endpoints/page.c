@@ -13,6 +13,7 @@
 
 #include "cm/alloc.h"
 #include "cm/err.h"
+#include "cm/tzone.h"
 #include "endpoints/endpoints_int.h"
 
 /* Below this many bytes of values the page is written on the loop (well
@@ -62,16 +63,34 @@ int api_endpoints__page_write(cm_json_writer_t *w, const api_query_sql_t *sql, c
         n = (size_t)sql->limit;
     if (ncols < nc)
         nc = ncols;
+    /* a DateTime in a zone is written with its offset: the zone opened
+     * once per column, here (a zone is not shared between threads) */
+    cm_tzone_t **zones = cm_xcalloc(nc ? nc : 1, sizeof(*zones));
+    for (size_t c = 0; c < nc; c++) {
+        char name[64];
+        if (cm_evstore_type_zone(sql->cols[c].type, name, sizeof(name)))
+            zones[c] = cm_tzone_open(cm_slice_from_cstr(name));
+    }
+    int rc = 0;
     cm_json_key(w, "results");
     cm_json_begin_array(w);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && rc == 0; i++) {
         cm_json_begin_array(w);
-        for (size_t c = 0; c < nc; c++)
-            cm_evstore_write_value(w, sql->cols[c].type, cell(rows, i, c));
+        for (size_t c = 0; c < nc; c++) {
+            if (zones[c] != NULL)
+                cm_evstore_write_value_tz(w, sql->cols[c].type, cell(rows, i, c), zones[c]);
+            else
+                cm_evstore_write_value(w, sql->cols[c].type, cell(rows, i, c));
+        }
         cm_json_end_array(w);
         if (max_bytes != 0 && w->out->len > max_bytes)
-            return CM_ETOOBIG;
+            rc = CM_ETOOBIG;
     }
+    for (size_t c = 0; c < nc; c++)
+        cm_tzone_free(zones[c]);
+    free(zones);
+    if (rc != 0)
+        return rc;
     cm_json_end_array(w);
     cm_json_key(w, "columns");
     cm_json_begin_array(w);

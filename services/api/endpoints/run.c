@@ -223,6 +223,7 @@ static int load_version(api_call_t *call, api_endpoints__run_t *r, const cm_db_r
     snprintf(r->version_created, sizeof(r->version_created), "%s", V(API_ENDPOINT_VERSION_CREATED));
     snprintf(r->timezone, sizeof(r->timezone), "%s",
              V(API_ENDPOINT_RUN_TIMEZONE) ? V(API_ENDPOINT_RUN_TIMEZONE) : "UTC");
+    r->week_start = V(API_ENDPOINT_RUN_WEEK_START) && atoi(V(API_ENDPOINT_RUN_WEEK_START)) == 1;
     r->cache_age =
         V(API_ENDPOINT_CACHE_AGE) ? atoi(V(API_ENDPOINT_CACHE_AGE)) : DEFAULT_CACHE_AGE_S;
     /* the document borrows the text */

@@ -83,13 +83,14 @@ static void memo_key(const api_endpoints__run_t *run, cm_buf_t *k)
 {
     api_ctx_t *ctx = run->call->ctx;
     int64_t nums[] = {
-        atoll(run->call->project_id),          run->version_n,     run->limit, run->offset,
-        (int64_t)cm_evstore_kind(ctx->events), (int64_t)run->nvars};
+        atoll(run->call->project_id),          run->version_n,      run->limit,     run->offset,
+        (int64_t)cm_evstore_kind(ctx->events), (int64_t)run->nvars, run->week_start};
     cm_buf_append(k, nums, sizeof(nums));
     cm_buf_append(k, run->endpoint_id, strlen(run->endpoint_id) + 1);
     cm_buf_append(k, cm_evstore_server_version(ctx->events),
                   strlen(cm_evstore_server_version(ctx->events)) + 1);
     cm_buf_append(k, run->stored_text, strlen(run->stored_text) + 1);
+    cm_buf_append(k, run->timezone, strlen(run->timezone) + 1);
     for (size_t i = 0; i < run->nvars; i++) {
         cm_buf_append(k, run->names[i], strlen(run->names[i]) + 1);
         memo_value(k, &run->values[i]);
@@ -158,6 +159,8 @@ static int compile(api_endpoints__run_t *run, hogql_t *h)
         .nvars = run->nvars,
         .limit = run->limit,
         .offset = run->offset,
+        .timezone = run->timezone,
+        .week_start = run->week_start,
     };
     if (api_query_print(h->q, &o, &h->sql, &err) != 0) {
         api_endpoints__fail(run, NULL, "Query execution failed: %.*s", (int)err.len, err.p);
@@ -173,8 +176,9 @@ done:
     return rc;
 }
 
-/* The cache key: the endpoint, version, store, page, SQL and parameters
- * (their types and values), each field length-prefixed; the project is in
+/* The cache key: the endpoint, version, store, page, SQL, the project's
+ * zone and the parameters (their types and values), each field
+ * length-prefixed; the project is in
  * the key's name. */
 static void cache_key(api_endpoints__run_t *run, hogql_t *h, char out[96])
 {
@@ -187,6 +191,7 @@ static void cache_key(api_endpoints__run_t *run, hogql_t *h, char out[96])
              (long long)h->sql.offset);
     api_endpoints__key_field_c(&b, num);
     api_endpoints__key_field(&b, h->sql.sql.p, h->sql.sql.len);
+    api_endpoints__key_field_c(&b, run->timezone); /* how its DateTimes are written */
     for (size_t i = 0; i < h->sql.nparams; i++) {
         char type = h->param_types ? h->param_types[i] : '-';
         api_endpoints__key_field(&b, &type, 1);

@@ -55,7 +55,8 @@ static int start(api_endpoints__run_t *run, bool table, char out[96]);
 static int check_variables(api_call_t *call, cm_json_t query, cm_json_t vars);
 static int cmp_slice(const void *a, const void *b);
 static int materialized_rules(api_call_t *call, cm_json_t query, cm_json_t vars);
-static bool table_plan(ins_run_t *r, cm_json_t vars, int64_t *now_s, cm_json_t *out);
+static bool table_plan(ins_run_t *r, int week_start, cm_json_t vars, int64_t *now_s,
+                       cm_json_t *out);
 static void cache_key(api_endpoints__run_t *run, ins_run_t *r, cm_json_t vars, char out[96]);
 static void execute(api_endpoints__run_t *run, api_endpoints__done_fn done);
 static void run_next(api_endpoints__run_t *run, ins_run_t *r);
@@ -251,7 +252,7 @@ static void read_table(api_call_t *call, ins_run_t *r)
     cm_buf_free(&key);
 }
 
-/* The cache key: the endpoint, version, store, zone, table and the
+/* The cache key: the endpoint, version, store, zone, week start, table and the
  * variables as given (a relative date range is as fresh as the cache age
  * allows), each field length-prefixed. */
 static void cache_key(api_endpoints__run_t *run, ins_run_t *r, cm_json_t vars, char out[96])
@@ -264,6 +265,7 @@ static void cache_key(api_endpoints__run_t *run, ins_run_t *r, cm_json_t vars, c
     snprintf(num, sizeof(num), "%lld %d", run->version_n, (int)cm_evstore_kind(call->ctx->events));
     api_endpoints__key_field_c(&b, num);
     api_endpoints__key_field_c(&b, cm_tzone_name(r->zone));
+    api_endpoints__key_field_c(&b, run->week_start ? "monday" : "sunday");
     api_endpoints__key_field_c(&b, r->from_table ? r->mat_table : NULL);
     if (cm_json_exists(vars)) {
         cm_json_writer_t w;
@@ -355,9 +357,9 @@ static int materialized_rules(api_call_t *call, cm_json_t query, cm_json_t vars)
     return rc;
 }
 
-/* The table's info fits this run (same zone): the plan's time, and the
+/* The table's info fits this run (same zone and week start): the plan's time, and the
  * run's variables with date_from pinned for "all". false: run inline. */
-static bool table_plan(ins_run_t *r, cm_json_t vars, int64_t *now_s, cm_json_t *out)
+static bool table_plan(ins_run_t *r, int week_start, cm_json_t vars, int64_t *now_s, cm_json_t *out)
 {
     cm_json_doc_t *info = NULL;
     bool ok = false;
@@ -365,11 +367,15 @@ static bool table_plan(ins_run_t *r, cm_json_t vars, int64_t *now_s, cm_json_t *
         cm_json_parse(r->mat_info, strlen(r->mat_info), NULL, &info, NULL) != 0)
         return false;
     cm_json_t root = cm_json_root(info);
-    int64_t now;
+    int64_t now, ws = 0;
+    /* a table built before week starts were kept (none in info) had Sundays */
+    if (cm_json_exists(cm_json_get(root, "week_start")) &&
+        cm_json_as_int64(cm_json_get(root, "week_start"), &ws) != 0)
+        goto done;
     if (!cm_json_str_eq(cm_json_get(root, "kind"), CM_SLICE_LIT("insight")) ||
         !cm_json_str_eq(cm_json_get(root, "timezone"),
                         cm_slice_from_cstr(cm_tzone_name(r->zone))) ||
-        cm_json_as_int64(cm_json_get(root, "now"), &now) != 0 ||
+        ws != week_start || cm_json_as_int64(cm_json_get(root, "now"), &now) != 0 ||
         cm_json_len(cm_json_get(root, "columns")) != 5)
         goto done;
     for (size_t i = 0; i < 5; i++) {
@@ -445,14 +451,16 @@ static int start(api_endpoints__run_t *run, bool table, char out[96])
     int64_t now_s = (int64_t)time(NULL);
     cm_json_t plan_vars = vars;
     if (table) {
-        r->from_table = r->mat_table != NULL && table_plan(r, vars, &now_s, &plan_vars);
+        r->from_table =
+            r->mat_table != NULL && table_plan(r, run->week_start, vars, &now_s, &plan_vars);
         if (!r->from_table)
             return API_ENDPOINTS__DECLINED;
     }
     cm_buf_t err = CM_BUF_INIT;
     const char *attr = NULL;
     int rc = 0;
-    if (api_insight_plan(query, plan_vars, r->zone, now_s, &r->in, &err, &attr) != 0) {
+    if (api_insight_plan(query, plan_vars, r->zone, now_s, run->week_start, &r->in, &err, &attr) !=
+        0) {
         api_endpoints__fail(run, attr, "%.*s", (int)err.len, err.p);
         rc = API_ENDPOINTS__FAILED;
     } else {

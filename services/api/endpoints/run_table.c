@@ -65,7 +65,11 @@ const api_endpoints__source_t api_endpoints__table = {
 static int key(api_endpoints__run_t *run, char out[96])
 {
     out[0] = '\0';
-    if (run->mat_table == NULL)
+    /* The table is built and read in UTC with Sunday weeks (its day columns
+     * and the read's days): a project in another zone, or with Monday weeks,
+     * would get other buckets than the query's own, so its query runs. */
+    if (run->mat_table == NULL || run->week_start != 0 ||
+        (strcmp(run->timezone, "UTC") != 0 && strcmp(run->timezone, "Etc/UTC") != 0))
         return API_ENDPOINTS__DECLINED;
     mread_t *m = cm_xcalloc(1, sizeof(*m));
     run->state = m;

@@ -63,7 +63,7 @@ static int parse_insight(api_call_t *call, ep_write_t *x)
     api_insight_t *in = NULL;
     cm_buf_t err = CM_BUF_INIT;
     const char *attr;
-    if (api_insight_plan(x->query, CM_JSON_NONE_VALUE, NULL, (int64_t)time(NULL), &in, &err,
+    if (api_insight_plan(x->query, CM_JSON_NONE_VALUE, NULL, (int64_t)time(NULL), 0, &in, &err,
                          &attr) != 0) {
         api_respond_invalid(call, "query", "Invalid insight query: %.*s", (int)err.len, err.p);
         cm_buf_free(&err);

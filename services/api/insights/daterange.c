@@ -47,11 +47,22 @@ static int64_t day_start(int64_t t)
     return cm_floor_div(t, DAY) * DAY;
 }
 
-static int64_t week_start(int64_t t) /* Sunday, as PostHog's default week */
+/* The project's week: from Sunday (PostHog's default week_start_day 0) or Monday (1). */
+static int64_t week_start_on(int64_t t, int monday)
 {
     int64_t d = cm_floor_div(t, DAY);
-    int64_t dow = ((d + 4) % 7 + 7) % 7; /* 1970-01-01 was a Thursday; 0 = Sunday */
+    int64_t dow = ((d + 4 - monday) % 7 + 7) % 7; /* 1970-01-01 was a Thursday; 0 = Sunday */
     return (d - dow) * DAY;
+}
+
+static int64_t week_start(int64_t t)
+{
+    return week_start_on(t, 0);
+}
+
+static int64_t week_start_monday(int64_t t)
+{
+    return week_start_on(t, 1);
 }
 
 static int64_t month_start(int64_t t)
@@ -150,7 +161,7 @@ static bool parse_absolute(cm_slice_t s, const cm_tzone_t *z, int64_t *out)
  * "mStart", "dStart", "-1mStart", "dEnd", "yStart". m is months, M
  * minutes; q is 13 weeks. end: the range's end (an "End" suffix counts
  * to the unit's last second either way). */
-static bool parse_relative(cm_slice_t s, int64_t now_local, int64_t *out)
+static bool parse_relative(cm_slice_t s, int64_t now_local, int monday, int64_t *out)
 {
     size_t at = 0;
     if (at < s.len && s.p[at] == '-')
@@ -179,8 +190,8 @@ static bool parse_relative(cm_slice_t s, int64_t now_local, int64_t *out)
     case 'M': t -= n * 60; break;
     case 'h': t -= n * 3600; break;
     case 'd': t -= n * DAY, start = day_start; break;
-    case 'w': t -= n * 7 * DAY, start = week_start; break;
-    case 'q': t -= n * 13 * 7 * DAY, start = week_start; break;
+    case 'w': t -= n * 7 * DAY, start = monday ? week_start_monday : week_start; break;
+    case 'q': t -= n * 13 * 7 * DAY, start = monday ? week_start_monday : week_start; break;
     case 'm': t = add_months(t, -n), start = month_start; break;
     case 'y': t = add_months(t, -12 * n), start = year_start; break;
     default: return false;
@@ -200,19 +211,19 @@ static bool parse_relative(cm_slice_t s, int64_t now_local, int64_t *out)
     return true;
 }
 
-static bool parse_date(cm_slice_t s, const cm_tzone_t *z, int64_t now_s, int64_t *out)
+static bool parse_date(cm_slice_t s, const cm_tzone_t *z, int64_t now_s, int monday, int64_t *out)
 {
-    return parse_absolute(s, z, out) || parse_relative(s, local_now(z, now_s), out);
+    return parse_absolute(s, z, out) || parse_relative(s, local_now(z, now_s), monday, out);
 }
 
 /* ---- the axis ---- */
 
-static int64_t truncate(ins_interval_t iv, int64_t t)
+static int64_t truncate(ins_interval_t iv, int64_t t, int monday)
 {
     switch (iv) {
     case INS_HOUR: return cm_floor_div(t, 3600) * 3600;
     case INS_DAY: return day_start(t);
-    case INS_WEEK: return week_start(t);
+    case INS_WEEK: return week_start_on(t, monday);
     case INS_MONTH: return month_start(t);
     }
     return t;
@@ -236,7 +247,8 @@ static const char *interval_name(ins_interval_t iv)
 }
 
 int api_insights__range(cm_slice_t date_from, cm_slice_t date_to, ins_interval_t iv,
-                        const cm_tzone_t *z, int64_t now_s, ins_range_t *r, cm_buf_t *err)
+                        const cm_tzone_t *z, int64_t now_s, int monday, ins_range_t *r,
+                        cm_buf_t *err)
 {
     memset(r, 0, sizeof(*r));
     r->interval = iv;
@@ -247,7 +259,7 @@ int api_insights__range(cm_slice_t date_from, cm_slice_t date_to, ins_interval_t
         cm_buf_appendf(err, "date_from \"all\" needs the project's first event");
         return CM_EINVAL;
     }
-    if (!parse_date(date_from, z, now_s, &from)) {
+    if (!parse_date(date_from, z, now_s, monday, &from)) {
         cm_buf_appendf(err,
                        "date_from: \"%.*s\" is not a date (YYYY-MM-DD) or a relative date "
                        "(-7d, -2w, -1m, mStart)",
@@ -256,7 +268,7 @@ int api_insights__range(cm_slice_t date_from, cm_slice_t date_to, ins_interval_t
     }
     if (date_to.p == NULL)
         to = local_now(z, now_s);
-    else if (!parse_date(date_to, z, now_s, &to)) {
+    else if (!parse_date(date_to, z, now_s, monday, &to)) {
         cm_buf_appendf(err, "date_to: \"%.*s\" is not a date (YYYY-MM-DD) or a relative date",
                        (int)(date_to.len > 40 ? 40 : date_to.len), date_to.p);
         return CM_EINVAL;
@@ -277,7 +289,7 @@ int api_insights__range(cm_slice_t date_from, cm_slice_t date_to, ins_interval_t
     size_t cap = 64;
     r->start = cm_xmalloc((cap + 1) * sizeof(int64_t));
     r->local = cm_xmalloc(cap * sizeof(int64_t));
-    int64_t first = truncate(iv, from);
+    int64_t first = truncate(iv, from, monday);
     int64_t utc0 = cm_tzone_to_utc(z, first);
     for (int64_t t = first;;) {
         if (r->n == INS_MAX_BUCKETS) {
@@ -316,14 +328,14 @@ int api_insights__range(cm_slice_t date_from, cm_slice_t date_to, ins_interval_t
 }
 
 int api_insights__cohorts(ins_interval_t iv, size_t total, cm_slice_t date_to, const cm_tzone_t *z,
-                          int64_t now_s, ins_range_t *r, cm_buf_t *err)
+                          int64_t now_s, int monday, ins_range_t *r, cm_buf_t *err)
 {
     memset(r, 0, sizeof(*r));
     r->interval = iv;
     int64_t to;
     if (date_to.p == NULL) {
         to = local_now(z, now_s);
-    } else if (!parse_date(date_to, z, now_s, &to)) {
+    } else if (!parse_date(date_to, z, now_s, monday, &to)) {
         cm_buf_appendf(err, "date_to: \"%.*s\" is not a date (YYYY-MM-DD) or a relative date",
                        (int)(date_to.len > 40 ? 40 : date_to.len), date_to.p);
         return CM_EINVAL;
@@ -335,7 +347,7 @@ int api_insights__cohorts(ins_interval_t iv, size_t total, cm_slice_t date_to, c
                           : end + (iv == INS_WEEK  ? 7 * DAY
                                    : iv == INS_DAY ? DAY
                                                    : 3600);
-    end = truncate(iv, end);
+    end = truncate(iv, end, monday);
     r->n = total;
     r->start = cm_xmalloc((total + 1) * sizeof(int64_t));
     r->local = cm_xmalloc((total + 1) * sizeof(int64_t));

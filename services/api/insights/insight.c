@@ -32,16 +32,18 @@ bool api_insight_kind(cm_json_t query)
 }
 
 int api_insight_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t *zone, int64_t now_s,
-                     api_insight_t **out, cm_buf_t *err, const char **attr)
+                     int week_start, api_insight_t **out, cm_buf_t *err, const char **attr)
 {
     api_insight_t *in = cm_xcalloc(1, sizeof(*in));
     in->kind = kind_of(query);
     int rc = CM_EINVAL;
     *attr = "query";
     if (in->kind == KIND_TRENDS)
-        rc = api_insights__trends_plan(query, vars, zone, now_s, &in->trends, err, attr);
+        rc = api_insights__trends_plan(query, vars, zone, now_s, week_start == 1, &in->trends, err,
+                                       attr);
     else if (in->kind == KIND_RETENTION)
-        rc = api_insights__retention_plan(query, vars, zone, now_s, &in->retention, err, attr);
+        rc = api_insights__retention_plan(query, vars, zone, now_s, week_start == 1, &in->retention,
+                                          err, attr);
     else
         cm_buf_appendf(err, "Not an insight query: TrendsQuery or RetentionQuery");
     if (rc != 0) {

@@ -40,11 +40,12 @@ bool api_insight_kind(cm_json_t query);
 
 /* A plan for the stored query with the run's variables (an object, or
  * none: a breakdown property's value filters to it; date_from and date_to
- * replace the query's range), in zone (NULL: UTC) at now (UTC seconds).
+ * replace the query's range), in zone (NULL: UTC) at now (UTC seconds),
+ * weeks from the project's week_start (0 Sunday, 1 Monday).
  * 0, or CM_EINVAL with a message for the user in err (attr, if any, names
  * the field at fault: "query" or "variables"). */
 int api_insight_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t *zone, int64_t now_s,
-                     api_insight_t **out, cm_buf_t *err, const char **attr);
+                     int week_start, api_insight_t **out, cm_buf_t *err, const char **attr);
 void api_insight_free(api_insight_t *in);
 
 /* The variables a query of this kind accepts at run time, for checks and

@@ -35,7 +35,8 @@ int api_insights__interval(cm_slice_t name);
 /* The axis for date_from / date_to (absent: "-7d" / now). 0, or CM_EINVAL
  * with a message in err. */
 int api_insights__range(cm_slice_t date_from, cm_slice_t date_to, ins_interval_t iv,
-                        const cm_tzone_t *zone, int64_t now_s, ins_range_t *r, cm_buf_t *err);
+                        const cm_tzone_t *zone, int64_t now_s, int monday, ins_range_t *r,
+                        cm_buf_t *err);
 void api_insights__range_free(ins_range_t *r);
 /* The day axis r (interval day) with days more days before its first:
  * the same buckets, shifted by days (its begin is the first new day's). */
@@ -44,7 +45,8 @@ int api_insights__days_before(const ins_range_t *r, int days, const cm_tzone_t *
 /* Retention's axis: total periods ending with the one after date_to's day
  * (absent: today), each a cohort (PostHog's QueryDateRangeWithIntervals). */
 int api_insights__cohorts(ins_interval_t period, size_t total, cm_slice_t date_to,
-                          const cm_tzone_t *zone, int64_t now_s, ins_range_t *r, cm_buf_t *err);
+                          const cm_tzone_t *zone, int64_t now_s, int monday, ins_range_t *r,
+                          cm_buf_t *err);
 /* "YYYY-MM-DD" (hours: "YYYY-MM-DD HH:MM:SS") of bucket i. */
 void api_insights__day(const ins_range_t *r, size_t i, cm_buf_t *out);
 /* PostHog's label of bucket i ("1-Jan-2024", "1-Jan 13:00", "Jan 2024",
@@ -121,7 +123,8 @@ int api_insights__compiles(const ins_sql_t *q, cm_buf_t *err);
 
 typedef struct ins_trends ins_trends_t;
 int api_insights__trends_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t *zone,
-                              int64_t now_s, ins_trends_t **out, cm_buf_t *err, const char **attr);
+                              int64_t now_s, int monday, ins_trends_t **out, cm_buf_t *err,
+                              const char **attr);
 void api_insights__trends_free(ins_trends_t *t);
 size_t api_insights__trends_variables(cm_json_t query, cm_slice_t *names, size_t max);
 const char *api_insights__trends_next(ins_trends_t *t, const char *const **names,
@@ -138,7 +141,7 @@ bool api_insights__trends_has_more(const ins_trends_t *t);
 
 typedef struct ins_retention ins_retention_t;
 int api_insights__retention_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t *zone,
-                                 int64_t now_s, ins_retention_t **out, cm_buf_t *err,
+                                 int64_t now_s, int monday, ins_retention_t **out, cm_buf_t *err,
                                  const char **attr);
 void api_insights__retention_free(ins_retention_t *r);
 size_t api_insights__retention_variables(cm_json_t query, cm_slice_t *names, size_t max);

@@ -210,7 +210,7 @@ static ret_key_t *key_of(ins_retention_t *r, const char *key, bool make);
 static void keep_top(ins_retention_t *r);
 
 int api_insights__retention_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t *zone,
-                                 int64_t now_s, ins_retention_t **out, cm_buf_t *err,
+                                 int64_t now_s, int monday, ins_retention_t **out, cm_buf_t *err,
                                  const char **attr)
 {
     ins_retention_t *r = cm_xcalloc(1, sizeof(*r));
@@ -276,7 +276,7 @@ int api_insights__retention_plan(cm_json_t query, cm_json_t vars, const cm_tzone
     if (api_insights__cohorts((ins_interval_t)period, (size_t)total,
                               cm_json_type(to) == CM_JSON_STRING ? cm_json_str_inner(to)
                                                                  : CM_SLICE_NULL,
-                              zone, now_s, &r->range, err) != 0) {
+                              zone, now_s, monday, &r->range, err) != 0) {
         if (cm_json_type(v) == CM_JSON_STRING)
             *attr = "variables";
         goto fail;

@@ -53,6 +53,7 @@ struct ins_trends {
     char *date_to;
     ins_interval_t iv;
     int64_t now;
+    int monday;         /* weeks from Monday (the project's week_start_day 1) */
     cm_json_t props;    /* the query's properties, ANDed onto every series */
     cm_json_t vars;     /* the run's variables */
     int stage;          /* 0: rank breakdown keys; 1: count per bucket; 2: done */
@@ -209,7 +210,8 @@ static int check_cells(const ins_trends_t *in, cm_buf_t *err)
 }
 
 int api_insights__trends_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t *zone,
-                              int64_t now_s, ins_trends_t **out, cm_buf_t *err, const char **attr)
+                              int64_t now_s, int monday, ins_trends_t **out, cm_buf_t *err,
+                              const char **attr)
 {
     ins_trends_t *in = cm_xcalloc(1, sizeof(*in));
     *attr = "query";
@@ -229,6 +231,7 @@ int api_insights__trends_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t 
         cm_slice_t to = date_var(vars, "date_to", cm_json_get(dr, "date_to"));
         in->iv = (ins_interval_t)iv;
         in->now = now_s;
+        in->monday = monday;
         if (cm_slice_eq_cstr(from, "all")) {
             in->all = true;
             if (to.p != NULL) {
@@ -238,7 +241,8 @@ int api_insights__trends_plan(cm_json_t query, cm_json_t vars, const cm_tzone_t 
             }
             from = to.p != NULL ? to : CM_SLICE_LIT("dStart"); /* for now */
         }
-        rc = api_insights__range(from, to, (ins_interval_t)iv, zone, now_s, &in->range, err);
+        rc =
+            api_insights__range(from, to, (ins_interval_t)iv, zone, now_s, monday, &in->range, err);
         if (rc == 0 && !in->all)
             rc = check_cells(in, err);
         if (rc != 0 && by_var)
@@ -486,7 +490,7 @@ static int range_from_first(ins_trends_t *in, const char *first, cm_buf_t *err)
     cm_slice_t f = from[0] ? cm_slice_from_cstr(from) : to.p ? to : CM_SLICE_LIT("dStart");
     snprintf(in->first_day, sizeof(in->first_day), "%.*s", (int)(f.len < 15 ? f.len : 15), f.p);
     api_insights__range_free(&in->range);
-    int rc = api_insights__range(f, to, in->iv, in->zone, in->now, &in->range, err);
+    int rc = api_insights__range(f, to, in->iv, in->zone, in->now, in->monday, &in->range, err);
     if (rc == 0 && in->wide.n) { /* the active-users windows' days before it too */
         int window = 0;
         for (size_t i = 0; i < in->nseries; i++)

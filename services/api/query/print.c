@@ -280,6 +280,10 @@ static void pfield(q_printer_t *pr, const q_expr_t *e)
         return;
     case QF_PROPERTY: pproperty(pr, e); return;
     case QF_COLUMN:
+        if (e->column != NULL && e->type == Q_T_DATETIME) {
+            q_pstored_datetime(pr, e->source->id, e->column);
+            return;
+        }
         psource(pr, e->source);
         if (e->column != NULL)
             P(e->column);
@@ -292,6 +296,22 @@ static void pfield(q_printer_t *pr, const q_expr_t *e)
 
 /* ---- conversions --------------------------------------------------------------------------- */
 
+/* A stored DateTime column: in the project's zone (PostHog's toTimeZone
+ * around every one), on ClickHouse in its type; SQLite's stays UTC text. */
+void q_pstored_datetime(q_printer_t *pr, unsigned source, const char *column)
+{
+    cm_slice_t z = q_project_zone(pr);
+    if (!pr->ch || q_zone_is_utc(z)) {
+        PF("s%u.%s", source, column);
+        return;
+    }
+    PF("toTimeZone(s%u.%s, ", source, column);
+    q_pstring(pr, z);
+    P(")");
+}
+
+/* e as a DateTime: a string or a Date is read as the project's wall clock
+ * (a string naming its own offset keeps it), a number as seconds. */
 void q_pdatetime(q_printer_t *pr, const q_expr_t *e)
 {
     q_type_t t = type_of(pr, e);
@@ -299,15 +319,30 @@ void q_pdatetime(q_printer_t *pr, const q_expr_t *e)
         q_pexpr(pr, e);
         return;
     }
+    cm_slice_t z = q_project_zone(pr);
     if (pr->ch) {
         P(t == Q_T_STRING ? "parseDateTimeBestEffortOrNull(" : "toDateTime(");
         q_pexpr(pr, e);
-        P(", 'UTC')");
+        P(", ");
+        q_pstring(pr, z);
+        P(")");
         return;
     }
+    bool wall = t != Q_T_INT && t != Q_T_FLOAT && !q_zone_is_utc(z);
+    if (wall)
+        P("cm_tz_utc(");
     P("datetime(");
     q_pexpr(pr, e);
     P(t == Q_T_INT || t == Q_T_FLOAT ? ", 'unixepoch')" : ")");
+    if (wall) {
+        P(", ");
+        q_pstring(pr, z);
+        if (t == Q_T_STRING) {
+            P(", ");
+            q_pexpr(pr, e);
+        }
+        P(")");
+    }
 }
 
 static void pdate(q_printer_t *pr, const q_expr_t *e)
@@ -380,33 +415,6 @@ void q_pcompared(q_printer_t *pr, const q_expr_t *e, q_type_t other)
 
 /* ---- operators ------------------------------------------------------------------------------ */
 
-/* a +/- INTERVAL n unit */
-static void pinterval_math(q_printer_t *pr, const q_expr_t *e)
-{
-    const q_expr_t *a = e->args.v[0], *iv = e->args.v[1];
-    static const char *const ch_units[] = {"SECOND", "MINUTE", "HOUR",    "DAY",
-                                           "WEEK",   "MONTH",  "QUARTER", "YEAR"};
-    static const char *const lite_units[] = {"seconds", "minutes", "hours",  "days",
-                                             "days",    "months",  "months", "years"};
-    static const int lite_mult[] = {1, 1, 1, 1, 7, 1, 3, 1};
-    const q_expr_t *n = iv->args.v[0];
-    if (n->kind != QE_INT) {
-        q_pfail(pr, "INTERVAL takes a whole number");
-        return;
-    }
-    bool minus = e->op == QB_MINUS;
-    if (pr->ch) {
-        P("(");
-        q_pexpr(pr, a);
-        PF(" %s INTERVAL %" PRId64 " %s)", minus ? "-" : "+", n->ival, ch_units[iv->unit]);
-        return;
-    }
-    P(a->type == Q_T_DATE ? "date(" : "datetime(");
-    q_pexpr(pr, a);
-    int64_t k = n->ival * lite_mult[iv->unit];
-    PF(", '%s%" PRId64 " %s')", minus ? "-" : "+", k, lite_units[iv->unit]);
-}
-
 static void pbinary(q_printer_t *pr, const q_expr_t *e)
 {
     static const char *const ops[] = {
@@ -438,14 +446,14 @@ static void pbinary(q_printer_t *pr, const q_expr_t *e)
         break;
     case QB_PLUS:
     case QB_MINUS:
-        if (b->kind == QE_INTERVAL) {
-            pinterval_math(pr, e);
+        if (q_is_interval(b)) {
+            q_pinterval_math(pr, e);
             return;
         }
         break;
     default: break;
     }
-    if (a->kind == QE_INTERVAL || b->kind == QE_INTERVAL) {
+    if (q_is_interval(a) || q_is_interval(b)) {
         q_pfail(pr, "INTERVAL can only be added to or subtracted from a date");
         return;
     }

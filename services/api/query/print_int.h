@@ -21,11 +21,13 @@ typedef struct {
     const q_select_t *top;  /* its columns keep the query's names (none do: see query.c) */
     bool in_join_on;        /* a JOIN's ON: comparisons print plain, as HogQL prints them there */
     const q_window_t *over; /* print_fn_agg.c: the OVER an aggregate being printed still owes */
+    const q_select_t *root; /* the query: its columns are the answer's */
 } q_printer_t;
 
 void q_pfail(q_printer_t *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void q_pexpr(q_printer_t *pr, const q_expr_t *e);
 void q_pselect(q_printer_t *pr, const q_select_t *s, bool top);
+bool q_is_output(const q_printer_t *pr, const q_select_t *s);
 void q_pstring(q_printer_t *pr, cm_slice_t s);
 void q_pident(q_printer_t *pr, cm_slice_t name);
 /* The name column k of s gets in the SQL: c<id>_<k>, unique in the whole
@@ -34,8 +36,10 @@ void q_pident(q_printer_t *pr, cm_slice_t name);
  * runner names the columns from api_query_sql_t, not from the SQL. A
  * select set as pr->top would keep the query's own names. */
 void q_pcolname(q_printer_t *pr, const q_select_t *s, size_t k);
-/* e as a DateTime (a string or number is converted as toDateTime would). */
+/* e as a DateTime (a string or number is converted as toDateTime would,
+ * in the project's zone); a stored DateTime column (print_tz.c). */
 void q_pdatetime(q_printer_t *pr, const q_expr_t *e);
+void q_pstored_datetime(q_printer_t *pr, unsigned source, const char *column);
 /* Prints a function call (print_fn.c), through the family files, each
  * true when the call was one of its functions: print_fn_agg.c (aggregates
  * and windows), print_fn_date.c, print_fn_string.c (strings and JSON),
@@ -60,6 +64,28 @@ void q_pframe(q_printer_t *pr, const q_window_t *w);
 void q_plag_sqlite(q_printer_t *pr, const q_expr_t *e, bool lead);
 /* first_value / last_value where both stores agree (else a failure). */
 bool q_pvalue_window_ok(q_printer_t *pr, const q_expr_t *e);
+/* Time zones (print_tz.c): a DateTime's zone (the project's unless a
+ * function names one); SQLite's wall clock of x in its zone (q_plocal) and
+ * the UTC instant of a wall-clock text printed between q_putc_open/close. */
+bool q_zone_is_utc(cm_slice_t zone);
+cm_slice_t q_project_zone(const q_printer_t *pr);
+cm_slice_t q_zone_of(const q_printer_t *pr, const q_expr_t *e);
+cm_slice_t q_fn_zone_arg(const q_expr_t *e);
+bool q_zone_arg(q_printer_t *pr, const q_expr_t *e, cm_slice_t *out);
+void q_plocal(q_printer_t *pr, const q_expr_t *x);
+void q_plocal_in(q_printer_t *pr, const q_expr_t *x, cm_slice_t zone);
+void q_putc_open(q_printer_t *pr, cm_slice_t zone);
+void q_putc_close(q_printer_t *pr, cm_slice_t zone);
+/* Dates (print_fn_date.c): an interval (INTERVAL n unit, toIntervalDay(n)),
+ * and a +/- interval; the zone a call computes in (its argument i, else
+ * its value's); SQLite's pre, x's wall clock, post (its $x x again); the
+ * conversions (print_fn_date_conv.c). */
+bool q_is_interval(const q_expr_t *e);
+void q_pinterval_math(q_printer_t *pr, const q_expr_t *e);
+bool q_pdate_call_zone(q_printer_t *pr, const q_expr_t *e, size_t i, cm_slice_t *zone);
+void q_pdate_lite_part(q_printer_t *pr, const char *pre, const char *post, const q_expr_t *x,
+                       cm_slice_t zone);
+bool q_pcall_date_conv(q_printer_t *pr, const q_expr_t *e);
 /* The value of a placeholder, or NULL (the failure is reported). */
 const api_query_value_t *q_pvalue(q_printer_t *pr, const q_expr_t *e);
 /* A scalar value: a bound parameter on SQLite, an escaped literal on ClickHouse. */

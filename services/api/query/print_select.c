@@ -130,6 +130,12 @@ static void pfrom(q_printer_t *pr, const q_from_t *f)
 
 /* ---- columns ----------------------------------------------------------------------------- */
 
+/* Whether s's columns are the answer's: the query's, or a part of its UNION. */
+bool q_is_output(const q_printer_t *pr, const q_select_t *s)
+{
+    return s == pr->root || (s->set != NULL && s->set == pr->root);
+}
+
 /* Every output column, * expanded; each named `as` says (NULL: its out name). */
 static void pcolumns(q_printer_t *pr, const q_select_t *s, const char *as)
 {
@@ -147,11 +153,16 @@ static void pcolumns(q_printer_t *pr, const q_select_t *s, const char *as)
                         continue;
                     if (k)
                         P(", ");
-                    PF("s%u.", src->id);
-                    if (src->table != NULL)
-                        P(src->table->cols[c].column);
-                    else
-                        q_pcolname(pr, src->sub, c);
+                    if (src->table != NULL && src->table->cols[c].type == Q_T_DATETIME &&
+                        !q_is_output(pr, s)) {
+                        q_pstored_datetime(pr, src->id, src->table->cols[c].column);
+                    } else {
+                        PF("s%u.", src->id);
+                        if (src->table != NULL)
+                            P(src->table->cols[c].column);
+                        else
+                            q_pcolname(pr, src->sub, c);
+                    }
                     if (as != NULL)
                         PF(" AS %s%zu", as, k);
                     else {
@@ -165,7 +176,15 @@ static void pcolumns(q_printer_t *pr, const q_select_t *s, const char *as)
         }
         if (k)
             P(", ");
+        /* the answer's DateTimes leave ClickHouse as UTC instants (their
+         * zone is in the column's type: query.c) */
+        bool utc = pr->ch && q_is_output(pr, s) && e->type == Q_T_DATETIME &&
+                   !q_zone_is_utc(q_zone_of(pr, e));
+        if (utc)
+            P("toTimeZone(");
         q_pexpr(pr, e);
+        if (utc)
+            P(", 'UTC')");
         if (as != NULL)
             PF(" AS %s%zu", as, k);
         else {

@@ -8,6 +8,7 @@
 
 #include "cm/alloc.h"
 #include "cm/err.h"
+#include "cm/tzone.h"
 #include "query/print_int.h"
 
 int api_query_parse(const char *text, size_t len, api_query_t **out, cm_buf_t *err)
@@ -65,6 +66,19 @@ static const char *type_name(q_type_t t)
     }
 }
 
+/* The zone of the answer's column k (UTC for a stored column by *: it
+ * leaves the store as it is kept, an instant, and is written in the
+ * project's zone like any other). */
+static cm_slice_t out_zone(const q_printer_t *pr, const q_select_t *s, size_t k)
+{
+    while (s->nparts > 0)
+        s = s->parts[0];
+    for (size_t i = 0; i < s->ncols; i++)
+        if (s->cols[i].expr->kind == QE_STAR)
+            return q_project_zone(pr);
+    return k < s->ncols ? q_zone_of(pr, s->cols[k].expr) : q_project_zone(pr);
+}
+
 int api_query_print(const api_query_t *q, const api_query_print_opts_t *o, api_query_sql_t *out,
                     cm_buf_t *err)
 {
@@ -75,9 +89,22 @@ int api_query_print(const api_query_t *q, const api_query_print_opts_t *o, api_q
     if (out->limit > API_QUERY_MAX_ROWS)
         out->limit = API_QUERY_MAX_ROWS;
     out->offset = o->offset > 0 ? o->offset : 0;
+    if (o->timezone != NULL && !q_zone_is_utc(cm_slice_from_cstr(o->timezone))) {
+        /* a zone both stores compute in (ICU's names; the project's setting is checked too) */
+        cm_tzone_t *z = cm_tzone_open(cm_slice_from_cstr(o->timezone));
+        if (z == NULL) {
+            cm_buf_appendf(err, "The project's time zone '%.64s' is not known", o->timezone);
+            return CM_EINVAL;
+        }
+        cm_tzone_free(z);
+    }
     /* .top stays NULL: every column gets a name of ours (print_int.h) */
-    q_printer_t pr = {
-        .o = o, .ch = o->dialect == API_QUERY_CLICKHOUSE, .out = &out->sql, .res = out, .err = err};
+    q_printer_t pr = {.o = o,
+                      .ch = o->dialect == API_QUERY_CLICKHOUSE,
+                      .out = &out->sql,
+                      .res = out,
+                      .err = err,
+                      .root = q->root};
     q_pselect(&pr, q->root, true);
     if (pr.failed)
         return CM_EINVAL;
@@ -90,6 +117,12 @@ int api_query_print(const api_query_t *q, const api_query_print_opts_t *o, api_q
         memcpy(out->cols[i].name, n.p, n.len);
         out->cols[i].name[n.len] = '\0';
         const char *t = type_name(s->out_types[i]);
+        char zoned[96];
+        cm_slice_t z = s->out_types[i] == Q_T_DATETIME ? out_zone(&pr, s, i) : CM_SLICE_NULL;
+        if (!q_zone_is_utc(z)) {
+            snprintf(zoned, sizeof(zoned), "DateTime('%.*s')", (int)z.len, z.p);
+            t = zoned;
+        }
         if (s->out_nullable[i] && s->out_types[i] != Q_T_NULL) {
             size_t n = strlen(t) + 11;
             out->cols[i].type = cm_xmalloc(n);

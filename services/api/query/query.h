@@ -82,10 +82,18 @@ typedef struct {
     /* The whole answer, no page (a materialized table's query): only the
      * query's own LIMIT / OFFSET apply. */
     bool whole;
+    /* The project's time zone (an IANA name ICU knows; NULL or "UTC": UTC):
+     * DateTime values are shown and bucketed in it, as PostHog prints
+     * toTimeZone(column, zone); and its first day of the week (0 Sunday,
+     * 1 Monday: PostHog's week_start_day), toStartOfWeek's default mode. */
+    const char *timezone;
+    int week_start;
 } api_query_print_opts_t;
 
 /* A result column's type, as ClickHouse names it ("String", "Int64",
- * "Float64", "DateTime", "Date", "UInt8", "UUID", "Nullable(String)", ...);
+ * "Float64", "DateTime", "Date", "UInt8", "UUID", "Nullable(String)", ...;
+ * "DateTime('America/New_York')" for a DateTime in a zone other than UTC:
+ * the value is a UTC instant, written with that zone's offset);
  * the runner reads both stores' values by it, so they answer alike. */
 typedef struct {
     char *name;

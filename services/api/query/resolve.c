@@ -433,6 +433,13 @@ static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
     }
     if (e->op_form) /* an operator's call: two-valued (print_compare.c) */
         e->nullable = false;
+    /* dateTrunc to a week or longer is a Date, as PostHog types it */
+    if (fn->id == Q_FN_DATE_TRUNC && n > 0 && e->args.v[0]->kind == QE_STRING &&
+        (cm_slice_eq_cstr(e->args.v[0]->text, "week") ||
+         cm_slice_eq_cstr(e->args.v[0]->text, "month") ||
+         cm_slice_eq_cstr(e->args.v[0]->text, "quarter") ||
+         cm_slice_eq_cstr(e->args.v[0]->text, "year")))
+        e->type = Q_T_DATE;
     if (fn->id == Q_FN_MULTI_IF && n % 2 == 0)
         fail(r, "multiIf takes condition, value pairs and a default");
 }

@@ -17,6 +17,7 @@
 #include "cm/alloc.h"
 #include "cm/digest.h"
 #include "cm/token.h"
+#include "cm/tzone.h"
 #include "cm/uuid.h"
 #include "publish/publish.h"
 #include "resources/resources.h"
@@ -24,6 +25,7 @@
 
 typedef struct {
     char *name, *timezone, *org;
+    const char *week_start; /* NULL: unchanged, "": null (Sunday), "0", "1" */
     char secret[CM_TOKEN_MAX];
 } create_t;
 
@@ -60,6 +62,12 @@ static void write_project(cm_json_writer_t *w, api_call_t *call, const cm_db_res
         cm_json_null(w);
     cm_json_key(w, "timezone");
     cm_json_str_cstr(w, cm_db_value(res, 0, row, API_PROJECT_TIMEZONE));
+    cm_json_key(w, "week_start_day");
+    const char *ws = cm_db_value(res, 0, row, API_PROJECT_WEEK_START);
+    if (ws)
+        cm_json_int(w, atoll(ws));
+    else
+        cm_json_null(w);
     cm_json_key(w, "created_at");
     api_json_time(w, cm_db_value(res, 0, row, API_PROJECT_CREATED));
     cm_json_end_object(w);
@@ -121,7 +129,28 @@ static void on_patched(int status, const cm_db_res_t *res, void *ud)
     api_respond_row(call, status, res, 200, write_project);
 }
 
-/* The call's state, its body read and its settings (name, timezone) taken;
+/* week_start_day: 0 (Sunday), 1 (Monday) or null (Sunday), as PostHog's
+ * team setting. 0, or -1 when it answered 400. */
+static int read_week_start(api_call_t *call, create_t *c)
+{
+    cm_json_t v = cm_json_get(cm_json_root(call->body), "week_start_day");
+    int64_t n;
+    if (!cm_json_exists(v))
+        return 0;
+    if (cm_json_is_null(v)) {
+        c->week_start = "";
+        return 0;
+    }
+    if (cm_json_as_int64(v, &n) != 0 || (n != 0 && n != 1)) {
+        api_respond_invalid(call, "week_start_day", "\"%s\" is not a valid choice.",
+                            "0 (Sunday) or 1 (Monday)");
+        return -1;
+    }
+    c->week_start = n ? "1" : "0";
+    return 0;
+}
+
+/* The call's state, its body read and its settings (name, timezone, week start) taken;
  * NULL when it answered 400. */
 static create_t *read_settings(api_call_t *call)
 {
@@ -131,8 +160,18 @@ static create_t *read_settings(api_call_t *call)
     if (api_call_body(call) != 0 ||
         api_body_string(call, "name", 1, 200, NULL, NULL, &c->name) < 0 ||
         api_body_string(call, "timezone", 1, 64, TZ_CHARS, "Not a valid time zone name.",
-                        &c->timezone) < 0)
+                        &c->timezone) < 0 ||
+        read_week_start(call, c) < 0)
         return NULL;
+    if (c->timezone != NULL && strcmp(c->timezone, "UTC") != 0) {
+        /* a zone the HogQL compiler and the insights can compute in (ICU's) */
+        cm_tzone_t *z = cm_tzone_open(cm_slice_from_cstr(c->timezone));
+        if (z == NULL) {
+            api_respond_invalid(call, "timezone", "\"%s\" is not a valid choice.", c->timezone);
+            return NULL;
+        }
+        cm_tzone_free(z);
+    }
     return c;
 }
 
@@ -141,8 +180,8 @@ void api_projects_update(api_call_t *call)
     create_t *c = read_settings(call);
     if (c == NULL)
         return;
-    api_store_project_update(call->ctx->db, call->project_id, c->name, c->timezone, on_patched,
-                             call);
+    api_store_project_update(call->ctx->db, call->project_id, c->name, c->timezone, c->week_start,
+                             on_patched, call);
 }
 
 void api_projects_create(api_call_t *call)
@@ -158,7 +197,7 @@ void api_projects_create(api_call_t *call)
     cm_token_mask(c->secret, mask, sizeof(mask));
     api_store_project_create(call->ctx->db, call->user_id, c->org,
                              c->name ? c->name : "Default project", token, hash, mask,
-                             c->timezone ? c->timezone : "UTC", on_created, call);
+                             c->timezone ? c->timezone : "UTC", c->week_start, on_created, call);
 }
 
 static void on_rotated(int status, const cm_db_res_t *res, void *ud)

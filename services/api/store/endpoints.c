@@ -109,6 +109,7 @@ void api_store_endpoint_run_get(cm_db_t *db, const char *project_id, const char 
     const char *p[] = {project_id, name, version};
     cm_db_stmt_t s = {"SELECT " ENDPOINT_COLUMNS ","
                       " (SELECT p.timezone FROM projects p WHERE p.id = e.project_id),"
+                      " (SELECT p.week_start_day FROM projects p WHERE p.id = e.project_id),"
                       " iv.id, iv.type FROM endpoints e"
                       " JOIN endpoint_versions v ON v.endpoint_id = e.id"
                       " AND v.version = COALESCE(CAST($3 AS INTEGER), e.current_version)"

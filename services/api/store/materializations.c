@@ -17,7 +17,8 @@ void api_store_mat_work(cm_db_t *db, cm_db_done_cb done, void *ud)
     cm_db_stmt_t s = {
         "SELECT v.id, e.project_id, v.query, v.sync_frequency, v.mat_status, v.mat_at,"
         " v.mat_started, v.mat_table, v.is_materialized,"
-        " (SELECT p.timezone FROM projects p WHERE p.id = e.project_id)"
+        " (SELECT p.timezone FROM projects p WHERE p.id = e.project_id),"
+        " (SELECT p.week_start_day FROM projects p WHERE p.id = e.project_id)"
         " FROM endpoint_versions v"
         " JOIN endpoints e ON e.id = v.endpoint_id"
         " WHERE (v.is_materialized = 1 AND e.is_active = 1) OR v.mat_table IS NOT NULL"

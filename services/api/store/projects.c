@@ -18,7 +18,7 @@ void api_store_orgs_list(cm_db_t *db, const char *user_id, const char *limit, co
 /* The API_PROJECT_* columns, each name after prefix P ("p." or ""). */
 #define PROJECT_COLUMNS(P)                                                                         \
     P "id, " P "uuid, " P "organization_id, " P "name, " P "api_token, " P "secret_token_mask, " P \
-      "timezone, " P "created_at, " P "secret_token_backup_mask"
+      "timezone, " P "created_at, " P "secret_token_backup_mask, " P "week_start_day"
 
 void api_store_projects_list(cm_db_t *db, const char *user_id, const char *limit,
                              const char *offset, cm_db_done_cb done, void *ud)
@@ -44,23 +44,26 @@ void api_store_project_get(cm_db_t *db, const char *project_id, cm_db_done_cb do
 
 void api_store_project_create(cm_db_t *db, const char *user_id, const char *org_id,
                               const char *name, const char *token, const char *secret_hash,
-                              const char *secret_mask, const char *timezone, cm_db_done_cb done,
-                              void *ud)
+                              const char *secret_mask, const char *timezone, const char *week_start,
+                              cm_db_done_cb done, void *ud)
 {
     char now[24], uuid[CM_UUID_STR_LEN + 1];
     api_store_now(now);
     cm_uuid_v7(uuid);
-    const char *p[] = {uuid, org_id, name, token, secret_hash, secret_mask, timezone, now, user_id};
+    const char *p[] = {
+        uuid,        org_id,   name, token,   secret_hash,
+        secret_mask, timezone, now,  user_id, week_start && *week_start ? week_start : NULL};
     const char *q[] = {uuid, now};
     const char *k[] = {now};
     cm_db_stmt_t s[] = {
         {"INSERT INTO projects (uuid, organization_id, name, api_token, secret_token_hash,"
-         " secret_token_mask, timezone, created_at)"
-         " SELECT $1, m.organization_id, $3, $4, $5, $6, $7, $8 FROM memberships m"
+         " secret_token_mask, timezone, created_at, week_start_day)"
+         " SELECT $1, m.organization_id, $3, $4, $5, $6, $7, $8, CAST($10 AS INTEGER)"
+         " FROM memberships m"
          " WHERE m.user_id = $9 AND (CAST($2 AS TEXT) IS NULL OR m.organization_id = $2)"
          " ORDER BY m.created_at, m.organization_id LIMIT 1"
          " RETURNING " PROJECT_COLUMNS("") ", 1",
-         p, 9},
+         p, 10},
         {"INSERT INTO outbox (project_id, created_at)"
          " SELECT id, $2 FROM projects WHERE uuid = $1",
          q, 2},
@@ -175,17 +178,21 @@ void api_store_project_drop_secret_backup(cm_db_t *db, const char *project_id, c
 }
 
 void api_store_project_update(cm_db_t *db, const char *project_id, const char *name,
-                              const char *timezone, cm_db_done_cb done, void *ud)
+                              const char *timezone, const char *week_start, cm_db_done_cb done,
+                              void *ud)
 {
     char now[24];
     api_store_now(now);
-    const char *p[] = {project_id, name, timezone};
+    const char *p[] = {project_id, name, timezone, week_start};
     const char *q[] = {project_id, now};
     cm_db_stmt_t s[] = {
         {"UPDATE projects SET name = COALESCE(CAST($2 AS TEXT), name),"
-         " timezone = COALESCE(CAST($3 AS TEXT), timezone) WHERE id = $1 AND deleted = 0"
+         " timezone = COALESCE(CAST($3 AS TEXT), timezone),"
+         " week_start_day = CASE WHEN CAST($4 AS TEXT) IS NULL THEN week_start_day"
+         " WHEN CAST($4 AS TEXT) = '' THEN NULL ELSE CAST($4 AS INTEGER) END"
+         " WHERE id = $1 AND deleted = 0"
          " RETURNING " PROJECT_COLUMNS("") ", 1",
-         p, 3},
+         p, 4},
         {"INSERT INTO outbox (project_id, created_at) VALUES ($1, $2)", q, 2},
     };
     cm_db_run(db, s, CM_ARRAY_LEN(s), done, ud);

@@ -231,6 +231,12 @@
     " revoked INTEGER NOT NULL DEFAULT 0,"                                                     \
     " created_at BIGINT NOT NULL);"                                                            \
     "CREATE INDEX oauth_tokens_family ON oauth_tokens (family);"
+
+/* v6: the project's first day of the week, PostHog's week_start_day (0
+ * Sunday, 1 Monday; NULL: Sunday): toStartOfWeek's default in HogQL and the
+ * insights' week buckets (docs/endpoints.md "Time zones"). */
+#define SCHEMA_V6                                                                              \
+    "ALTER TABLE projects ADD COLUMN week_start_day INTEGER;"
 /* clang-format on */
 
 const cm_db_migration_t api_store_migrations[] = {
@@ -239,6 +245,7 @@ const cm_db_migration_t api_store_migrations[] = {
     {3, SCHEMA_V3, SCHEMA_V3},
     {4, SCHEMA_V4, SCHEMA_V4},
     {5, SCHEMA_V5, SCHEMA_V5},
+    {6, SCHEMA_V6, SCHEMA_V6},
 };
 const size_t api_store_nmigrations = CM_ARRAY_LEN(api_store_migrations);
 

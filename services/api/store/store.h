@@ -120,6 +120,7 @@ enum {
     API_PROJECT_TIMEZONE,
     API_PROJECT_CREATED,
     API_PROJECT_SECRET_BACKUP_MASK,
+    API_PROJECT_WEEK_START, /* 0 Sunday, 1 Monday, NULL: Sunday */
     API_PROJECT_TOTAL,
 };
 void api_store_projects_list(cm_db_t *db, const char *user_id, const char *limit,
@@ -136,14 +137,15 @@ void api_store_remote_config(cm_db_t *db, const char *token, cm_db_done_cb done,
  * the new row (API_PROJECT_* columns), empty when the user is no member. */
 void api_store_project_create(cm_db_t *db, const char *user_id, const char *org_id,
                               const char *name, const char *token, const char *secret_hash,
-                              const char *secret_mask, const char *timezone, cm_db_done_cb done,
-                              void *ud);
+                              const char *secret_mask, const char *timezone, const char *week_start,
+                              cm_db_done_cb done, void *ud);
 
 /* Sets name and time zone where not NULL (members may: PostHog's project
  * settings); queues the project (the time zone is the fleet's). Table 0 the
  * row. */
 void api_store_project_update(cm_db_t *db, const char *project_id, const char *name,
-                              const char *timezone, cm_db_done_cb done, void *ud);
+                              const char *timezone, const char *week_start, cm_db_done_cb done,
+                              void *ud);
 /* Token rotation, by admins (level 8+) of the project's organization only;
  * table 0 is the new row (API_PROJECT_*), empty when refused. Each queues
  * the project with what the fleet must forget: the old public token; the
@@ -389,6 +391,7 @@ void api_store_endpoint_get(cm_db_t *db, const char *project_id, const char *nam
  * up to cache_ms old (cm_db's read cache; 0: read now). */
 enum {
     API_ENDPOINT_RUN_TIMEZONE = API_ENDPOINT_VERSIONS_COUNT + 1, /* the project's */
+    API_ENDPOINT_RUN_WEEK_START, /* the project's: 1 Monday, else Sunday */
     API_ENDPOINT_RUN_VAR_ID,
     API_ENDPOINT_RUN_VAR_TYPE,
 };
@@ -451,7 +454,8 @@ enum {
     API_MAT_STARTED,
     API_MAT_TABLE,
     API_MAT_MATERIALIZED,
-    API_MAT_TIMEZONE, /* the project's */
+    API_MAT_TIMEZONE,   /* the project's */
+    API_MAT_WEEK_START, /* the project's: 1 Monday, else Sunday */
 };
 void api_store_mat_work(cm_db_t *db, cm_db_done_cb done, void *ud);
 /* Sets the version Running; changed 1 when this process won it. */

@@ -73,7 +73,8 @@ static void table(cm_json_t query, cm_json_t vars, const cm_tzone_t *zone, int64
     cm_buf_t err = CM_BUF_INIT;
     const char *attr;
     api_insight_t *in = NULL;
-    if (api_insight_plan(query, CM_JSON_NONE_VALUE, zone, now, &in, &err, &attr) == 0) {
+    if (api_insight_plan(query, CM_JSON_NONE_VALUE, zone, now, (int)(now % 2), &in, &err, &attr) ==
+        0) {
         const char *const *names;
         const api_query_value_t *values;
         size_t n;
@@ -85,7 +86,7 @@ static void table(cm_json_t query, cm_json_t vars, const cm_tzone_t *zone, int64
     }
     in = NULL;
     cm_buf_reset(&err);
-    if (api_insight_plan(query, vars, zone, now, &in, &err, &attr) == 0) {
+    if (api_insight_plan(query, vars, zone, now, (int)(now % 2), &in, &err, &attr) == 0) {
         cm_buf_t key = CM_BUF_INIT;
         api_insight_table_key(in, &key);
         const char *const *names;
@@ -121,7 +122,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* 2024-03-31 12:00 UTC: a clock change in the zones below */
     int64_t now = 1711886400;
     cm_tzone_t *zone = size % 2 ? cm_tzone_open(CM_SLICE_LIT("Europe/Berlin")) : NULL;
-    if (api_insight_plan(cm_json_root(doc), vars, zone, now, &in, &err, &attr) == 0) {
+    if (api_insight_plan(cm_json_root(doc), vars, zone, now, (int)(size % 3 == 0), &in, &err,
+                         &attr) == 0) {
         const char *const *names;
         const api_query_value_t *values;
         size_t n, i = 0;

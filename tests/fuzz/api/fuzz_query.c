@@ -153,6 +153,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             .nvars = nv,
             .limit = (int64_t)(size % 7),
             .offset = (int64_t)(size % 3),
+            /* half the inputs in a project zone, with weeks from Monday */
+            .timezone = size % 2 ? "America/New_York" : NULL,
+            .week_start = (int)(size % 2),
         };
         api_query_sql_t sql;
         cm_buf_reset(&err);

@@ -32,6 +32,8 @@ typedef struct {
     cm_buf_t err;
 } axis_t;
 
+static int week_monday; /* the project's week start for axis() (0 Sunday) */
+
 static axis_t axis(const char *zone, const char *from, const char *to, ins_interval_t iv,
                    int64_t now)
 {
@@ -39,8 +41,8 @@ static axis_t axis(const char *zone, const char *from, const char *to, ins_inter
     a.z = zone ? cm_tzone_open(cm_slice_from_cstr(zone)) : NULL;
     assert_true(zone == NULL || a.z != NULL);
     a.rc = api_insights__range(from ? cm_slice_from_cstr(from) : CM_SLICE_NULL,
-                               to ? cm_slice_from_cstr(to) : CM_SLICE_NULL, iv, a.z, now, &a.r,
-                               &a.err);
+                               to ? cm_slice_from_cstr(to) : CM_SLICE_NULL, iv, a.z, now,
+                               week_monday, &a.r, &a.err);
     return a;
 }
 
@@ -162,6 +164,16 @@ static void test_week_labels(void **state)
                "14\xe2\x80\x93"
                "20 Apr");
     axis_free(&a);
+    /* a project whose weeks start on Monday (week_start_day 1) */
+    week_monday = 1;
+    a = axis("Europe/Berlin", "2024-04-07", "2024-04-20", INS_WEEK, 0);
+    assert_int_equal(a.r.n, 3);
+    expect_day(&a, 0, "2024-04-01", "7-Apr-2024");
+    expect_day(&a, 1, "2024-04-08",
+               "8\xe2\x80\x93"
+               "14 Apr");
+    axis_free(&a);
+    week_monday = 0;
 }
 
 static void test_refusals(void **state)
@@ -212,7 +224,7 @@ static void test_plans_always_compile(void **state)
     api_insight_t *in;
     cm_buf_t err = CM_BUF_INIT;
     const char *attr;
-    int rc = api_insight_plan(cm_json_root(doc), CM_JSON_NONE_VALUE, NULL, 0, &in, &err, &attr);
+    int rc = api_insight_plan(cm_json_root(doc), CM_JSON_NONE_VALUE, NULL, 0, 0, &in, &err, &attr);
     if (rc != 0)
         fail_msg("%s", cm_buf_cstr(&err));
     const char *const *names;
@@ -254,7 +266,7 @@ static int plan_of(const char *q, cm_buf_t *err)
     api_insight_t *in = NULL;
     const char *attr;
     int rc = api_insight_plan(cm_json_root(doc), CM_JSON_NONE_VALUE, NULL, utc(2024, 4, 3, 12, 0),
-                              &in, err, &attr);
+                              0, &in, err, &attr);
     api_insight_free(in);
     cm_json_doc_free(doc);
     return rc;

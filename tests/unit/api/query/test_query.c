@@ -50,6 +50,27 @@ static const api_query_value_t var_values[] = {
     {.kind = API_QV_BOOL, .i = 1},
 };
 
+/* The project's zone and week start for the case being compiled: a case
+ * named "== name @Zone" or "== name @Zone/1" (query_golden_dates.txt). */
+static char case_zone[64];
+static int case_week_start;
+
+static void case_options(const char *name, size_t len)
+{
+    case_zone[0] = '\0';
+    case_week_start = 0;
+    const char *at = memchr(name, '@', len);
+    if (at == NULL)
+        return;
+    size_t n = len - (size_t)(at + 1 - name);
+    snprintf(case_zone, sizeof(case_zone), "%.*s", (int)n, at + 1);
+    char *w = strrchr(case_zone, '/');
+    if (w != NULL && (w[1] == '0' || w[1] == '1') && w[2] == '\0') {
+        case_week_start = w[1] - '0';
+        *w = '\0';
+    }
+}
+
 /* What the compiler makes of text for one store: SQL or "error: ...". */
 static void compile(const char *text, api_query_dialect_t d, bool modern, cm_buf_t *out)
 {
@@ -66,7 +87,9 @@ static void compile(const char *text, api_query_dialect_t d, bool modern, cm_buf
                                 .project_id = 7,
                                 .var_names = var_names,
                                 .var_values = var_values,
-                                .nvars = 5};
+                                .nvars = 5,
+                                .timezone = case_zone[0] ? case_zone : NULL,
+                                .week_start = case_week_start};
     api_query_sql_t sql;
     if (api_query_print(q, &o, &sql, &err) != 0)
         cm_buf_appendf(out, "error: %.*s", (int)err.len, err.p);
@@ -130,6 +153,7 @@ static int golden_file(const char *path, int *ncases)
         char *want_ch = strndup(chh + 15, (size_t)(end - chh - 15));
         while (strlen(want_ch) && want_ch[strlen(want_ch) - 1] == '\n')
             want_ch[strlen(want_ch) - 1] = '\0';
+        case_options(p, (size_t)(name_end - p));
         cm_buf_append(&rewritten, p, (size_t)(q - p));
         cm_buf_appendf(&rewritten, "%s\n-- sqlite\n", query);
         compile(query, API_QUERY_SQLITE, false, &got);
@@ -185,6 +209,7 @@ static int golden_file(const char *path, int *ncases)
         fclose(f);
         failures = 0;
     }
+    case_options("", 0); /* the next tests run in UTC */
     cm_buf_free(&rewritten);
     cm_buf_free(&got);
     free(text);
@@ -233,6 +258,7 @@ static int golden_modern_file(const char *path, int *ncases)
             strndup(sec + 19, (size_t)(end - sec - 19)); /* after "\n-- clickhouse 21+\n" */
         while (strlen(want) && want[strlen(want) - 1] == '\n')
             want[strlen(want) - 1] = '\0';
+        case_options(p, (size_t)(q - p));
         compile(query, API_QUERY_CLICKHOUSE, true, &got);
         if (got.len != strlen(want) || memcmp(got.p, want, got.len) != 0) {
             failures++;
@@ -255,6 +281,7 @@ static int golden_modern_file(const char *path, int *ncases)
         fclose(f);
         failures = 0;
     }
+    case_options("", 0); /* the next tests run in UTC */
     cm_buf_free(&rewritten);
     cm_buf_free(&got);
     free(text);

@@ -209,12 +209,48 @@ static void test_quantile(void **state)
     assert_string_equal(a.cells[1][1], "10.0");
 }
 
+/* cm_tz_local / cm_tz_utc / cm_add_months (evstore_tz.c): a zone's wall
+ * clock either side of New York's spring-forward (2024-03-10 07:00 UTC). */
+static void test_time_zones(void **state)
+{
+    fx_t *fx = *state;
+    static const struct {
+        const char *sql, *want;
+    } cases[] = {
+        {"SELECT cm_tz_local('2024-03-10 06:59:59', 'America/New_York')", "2024-03-10 01:59:59"},
+        {"SELECT cm_tz_local('2024-03-10 07:00:00', 'America/New_York')", "2024-03-10 03:00:00"},
+        {"SELECT cm_tz_local('2024-01-01 00:00:00', 'Asia/Kolkata')", "2024-01-01 05:30:00"},
+        {"SELECT cm_tz_local('2024-01-01', 'Asia/Kolkata')", "2024-01-01 05:30:00"},
+        {"SELECT cm_tz_utc('2024-03-10 00:00:00', 'America/New_York')", "2024-03-10 05:00:00"},
+        {"SELECT cm_tz_utc('2024-03-11 00:00:00', 'America/New_York')", "2024-03-11 04:00:00"},
+        /* a text that names its offset was an instant already */
+        {"SELECT cm_tz_utc('2024-03-11 00:00:00', 'America/New_York', '2024-03-11T00:00:00Z')",
+         "2024-03-11 00:00:00"},
+        {"SELECT cm_tz_local('2024-03-10 07:00:00', 'Mars/Olympus')", "<null>"},
+        {"SELECT cm_tz_local('not a time', 'UTC')", "<null>"},
+        {"SELECT cm_tz_local(NULL, 'UTC')", "<null>"},
+        {"SELECT cm_add_months('2024-01-31', 1)", "2024-02-29"},
+        {"SELECT cm_add_months('2023-01-31 10:00:00', 1)", "2023-02-28 10:00:00"},
+        {"SELECT cm_add_months('2024-03-31', -13)", "2023-02-28"},
+        {"SELECT cm_add_months('2024-02-29', 12)", "2025-02-28"},
+        {"SELECT cm_add_months('2024-02-29', 'x')", "<null>"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        answer_t a;
+        query(fx, cases[i].sql, &a);
+        assert_int_equal(a.status, 0);
+        if (strcmp(a.cells[0][0], cases[i].want) != 0)
+            fail_msg("%s: %s, want %s", cases[i].sql, a.cells[0][0], cases[i].want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_events_written_once_and_read, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_bad_query_answers_why, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_quantile, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_time_zones, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

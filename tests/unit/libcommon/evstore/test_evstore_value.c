@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cm/event_store.h"
+#include "cm/tzone.h"
 
 /* The JSON of one value of type written from text (NULL: a SQL NULL). */
 static char *write1(const char *type, const char *text, char out[128])
@@ -66,10 +67,47 @@ static void test_values_by_type(void **state)
     }
 }
 
+/* A DateTime in a zone: the instant with that zone's offset at it (New
+ * York's either side of 2024-03-10 07:00 UTC, Kolkata's half hour). */
+static void test_values_in_a_zone(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *type, *text, *want;
+    } cases[] = {
+        {"DateTime('America/New_York')", "2024-03-10 06:59:59", "\"2024-03-10T01:59:59-05:00\""},
+        {"DateTime('America/New_York')", "2024-03-10 07:00:00", "\"2024-03-10T03:00:00-04:00\""},
+        {"Nullable(DateTime('America/New_York'))", NULL, "null"},
+        {"DateTime('Asia/Kolkata')", "2024-01-01 00:00:00", "\"2024-01-01T05:30:00+05:30\""},
+        {"DateTime('Europe/London')", "2024-01-01 00:00:00", "\"2024-01-01T00:00:00Z\""},
+        {"DateTime('Asia/Kolkata')", "0000-00-00 00:00:00", "\"1970-01-01T05:30:00+05:30\""},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char name[64];
+        assert_true(cm_evstore_type_zone(cases[i].type, name, sizeof(name)));
+        cm_tzone_t *z = cm_tzone_open(cm_slice_from_cstr(name));
+        assert_non_null(z);
+        cm_buf_t b = CM_BUF_INIT;
+        cm_json_writer_t w;
+        cm_json_writer_init(&w, &b);
+        cm_evstore_write_value_tz(&w, cases[i].type, cases[i].text, z);
+        if (strcmp(cm_buf_cstr(&b), cases[i].want) != 0)
+            fail_msg("%s %s: %s, want %s", cases[i].type, cases[i].text ? cases[i].text : "NULL",
+                     cm_buf_cstr(&b), cases[i].want);
+        cm_buf_free(&b);
+        cm_tzone_free(z);
+    }
+    char name[64];
+    assert_false(cm_evstore_type_zone("DateTime", name, sizeof(name)));
+    assert_false(cm_evstore_type_zone("DateTime('unterminated", name, sizeof(name)));
+    assert_false(cm_evstore_type_zone("String", name, sizeof(name)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_values_by_type),
+        cmocka_unit_test(test_values_in_a_zone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
