@@ -71,6 +71,11 @@ typedef struct {
 } cm_db_aggregate_t;
 /* agg must outlive the connection (a static). 0, or CM_EUNAVAIL. */
 int cm_db_conn_add_aggregate(cm_db_conn_t *conn, const cm_db_aggregate_t *agg);
+/* ClickHouse's functions that need SQLite's own values, under the names
+ * the query compiler prints (db_sqlite_ch.c, db_sqlite_url.c): cm_argmax,
+ * cm_argmin, cm_domain, cm_path, cm_url_param, cm_cut_query. 0, or
+ * CM_EUNAVAIL. */
+int cm_db_conn_add_clickhouse_fns(cm_db_conn_t *conn);
 
 typedef struct {
     const char *url;     /* see above */

@@ -52,6 +52,8 @@ void cm__evstore_datetime(int64_t ms, char out[20]);
 /* evstore_quantile.c: cm_db_opts_t.on_connect of the store's SQLite
  * connections (cm_quantile). */
 int cm__evstore_on_connect(cm_db_conn_t *conn, void *ud);
+/* evstore_stats.c: cm_variance(x, kind), added by the hook above. */
+int cm__evstore_add_stats(cm_db_conn_t *conn);
 
 int cm__evstore_open_sqlite(uv_loop_t *loop, const cm_evstore_opts_t *opts, const char *path,
                             cm_evstore_t **out);

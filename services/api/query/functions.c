@@ -25,7 +25,7 @@
 static const q_fn_t fns[] = {
     /* aggregates */
     A("count", 0, 1, QR_FIXED, Q_T_INT, false, Q_FN_COUNT),
-    A("countIf", 1, 1, QR_FIXED, Q_T_INT, false, Q_FN_COUNT_IF),
+    A("countIf", 1, 2, QR_FIXED, Q_T_INT, false, Q_FN_COUNT_IF),
     A("sum", 1, 1, QR_ARG0, Q_T_ANY, false, Q_FN_SUM),
     A("sumIf", 2, 2, QR_ARG0, Q_T_ANY, false, Q_FN_SUM_IF),
     A("avg", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_AVG),
@@ -42,6 +42,27 @@ static const q_fn_t fns[] = {
      * values (ClickHouse's quantile() samples past 8,192 values) */
     {"quantile", 1, 1, QF_AGGREGATE, QR_FIXED, Q_T_FLOAT, true, 1, Q_FN_QUANTILE},
     A("median", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_MEDIAN),
+    /* part F: an aggregate's -If form takes the condition last */
+    A("countDistinct", 1, 1, QR_FIXED, Q_T_INT, false, Q_FN_UNIQ),
+    A("countDistinctIf", 2, 2, QR_FIXED, Q_T_INT, false, Q_FN_UNIQ_IF),
+    A("uniqExactIf", 2, 2, QR_FIXED, Q_T_INT, false, Q_FN_UNIQ_IF),
+    A("medianIf", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_MEDIAN_IF),
+    A("anyIf", 2, 2, QR_ARG0, Q_T_ANY, false, Q_FN_ANY_IF),
+    A("anyLast", 1, 1, QR_ARG0, Q_T_ANY, false, Q_FN_ANY_LAST),
+    A("anyLastIf", 2, 2, QR_ARG0, Q_T_ANY, false, Q_FN_ANY_LAST_IF),
+    A("argMax", 2, 2, QR_ARG0, Q_T_ANY, false, Q_FN_ARG_MAX),
+    A("argMaxIf", 3, 3, QR_ARG0, Q_T_ANY, false, Q_FN_ARG_MAX_IF),
+    A("argMin", 2, 2, QR_ARG0, Q_T_ANY, false, Q_FN_ARG_MIN),
+    A("argMinIf", 3, 3, QR_ARG0, Q_T_ANY, false, Q_FN_ARG_MIN_IF),
+    /* NULL where ClickHouse answers nan (no values; one for the Samp forms) */
+    A("varPop", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_VAR_POP),
+    A("varPopIf", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_VAR_POP_IF),
+    A("varSamp", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_VAR_SAMP),
+    A("varSampIf", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_VAR_SAMP_IF),
+    A("stddevPop", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_STDDEV_POP),
+    A("stddevPopIf", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_STDDEV_POP_IF),
+    A("stddevSamp", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_STDDEV_SAMP),
+    A("stddevSampIf", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_STDDEV_SAMP_IF),
     /* (more aggregates above this line) */
 
     /* dates and times (UTC unless a zone is given) */
@@ -89,6 +110,16 @@ static const q_fn_t fns[] = {
     F("endsWith", 2, 2, QR_FIXED, Q_T_BOOL, false, Q_FN_ENDS_WITH),
     F("empty", 1, 1, QR_FIXED, Q_T_BOOL, false, Q_FN_EMPTY),
     F("notEmpty", 1, 1, QR_FIXED, Q_T_BOOL, false, Q_FN_NOT_EMPTY),
+    /* part F: spaces only, as trim; URLs as ClickHouse 18.16 reads them */
+    F("trimLeft", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_TRIM_LEFT),
+    F("trimRight", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_TRIM_RIGHT),
+    F("domain", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_DOMAIN),
+    F("path", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_PATH),
+    F("extractURLParameter", 2, 2, QR_ARG0, Q_T_STRING, false, Q_FN_URL_PARAM),
+    F("cutQueryString", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_CUT_QUERY),
+    F("positionCaseInsensitive", 2, 2, QR_FIXED, Q_T_INT, false, Q_FN_POSITION_CI),
+    F("lengthUTF8", 1, 1, QR_FIXED, Q_T_INT, false, Q_FN_LENGTH_UTF8),
+    F("replaceOne", 3, 3, QR_ARG0, Q_T_STRING, false, Q_FN_REPLACE_ONE),
     /* (more strings above this line) */
 
     /* NULLs and conditions */
@@ -112,6 +143,24 @@ static const q_fn_t fns[] = {
     F("toFloat", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_TO_FLOAT),
     F("toFloat64", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_TO_FLOAT),
     F("toString", 1, 1, QR_FIXED, Q_T_STRING, false, Q_FN_TO_STRING),
+    /* part F: toInt/toFloat already answer NULL for text that is no number */
+    F("toIntOrNull", 1, 1, QR_FIXED, Q_T_INT, true, Q_FN_TO_INT),
+    F("toInt64OrNull", 1, 1, QR_FIXED, Q_T_INT, true, Q_FN_TO_INT),
+    F("toFloatOrNull", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_TO_FLOAT),
+    F("toFloat64OrNull", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_TO_FLOAT),
+    F("toIntOrZero", 1, 1, QR_FIXED, Q_T_INT, false, Q_FN_TO_INT_OR_ZERO),
+    F("toInt64OrZero", 1, 1, QR_FIXED, Q_T_INT, false, Q_FN_TO_INT_OR_ZERO),
+    F("toFloatOrZero", 1, 1, QR_FIXED, Q_T_FLOAT, false, Q_FN_TO_FLOAT_OR_ZERO),
+    F("toFloat64OrZero", 1, 1, QR_FIXED, Q_T_FLOAT, false, Q_FN_TO_FLOAT_OR_ZERO),
+    /* math as doubles; NULL where ClickHouse answers nan or an infinity */
+    F("pow", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_POW),
+    F("power", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_POW),
+    F("sqrt", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_SQRT),
+    F("exp", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_EXP),
+    F("log", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_LOG),
+    F("ln", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_LOG),
+    F("log2", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_LOG2),
+    F("log10", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_LOG10),
     /* (more conditions and numbers above this line) */
 
     /* window functions */

@@ -56,6 +56,23 @@ enum {
     Q_FN_QUANTILE,
     Q_FN_MEDIAN,
     Q_FN_ANY,
+    /* part F: argMax/argMin, anyLast, the -If forms, variances */
+    Q_FN_ANY_IF,
+    Q_FN_ANY_LAST,
+    Q_FN_ANY_LAST_IF,
+    Q_FN_ARG_MAX,
+    Q_FN_ARG_MAX_IF,
+    Q_FN_ARG_MIN,
+    Q_FN_ARG_MIN_IF,
+    Q_FN_VAR_POP,
+    Q_FN_VAR_POP_IF,
+    Q_FN_VAR_SAMP,
+    Q_FN_VAR_SAMP_IF,
+    Q_FN_STDDEV_POP,
+    Q_FN_STDDEV_POP_IF,
+    Q_FN_STDDEV_SAMP,
+    Q_FN_STDDEV_SAMP_IF,
+    Q_FN_MEDIAN_IF,
     /* (more aggregates above this line) */
 
     /* dates: print_fn_date.c */
@@ -100,6 +117,16 @@ enum {
     Q_FN_POSITION,
     Q_FN_STARTS_WITH,
     Q_FN_ENDS_WITH,
+    /* part F: trims, URLs, case-blind position, UTF-8 length, replaceOne */
+    Q_FN_TRIM_LEFT,
+    Q_FN_TRIM_RIGHT,
+    Q_FN_DOMAIN,
+    Q_FN_PATH,
+    Q_FN_URL_PARAM,
+    Q_FN_CUT_QUERY,
+    Q_FN_POSITION_CI,
+    Q_FN_LENGTH_UTF8,
+    Q_FN_REPLACE_ONE,
     /* (more strings above this line) */
 
     /* conditions, numbers, conversions: print_fn.c */
@@ -120,6 +147,15 @@ enum {
     Q_FN_TO_FLOAT,
     Q_FN_TO_STRING,
     Q_FN_INTDIV,
+    /* part F: math (non-finite answers are NULL), conversions to 0 */
+    Q_FN_POW,
+    Q_FN_SQRT,
+    Q_FN_EXP,
+    Q_FN_LOG,
+    Q_FN_LOG2,
+    Q_FN_LOG10,
+    Q_FN_TO_INT_OR_ZERO,
+    Q_FN_TO_FLOAT_OR_ZERO,
     /* (more conditions and numbers above this line) */
 
     /* window functions: print_fn_agg.c */

@@ -47,9 +47,8 @@ bool q_pconst_string(q_printer_t *pr, const q_expr_t *e, const char *what, cm_sl
 /* ---- conversions ------------------------------------------------------------------------------
  */
 
-static void to_number(q_printer_t *pr, const q_expr_t *e, bool is_int)
+static void to_number_of(q_printer_t *pr, const q_expr_t *x, bool is_int)
 {
-    const q_expr_t *x = ARG(0);
     if (x->type == Q_T_STRING || x->type == Q_T_ANY) {
         if (pr->ch) {
             P(is_int ? "toInt64OrNull(" : "toFloat64OrNull(");
@@ -73,6 +72,43 @@ static void to_number(q_printer_t *pr, const q_expr_t *e, bool is_int)
     P(pr->ch ? (is_int ? "toInt64(" : "toFloat64(") : "CAST(");
     q_pexpr(pr, x);
     P(pr->ch ? ")" : is_int ? " AS INTEGER)" : " AS REAL)");
+}
+
+static void to_number(q_printer_t *pr, const q_expr_t *e, bool is_int)
+{
+    to_number_of(pr, ARG(0), is_int);
+}
+
+/* Math as doubles: ClickHouse's nan and infinities are NULL on both
+ * stores (SQLite has neither: its math functions answer NULL off their
+ * domain, and cm_finite, libcommon's db/db_sqlite_ch.c, turns an overflow
+ * into NULL). */
+static void math(q_printer_t *pr, const q_expr_t *e, int id)
+{
+    static const char *const ch[] = {"pow", "sqrt", "exp", "log", "log2", "log10"};
+    static const char *const lite[] = {"pow", "sqrt", "exp", "ln", "log2", "log10"};
+    int k = id - Q_FN_POW;
+    if (!pr->ch) {
+        P("cm_finite(");
+        P(lite[k]);
+        P("(");
+        for (size_t i = 0; i < e->args.n; i++) {
+            P(i ? ", " : "");
+            to_number_of(pr, ARG(i), false);
+        }
+        P("))");
+        return;
+    }
+    for (int twice = 0; twice < 2; twice++) {
+        P(twice ? ", " : "if(isFinite(");
+        P(ch[k]);
+        P("(");
+        for (size_t i = 0; i < e->args.n; i++) {
+            P(i ? ", " : "");
+            to_number_of(pr, ARG(i), false);
+        }
+        P(twice ? "), NULL)" : "))");
+    }
 }
 
 /* ---- the call ----------------------------------------------------------------------------- */
@@ -159,6 +195,18 @@ static bool misc_call(q_printer_t *pr, const q_expr_t *e)
         return true;
     case Q_FN_TO_INT: to_number(pr, e, true); return true;
     case Q_FN_TO_FLOAT: to_number(pr, e, false); return true;
+    case Q_FN_TO_INT_OR_ZERO:
+    case Q_FN_TO_FLOAT_OR_ZERO:
+        P(pr->ch ? "ifNull(" : "coalesce(");
+        to_number(pr, e, id == Q_FN_TO_INT_OR_ZERO);
+        P(id == Q_FN_TO_INT_OR_ZERO ? ", 0)" : ", 0.0)");
+        return true;
+    case Q_FN_POW:
+    case Q_FN_SQRT:
+    case Q_FN_EXP:
+    case Q_FN_LOG:
+    case Q_FN_LOG2:
+    case Q_FN_LOG10: math(pr, e, id); return true;
     case Q_FN_TO_STRING:
         if (pr->ch) {
             q_psame(pr, "toString", e);

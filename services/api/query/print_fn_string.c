@@ -189,6 +189,97 @@ static void string_fn(q_printer_t *pr, const q_expr_t *e, int id)
     }
 }
 
+/* ---- part F: trims, URLs, replaceOne ------------------------------------------------------- */
+
+/* URLs as ClickHouse 18.16 reads them: SQLite calls libcommon's
+ * db/db_sqlite_url.c, which follows its code byte for byte. */
+static void url_fn(q_printer_t *pr, const q_expr_t *e, int id)
+{
+    static const char *const ch[] = {"domain", "path", "extractURLParameter", "cutQueryString"};
+    static const char *const lite[] = {"cm_domain", "cm_path", "cm_url_param", "cm_cut_query"};
+    int k = id - Q_FN_DOMAIN;
+    cm_slice_t name;
+    if (id == Q_FN_URL_PARAM &&
+        !q_pconst_string(pr, ARG(1), "The parameter name of extractURLParameter", &name))
+        return;
+    q_psame(pr, pr->ch ? ch[k] : lite[k], e);
+}
+
+static void more_string_fn(q_printer_t *pr, const q_expr_t *e, int id)
+{
+    switch (id) {
+    case Q_FN_TRIM_LEFT:
+    case Q_FN_TRIM_RIGHT: /* spaces only, as trim (18.16 has no trimLeft) */
+        if (!pr->ch) {
+            P(id == Q_FN_TRIM_LEFT ? "ltrim(" : "rtrim(");
+            q_pexpr(pr, ARG(0));
+            P(", ' ')");
+            return;
+        }
+        P("replaceRegexpAll(");
+        q_pexpr(pr, ARG(0));
+        P(id == Q_FN_TRIM_LEFT ? ", '^ +', '')" : ", ' +$', '')");
+        return;
+    case Q_FN_POSITION_CI: /* ASCII letters only, in bytes, as ClickHouse */
+        if (pr->ch)
+            return q_psame(pr, "positionCaseInsensitive", e);
+        P("instr(CAST(lower(");
+        q_pexpr(pr, ARG(0));
+        P(") AS BLOB), CAST(lower(");
+        q_pexpr(pr, ARG(1));
+        P(") AS BLOB))");
+        return;
+    case Q_FN_LENGTH_UTF8: /* code points (SQLite's length of text) */
+        if (pr->ch)
+            return q_psame(pr, "lengthUTF8", e);
+        P("length(CAST(");
+        q_pexpr(pr, ARG(0));
+        P(" AS TEXT))");
+        return;
+    case Q_FN_REPLACE_ONE: {
+        /* constants, as ClickHouse 18.16 requires; it refuses an empty needle */
+        cm_slice_t needle, with;
+        if (!q_pconst_string(pr, ARG(1), "The pattern of replaceOne", &needle) ||
+            !q_pconst_string(pr, ARG(2), "The replacement of replaceOne", &with))
+            return;
+        if (needle.len == 0) {
+            q_pfail(pr, "The pattern of replaceOne must not be empty");
+            return;
+        }
+        if (pr->ch)
+            return q_psame(pr, "replaceOne", e);
+        /* the first match, cut out in bytes */
+        P("(CASE WHEN instr(");
+        lite_blob(pr, ARG(0));
+        P(", ");
+        lite_blob(pr, ARG(1));
+        P(") > 0 THEN CAST(substr(");
+        lite_blob(pr, ARG(0));
+        P(", 1, instr(");
+        lite_blob(pr, ARG(0));
+        P(", ");
+        lite_blob(pr, ARG(1));
+        P(") - 1) || ");
+        lite_blob(pr, ARG(2));
+        P(" || substr(");
+        lite_blob(pr, ARG(0));
+        P(", instr(");
+        lite_blob(pr, ARG(0));
+        P(", ");
+        lite_blob(pr, ARG(1));
+        PF(") + %zu) AS TEXT) ELSE ", needle.len);
+        q_pexpr(pr, ARG(0));
+        P(" END)");
+        return;
+    }
+    case Q_FN_DOMAIN:
+    case Q_FN_PATH:
+    case Q_FN_URL_PARAM:
+    case Q_FN_CUT_QUERY: url_fn(pr, e, id); return;
+    default: return;
+    }
+}
+
 /* The call if it is one of this file's functions (print_fn.c dispatches). */
 bool q_pcall_string(q_printer_t *pr, const q_expr_t *e)
 {
@@ -212,6 +303,15 @@ bool q_pcall_string(q_printer_t *pr, const q_expr_t *e)
     case Q_FN_ENDS_WITH:
     case Q_FN_EMPTY:
     case Q_FN_NOT_EMPTY: string_fn(pr, e, id); return true;
+    case Q_FN_TRIM_LEFT:
+    case Q_FN_TRIM_RIGHT:
+    case Q_FN_DOMAIN:
+    case Q_FN_PATH:
+    case Q_FN_URL_PARAM:
+    case Q_FN_CUT_QUERY:
+    case Q_FN_POSITION_CI:
+    case Q_FN_LENGTH_UTF8:
+    case Q_FN_REPLACE_ONE: more_string_fn(pr, e, id); return true;
     default: return false;
     }
 }

@@ -1,0 +1,57 @@
+// corpus_fns.mjs - part F of issue 28: aggregates (argMax/argMin, anyLast,
+// the -If forms, variances), URL functions, trims, math and conversions.
+// Each query orders its rows completely; URL edge cases come from literals
+// (dataset() is shared), spread over rows by a GROUP BY on the dataset.
+
+const urls = [
+  'https://a.b.com:8080/x/y?q=1&r=2#frag',
+  'http://user:pw@host.io/p?a=1&b=2&a=3',
+  '//u:p@h.com/x',
+  'a.b.com/x?a=1',
+  'mailto:x@y.com',
+  'https://h.com?x=1',
+  'http://h/x#?a=9',
+  'http://h/?aa=1&a',
+  'http://h/x#f?a=1',
+  'ftp+x.y-z://host/',
+  '',
+  '/',
+  'http://',
+];
+
+const urlQueries = urls.map((u) => {
+  const s = `'${u.replace(/'/g, "\\'")}'`;
+  return `SELECT domain(${s}) AS d, path(${s}) AS p, extractURLParameter(${s}, 'a') AS a, ` +
+    `extractURLParameter(${s}, 'q') AS q, cutQueryString(${s}) AS c`;
+});
+
+export const queries = [
+  // argMax / argMin: ties on y go to the largest (smallest) x; NULLs skipped
+  'SELECT event, argMax(properties.$browser, toInt(properties.n) % 3) AS b, argMin(properties.$browser, toInt(properties.n) % 3) AS w FROM events GROUP BY event ORDER BY event',
+  'SELECT distinct_id, argMax(event, timestamp), argMin(event, timestamp), argMax(toInt(properties.n), properties.plan) FROM events GROUP BY distinct_id ORDER BY distinct_id',
+  "SELECT event, argMaxIf(distinct_id, timestamp, properties.$browser = 'Chrome') AS a, argMinIf(toFloat(properties.price), properties.label, properties.flag = 'true') AS b FROM events GROUP BY event ORDER BY event",
+  "SELECT argMax(event, timestamp), argMin(uuid, toInt(properties.n)) FROM events WHERE event = 'nothing'",
+  // anyLast / anyIf / anyLastIf: the largest (smallest) value
+  'SELECT event, anyLast(properties.$browser), anyLast(toInt(properties.n)), any(properties.plan) FROM events GROUP BY event ORDER BY event',
+  "SELECT distinct_id, anyIf(event, properties.plan = 'pro'), anyLastIf(event, properties.plan = 'free'), anyLastIf(toInt(properties.n), properties.$browser IS NULL) FROM events GROUP BY distinct_id ORDER BY distinct_id",
+  // countIf(x, cond), countDistinct, uniqExactIf, medianIf
+  "SELECT event, countIf(properties.$browser, toInt(properties.n) > 30), countIf(properties.plan = 'pro'), countDistinct(distinct_id), countDistinctIf(properties.$browser, properties.plan IS NOT NULL), uniqExactIf(distinct_id, properties.flag = 'true') FROM events GROUP BY event ORDER BY event",
+  "SELECT event, medianIf(toInt(properties.n), properties.$browser = 'Safari'), medianIf(toFloat(properties.price), 1 = 0) FROM events GROUP BY event ORDER BY event",
+  // variances: NULL where ClickHouse answers nan; rounded (the stores add in their own order)
+  'SELECT event, round(varPop(toFloat(properties.price)), 6), round(varSamp(toInt(properties.n)), 6), round(stddevPop(toInt(properties.n)), 6), round(stddevSamp(toFloat(properties.price)), 6) FROM events GROUP BY event ORDER BY event',
+  "SELECT distinct_id, round(varPopIf(toInt(properties.n), properties.plan = 'pro'), 6), round(varSampIf(toInt(properties.n), properties.plan = 'pro'), 6), round(stddevPopIf(toFloat(properties.price), properties.$browser = 'Chrome'), 6), round(stddevSampIf(toFloat(properties.price), properties.label IS NOT NULL), 6) FROM events GROUP BY distinct_id ORDER BY distinct_id",
+  'SELECT varPop(toInt(properties.n)), varSamp(toInt(properties.n)), stddevSamp(toInt(properties.n)) FROM events WHERE toInt(properties.n) = 7',
+  // URL functions over odd URLs (ClickHouse 18.16's reading)
+  ...urlQueries,
+  "SELECT properties.label, domain(properties.label), path(properties.$browser), extractURLParameter(properties.plan, 'x'), cutQueryString(properties.label) FROM events WHERE toInt(properties.n) < 20 ORDER BY toInt(properties.n)",
+  "SELECT extractURLParameter(concat('https://x.io/p?plan=', properties.plan, '&n=', properties.n), 'n') AS n, extractURLParameter(concat('https://x.io/p?plan=', properties.plan), 'plan') AS p FROM events ORDER BY toInt(properties.n) LIMIT 12",
+  // trims, case-blind position, UTF-8 length, replaceOne
+  "SELECT trimLeft('  a b  ') AS l, trimRight('  a b  ') AS r, trimLeft(properties.plan), trimRight(properties.$browser) FROM events ORDER BY toInt(properties.n) LIMIT 6",
+  "SELECT positionCaseInsensitive(properties.$browser, 'REF'), positionCaseInsensitive('Hello World', 'o w'), lengthUTF8('héllo wörld'), lengthUTF8(properties.label), replaceOne(properties.label, '\"', '<q>'), replaceOne('aXbXc', 'X', '--') FROM events ORDER BY toInt(properties.n) LIMIT 20",
+  // conversions to NULL and to 0
+  "SELECT properties.mixed, toIntOrNull(properties.mixed), toIntOrZero(properties.mixed), toFloatOrZero(properties.price), toFloat64OrNull(properties.$browser), toInt64OrZero('12x'), toFloatOrZero('2.5') FROM events WHERE toInt(properties.n) < 30 ORDER BY toInt(properties.n)",
+  // math: non-finite answers are NULL
+  'SELECT toInt(properties.n) AS n, round(sqrt(n), 6), round(pow(n, 0.5), 6), round(log(n), 6), round(log2(n + 1), 6), round(log10(n + 1), 6), round(exp(n / 100), 6) FROM events WHERE n < 12 ORDER BY n',
+  'SELECT sqrt(-1), log(0), log10(0), pow(10, 400), exp(1000), power(2, 10), ln(1)',
+  "SELECT event, round(sum(sqrt(toFloat(properties.price))), 6), round(avg(log(toFloat(properties.price) + 1)), 6) FROM events GROUP BY event ORDER BY event",
+];
