@@ -120,6 +120,11 @@ static const q_fn_t fns[] = {
     F("positionCaseInsensitive", 2, 2, QR_FIXED, Q_T_INT, false, Q_FN_POSITION_CI),
     F("lengthUTF8", 1, 1, QR_FIXED, Q_T_INT, false, Q_FN_LENGTH_UTF8),
     F("replaceOne", 3, 3, QR_ARG0, Q_T_STRING, false, Q_FN_REPLACE_ONE),
+    /* regular expressions: RE2's syntax, constant patterns (query/regex.c) */
+    F("match", 2, 2, QR_FIXED, Q_T_BOOL, true, Q_FN_MATCH),
+    F("extract", 2, 2, QR_ARG0, Q_T_STRING, false, Q_FN_EXTRACT),
+    F("replaceRegexpOne", 3, 3, QR_ARG0, Q_T_STRING, false, Q_FN_REPLACE_RE_ONE),
+    F("replaceRegexpAll", 3, 3, QR_ARG0, Q_T_STRING, false, Q_FN_REPLACE_RE_ALL),
     /* (more strings above this line) */
 
     /* NULLs and conditions */

@@ -127,6 +127,10 @@ enum {
     Q_FN_POSITION_CI,
     Q_FN_LENGTH_UTF8,
     Q_FN_REPLACE_ONE,
+    Q_FN_MATCH,
+    Q_FN_EXTRACT,
+    Q_FN_REPLACE_RE_ONE,
+    Q_FN_REPLACE_RE_ALL,
     /* (more strings above this line) */
 
     /* conditions, numbers, conversions: print_fn.c */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "query/print_int.h"
+#include "query/regex.h"
 
 #define P(s)    cm_buf_append(pr->out, (s), strlen(s))
 #define PF(...) cm_buf_appendf(pr->out, __VA_ARGS__)
@@ -205,6 +206,46 @@ static void url_fn(q_printer_t *pr, const q_expr_t *e, int id)
     q_psame(pr, pr->ch ? ch[k] : lite[k], e);
 }
 
+/* match, extract, replaceRegexpOne/All: a constant pattern both stores
+ * read alike (regex.c refuses the rest); SQLite runs PCRE2 through
+ * libcommon's db/db_sqlite_re.c. */
+static void regex_fn(q_printer_t *pr, const q_expr_t *e, int id)
+{
+    static const char *const ch[] = {"match", "extract", "replaceRegexpOne", "replaceRegexpAll"};
+    static const char *const lite[] = {"cm_match", "cm_extract", "cm_replace_one",
+                                       "cm_replace_all"};
+    int k = id - Q_FN_MATCH;
+    cm_slice_t pattern, repl;
+    if (!q_pconst_string(pr, ARG(1), "A regular expression", &pattern))
+        return;
+    cm_buf_t err;
+    cm_buf_init(&err);
+    q_regex_info_t info;
+    bool ok = q_regex_check(pattern, &info, &err);
+    if (ok && id == Q_FN_REPLACE_RE_ALL && info.can_match_empty) {
+        cm_buf_appendf(&err, "replaceRegexpAll needs a pattern that cannot match the empty "
+                             "string (ClickHouse versions replace empty matches differently)");
+        ok = false;
+    }
+    if (ok && id >= Q_FN_REPLACE_RE_ONE) {
+        ok = q_pconst_string(pr, ARG(2), "The replacement of a regular expression", &repl);
+        if (ok && !q_regex_check_replacement(repl, info.groups, &err))
+            ok = false;
+        else if (!ok) {
+            cm_buf_free(&err);
+            return;
+        }
+    }
+    if (!ok) {
+        cm_slice_t m = cm_buf_slice(&err);
+        q_pfail(pr, "%.*s", (int)m.len, m.p);
+        cm_buf_free(&err);
+        return;
+    }
+    cm_buf_free(&err);
+    q_psame(pr, pr->ch ? ch[k] : lite[k], e);
+}
+
 static void more_string_fn(q_printer_t *pr, const q_expr_t *e, int id)
 {
     switch (id) {
@@ -276,6 +317,10 @@ static void more_string_fn(q_printer_t *pr, const q_expr_t *e, int id)
     case Q_FN_PATH:
     case Q_FN_URL_PARAM:
     case Q_FN_CUT_QUERY: url_fn(pr, e, id); return;
+    case Q_FN_MATCH:
+    case Q_FN_EXTRACT:
+    case Q_FN_REPLACE_RE_ONE:
+    case Q_FN_REPLACE_RE_ALL: regex_fn(pr, e, id); return;
     default: return;
     }
 }
@@ -311,7 +356,11 @@ bool q_pcall_string(q_printer_t *pr, const q_expr_t *e)
     case Q_FN_CUT_QUERY:
     case Q_FN_POSITION_CI:
     case Q_FN_LENGTH_UTF8:
-    case Q_FN_REPLACE_ONE: more_string_fn(pr, e, id); return true;
+    case Q_FN_REPLACE_ONE:
+    case Q_FN_MATCH:
+    case Q_FN_EXTRACT:
+    case Q_FN_REPLACE_RE_ONE:
+    case Q_FN_REPLACE_RE_ALL: more_string_fn(pr, e, id); return true;
     default: return false;
     }
 }

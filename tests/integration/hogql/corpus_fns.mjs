@@ -48,6 +48,11 @@ export const queries = [
   // trims, case-blind position, UTF-8 length, replaceOne
   "SELECT trimLeft('  a b  ') AS l, trimRight('  a b  ') AS r, trimLeft(properties.plan), trimRight(properties.$browser) FROM events ORDER BY toInt(properties.n) LIMIT 6",
   "SELECT positionCaseInsensitive(properties.$browser, 'REF'), positionCaseInsensitive('Hello World', 'o w'), lengthUTF8('héllo wörld'), lengthUTF8(properties.label), replaceOne(properties.label, '\"', '<q>'), replaceOne('aXbXc', 'X', '--') FROM events ORDER BY toInt(properties.n) LIMIT 20",
+  // regular expressions (RE2's syntax; '.' takes a newline in match and extract only)
+  String.raw`SELECT properties.$browser AS b, match(b, 'ro'), match(b, '^(?i)s'), match(b, 'e$'), extract(b, '[aeiou]+'), extract(b, '(.)(.)'), replaceRegexpOne(b, '([a-z])', '<\\1>'), replaceRegexpAll(b, '[aeiou]', '_\\0\\\\') FROM events WHERE toInt(properties.n) < 10 ORDER BY toInt(properties.n)`,
+  String.raw`SELECT properties.label, extract(properties.label, '\\d+'), match(properties.label, '"\\d{2}"'), replaceRegexpAll(properties.label, '\\W+', '-') FROM events WHERE properties.label IS NOT NULL ORDER BY toInt(properties.n)`,
+  String.raw`SELECT match('a\nb', 'a.b'), extract('a\nb', 'a.b'), replaceRegexpAll('a\nb', 'a.b', 'X'), match('ab\n', 'b$'), match('é', '^.$'), match('É', '(?i)é'), extract('abc', '(z)?b'), extract('abc', 'a(b)(c)'), replaceRegexpOne('abc', 'x*', '-'), replaceRegexpAll('aaa', '^a', 'X'), replaceRegexpAll('a.b.c', '\\.', '\\\\'), extract('k=v; k2=v2', 'k2=(\\w+)')`,
+  "SELECT event, countIf(match(distinct_id, '[13579]$')), countIf(match(properties.$browser, '^(Chrome|Safari)$')) FROM events GROUP BY event ORDER BY event",
   // conversions to NULL and to 0
   "SELECT properties.mixed, toIntOrNull(properties.mixed), toIntOrZero(properties.mixed), toFloatOrZero(properties.price), toFloat64OrNull(properties.$browser), toInt64OrZero('12x'), toFloatOrZero('2.5') FROM events WHERE toInt(properties.n) < 30 ORDER BY toInt(properties.n)",
   // math: non-finite answers are NULL
