@@ -85,10 +85,11 @@ static re_t *re_get(sqlite3_context *ctx, sqlite3_value *pat, bool dotall)
     pcre2_set_depth_limit(re->mc, DEPTH_LIMIT);
     pcre2_set_heap_limit(re->mc, HEAP_LIMIT);
     sqlite3_set_auxdata(ctx, 1, re, re_free);
-    /* SQLite may have freed it already (a non-constant pattern) */
+    /* SQLite frees it at once when it cannot keep it (out of memory);
+     * a pattern that varies by row is dropped after this call */
     re_t *kept = sqlite3_get_auxdata(ctx, 1);
     if (kept == NULL)
-        sqlite3_result_error(ctx, "a regular expression must be a constant", -1);
+        sqlite3_result_error_nomem(ctx);
     return kept;
 }
 

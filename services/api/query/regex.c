@@ -26,7 +26,7 @@ static const char *non_re2(const char *p, size_t n)
             if (d >= '0' && d <= '9')
                 return "backreferences and octal escapes (\\0 to \\9)";
             if (strchr("gkZGKRXhHvVNCuUlLeoc", d) != NULL)
-                return "this escape sequence";
+                return "PCRE-only escapes (\\Z, \\h, \\v, \\K, ...)";
             if (d == 'Q') { /* literal text up to \E: both read it alike */
                 const char *e = memmem(p + i, n - i, "\\E", 2);
                 if (e == NULL)
@@ -54,7 +54,8 @@ static const char *non_re2(const char *p, size_t n)
             char d = p[i + 2];
             if (d == '=' || d == '!' || d == '<')
                 return "lookahead, lookbehind, or (?<name>...) (write (?P<name>...))";
-            if (strchr(">|R(&+#C0123456789", d) != NULL || (d == 'P' && i + 3 < n && p[i + 3] != '<'))
+            if (strchr(">|R(&+#C0123456789", d) != NULL ||
+                (d == 'P' && i + 3 < n && p[i + 3] != '<'))
                 return "atomic groups, recursion, conditionals and callouts";
             if (d != ':' && d != 'P') { /* flags: RE2 has i, m, s and U */
                 size_t j = i + 2;
@@ -90,9 +91,9 @@ bool q_regex_check(cm_slice_t pattern, q_regex_info_t *info, cm_buf_t *err)
     }
     int code = 0;
     PCRE2_SIZE at = 0;
-    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern.p, pattern.len,
-                                   PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_DOLLAR_ENDONLY, &code,
-                                   &at, NULL);
+    pcre2_code *re =
+        pcre2_compile((PCRE2_SPTR)pattern.p, pattern.len,
+                      PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_DOLLAR_ENDONLY, &code, &at, NULL);
     if (re == NULL) {
         PCRE2_UCHAR msg[160];
         if (pcre2_get_error_message(code, msg, sizeof(msg)) < 0)

@@ -15,7 +15,7 @@
 #include "cm/buf.h"
 
 typedef struct {
-    unsigned groups;     /* capturing groups */
+    unsigned groups;      /* capturing groups */
     bool can_match_empty; /* its shortest match may be empty */
 } q_regex_info_t;
 

@@ -209,12 +209,45 @@ static void test_quantile(void **state)
     assert_string_equal(a.cells[1][1], "10.0");
 }
 
+/* cm_variance (evstore_stats.c): varPop 0, varSamp 1, stddevPop 2,
+ * stddevSamp 3 over the non-NULL values; NULL where ClickHouse says nan.
+ * The store's connections also carry libcommon's ClickHouse functions. */
+static void test_variance(void **state)
+{
+    fx_t *fx = *state;
+    answer_t a;
+    query(fx,
+          "SELECT round(cm_variance(x, 0), 9), round(cm_variance(x, 1), 9), "
+          "round(cm_variance(x, 2), 9), round(cm_variance(x, 3), 9) FROM (SELECT column1 AS x "
+          "FROM (VALUES (1), (NULL), (3), (4), (4)))",
+          &a);
+    assert_int_equal(a.status, 0);
+    assert_string_equal(a.cells[0][0], "1.5");
+    assert_string_equal(a.cells[0][1], "2.0");
+    assert_string_equal(a.cells[0][2], "1.224744871");
+    assert_string_equal(a.cells[0][3], "1.414213562");
+    /* one value: varPop 0, varSamp NULL; no values: NULL */
+    query(fx, "SELECT cm_variance(7, 0), cm_variance(7, 1)", &a);
+    assert_int_equal(a.status, 0);
+    assert_string_equal(a.cells[0][0], "0.0");
+    assert_string_equal(a.cells[0][1], "<null>");
+    query(fx, "SELECT cm_variance(x, 0) FROM (SELECT 1 AS x) WHERE x > 1", &a);
+    assert_int_equal(a.status, 0);
+    assert_string_equal(a.cells[0][0], "<null>");
+    query(fx, "SELECT cm_argmax(x, y), cm_domain('http://h.io/p') FROM (SELECT 'a' AS x, 1 AS y)",
+          &a);
+    assert_int_equal(a.status, 0);
+    assert_string_equal(a.cells[0][0], "a");
+    assert_string_equal(a.cells[0][1], "h.io");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_events_written_once_and_read, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_bad_query_answers_why, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_quantile, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_variance, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
