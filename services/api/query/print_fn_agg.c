@@ -176,18 +176,21 @@ static void arg_best(q_printer_t *pr, const q_expr_t *e, bool max, const q_expr_
 {
     const q_expr_t *x = ARG(0), *y = ARG(1);
     const q_expr_t *nn[2] = {x, y};
-    if (pr->ch && x->nullable && has_conditions(cond, nn + 1, 1)) {
-        /* x NULL where a row does not count: 18.16's argMaxIf of a
-         * nullable answers the default for none, argMax of one NULL */
-        P(max ? "argMax(if(" : "argMin(if(");
-        ch_conditions(pr, cond, nn + 1, 1);
-        P(", ");
+    if (pr->ch && x->nullable) {
+        /* NULL when no row counts, whatever a version's nullable rules
+         * (18.16's argMaxIf of a nullable answers the default for none) */
+        P("if(countIf(");
+        ch_conditions(pr, cond, nn, 2);
+        P(") > 0, ");
+        P(max ? "argMaxIf(" : "argMinIf(");
         q_pexpr(pr, x);
-        P(", NULL), tuple(");
+        P(", tuple(");
         q_pexpr(pr, y);
         P(", ");
         q_pexpr(pr, x);
-        P("))");
+        P("), ");
+        ch_conditions(pr, cond, nn, 2);
+        P("), NULL)");
         return;
     }
     if (pr->ch) {
