@@ -63,6 +63,11 @@ static const q_fn_t fns[] = {
     A("stddevPopIf", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_STDDEV_POP_IF),
     A("stddevSamp", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_STDDEV_SAMP),
     A("stddevSampIf", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_STDDEV_SAMP_IF),
+    A("covarPop", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_COVAR_POP),
+    A("covarPopIf", 3, 3, QR_FIXED, Q_T_FLOAT, true, Q_FN_COVAR_POP_IF),
+    A("covarSamp", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_COVAR_SAMP),
+    A("covarSampIf", 3, 3, QR_FIXED, Q_T_FLOAT, true, Q_FN_COVAR_SAMP_IF),
+    A("corr", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_CORR),
     /* (more aggregates above this line) */
 
     /* dates and times (UTC unless a zone is given) */

@@ -73,6 +73,11 @@ enum {
     Q_FN_STDDEV_SAMP,
     Q_FN_STDDEV_SAMP_IF,
     Q_FN_MEDIAN_IF,
+    Q_FN_COVAR_POP,
+    Q_FN_COVAR_POP_IF,
+    Q_FN_COVAR_SAMP,
+    Q_FN_COVAR_SAMP_IF,
+    Q_FN_CORR,
     /* (more aggregates above this line) */
 
     /* dates: print_fn_date.c */

@@ -265,9 +265,65 @@ static void variance(q_printer_t *pr, const q_expr_t *e, int kind, const q_expr_
     P("), NULL)");
 }
 
+/* covarPop, covarSamp, corr over the rows where neither is NULL, as
+ * doubles; NULL where ClickHouse answers nan or an infinity (printed
+ * if(isFinite(f), f, NULL)). SQLite: cm_covariance(x, y, kind) of
+ * libcommon's evstore/evstore_stats.c. */
+static void covariance(q_printer_t *pr, const q_expr_t *e, int kind, const q_expr_t *cond)
+{
+    static const char *const names[] = {"covarPop", "covarSamp", "corr"};
+    if (!pr->ch) {
+        P("cm_covariance(");
+        for (int i = 0; i < 2; i++) {
+            if (cond != NULL) {
+                P("CASE WHEN ");
+                q_pexpr(pr, cond);
+                P(" THEN ");
+            }
+            q_pexpr(pr, ARG(i));
+            P(cond != NULL ? " END, " : ", ");
+        }
+        PF("%d)", kind);
+        return;
+    }
+    for (int twice = 0; twice < 2; twice++) {
+        P(twice ? ", " : "if(isFinite(");
+        P(names[kind]);
+        P(cond != NULL ? "If(" : "(");
+        for (int i = 0; i < 2; i++) {
+            P(i ? ", toFloat64(" : "toFloat64(");
+            q_pexpr(pr, ARG(i));
+            P(")");
+        }
+        if (cond != NULL) {
+            P(", ");
+            ch_condition(pr, cond);
+        }
+        P(twice ? "), NULL)" : "))");
+    }
+}
+
+/* The statistics take numbers: a string would be an error on ClickHouse
+ * and read as a number by SQLite, so it is refused on both. */
+static bool numbers_only(q_printer_t *pr, const q_expr_t *e, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        q_type_t t = ARG(i)->type;
+        if (t != Q_T_INT && t != Q_T_FLOAT && t != Q_T_BOOL && t != Q_T_NULL) {
+            q_pfail(pr, "%.*s takes numbers: convert with toFloat() or toInt()", (int)e->text.len,
+                    e->text.p);
+            return false;
+        }
+    }
+    return true;
+}
+
 static void more_aggregate(q_printer_t *pr, const q_expr_t *e, int id)
 {
     const q_expr_t *last = ARG(e->args.n - 1);
+    if (id >= Q_FN_VAR_POP && id <= Q_FN_CORR && id != Q_FN_MEDIAN_IF &&
+        !numbers_only(pr, e, id >= Q_FN_COVAR_POP ? 2 : 1))
+        return;
     switch (id) {
     case Q_FN_ANY_IF:
     case Q_FN_ANY_LAST_IF:
@@ -292,6 +348,11 @@ static void more_aggregate(q_printer_t *pr, const q_expr_t *e, int id)
     case Q_FN_STDDEV_POP_IF: variance(pr, e, 2, last); return;
     case Q_FN_STDDEV_SAMP: variance(pr, e, 3, NULL); return;
     case Q_FN_STDDEV_SAMP_IF: variance(pr, e, 3, last); return;
+    case Q_FN_COVAR_POP: covariance(pr, e, 0, NULL); return;
+    case Q_FN_COVAR_POP_IF: covariance(pr, e, 0, last); return;
+    case Q_FN_COVAR_SAMP: covariance(pr, e, 1, NULL); return;
+    case Q_FN_COVAR_SAMP_IF: covariance(pr, e, 1, last); return;
+    case Q_FN_CORR: covariance(pr, e, 2, NULL); return;
     default: return;
     }
 }
@@ -383,7 +444,12 @@ static void aggregate(q_printer_t *pr, const q_expr_t *e, int id)
     case Q_FN_STDDEV_POP:
     case Q_FN_STDDEV_POP_IF:
     case Q_FN_STDDEV_SAMP:
-    case Q_FN_STDDEV_SAMP_IF: more_aggregate(pr, e, id); return;
+    case Q_FN_STDDEV_SAMP_IF:
+    case Q_FN_COVAR_POP:
+    case Q_FN_COVAR_POP_IF:
+    case Q_FN_COVAR_SAMP:
+    case Q_FN_COVAR_SAMP_IF:
+    case Q_FN_CORR: more_aggregate(pr, e, id); return;
     default: break;
     }
     static const char *const names[] = {
@@ -481,7 +547,12 @@ bool q_pcall_agg(q_printer_t *pr, const q_expr_t *e)
     case Q_FN_STDDEV_POP:
     case Q_FN_STDDEV_POP_IF:
     case Q_FN_STDDEV_SAMP:
-    case Q_FN_STDDEV_SAMP_IF: aggregate(pr, e, id); return true;
+    case Q_FN_STDDEV_SAMP_IF:
+    case Q_FN_COVAR_POP:
+    case Q_FN_COVAR_POP_IF:
+    case Q_FN_COVAR_SAMP:
+    case Q_FN_COVAR_SAMP_IF:
+    case Q_FN_CORR: aggregate(pr, e, id); return true;
     default: return false;
     }
 }

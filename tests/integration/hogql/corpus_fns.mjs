@@ -41,6 +41,9 @@ export const queries = [
   'SELECT event, round(varPop(toFloat(properties.price)), 6), round(varSamp(toInt(properties.n)), 6), round(stddevPop(toInt(properties.n)), 6), round(stddevSamp(toFloat(properties.price)), 6) FROM events GROUP BY event ORDER BY event',
   "SELECT distinct_id, round(varPopIf(toInt(properties.n), properties.plan = 'pro'), 6), round(varSampIf(toInt(properties.n), properties.plan = 'pro'), 6), round(stddevPopIf(toFloat(properties.price), properties.$browser = 'Chrome'), 6), round(stddevSampIf(toFloat(properties.price), properties.label IS NOT NULL), 6) FROM events GROUP BY distinct_id ORDER BY distinct_id",
   'SELECT varPop(toInt(properties.n)), varSamp(toInt(properties.n)), stddevSamp(toInt(properties.n)) FROM events WHERE toInt(properties.n) = 7',
+  // covariance and correlation (NULL where ClickHouse says nan)
+  'SELECT event, round(covarPop(toInt(properties.n), toFloat(properties.price)), 6), round(covarSamp(toInt(properties.n), toInt(properties.n) % 7), 6), round(corr(toInt(properties.n), toFloat(properties.price)), 6), corr(toInt(properties.n), 1) FROM events GROUP BY event ORDER BY event',
+  "SELECT distinct_id, round(covarPopIf(toInt(properties.n), toFloat(properties.price), properties.plan = 'pro'), 6), round(covarSampIf(toInt(properties.n), toFloat(properties.price), properties.$browser = 'Chrome'), 6) FROM events GROUP BY distinct_id ORDER BY distinct_id",
   // URL functions over odd URLs (ClickHouse 18.16's reading)
   ...urlQueries,
   "SELECT properties.label, domain(properties.label), path(properties.$browser), extractURLParameter(properties.plan, 'x'), cutQueryString(properties.label) FROM events WHERE toInt(properties.n) < 20 ORDER BY toInt(properties.n)",

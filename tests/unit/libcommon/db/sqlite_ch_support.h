@@ -45,7 +45,7 @@ static const char *ch_one(sqlite3 *db, const char *sql, char *out, size_t cap)
         char got_[512];                                                                            \
         ch_one((db), (sql), got_, sizeof(got_));                                                   \
         if (strcmp(got_, (want)) != 0)                                                             \
-            fail_msg("%s\n  want: %s\n  got:  %s", (sql), (want), got_);                          \
+            fail_msg("%s\n  want: %s\n  got:  %s", (sql), (want), got_);                           \
     } while (0)
 
 #endif

@@ -55,8 +55,7 @@ static void test_bounded(void **state)
     (void)state;
     sqlite3 *db = ch_open();
     char got[512];
-    ch_one(db, "SELECT cm_match(printf('%.*c', 40, 'a') || '!', '^(a+)+$')", got,
-           sizeof(got));
+    ch_one(db, "SELECT cm_match(printf('%.*c', 40, 'a') || '!', '^(a+)+$')", got, sizeof(got));
     assert_non_null(strstr(got, "error: regular expression too costly"));
     ch_one(db, "SELECT cm_match('a', 'a(')", got, sizeof(got));
     assert_non_null(strstr(got, "error: invalid regular expression"));

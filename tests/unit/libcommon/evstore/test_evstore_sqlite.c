@@ -234,6 +234,18 @@ static void test_variance(void **state)
     query(fx, "SELECT cm_variance(x, 0) FROM (SELECT 1 AS x) WHERE x > 1", &a);
     assert_int_equal(a.status, 0);
     assert_string_equal(a.cells[0][0], "<null>");
+    /* covariance: pairs (1,2) (2,4) (3,7) and one with a NULL; corr of a
+     * constant is NULL (ClickHouse's nan) */
+    query(fx,
+          "SELECT round(cm_covariance(x, y, 0), 9), round(cm_covariance(x, y, 1), 9), "
+          "round(cm_covariance(x, y, 2), 9), cm_covariance(x, 5, 2) FROM (SELECT column1 AS x, "
+          "column2 AS y FROM (VALUES (1, 2), (2, 4), (NULL, 9), (3, 7)))",
+          &a);
+    assert_int_equal(a.status, 0);
+    assert_string_equal(a.cells[0][0], "1.666666667"); /* mean 2, 13/3: (-1*-2.33+0+1*2.67)/3 */
+    assert_string_equal(a.cells[0][1], "2.5");
+    assert_string_equal(a.cells[0][2], "0.993399268");
+    assert_string_equal(a.cells[0][3], "<null>");
     query(fx, "SELECT cm_argmax(x, y), cm_domain('http://h.io/p') FROM (SELECT 'a' AS x, 1 AS y)",
           &a);
     assert_int_equal(a.status, 0);
