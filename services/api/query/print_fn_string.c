@@ -192,6 +192,17 @@ static void string_fn(q_printer_t *pr, const q_expr_t *e, int id)
 
 /* ---- part F: trims, URLs, replaceOne ------------------------------------------------------- */
 
+/* ClickHouse takes only strings where SQLite would read any value as
+ * text: anything else is refused on both. */
+static bool text_arg(q_printer_t *pr, const q_expr_t *e, size_t i)
+{
+    q_type_t t = ARG(i)->type;
+    if (t == Q_T_STRING || t == Q_T_ANY || t == Q_T_NULL)
+        return true;
+    q_pfail(pr, "%.*s takes a string: convert with toString()", (int)e->text.len, e->text.p);
+    return false;
+}
+
 /* URLs as ClickHouse 18.16 reads them: SQLite calls libcommon's
  * db/db_sqlite_url.c, which follows its code byte for byte. */
 static void url_fn(q_printer_t *pr, const q_expr_t *e, int id)
@@ -200,6 +211,8 @@ static void url_fn(q_printer_t *pr, const q_expr_t *e, int id)
     static const char *const lite[] = {"cm_domain", "cm_path", "cm_url_param", "cm_cut_query"};
     int k = id - Q_FN_DOMAIN;
     cm_slice_t name;
+    if (!text_arg(pr, e, 0))
+        return;
     if (id == Q_FN_URL_PARAM &&
         !q_pconst_string(pr, ARG(1), "The parameter name of extractURLParameter", &name))
         return;
@@ -216,6 +229,8 @@ static void regex_fn(q_printer_t *pr, const q_expr_t *e, int id)
                                        "cm_replace_all"};
     int k = id - Q_FN_MATCH;
     cm_slice_t pattern, repl;
+    if (!text_arg(pr, e, 0))
+        return;
     if (!q_pconst_string(pr, ARG(1), "A regular expression", &pattern))
         return;
     cm_buf_t err;
