@@ -13,6 +13,9 @@
  *                        the first '?' or '#'), up to '&' or '#'; not
  *                        decoded; '' when absent
  *   cm_cut_query(u)      cutQueryString(u): u without "?..." up to '#'
+ *   cm_decode_url(s)     decodeURLComponent(s): %XX (either case) as its
+ *                        byte; '+' and a malformed '%' kept as they are
+ *   cm_reverse(s)        reverse(s): the bytes in reverse order
  *
  * NULL in, NULL out. Text is read up to its first NUL byte where
  * ClickHouse's code does (the parameter search), else whole.
@@ -186,8 +189,50 @@ static void cut_query(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_text(ctx, out, (int)(head + tail), sqlite3_free);
 }
 
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* decodeURLComponent (reverse with user data): the result is never longer */
+static void decode_or_reverse(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const char *s, *end;
+    if (!text_arg(argv[0], &s, &end)) {
+        sqlite3_result_null(ctx);
+        return;
+    }
+    size_t n = (size_t)(end - s), w = 0;
+    char *out = sqlite3_malloc64(n + 1);
+    if (out == NULL) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    bool reverse = sqlite3_user_data(ctx) != NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (reverse) {
+            out[w++] = s[n - 1 - i];
+            continue;
+        }
+        int hi = s[i] == '%' && i + 2 < n ? hexval(s[i + 1]) : -1;
+        int lo = hi >= 0 ? hexval(s[i + 2]) : -1;
+        if (hi >= 0 && lo >= 0) {
+            out[w++] = (char)(hi * 16 + lo);
+            i += 2;
+            continue;
+        }
+        out[w++] = s[i];
+    }
+    sqlite3_result_text(ctx, out, (int)w, sqlite3_free);
+}
+
 int cm__sqlite_add_url_fns(sqlite3 *db)
 {
+    static int reverse_tag;
     static int host_tag;
     const int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
     int rc = sqlite3_create_function_v2(db, "cm_domain", 1, flags, &host_tag, host_or_path, NULL,
@@ -201,5 +246,11 @@ int cm__sqlite_add_url_fns(sqlite3 *db)
     if (rc == SQLITE_OK)
         rc = sqlite3_create_function_v2(db, "cm_cut_query", 1, flags, NULL, cut_query, NULL, NULL,
                                         NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_function_v2(db, "cm_decode_url", 1, flags, NULL, decode_or_reverse,
+                                        NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_function_v2(db, "cm_reverse", 1, flags, &reverse_tag, decode_or_reverse,
+                                        NULL, NULL, NULL);
     return rc;
 }

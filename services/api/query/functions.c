@@ -130,6 +130,9 @@ static const q_fn_t fns[] = {
     F("extract", 2, 2, QR_ARG0, Q_T_STRING, false, Q_FN_EXTRACT),
     F("replaceRegexpOne", 3, 3, QR_ARG0, Q_T_STRING, false, Q_FN_REPLACE_RE_ONE),
     F("replaceRegexpAll", 3, 3, QR_ARG0, Q_T_STRING, false, Q_FN_REPLACE_RE_ALL),
+    F("decodeURLComponent", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_DECODE_URL),
+    F("substringUTF8", 2, 3, QR_ARG0, Q_T_STRING, false, Q_FN_SUBSTRING_UTF8),
+    F("reverse", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_REVERSE),
     /* (more strings above this line) */
 
     /* NULLs and conditions */
@@ -171,6 +174,9 @@ static const q_fn_t fns[] = {
     F("ln", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_LOG),
     F("log2", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_LOG2),
     F("log10", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_LOG10),
+    F("sign", 1, 1, QR_FIXED, Q_T_INT, true, Q_FN_SIGN),
+    /* ClickHouse only: a UInt64 SQLite cannot hold */
+    F("cityHash64", 1, 16, QR_FIXED, Q_T_INT, false, Q_FN_CITY_HASH64),
     /* (more conditions and numbers above this line) */
 
     /* window functions */

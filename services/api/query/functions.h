@@ -136,6 +136,9 @@ enum {
     Q_FN_EXTRACT,
     Q_FN_REPLACE_RE_ONE,
     Q_FN_REPLACE_RE_ALL,
+    Q_FN_DECODE_URL,
+    Q_FN_SUBSTRING_UTF8,
+    Q_FN_REVERSE,
     /* (more strings above this line) */
 
     /* conditions, numbers, conversions: print_fn.c */
@@ -165,6 +168,8 @@ enum {
     Q_FN_LOG10,
     Q_FN_TO_INT_OR_ZERO,
     Q_FN_TO_FLOAT_OR_ZERO,
+    Q_FN_SIGN,
+    Q_FN_CITY_HASH64,
     /* (more conditions and numbers above this line) */
 
     /* window functions: print_fn_agg.c */

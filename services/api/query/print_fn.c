@@ -207,6 +207,23 @@ static bool misc_call(q_printer_t *pr, const q_expr_t *e)
     case Q_FN_LOG:
     case Q_FN_LOG2:
     case Q_FN_LOG10: math(pr, e, id); return true;
+    case Q_FN_SIGN: /* -1, 0 or 1 of a number; NULL for text that is no number */
+        if (pr->ch && !pr->o->clickhouse_modern) {
+            q_pfail(pr, "sign() needs ClickHouse 21.3 or later (this store runs 18.16)");
+            return true;
+        }
+        P("sign(");
+        to_number_of(pr, ARG(0), false);
+        P(")");
+        return true;
+    case Q_FN_CITY_HASH64:
+        if (!pr->ch) {
+            q_pfail(pr, "cityHash64 is not supported on the SQLite store (its answers are "
+                        "UInt64, past SQLite's integers)");
+            return true;
+        }
+        q_psame(pr, "cityHash64", e);
+        return true;
     case Q_FN_TO_STRING:
         if (pr->ch) {
             q_psame(pr, "toString", e);

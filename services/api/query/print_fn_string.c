@@ -261,6 +261,30 @@ static void regex_fn(q_printer_t *pr, const q_expr_t *e, int id)
     q_psame(pr, pr->ch ? ch[k] : lite[k], e);
 }
 
+/* substringUTF8(s, offset[, length]) in code points: constants, offset
+ * from 1 and length from 0 (ClickHouse 18.16 refuses others; SQLite's
+ * substr reads 0 and negatives its own way). */
+static void substring_utf8(q_printer_t *pr, const q_expr_t *e)
+{
+    if (!text_arg(pr, e, 0))
+        return;
+    for (size_t i = 1; i < e->args.n; i++) {
+        const q_expr_t *a = ARG(i);
+        if (a->kind != QE_INT || a->ival < (i == 1 ? 1 : 0) || a->ival > 4294967295LL) {
+            q_pfail(pr, "substringUTF8 takes a constant offset from 1 and a constant length "
+                        "from 0");
+            return;
+        }
+    }
+    P(pr->ch ? "substringUTF8(" : "substr(CAST(");
+    q_pexpr(pr, ARG(0));
+    PF(pr->ch ? ", %" PRId64 : " AS TEXT), %" PRId64, ARG(1)->ival);
+    if (e->args.n > 2)
+        PF(", %" PRId64 ")", ARG(2)->ival);
+    else /* 18.16 takes three: the longest length (SQLite's substr takes two) */
+        P(pr->ch ? ", 4294967295)" : ")");
+}
+
 static void more_string_fn(q_printer_t *pr, const q_expr_t *e, int id)
 {
     switch (id) {
@@ -336,6 +360,14 @@ static void more_string_fn(q_printer_t *pr, const q_expr_t *e, int id)
     case Q_FN_EXTRACT:
     case Q_FN_REPLACE_RE_ONE:
     case Q_FN_REPLACE_RE_ALL: regex_fn(pr, e, id); return;
+    case Q_FN_DECODE_URL: /* %XX decoded; '+' and malformed escapes kept */
+    case Q_FN_REVERSE:    /* bytes, as ClickHouse */
+        if (!text_arg(pr, e, 0))
+            return;
+        if (pr->ch)
+            return q_psame(pr, id == Q_FN_REVERSE ? "reverse" : "decodeURLComponent", e);
+        return q_psame(pr, id == Q_FN_REVERSE ? "cm_reverse" : "cm_decode_url", e);
+    case Q_FN_SUBSTRING_UTF8: substring_utf8(pr, e); return;
     default: return;
     }
 }
@@ -375,7 +407,10 @@ bool q_pcall_string(q_printer_t *pr, const q_expr_t *e)
     case Q_FN_MATCH:
     case Q_FN_EXTRACT:
     case Q_FN_REPLACE_RE_ONE:
-    case Q_FN_REPLACE_RE_ALL: more_string_fn(pr, e, id); return true;
+    case Q_FN_REPLACE_RE_ALL:
+    case Q_FN_DECODE_URL:
+    case Q_FN_SUBSTRING_UTF8:
+    case Q_FN_REVERSE: more_string_fn(pr, e, id); return true;
     default: return false;
     }
 }

@@ -48,6 +48,11 @@ export const queries = [
   ...urlQueries,
   "SELECT properties.label, domain(properties.label), path(properties.$browser), extractURLParameter(properties.plan, 'x'), cutQueryString(properties.label) FROM events WHERE toInt(properties.n) < 20 ORDER BY toInt(properties.n)",
   "SELECT extractURLParameter(concat('https://x.io/p?plan=', properties.plan, '&n=', properties.n), 'n') AS n, extractURLParameter(concat('https://x.io/p?plan=', properties.plan), 'plan') AS p FROM events ORDER BY toInt(properties.n) LIMIT 12",
+  // decodeURLComponent, substringUTF8, reverse
+  "SELECT decodeURLComponent('a%20b+c'), decodeURLComponent('%'), decodeURLComponent('%2'), decodeURLComponent('%zz%41'), decodeURLComponent('%e2%82%AC'), substringUTF8('héllo', 2, 3), substringUTF8('héllo', 10, 2), substringUTF8('héllo', 2, 0), substringUTF8('héllo', 3), reverse('abc'), reverse('')",
+  "SELECT properties.label, decodeURLComponent(properties.label), substringUTF8(properties.label, 2, 4), reverse(properties.$browser), decodeURLComponent(extractURLParameter(concat('https://x.io/?l=', replaceAll(properties.label, ' ', '%20')), 'l')) FROM events WHERE toInt(properties.n) < 40 ORDER BY toInt(properties.n)",
+  // sign: ClickHouse 21.3+ (refused on 18.16, run on SQLite)
+  "SELECT sign(toInt(properties.n) - 50), sign(toFloat(properties.price) - 3), sign(properties.$browser) FROM events ORDER BY toInt(properties.n) LIMIT 5",
   // trims, case-blind position, UTF-8 length, replaceOne
   "SELECT trimLeft('  a b  ') AS l, trimRight('  a b  ') AS r, trimLeft(properties.plan), trimRight(properties.$browser) FROM events ORDER BY toInt(properties.n) LIMIT 6",
   "SELECT positionCaseInsensitive(properties.$browser, 'REF'), positionCaseInsensitive('Hello World', 'o w'), lengthUTF8('héllo wörld'), lengthUTF8(properties.label), replaceOne(properties.label, '\"', '<q>'), replaceOne('aXbXc', 'X', '--') FROM events ORDER BY toInt(properties.n) LIMIT 20",
