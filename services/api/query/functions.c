@@ -68,6 +68,7 @@ static const q_fn_t fns[] = {
     A("covarSamp", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_COVAR_SAMP),
     A("covarSampIf", 3, 3, QR_FIXED, Q_T_FLOAT, true, Q_FN_COVAR_SAMP_IF),
     A("corr", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_CORR),
+    {"quantileIf", 2, 2, QF_AGGREGATE, QR_FIXED, Q_T_FLOAT, true, 1, Q_FN_QUANTILE_IF},
     /* (more aggregates above this line) */
 
     /* dates and times (UTC unless a zone is given) */

@@ -78,6 +78,7 @@ enum {
     Q_FN_COVAR_SAMP,
     Q_FN_COVAR_SAMP_IF,
     Q_FN_CORR,
+    Q_FN_QUANTILE_IF,
     /* (more aggregates above this line) */
 
     /* dates: print_fn_date.c */

@@ -92,14 +92,21 @@ static void ch_if_agg(q_printer_t *pr, const char *agg, const q_expr_t *x, const
 static void quantile(q_printer_t *pr, const q_expr_t *e, int id)
 {
     char level[32] = "0.5";
-    if (id == Q_FN_QUANTILE) {
+    if (id == Q_FN_QUANTILE || id == Q_FN_QUANTILE_IF) {
         const q_expr_t *l = e->params.v[0];
+        /* quantile's level is checked by the resolver; quantileIf's here */
+        if (!(l->kind == QE_INT && (l->ival == 0 || l->ival == 1)) &&
+            !(l->kind == QE_FLOAT && l->fval >= 0 && l->fval <= 1)) {
+            q_pfail(pr, "The level of quantileIf must be a number from 0 to 1, as in "
+                        "quantileIf(0.9)(x, cond)");
+            return;
+        }
         double v = l->kind == QE_INT ? (double)l->ival : l->fval;
         snprintf(level, sizeof(level), "%.15g", v); /* the shortest that reads back */
         if (strtod(level, NULL) != v)
             snprintf(level, sizeof(level), "%.17g", v);
     }
-    const q_expr_t *cond = id == Q_FN_MEDIAN_IF ? ARG(1) : NULL;
+    const q_expr_t *cond = id == Q_FN_MEDIAN_IF || id == Q_FN_QUANTILE_IF ? ARG(1) : NULL;
     if (!pr->ch) {
         P("cm_quantile(");
         if (cond != NULL) {
@@ -424,7 +431,8 @@ static void aggregate(q_printer_t *pr, const q_expr_t *e, int id)
         return;
     case Q_FN_QUANTILE:
     case Q_FN_MEDIAN:
-    case Q_FN_MEDIAN_IF: quantile(pr, e, id); return;
+    case Q_FN_MEDIAN_IF:
+    case Q_FN_QUANTILE_IF: quantile(pr, e, id); return;
     case Q_FN_ANY: /* any row's value: the smallest, so both stores agree */
         if (pr->ch)
             return q_psame(pr, "min", e);
@@ -552,7 +560,8 @@ bool q_pcall_agg(q_printer_t *pr, const q_expr_t *e)
     case Q_FN_COVAR_POP_IF:
     case Q_FN_COVAR_SAMP:
     case Q_FN_COVAR_SAMP_IF:
-    case Q_FN_CORR: aggregate(pr, e, id); return true;
+    case Q_FN_CORR:
+    case Q_FN_QUANTILE_IF: aggregate(pr, e, id); return true;
     default: return false;
     }
 }

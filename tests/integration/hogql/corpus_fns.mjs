@@ -37,6 +37,7 @@ export const queries = [
   // countIf(x, cond), countDistinct, uniqExactIf, medianIf
   "SELECT event, countIf(properties.$browser, toInt(properties.n) > 30), countIf(properties.plan = 'pro'), countDistinct(distinct_id), countDistinctIf(properties.$browser, properties.plan IS NOT NULL), uniqExactIf(distinct_id, properties.flag = 'true') FROM events GROUP BY event ORDER BY event",
   "SELECT event, medianIf(toInt(properties.n), properties.$browser = 'Safari'), medianIf(toFloat(properties.price), 1 = 0) FROM events GROUP BY event ORDER BY event",
+  "SELECT event, quantileIf(0.9)(toFloat(properties.price), properties.$browser IS NOT NULL), quantileIf(0)(toInt(properties.n), properties.plan = 'pro'), quantileIf(1)(toInt(properties.n), 1 = 0) FROM events GROUP BY event ORDER BY event",
   // variances: NULL where ClickHouse answers nan; rounded (the stores add in their own order)
   'SELECT event, round(varPop(toFloat(properties.price)), 6), round(varSamp(toInt(properties.n)), 6), round(stddevPop(toInt(properties.n)), 6), round(stddevSamp(toFloat(properties.price)), 6) FROM events GROUP BY event ORDER BY event',
   "SELECT distinct_id, round(varPopIf(toInt(properties.n), properties.plan = 'pro'), 6), round(varSampIf(toInt(properties.n), properties.plan = 'pro'), 6), round(stddevPopIf(toFloat(properties.price), properties.$browser = 'Chrome'), 6), round(stddevSampIf(toFloat(properties.price), properties.label IS NOT NULL), 6) FROM events GROUP BY distinct_id ORDER BY distinct_id",
