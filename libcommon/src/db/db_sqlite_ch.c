@@ -13,6 +13,11 @@
  *
  * cm_finite(x): x, or NULL for an infinity (a math function's overflow:
  * ClickHouse's inf is printed as NULL too).
+ *
+ * cm_pad(s, n, pad, left): leftPad / rightPad: s cut or padded to n bytes,
+ * the pad repeated (and cut) on the left or the right; an empty pad
+ * leaves a short s as it is. cm_repeat(s, n): s n times. Both refuse a
+ * result past CM_CH_MAX_TEXT rather than build it.
  */
 #include <math.h>
 #include <stdint.h>
@@ -110,6 +115,75 @@ static void finite_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
         sqlite3_result_value(ctx, argv[0]);
 }
 
+#define CM_CH_MAX_TEXT (1 << 20)
+
+static void pad_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    for (int i = 0; i < 4; i++)
+        if (sqlite3_value_type(argv[i]) == SQLITE_NULL) {
+            sqlite3_result_null(ctx);
+            return;
+        }
+    const char *s = (const char *)sqlite3_value_text(argv[0]);
+    sqlite3_int64 sn = sqlite3_value_bytes(argv[0]);
+    sqlite3_int64 n = sqlite3_value_int64(argv[1]);
+    const char *pad = (const char *)sqlite3_value_text(argv[2]);
+    sqlite3_int64 pn = sqlite3_value_bytes(argv[2]);
+    bool left = sqlite3_value_int(argv[3]) != 0;
+    if (s == NULL || pad == NULL) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    if (n < 0 || n > CM_CH_MAX_TEXT) {
+        sqlite3_result_error(ctx, "leftPad/rightPad: the length must be 0 to 1048576", -1);
+        return;
+    }
+    if (sn >= n || pn == 0) {
+        sqlite3_result_text(ctx, s, (int)(sn < n ? sn : n), SQLITE_TRANSIENT);
+        return;
+    }
+    char *out = sqlite3_malloc64((sqlite3_uint64)n + 1);
+    if (out == NULL) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    sqlite3_int64 fill = n - sn, at = left ? 0 : sn;
+    for (sqlite3_int64 i = 0; i < fill; i++)
+        out[at + i] = pad[i % pn];
+    memcpy(out + (left ? fill : 0), s, (size_t)sn);
+    sqlite3_result_text(ctx, out, (int)n, sqlite3_free);
+}
+
+static void repeat_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL) {
+        sqlite3_result_null(ctx);
+        return;
+    }
+    const char *s = (const char *)sqlite3_value_text(argv[0]);
+    sqlite3_int64 sn = sqlite3_value_bytes(argv[0]);
+    sqlite3_int64 n = sqlite3_value_int64(argv[1]);
+    if (s == NULL) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    if (n < 0 || (sn > 0 && n > CM_CH_MAX_TEXT / sn)) {
+        sqlite3_result_error(ctx, "repeat: the count must be from 0 and the result at most 1 MiB",
+                             -1);
+        return;
+    }
+    char *out = sqlite3_malloc64((sqlite3_uint64)(sn * n) + 1);
+    if (out == NULL) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    for (sqlite3_int64 i = 0; i < n; i++)
+        memcpy(out + i * sn, s, (size_t)sn);
+    sqlite3_result_text(ctx, out, (int)(sn * n), sqlite3_free);
+}
+
 static int add_aggregate(sqlite3 *db, const char *name, int nargs, void *ud,
                          void (*step)(sqlite3_context *, int, sqlite3_value **),
                          void (*final)(sqlite3_context *))
@@ -130,6 +204,14 @@ int cm_db_conn_add_clickhouse_fns(cm_db_conn_t *conn)
         rc = sqlite3_create_function_v2(db, "cm_finite", 1,
                                         SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
                                         finite_fn, NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_function_v2(db, "cm_pad", 4,
+                                        SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+                                        pad_fn, NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_function_v2(db, "cm_repeat", 2,
+                                        SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+                                        repeat_fn, NULL, NULL, NULL);
     if (rc == SQLITE_OK)
         rc = cm__sqlite_add_url_fns(db);
     if (rc == SQLITE_OK)

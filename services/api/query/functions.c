@@ -134,6 +134,10 @@ static const q_fn_t fns[] = {
     F("decodeURLComponent", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_DECODE_URL),
     F("substringUTF8", 2, 3, QR_ARG0, Q_T_STRING, false, Q_FN_SUBSTRING_UTF8),
     F("reverse", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_REVERSE),
+    /* ClickHouse 21.8+ and SQLite (18.16 has none of them) */
+    F("leftPad", 2, 3, QR_ARG0, Q_T_STRING, false, Q_FN_LEFT_PAD),
+    F("rightPad", 2, 3, QR_ARG0, Q_T_STRING, false, Q_FN_RIGHT_PAD),
+    F("repeat", 2, 2, QR_ARG0, Q_T_STRING, false, Q_FN_REPEAT),
     /* (more strings above this line) */
 
     /* NULLs and conditions */

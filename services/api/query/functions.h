@@ -140,6 +140,9 @@ enum {
     Q_FN_DECODE_URL,
     Q_FN_SUBSTRING_UTF8,
     Q_FN_REVERSE,
+    Q_FN_LEFT_PAD,
+    Q_FN_RIGHT_PAD,
+    Q_FN_REPEAT,
     /* (more strings above this line) */
 
     /* conditions, numbers, conversions: print_fn.c */

@@ -285,6 +285,29 @@ static void substring_utf8(q_printer_t *pr, const q_expr_t *e)
         P(pr->ch ? ", 4294967295)" : ")");
 }
 
+/* leftPad(s, n[, pad]), rightPad, repeat(s, n): in bytes, as ClickHouse
+ * 21.8+ (18.16 has none); SQLite's cm_pad and cm_repeat (libcommon's
+ * db/db_sqlite_ch.c) refuse a result past 1 MiB. */
+static void pad_repeat(q_printer_t *pr, const q_expr_t *e, int id)
+{
+    if (!text_arg(pr, e, 0))
+        return;
+    if (pr->ch && !pr->o->clickhouse_modern) {
+        q_pfail(pr, "%.*s needs ClickHouse 21.8 or later (this store runs 18.16)", (int)e->text.len,
+                e->text.p);
+        return;
+    }
+    if (id == Q_FN_REPEAT)
+        return q_psame(pr, pr->ch ? "repeat" : "cm_repeat", e);
+    if (pr->ch)
+        return q_psame(pr, id == Q_FN_LEFT_PAD ? "leftPad" : "rightPad", e);
+    P("cm_pad(");
+    q_pargs(pr, e, 0);
+    if (e->args.n < 3)
+        P(", ' '");
+    P(id == Q_FN_LEFT_PAD ? ", 1)" : ", 0)");
+}
+
 static void more_string_fn(q_printer_t *pr, const q_expr_t *e, int id)
 {
     switch (id) {
@@ -368,6 +391,9 @@ static void more_string_fn(q_printer_t *pr, const q_expr_t *e, int id)
             return q_psame(pr, id == Q_FN_REVERSE ? "reverse" : "decodeURLComponent", e);
         return q_psame(pr, id == Q_FN_REVERSE ? "cm_reverse" : "cm_decode_url", e);
     case Q_FN_SUBSTRING_UTF8: substring_utf8(pr, e); return;
+    case Q_FN_LEFT_PAD:
+    case Q_FN_RIGHT_PAD:
+    case Q_FN_REPEAT: pad_repeat(pr, e, id); return;
     default: return;
     }
 }
@@ -410,7 +436,10 @@ bool q_pcall_string(q_printer_t *pr, const q_expr_t *e)
     case Q_FN_REPLACE_RE_ALL:
     case Q_FN_DECODE_URL:
     case Q_FN_SUBSTRING_UTF8:
-    case Q_FN_REVERSE: more_string_fn(pr, e, id); return true;
+    case Q_FN_REVERSE:
+    case Q_FN_LEFT_PAD:
+    case Q_FN_RIGHT_PAD:
+    case Q_FN_REPEAT: more_string_fn(pr, e, id); return true;
     default: return false;
     }
 }

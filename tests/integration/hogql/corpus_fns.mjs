@@ -54,6 +54,8 @@ export const queries = [
   "SELECT properties.label, decodeURLComponent(properties.label), substringUTF8(properties.label, 2, 4), reverse(properties.$browser), decodeURLComponent(extractURLParameter(concat('https://x.io/?l=', replaceAll(properties.label, ' ', '%20')), 'l')) FROM events WHERE toInt(properties.n) < 40 ORDER BY toInt(properties.n)",
   // sign: ClickHouse 21.3+ (refused on 18.16, run on SQLite)
   "SELECT sign(toInt(properties.n) - 50), sign(toFloat(properties.price) - 3), sign(properties.$browser) FROM events ORDER BY toInt(properties.n) LIMIT 5",
+  // leftPad / rightPad / repeat: ClickHouse 21.8+ (refused on 18.16, run on SQLite)
+  "SELECT leftPad(toString(toInt(properties.n)), 3, '0'), rightPad(properties.$browser, 8, '.-'), leftPad(properties.plan, 2), repeat(properties.plan, 2) FROM events ORDER BY toInt(properties.n) LIMIT 12",
   // trims, case-blind position, UTF-8 length, replaceOne
   "SELECT trimLeft('  a b  ') AS l, trimRight('  a b  ') AS r, trimLeft(properties.plan), trimRight(properties.$browser) FROM events ORDER BY toInt(properties.n) LIMIT 6",
   "SELECT positionCaseInsensitive(properties.$browser, 'REF'), positionCaseInsensitive('Hello World', 'o w'), lengthUTF8('héllo wörld'), lengthUTF8(properties.label), replaceOne(properties.label, '\"', '<q>'), replaceOne('aXbXc', 'X', '--') FROM events ORDER BY toInt(properties.n) LIMIT 20",

@@ -54,11 +54,36 @@ static void test_finite(void **state)
     sqlite3_close(db);
 }
 
+/* leftPad/rightPad/repeat as ClickHouse 21.8+ documents them, in bytes */
+static void test_pad_repeat(void **state)
+{
+    (void)state;
+    sqlite3 *db = ch_open();
+    EXPECT_ONE(db, "SELECT cm_pad('abc', 7, '*', 1)", "****abc");
+    EXPECT_ONE(db, "SELECT cm_pad('abc', 7, '*', 0)", "abc****");
+    EXPECT_ONE(db, "SELECT cm_pad('abc', 6, 'xy', 1)", "xyxabc");
+    EXPECT_ONE(db, "SELECT cm_pad('abc', 7, 'xy', 0)", "abcxyxy");
+    EXPECT_ONE(db, "SELECT cm_pad('abcdef', 3, '*', 1)", "abc"); /* cut to n */
+    EXPECT_ONE(db, "SELECT cm_pad('abcdef', 3, '*', 0)", "abc");
+    EXPECT_ONE(db, "SELECT cm_pad('ab', 5, '', 1)", "ab");
+    EXPECT_ONE(db, "SELECT cm_pad('7', 2, '0', 1)", "07");
+    EXPECT_ONE(db, "SELECT cm_pad(NULL, 2, '0', 1)", "NULL");
+    EXPECT_ONE(db, "SELECT cm_pad('a', -1, '0', 1)",
+               "error: leftPad/rightPad: the length must be 0 to 1048576");
+    EXPECT_ONE(db, "SELECT cm_repeat('ab', 3)", "ababab");
+    EXPECT_ONE(db, "SELECT cm_repeat('ab', 0)", "");
+    EXPECT_ONE(db, "SELECT cm_repeat('', 5)", "");
+    EXPECT_ONE(db, "SELECT cm_repeat('ab', 10000000)",
+               "error: repeat: the count must be from 0 and the result at most 1 MiB");
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_argmax_argmin),
         cmocka_unit_test(test_finite),
+        cmocka_unit_test(test_pad_repeat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
