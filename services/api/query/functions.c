@@ -182,6 +182,8 @@ static const q_fn_t fns[] = {
     F("sign", 1, 1, QR_FIXED, Q_T_INT, true, Q_FN_SIGN),
     /* ClickHouse only: a UInt64 SQLite cannot hold */
     F("cityHash64", 1, 16, QR_FIXED, Q_T_INT, false, Q_FN_CITY_HASH64),
+    /* NULL for text that is no UUID (18.16 would read garbage, 21+ fail) */
+    F("toUUID", 1, 1, QR_FIXED, Q_T_UUID, true, Q_FN_TO_UUID),
     /* (more conditions and numbers above this line) */
 
     /* window functions */

@@ -174,6 +174,7 @@ enum {
     Q_FN_TO_FLOAT_OR_ZERO,
     Q_FN_SIGN,
     Q_FN_CITY_HASH64,
+    Q_FN_TO_UUID,
     /* (more conditions and numbers above this line) */
 
     /* window functions: print_fn_agg.c */

@@ -66,6 +66,9 @@ export const queries = [
   "SELECT event, countIf(match(distinct_id, '[13579]$')), countIf(match(properties.$browser, '^(Chrome|Safari)$')) FROM events GROUP BY event ORDER BY event",
   // conversions to NULL and to 0
   "SELECT properties.mixed, toIntOrNull(properties.mixed), toIntOrZero(properties.mixed), toFloatOrZero(properties.price), toFloat64OrNull(properties.$browser), toInt64OrZero('12x'), toFloatOrZero('2.5') FROM events WHERE toInt(properties.n) < 30 ORDER BY toInt(properties.n)",
+  // toUUID: NULL for text that is no UUID
+  "SELECT toUUID('61F0C404-5CB3-11E7-907B-A6006AD3DBA0'), toUUID('61f0c4045cb311e7907ba6006ad3dba0'), toUUID('zzzzzzzz-5cb3-11e7-907b-a6006ad3dba0'), toUUID(''), toUUID(NULL)",
+  "SELECT uuid, toUUID(toString(uuid)) = uuid, toUUID(properties.plan) FROM events WHERE uuid = toUUID(upper(toString(uuid))) ORDER BY uuid LIMIT 5",
   // math: non-finite answers are NULL
   'SELECT toInt(properties.n) AS n, round(sqrt(n), 6), round(pow(n, 0.5), 6), round(log(n), 6), round(log2(n + 1), 6), round(log10(n + 1), 6), round(exp(n / 100), 6) FROM events WHERE n < 12 ORDER BY n',
   'SELECT sqrt(-1), log(0), log10(0), pow(10, 400), exp(1000), power(2, 10), ln(1)',
