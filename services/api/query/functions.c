@@ -119,6 +119,8 @@ static const q_fn_t fns[] = {
     /* part F: spaces only, as trim; URLs as ClickHouse 18.16 reads them */
     F("trimLeft", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_TRIM_LEFT),
     F("trimRight", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_TRIM_RIGHT),
+    F("ltrim", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_TRIM_LEFT),
+    F("rtrim", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_TRIM_RIGHT),
     F("domain", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_DOMAIN),
     F("path", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_PATH),
     F("extractURLParameter", 2, 2, QR_ARG0, Q_T_STRING, false, Q_FN_URL_PARAM),
@@ -132,12 +134,14 @@ static const q_fn_t fns[] = {
     F("replaceRegexpOne", 3, 3, QR_ARG0, Q_T_STRING, false, Q_FN_REPLACE_RE_ONE),
     F("replaceRegexpAll", 3, 3, QR_ARG0, Q_T_STRING, false, Q_FN_REPLACE_RE_ALL),
     F("decodeURLComponent", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_DECODE_URL),
-    F("substringUTF8", 2, 3, QR_ARG0, Q_T_STRING, false, Q_FN_SUBSTRING_UTF8),
+    F("substringUTF8", 3, 3, QR_ARG0, Q_T_STRING, false, Q_FN_SUBSTRING_UTF8),
     F("reverse", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_REVERSE),
     /* ClickHouse 21.8+ and SQLite (18.16 has none of them) */
     F("leftPad", 2, 3, QR_ARG0, Q_T_STRING, false, Q_FN_LEFT_PAD),
     F("rightPad", 2, 3, QR_ARG0, Q_T_STRING, false, Q_FN_RIGHT_PAD),
     F("repeat", 2, 2, QR_ARG0, Q_T_STRING, false, Q_FN_REPEAT),
+    F("lpad", 3, 3, QR_ARG0, Q_T_STRING, false, Q_FN_LEFT_PAD),
+    F("rpad", 3, 3, QR_ARG0, Q_T_STRING, false, Q_FN_RIGHT_PAD),
     /* (more strings above this line) */
 
     /* NULLs and conditions */

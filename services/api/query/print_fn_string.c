@@ -278,11 +278,8 @@ static void substring_utf8(q_printer_t *pr, const q_expr_t *e)
     }
     P(pr->ch ? "substringUTF8(" : "substr(CAST(");
     q_pexpr(pr, ARG(0));
-    PF(pr->ch ? ", %" PRId64 : " AS TEXT), %" PRId64, ARG(1)->ival);
-    if (e->args.n > 2)
-        PF(", %" PRId64 ")", ARG(2)->ival);
-    else /* 18.16 takes three: the longest length (SQLite's substr takes two) */
-        P(pr->ch ? ", 4294967295)" : ")");
+    PF(pr->ch ? ", %" PRId64 ", %" PRId64 ")" : " AS TEXT), %" PRId64 ", %" PRId64 ")",
+       ARG(1)->ival, ARG(2)->ival);
 }
 
 /* leftPad(s, n[, pad]), rightPad, repeat(s, n): in bytes, as ClickHouse

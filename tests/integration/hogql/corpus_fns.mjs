@@ -50,8 +50,9 @@ export const queries = [
   "SELECT properties.label, domain(properties.label), path(properties.$browser), extractURLParameter(properties.plan, 'x'), cutQueryString(properties.label) FROM events WHERE toInt(properties.n) < 20 ORDER BY toInt(properties.n)",
   "SELECT extractURLParameter(concat('https://x.io/p?plan=', properties.plan, '&n=', properties.n), 'n') AS n, extractURLParameter(concat('https://x.io/p?plan=', properties.plan), 'plan') AS p FROM events ORDER BY toInt(properties.n) LIMIT 12",
   // decodeURLComponent, substringUTF8, reverse
-  "SELECT decodeURLComponent('a%20b+c'), decodeURLComponent('%'), decodeURLComponent('%2'), decodeURLComponent('%zz%41'), decodeURLComponent('%e2%82%AC'), substringUTF8('héllo', 2, 3), substringUTF8('héllo', 10, 2), substringUTF8('héllo', 2, 0), substringUTF8('héllo', 3), reverse('abc'), reverse('')",
+  "SELECT decodeURLComponent('a%20b+c'), decodeURLComponent('%'), decodeURLComponent('%2'), decodeURLComponent('%zz%41'), decodeURLComponent('%e2%82%AC'), substringUTF8('héllo', 2, 3), substringUTF8('héllo', 10, 2), substringUTF8('héllo', 2, 0), reverse('abc'), reverse('')",
   "SELECT properties.label, decodeURLComponent(properties.label), substringUTF8(properties.label, 2, 4), reverse(properties.$browser), decodeURLComponent(extractURLParameter(concat('https://x.io/?l=', replaceAll(properties.label, ' ', '%20')), 'l')) FROM events WHERE toInt(properties.n) < 40 ORDER BY toInt(properties.n)",
+  "SELECT ltrim(concat('  ', properties.plan)), rtrim(concat(properties.plan, '  ')), lpad(properties.plan, 5, '-'), rpad(properties.plan, 5, '-') FROM events ORDER BY toInt(properties.n) LIMIT 8",
   // sign: ClickHouse 21.3+ (refused on 18.16, run on SQLite)
   "SELECT sign(toInt(properties.n) - 50), sign(toFloat(properties.price) - 3), sign(properties.$browser) FROM events ORDER BY toInt(properties.n) LIMIT 5",
   // leftPad / rightPad / repeat: ClickHouse 21.8+ (refused on 18.16, run on SQLite)
