@@ -85,13 +85,21 @@ static void to_number(q_printer_t *pr, const q_expr_t *e, bool is_int)
  * into NULL). */
 static void math(q_printer_t *pr, const q_expr_t *e, int id)
 {
-    static const char *const ch[] = {"pow", "sqrt", "exp", "log", "log2", "log10"};
-    static const char *const lite[] = {"pow", "sqrt", "exp", "ln", "log2", "log10"};
+    static const char *const ch[] = {"pow",   "sqrt", "exp", "log", "log2", "log10", "exp2",
+                                     "exp10", "sin",  "cos", "tan", "asin", "acos",  "atan"};
+    static const char *const lite[] = {"pow",   "sqrt",      "exp",        "ln",  "log2",
+                                       "log10", "pow(2.0, ", "pow(10.0, ", "sin", "cos",
+                                       "tan",   "asin",      "acos",       "atan"};
     int k = id - Q_FN_POW;
+    if (id == Q_FN_PI || id == Q_FN_E) {
+        P(id == Q_FN_PI ? "pi()" : pr->ch ? "e()" : "exp(1.0)");
+        return;
+    }
     if (!pr->ch) {
         P("cm_finite(");
         P(lite[k]);
-        P("(");
+        if (id != Q_FN_EXP2 && id != Q_FN_EXP10)
+            P("(");
         for (size_t i = 0; i < e->args.n; i++) {
             P(i ? ", " : "");
             to_number_of(pr, ARG(i), false);
@@ -245,7 +253,17 @@ static bool misc_call(q_printer_t *pr, const q_expr_t *e)
     case Q_FN_EXP:
     case Q_FN_LOG:
     case Q_FN_LOG2:
-    case Q_FN_LOG10: math(pr, e, id); return true;
+    case Q_FN_LOG10:
+    case Q_FN_EXP2:
+    case Q_FN_EXP10:
+    case Q_FN_SIN:
+    case Q_FN_COS:
+    case Q_FN_TAN:
+    case Q_FN_ASIN:
+    case Q_FN_ACOS:
+    case Q_FN_ATAN:
+    case Q_FN_PI:
+    case Q_FN_E: math(pr, e, id); return true;
     case Q_FN_SIGN: /* -1, 0 or 1 of a number; NULL for text that is no number */
         if (pr->ch && !pr->o->clickhouse_modern) {
             q_pfail(pr, "sign() needs ClickHouse 21.3 or later (this store runs 18.16)");

@@ -72,6 +72,7 @@ export const queries = [
   "SELECT uuid, toUUID(toString(uuid)) = uuid, toUUID(properties.plan) FROM events WHERE uuid = toUUID(upper(toString(uuid))) ORDER BY uuid LIMIT 5",
   // math: non-finite answers are NULL
   'SELECT toInt(properties.n) AS n, round(sqrt(n), 6), round(pow(n, 0.5), 6), round(log(n), 6), round(log2(n + 1), 6), round(log10(n + 1), 6), round(exp(n / 100), 6) FROM events WHERE n < 12 ORDER BY n',
-  'SELECT sqrt(-1), log(0), log10(0), pow(10, 400), exp(1000), power(2, 10), ln(1)',
+  'SELECT sqrt(-1), log(0), log10(0), pow(10, 400), exp(1000), power(2, 10), ln(1), exp2(10), exp10(3), asin(2), acos(-3), round(pi(), 9), round(e(), 9)',
+  'SELECT toInt(properties.n) AS n, round(sin(n), 9), round(cos(n), 9), round(tan(n / 10), 9), round(asin(n / 200), 9), round(acos(n / 200), 9), round(atan(n), 9), round(exp2(n / 4), 6), round(exp10(n / 40), 6) FROM events WHERE n < 10 ORDER BY n',
   "SELECT event, round(sum(sqrt(toFloat(properties.price))), 6), round(avg(log(toFloat(properties.price) + 1)), 6) FROM events GROUP BY event ORDER BY event",
 ];
