@@ -69,6 +69,10 @@ static const q_fn_t fns[] = {
     A("covarSampIf", 3, 3, QR_FIXED, Q_T_FLOAT, true, Q_FN_COVAR_SAMP_IF),
     A("corr", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_CORR),
     {"quantileIf", 2, 2, QF_AGGREGATE, QR_FIXED, Q_T_FLOAT, true, 1, Q_FN_QUANTILE_IF},
+    /* the value at position floor(level * n) of the sorted values, not interpolated */
+    {"quantileExact", 1, 1, QF_AGGREGATE, QR_ARG0, Q_T_ANY, false, 1, Q_FN_QUANTILE_EXACT},
+    A("medianExact", 1, 1, QR_ARG0, Q_T_ANY, false, Q_FN_MEDIAN_EXACT),
+    A("medianExactIf", 2, 2, QR_ARG0, Q_T_ANY, false, Q_FN_MEDIAN_EXACT_IF),
     /* (more aggregates above this line) */
 
     /* dates and times (UTC unless a zone is given) */

@@ -79,6 +79,9 @@ enum {
     Q_FN_COVAR_SAMP_IF,
     Q_FN_CORR,
     Q_FN_QUANTILE_IF,
+    Q_FN_QUANTILE_EXACT,
+    Q_FN_MEDIAN_EXACT,
+    Q_FN_MEDIAN_EXACT_IF,
     /* (more aggregates above this line) */
 
     /* dates: print_fn_date.c */

@@ -325,12 +325,71 @@ static bool numbers_only(q_printer_t *pr, const q_expr_t *e, size_t n)
     return true;
 }
 
+/* quantileExact(l)(x), medianExact(x), medianExactIf(x, cond): the value
+ * at position floor(l * n) of the sorted non-NULL values (the last for
+ * l = 1), as ClickHouse's quantileExact; SQLite's cm_quantile_exact
+ * (libcommon's evstore/evstore_quantile.c). Over no values: NULL for a
+ * nullable or float x (ClickHouse: NULL, nan), else 0. */
+static void quantile_exact(q_printer_t *pr, const q_expr_t *e, int id)
+{
+    char level[32] = "0.5";
+    if (id == Q_FN_QUANTILE_EXACT) {
+        const q_expr_t *l = e->params.v[0];
+        if (!(l->kind == QE_INT && (l->ival == 0 || l->ival == 1)) &&
+            !(l->kind == QE_FLOAT && l->fval >= 0 && l->fval <= 1)) {
+            q_pfail(pr, "The level of quantileExact must be a number from 0 to 1, as in "
+                        "quantileExact(0.9)(x)");
+            return;
+        }
+        double v = l->kind == QE_INT ? (double)l->ival : l->fval;
+        snprintf(level, sizeof(level), "%.15g", v); /* the shortest that reads back */
+        if (strtod(level, NULL) != v)
+            snprintf(level, sizeof(level), "%.17g", v);
+    }
+    const q_expr_t *x = ARG(0), *c = id == Q_FN_MEDIAN_EXACT_IF ? ARG(1) : NULL;
+    if (pr->ch && c != NULL && !x->nullable) {
+        PF("quantileExactIf(%s)(", level);
+        q_pexpr(pr, x);
+        P(", ");
+        ch_condition(pr, c);
+        P(")");
+        return;
+    }
+    if (pr->ch) { /* a nullable x: NULL for no value, as SQLite and 21+ */
+        PF("quantileExact(%s)(", level);
+        if (c != NULL) {
+            P("if(");
+            ch_condition(pr, c);
+            P(", ");
+        }
+        q_pexpr(pr, x);
+        P(c != NULL ? ", NULL))" : ")");
+        return;
+    }
+    bool fill = !x->nullable && x->type == Q_T_INT;
+    P(fill ? "coalesce(cm_quantile_exact(" : "cm_quantile_exact(");
+    if (c != NULL) {
+        P("CASE WHEN ");
+        q_pexpr(pr, c);
+        P(" THEN ");
+    }
+    q_pexpr(pr, x);
+    PF("%s, %s)", c != NULL ? " END" : "", level);
+    if (fill)
+        P(", 0)");
+}
+
 static void more_aggregate(q_printer_t *pr, const q_expr_t *e, int id)
 {
     const q_expr_t *last = ARG(e->args.n - 1);
     if (id >= Q_FN_VAR_POP && id <= Q_FN_CORR && id != Q_FN_MEDIAN_IF &&
         !numbers_only(pr, e, id >= Q_FN_COVAR_POP ? 2 : 1))
         return;
+    if (id >= Q_FN_QUANTILE_EXACT && id <= Q_FN_MEDIAN_EXACT_IF) {
+        if (numbers_only(pr, e, 1))
+            quantile_exact(pr, e, id);
+        return;
+    }
     switch (id) {
     case Q_FN_ANY_IF:
     case Q_FN_ANY_LAST_IF:
@@ -360,6 +419,9 @@ static void more_aggregate(q_printer_t *pr, const q_expr_t *e, int id)
     case Q_FN_COVAR_SAMP: covariance(pr, e, 1, NULL); return;
     case Q_FN_COVAR_SAMP_IF: covariance(pr, e, 1, last); return;
     case Q_FN_CORR: covariance(pr, e, 2, NULL); return;
+    case Q_FN_QUANTILE_EXACT:
+    case Q_FN_MEDIAN_EXACT:
+    case Q_FN_MEDIAN_EXACT_IF: return; /* above */
     default: return;
     }
 }
@@ -457,7 +519,10 @@ static void aggregate(q_printer_t *pr, const q_expr_t *e, int id)
     case Q_FN_COVAR_POP_IF:
     case Q_FN_COVAR_SAMP:
     case Q_FN_COVAR_SAMP_IF:
-    case Q_FN_CORR: more_aggregate(pr, e, id); return;
+    case Q_FN_CORR:
+    case Q_FN_QUANTILE_EXACT:
+    case Q_FN_MEDIAN_EXACT:
+    case Q_FN_MEDIAN_EXACT_IF: more_aggregate(pr, e, id); return;
     default: break;
     }
     static const char *const names[] = {
@@ -561,7 +626,10 @@ bool q_pcall_agg(q_printer_t *pr, const q_expr_t *e)
     case Q_FN_COVAR_SAMP:
     case Q_FN_COVAR_SAMP_IF:
     case Q_FN_CORR:
-    case Q_FN_QUANTILE_IF: aggregate(pr, e, id); return true;
+    case Q_FN_QUANTILE_IF:
+    case Q_FN_QUANTILE_EXACT:
+    case Q_FN_MEDIAN_EXACT:
+    case Q_FN_MEDIAN_EXACT_IF: aggregate(pr, e, id); return true;
     default: return false;
     }
 }

@@ -195,6 +195,20 @@ static void test_quantile(void **state)
         assert_string_equal(a.cells[0][0], cases[i].want);
     }
     answer_t a;
+    /* cm_quantile_exact: the value at floor(level * n), not interpolated */
+    query(fx,
+          "SELECT cm_quantile_exact(x, 0.5), cm_quantile_exact(x, 0), cm_quantile_exact(x, 1), "
+          "cm_quantile_exact(x, 0.25) FROM (SELECT column1 AS x FROM"
+          " (VALUES (4), (NULL), (1), (3), (2)))",
+          &a);
+    assert_int_equal(a.status, 0);
+    assert_string_equal(a.cells[0][0], "3.0");
+    assert_string_equal(a.cells[0][1], "1.0");
+    assert_string_equal(a.cells[0][2], "4.0");
+    assert_string_equal(a.cells[0][3], "2.0");
+    query(fx, "SELECT cm_quantile_exact(x, 0.5) FROM (SELECT 1 AS x) WHERE x > 1", &a);
+    assert_int_equal(a.status, 0);
+    assert_string_equal(a.cells[0][0], "<null>");
     query(fx, "SELECT cm_quantile(x, 0.5) FROM (SELECT 1 AS x) WHERE x > 1", &a);
     assert_int_equal(a.status, 0);
     assert_string_equal(a.cells[0][0], "<null>");
