@@ -146,6 +146,7 @@ static const q_fn_t fns[] = {
     F("repeat", 2, 2, QR_ARG0, Q_T_STRING, false, Q_FN_REPEAT),
     F("lpad", 3, 3, QR_ARG0, Q_T_STRING, false, Q_FN_LEFT_PAD),
     F("rpad", 3, 3, QR_ARG0, Q_T_STRING, false, Q_FN_RIGHT_PAD),
+    F("hex", 1, 1, QR_FIXED, Q_T_STRING, true, Q_FN_HEX),
     /* (more strings above this line) */
 
     /* NULLs and conditions */

@@ -146,6 +146,7 @@ enum {
     Q_FN_LEFT_PAD,
     Q_FN_RIGHT_PAD,
     Q_FN_REPEAT,
+    Q_FN_HEX,
     /* (more strings above this line) */
 
     /* conditions, numbers, conversions: print_fn.c */

@@ -305,6 +305,44 @@ static void pad_repeat(q_printer_t *pr, const q_expr_t *e, int id)
     P(id == Q_FN_LEFT_PAD ? ", 1)" : ", 0)");
 }
 
+/* hex(x): a string's bytes, or an integer's as a UInt64 (two's
+ * complement for a negative one) without leading zero bytes, in capitals,
+ * as ClickHouse; floats and dates are refused. */
+static void hex_fn(q_printer_t *pr, const q_expr_t *e)
+{
+    const q_expr_t *x = ARG(0);
+    bool is_int = x->type == Q_T_INT || x->type == Q_T_BOOL;
+    if (!is_int && !(x->type == Q_T_STRING || x->type == Q_T_ANY || x->type == Q_T_NULL)) {
+        q_pfail(pr, "hex takes a string or an integer");
+        return;
+    }
+    if (pr->ch) {
+        P(is_int ? "hex(toUInt64(" : "hex(");
+        q_pexpr(pr, x);
+        P(is_int ? "))" : ")");
+        return;
+    }
+    if (!is_int) { /* SQLite's hex(NULL) is '' */
+        P("(CASE WHEN ");
+        q_pexpr(pr, x);
+        P(" IS NOT NULL THEN hex(");
+        lite_blob(pr, x);
+        P(") END)");
+        return;
+    }
+    /* printf's %X, with a 0 before an odd count of digits (whole bytes);
+     * no subquery, which would take an aggregate in x for its own */
+    P("(CASE WHEN ");
+    q_pexpr(pr, x);
+    P(" IS NULL THEN NULL WHEN length(printf('%X', ");
+    q_pexpr(pr, x);
+    P(")) % 2 = 1 THEN '0' || printf('%X', ");
+    q_pexpr(pr, x);
+    P(") ELSE printf('%X', ");
+    q_pexpr(pr, x);
+    P(") END)");
+}
+
 static void more_string_fn(q_printer_t *pr, const q_expr_t *e, int id)
 {
     switch (id) {
@@ -391,6 +429,7 @@ static void more_string_fn(q_printer_t *pr, const q_expr_t *e, int id)
     case Q_FN_LEFT_PAD:
     case Q_FN_RIGHT_PAD:
     case Q_FN_REPEAT: pad_repeat(pr, e, id); return;
+    case Q_FN_HEX: hex_fn(pr, e); return;
     default: return;
     }
 }
@@ -436,7 +475,8 @@ bool q_pcall_string(q_printer_t *pr, const q_expr_t *e)
     case Q_FN_REVERSE:
     case Q_FN_LEFT_PAD:
     case Q_FN_RIGHT_PAD:
-    case Q_FN_REPEAT: more_string_fn(pr, e, id); return true;
+    case Q_FN_REPEAT:
+    case Q_FN_HEX: more_string_fn(pr, e, id); return true;
     default: return false;
     }
 }

@@ -57,6 +57,9 @@ export const queries = [
   "SELECT decodeURLComponent('a%20b+c'), decodeURLComponent('%'), decodeURLComponent('%2'), decodeURLComponent('%zz%41'), decodeURLComponent('%e2%82%AC'), substringUTF8('héllo', 2, 3), substringUTF8('héllo', 10, 2), substringUTF8('héllo', 2, 0), reverse('abc'), reverse('')",
   "SELECT properties.label, decodeURLComponent(properties.label), substringUTF8(properties.label, 2, 4), reverse(properties.$browser), decodeURLComponent(extractURLParameter(concat('https://x.io/?l=', replaceAll(properties.label, ' ', '%20')), 'l')) FROM events WHERE toInt(properties.n) < 40 ORDER BY toInt(properties.n)",
   "SELECT ltrim(concat('  ', properties.plan)), rtrim(concat(properties.plan, '  ')), lpad(properties.plan, 5, '-'), rpad(properties.plan, 5, '-') FROM events ORDER BY toInt(properties.n) LIMIT 8",
+  // hex: a string's bytes, an integer's as a UInt64
+  "SELECT hex('abc'), hex(''), hex(255), hex(256), hex(0), hex(-1), hex(4096), hex(NULL)",
+  "SELECT properties.$browser, hex(properties.$browser), hex(toInt(properties.n)), hex(count()) FROM events GROUP BY properties.$browser, toInt(properties.n) ORDER BY toInt(properties.n) LIMIT 10",
   // sign: ClickHouse 21.3+ (refused on 18.16, run on SQLite)
   "SELECT sign(toInt(properties.n) - 50), sign(toFloat(properties.price) - 3), sign(properties.$browser) FROM events ORDER BY toInt(properties.n) LIMIT 5",
   // leftPad / rightPad / repeat: ClickHouse 21.8+ (refused on 18.16, run on SQLite)
