@@ -18,6 +18,11 @@
  * the pad repeated (and cut) on the left or the right; an empty pad
  * leaves a short s as it is. cm_repeat(s, n): s n times. Both refuse a
  * result past CM_CH_MAX_TEXT rather than build it.
+ *
+ * cm_base64_encode(s), cm_base64_decode(s, strict): RFC 4648's standard
+ * alphabet with '=' padding (libcommon's codec/base64.c); text that is no
+ * padded base64 fails the query when strict (base64Decode) and gives ''
+ * otherwise (tryBase64Decode).
  */
 #include <math.h>
 #include <stdint.h>
@@ -25,6 +30,8 @@
 
 #include <sqlite3.h>
 
+#include "cm/base64.h"
+#include "cm/buf.h"
 #include "cm/err.h"
 #include "db_internal.h"
 #include "db_sqlite_ch.h"
@@ -184,6 +191,34 @@ static void repeat_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_text(ctx, out, (int)(sn * n), sqlite3_free);
 }
 
+static void base64_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+        sqlite3_result_null(ctx);
+        return;
+    }
+    const void *p = sqlite3_value_blob(argv[0]);
+    size_t n = (size_t)sqlite3_value_bytes(argv[0]);
+    if (n > CM_CH_MAX_TEXT) {
+        sqlite3_result_error(ctx, "base64: the text is over 1 MiB", -1);
+        return;
+    }
+    cm_buf_t out = CM_BUF_INIT;
+    if (argc == 1) {
+        cm_base64_encode(p, n, &out);
+    } else if (n % 4 != 0 ||
+               cm_base64_decode(p ? p : "", n, CM_B64_STD, CM_CH_MAX_TEXT, &out) != 0) {
+        cm_buf_free(&out);
+        if (sqlite3_value_int(argv[1]) != 0)
+            sqlite3_result_error(ctx, "base64Decode: the text is not base64", -1);
+        else
+            sqlite3_result_text(ctx, "", 0, SQLITE_STATIC);
+        return;
+    }
+    sqlite3_result_text(ctx, out.len ? out.p : "", (int)out.len, SQLITE_TRANSIENT);
+    cm_buf_free(&out);
+}
+
 static int add_aggregate(sqlite3 *db, const char *name, int nargs, void *ud,
                          void (*step)(sqlite3_context *, int, sqlite3_value **),
                          void (*final)(sqlite3_context *))
@@ -212,6 +247,14 @@ int cm_db_conn_add_clickhouse_fns(cm_db_conn_t *conn)
         rc = sqlite3_create_function_v2(db, "cm_repeat", 2,
                                         SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
                                         repeat_fn, NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_function_v2(db, "cm_base64_encode", 1,
+                                        SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+                                        base64_fn, NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_function_v2(db, "cm_base64_decode", 2,
+                                        SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+                                        base64_fn, NULL, NULL, NULL);
     if (rc == SQLITE_OK)
         rc = cm__sqlite_add_url_fns(db);
     if (rc == SQLITE_OK)

@@ -147,6 +147,10 @@ static const q_fn_t fns[] = {
     F("lpad", 3, 3, QR_ARG0, Q_T_STRING, false, Q_FN_LEFT_PAD),
     F("rpad", 3, 3, QR_ARG0, Q_T_STRING, false, Q_FN_RIGHT_PAD),
     F("hex", 1, 1, QR_FIXED, Q_T_STRING, true, Q_FN_HEX),
+    /* ClickHouse 21.3+ (Debian's 18.16 is built without them) and SQLite */
+    F("base64Encode", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_BASE64_ENCODE),
+    F("base64Decode", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_BASE64_DECODE),
+    F("tryBase64Decode", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_TRY_BASE64_DECODE),
     /* (more strings above this line) */
 
     /* NULLs and conditions */

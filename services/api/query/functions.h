@@ -147,6 +147,9 @@ enum {
     Q_FN_RIGHT_PAD,
     Q_FN_REPEAT,
     Q_FN_HEX,
+    Q_FN_BASE64_ENCODE,
+    Q_FN_BASE64_DECODE,
+    Q_FN_TRY_BASE64_DECODE,
     /* (more strings above this line) */
 
     /* conditions, numbers, conversions: print_fn.c */

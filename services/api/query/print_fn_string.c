@@ -343,6 +343,26 @@ static void hex_fn(q_printer_t *pr, const q_expr_t *e)
     P(") END)");
 }
 
+/* base64Encode, base64Decode, tryBase64Decode: the standard alphabet,
+ * padded; a text that is no base64 fails the query (tryBase64Decode: '').
+ * SQLite: cm_base64_encode/decode of libcommon's db/db_sqlite_ch.c. */
+static void base64(q_printer_t *pr, const q_expr_t *e, int id)
+{
+    static const char *const ch[] = {"base64Encode", "base64Decode", "tryBase64Decode"};
+    if (!text_arg(pr, e, 0))
+        return;
+    if (pr->ch && !pr->o->clickhouse_modern) {
+        q_pfail(pr, "%s needs ClickHouse 21.3 or later (this store runs 18.16, built without it)",
+                ch[id - Q_FN_BASE64_ENCODE]);
+        return;
+    }
+    if (pr->ch)
+        return q_psame(pr, ch[id - Q_FN_BASE64_ENCODE], e);
+    P(id == Q_FN_BASE64_ENCODE ? "cm_base64_encode(" : "cm_base64_decode(");
+    q_pexpr(pr, ARG(0));
+    P(id == Q_FN_BASE64_ENCODE ? ")" : id == Q_FN_BASE64_DECODE ? ", 1)" : ", 0)");
+}
+
 static void more_string_fn(q_printer_t *pr, const q_expr_t *e, int id)
 {
     switch (id) {
@@ -430,6 +450,9 @@ static void more_string_fn(q_printer_t *pr, const q_expr_t *e, int id)
     case Q_FN_RIGHT_PAD:
     case Q_FN_REPEAT: pad_repeat(pr, e, id); return;
     case Q_FN_HEX: hex_fn(pr, e); return;
+    case Q_FN_BASE64_ENCODE:
+    case Q_FN_BASE64_DECODE:
+    case Q_FN_TRY_BASE64_DECODE: base64(pr, e, id); return;
     default: return;
     }
 }
@@ -476,7 +499,10 @@ bool q_pcall_string(q_printer_t *pr, const q_expr_t *e)
     case Q_FN_LEFT_PAD:
     case Q_FN_RIGHT_PAD:
     case Q_FN_REPEAT:
-    case Q_FN_HEX: more_string_fn(pr, e, id); return true;
+    case Q_FN_HEX:
+    case Q_FN_BASE64_ENCODE:
+    case Q_FN_BASE64_DECODE:
+    case Q_FN_TRY_BASE64_DECODE: more_string_fn(pr, e, id); return true;
     default: return false;
     }
 }

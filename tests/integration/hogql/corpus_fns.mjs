@@ -60,6 +60,8 @@ export const queries = [
   // hex: a string's bytes, an integer's as a UInt64
   "SELECT hex('abc'), hex(''), hex(255), hex(256), hex(0), hex(-1), hex(4096), hex(NULL)",
   "SELECT properties.$browser, hex(properties.$browser), hex(toInt(properties.n)), hex(count()) FROM events GROUP BY properties.$browser, toInt(properties.n) ORDER BY toInt(properties.n) LIMIT 10",
+  // base64: ClickHouse 21.3+ (Debian's 18.16 lacks it: refused there, run on SQLite)
+  "SELECT base64Encode('abc'), base64Encode(''), base64Decode('YWI='), tryBase64Decode('not base64!'), base64Decode(base64Encode(properties.label)) = properties.label FROM events ORDER BY toInt(properties.n) LIMIT 10",
   // sign: ClickHouse 21.3+ (refused on 18.16, run on SQLite)
   "SELECT sign(toInt(properties.n) - 50), sign(toFloat(properties.price) - 3), sign(properties.$browser) FROM events ORDER BY toInt(properties.n) LIMIT 5",
   // leftPad / rightPad / repeat: ClickHouse 21.8+ (refused on 18.16, run on SQLite)

@@ -78,12 +78,33 @@ static void test_pad_repeat(void **state)
     sqlite3_close(db);
 }
 
+/* base64 as RFC 4648's standard alphabet, padded */
+static void test_base64(void **state)
+{
+    (void)state;
+    sqlite3 *db = ch_open();
+    EXPECT_ONE(db, "SELECT cm_base64_encode('abc')", "YWJj");
+    EXPECT_ONE(db, "SELECT cm_base64_encode('ab')", "YWI=");
+    EXPECT_ONE(db, "SELECT cm_base64_encode('')", "");
+    EXPECT_ONE(db, "SELECT cm_base64_decode('YWJj', 1)", "abc");
+    EXPECT_ONE(db, "SELECT cm_base64_decode('YWI=', 1)", "ab");
+    EXPECT_ONE(db, "SELECT cm_base64_decode('', 1)", "");
+    EXPECT_ONE(db, "SELECT cm_base64_decode('YW*j', 1)",
+               "error: base64Decode: the text is not base64");
+    EXPECT_ONE(db, "SELECT cm_base64_decode('YWI', 1)",
+               "error: base64Decode: the text is not base64");
+    EXPECT_ONE(db, "SELECT cm_base64_decode('YW*j', 0)", "");
+    EXPECT_ONE(db, "SELECT cm_base64_decode(NULL, 1)", "NULL");
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_argmax_argmin),
         cmocka_unit_test(test_finite),
         cmocka_unit_test(test_pad_repeat),
+        cmocka_unit_test(test_base64),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
