@@ -71,6 +71,13 @@ typedef struct {
 } cm_db_aggregate_t;
 /* agg must outlive the connection (a static). 0, or CM_EUNAVAIL. */
 int cm_db_conn_add_aggregate(cm_db_conn_t *conn, const cm_db_aggregate_t *agg);
+/* ClickHouse's functions that need SQLite's own values, under the names
+ * the query compiler prints (db_sqlite_ch.c, db_sqlite_url.c,
+ * db_sqlite_re.c): cm_argmax, cm_argmin, cm_finite, cm_pad, cm_repeat,
+ * cm_base64_encode, cm_base64_decode, cm_domain, cm_path,
+ * cm_url_param, cm_cut_query, cm_decode_url, cm_reverse, cm_match, cm_extract, cm_replace_one,
+ * cm_replace_all. 0, or CM_EUNAVAIL. */
+int cm_db_conn_add_clickhouse_fns(cm_db_conn_t *conn);
 
 /* A scalar function of text (db_sqlite_fns.c): call sees the arguments as
  * text (NULL for a SQL NULL) and writes its answer, NUL-terminated, into out

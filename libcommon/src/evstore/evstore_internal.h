@@ -54,6 +54,8 @@ void cm__evstore_datetime(int64_t ms, char out[20]);
 int cm__evstore_on_connect(cm_db_conn_t *conn, void *ud);
 /* evstore_tz.c: cm_tz_local and cm_tz_utc, added by the same hook. */
 int cm__evstore_add_tz(cm_db_conn_t *conn);
+/* evstore_stats.c: cm_variance(x, kind), added by the hook above. */
+int cm__evstore_add_stats(cm_db_conn_t *conn);
 
 int cm__evstore_open_sqlite(uv_loop_t *loop, const cm_evstore_opts_t *opts, const char *path,
                             cm_evstore_t **out);

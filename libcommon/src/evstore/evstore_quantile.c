@@ -9,6 +9,10 @@
  * in the sorted values). The query compiler prints the same arithmetic
  * for ClickHouse over arraySort(groupArray(x)), so both stores give the
  * same double; NULL for a group without values.
+ *
+ * cm_quantile_exact(x, level): ClickHouse's quantileExact, the value at
+ * position floor(level * n) of the sorted values (the last for level 1),
+ * not interpolated; NULL for a group without values.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -74,6 +78,30 @@ static int quantile_final(void *state, double *out)
     return rc;
 }
 
+static int quantile_exact_final(void *state, double *out)
+{
+    quantile_acc_t *a = state;
+    int rc = 0;
+    if (a->oom) {
+        rc = -1;
+    } else if (a->n == 0) {
+        rc = 1;
+    } else {
+        qsort(a->v, a->n, sizeof(*a->v), cmp_double);
+        size_t i = a->level < 1 ? (size_t)(a->level * (double)a->n) : a->n - 1;
+        *out = a->v[i < a->n ? i : a->n - 1];
+    }
+    free(a->v);
+    a->v = NULL;
+    return rc;
+}
+
+static const cm_db_aggregate_t quantile_exact = {.name = "cm_quantile_exact",
+                                                 .nargs = 2,
+                                                 .state_size = sizeof(quantile_acc_t),
+                                                 .step = quantile_step,
+                                                 .final = quantile_exact_final};
+
 static const cm_db_aggregate_t quantile = {.name = "cm_quantile",
                                            .nargs = 2,
                                            .state_size = sizeof(quantile_acc_t),
@@ -84,5 +112,13 @@ int cm__evstore_on_connect(cm_db_conn_t *conn, void *ud)
 {
     (void)ud;
     int rc = cm_db_conn_add_aggregate(conn, &quantile);
-    return rc != 0 ? rc : cm__evstore_add_tz(conn);
+    if (rc == 0)
+        rc = cm_db_conn_add_aggregate(conn, &quantile_exact);
+    if (rc == 0)
+        rc = cm__evstore_add_stats(conn);
+    if (rc == 0)
+        rc = cm_db_conn_add_clickhouse_fns(conn);
+    if (rc == 0)
+        rc = cm__evstore_add_tz(conn);
+    return rc;
 }

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 #include "cm/event_store.h"
@@ -20,10 +21,16 @@ static bool has_prefix(const char *s, const char *p)
 static void write_integer(cm_json_writer_t *w, const char *v)
 {
     char *end;
+    errno = 0;
     long long n = strtoll(v, &end, 10);
-    if (*end == '\0' && end != v)
+    if (*end == '\0' && end != v && errno == ERANGE && v[0] != '-') {
+        /* a UInt64 past Int64 (cityHash64): its own digits, not a clamp */
+        cm_json_uint(w, strtoull(v, NULL, 10));
+    } else if (*end == '\0' && end != v && errno != ERANGE) {
         cm_json_int(w, n);
-    else if (*end == '.' || *end == 'e' || *end == 'E') /* a float the store kept */
+    } else if (*end == '\0' && end != v) {
+        cm_json_str_cstr(w, v);                           /* below Int64: kept exact as text */
+    } else if (*end == '.' || *end == 'e' || *end == 'E') /* a float the store kept */
         cm_json_dbl(w, strtod(v, NULL));
     else
         cm_json_str_cstr(w, v);

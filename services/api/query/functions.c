@@ -25,7 +25,7 @@
 static const q_fn_t fns[] = {
     /* aggregates */
     A("count", 0, 1, QR_FIXED, Q_T_INT, false, Q_FN_COUNT),
-    A("countIf", 1, 1, QR_FIXED, Q_T_INT, false, Q_FN_COUNT_IF),
+    A("countIf", 1, 2, QR_FIXED, Q_T_INT, false, Q_FN_COUNT_IF),
     A("sum", 1, 1, QR_ARG0, Q_T_ANY, false, Q_FN_SUM),
     A("sumIf", 2, 2, QR_ARG0, Q_T_ANY, false, Q_FN_SUM_IF),
     A("avg", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_AVG),
@@ -42,6 +42,37 @@ static const q_fn_t fns[] = {
      * values (ClickHouse's quantile() samples past 8,192 values) */
     {"quantile", 1, 1, QF_AGGREGATE, QR_FIXED, Q_T_FLOAT, true, 1, Q_FN_QUANTILE},
     A("median", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_MEDIAN),
+    /* part F: an aggregate's -If form takes the condition last */
+    A("countDistinct", 1, 1, QR_FIXED, Q_T_INT, false, Q_FN_UNIQ),
+    A("countDistinctIf", 2, 2, QR_FIXED, Q_T_INT, false, Q_FN_UNIQ_IF),
+    A("uniqExactIf", 2, 2, QR_FIXED, Q_T_INT, false, Q_FN_UNIQ_IF),
+    A("medianIf", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_MEDIAN_IF),
+    A("anyIf", 2, 2, QR_ARG0, Q_T_ANY, false, Q_FN_ANY_IF),
+    A("anyLast", 1, 1, QR_ARG0, Q_T_ANY, false, Q_FN_ANY_LAST),
+    A("anyLastIf", 2, 2, QR_ARG0, Q_T_ANY, false, Q_FN_ANY_LAST_IF),
+    A("argMax", 2, 2, QR_ARG0, Q_T_ANY, false, Q_FN_ARG_MAX),
+    A("argMaxIf", 3, 3, QR_ARG0, Q_T_ANY, false, Q_FN_ARG_MAX_IF),
+    A("argMin", 2, 2, QR_ARG0, Q_T_ANY, false, Q_FN_ARG_MIN),
+    A("argMinIf", 3, 3, QR_ARG0, Q_T_ANY, false, Q_FN_ARG_MIN_IF),
+    /* NULL where ClickHouse answers nan (no values; one for the Samp forms) */
+    A("varPop", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_VAR_POP),
+    A("varPopIf", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_VAR_POP_IF),
+    A("varSamp", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_VAR_SAMP),
+    A("varSampIf", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_VAR_SAMP_IF),
+    A("stddevPop", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_STDDEV_POP),
+    A("stddevPopIf", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_STDDEV_POP_IF),
+    A("stddevSamp", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_STDDEV_SAMP),
+    A("stddevSampIf", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_STDDEV_SAMP_IF),
+    A("covarPop", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_COVAR_POP),
+    A("covarPopIf", 3, 3, QR_FIXED, Q_T_FLOAT, true, Q_FN_COVAR_POP_IF),
+    A("covarSamp", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_COVAR_SAMP),
+    A("covarSampIf", 3, 3, QR_FIXED, Q_T_FLOAT, true, Q_FN_COVAR_SAMP_IF),
+    A("corr", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_CORR),
+    {"quantileIf", 2, 2, QF_AGGREGATE, QR_FIXED, Q_T_FLOAT, true, 1, Q_FN_QUANTILE_IF},
+    /* the value at position floor(level * n) of the sorted values, not interpolated */
+    {"quantileExact", 1, 1, QF_AGGREGATE, QR_ARG0, Q_T_ANY, false, 1, Q_FN_QUANTILE_EXACT},
+    A("medianExact", 1, 1, QR_ARG0, Q_T_ANY, false, Q_FN_MEDIAN_EXACT),
+    A("medianExactIf", 2, 2, QR_ARG0, Q_T_ANY, false, Q_FN_MEDIAN_EXACT_IF),
     /* (more aggregates above this line) */
 
     /* dates and times: in the project's zone unless one is named (a last
@@ -143,6 +174,37 @@ static const q_fn_t fns[] = {
     F("endsWith", 2, 2, QR_FIXED, Q_T_BOOL, false, Q_FN_ENDS_WITH),
     F("empty", 1, 1, QR_FIXED, Q_T_BOOL, false, Q_FN_EMPTY),
     F("notEmpty", 1, 1, QR_FIXED, Q_T_BOOL, false, Q_FN_NOT_EMPTY),
+    /* part F: spaces only, as trim; URLs as ClickHouse 18.16 reads them */
+    F("trimLeft", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_TRIM_LEFT),
+    F("trimRight", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_TRIM_RIGHT),
+    F("ltrim", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_TRIM_LEFT),
+    F("rtrim", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_TRIM_RIGHT),
+    F("domain", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_DOMAIN),
+    F("path", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_PATH),
+    F("extractURLParameter", 2, 2, QR_ARG0, Q_T_STRING, false, Q_FN_URL_PARAM),
+    F("cutQueryString", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_CUT_QUERY),
+    F("positionCaseInsensitive", 2, 2, QR_FIXED, Q_T_INT, false, Q_FN_POSITION_CI),
+    F("lengthUTF8", 1, 1, QR_FIXED, Q_T_INT, false, Q_FN_LENGTH_UTF8),
+    F("replaceOne", 3, 3, QR_ARG0, Q_T_STRING, false, Q_FN_REPLACE_ONE),
+    /* regular expressions: RE2's syntax, constant patterns (query/regex.c) */
+    F("match", 2, 2, QR_FIXED, Q_T_BOOL, true, Q_FN_MATCH),
+    F("extract", 2, 2, QR_ARG0, Q_T_STRING, false, Q_FN_EXTRACT),
+    F("replaceRegexpOne", 3, 3, QR_ARG0, Q_T_STRING, false, Q_FN_REPLACE_RE_ONE),
+    F("replaceRegexpAll", 3, 3, QR_ARG0, Q_T_STRING, false, Q_FN_REPLACE_RE_ALL),
+    F("decodeURLComponent", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_DECODE_URL),
+    F("substringUTF8", 3, 3, QR_ARG0, Q_T_STRING, false, Q_FN_SUBSTRING_UTF8),
+    F("reverse", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_REVERSE),
+    /* ClickHouse 21.8+ and SQLite (18.16 has none of them) */
+    F("leftPad", 2, 3, QR_ARG0, Q_T_STRING, false, Q_FN_LEFT_PAD),
+    F("rightPad", 2, 3, QR_ARG0, Q_T_STRING, false, Q_FN_RIGHT_PAD),
+    F("repeat", 2, 2, QR_ARG0, Q_T_STRING, false, Q_FN_REPEAT),
+    F("lpad", 3, 3, QR_ARG0, Q_T_STRING, false, Q_FN_LEFT_PAD),
+    F("rpad", 3, 3, QR_ARG0, Q_T_STRING, false, Q_FN_RIGHT_PAD),
+    F("hex", 1, 1, QR_FIXED, Q_T_STRING, true, Q_FN_HEX),
+    /* ClickHouse 21.3+ (Debian's 18.16 is built without them) and SQLite */
+    F("base64Encode", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_BASE64_ENCODE),
+    F("base64Decode", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_BASE64_DECODE),
+    F("tryBase64Decode", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_TRY_BASE64_DECODE),
     /* (more strings above this line) */
 
     /* NULLs and conditions */
@@ -166,6 +228,39 @@ static const q_fn_t fns[] = {
     F("toFloat", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_TO_FLOAT),
     F("toFloat64", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_TO_FLOAT),
     F("toString", 1, 1, QR_FIXED, Q_T_STRING, false, Q_FN_TO_STRING),
+    /* part F: toInt/toFloat already answer NULL for text that is no number */
+    F("toIntOrNull", 1, 1, QR_FIXED, Q_T_INT, true, Q_FN_TO_INT),
+    F("toInt64OrNull", 1, 1, QR_FIXED, Q_T_INT, true, Q_FN_TO_INT),
+    F("toFloatOrNull", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_TO_FLOAT),
+    F("toFloat64OrNull", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_TO_FLOAT),
+    F("toIntOrZero", 1, 1, QR_FIXED, Q_T_INT, false, Q_FN_TO_INT_OR_ZERO),
+    F("toInt64OrZero", 1, 1, QR_FIXED, Q_T_INT, false, Q_FN_TO_INT_OR_ZERO),
+    F("toFloatOrZero", 1, 1, QR_FIXED, Q_T_FLOAT, false, Q_FN_TO_FLOAT_OR_ZERO),
+    F("toFloat64OrZero", 1, 1, QR_FIXED, Q_T_FLOAT, false, Q_FN_TO_FLOAT_OR_ZERO),
+    /* math as doubles; NULL where ClickHouse answers nan or an infinity */
+    F("pow", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_POW),
+    F("power", 2, 2, QR_FIXED, Q_T_FLOAT, true, Q_FN_POW),
+    F("sqrt", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_SQRT),
+    F("exp", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_EXP),
+    F("log", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_LOG),
+    F("ln", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_LOG),
+    F("log2", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_LOG2),
+    F("log10", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_LOG10),
+    F("exp2", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_EXP2),
+    F("exp10", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_EXP10),
+    F("sin", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_SIN),
+    F("cos", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_COS),
+    F("tan", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_TAN),
+    F("asin", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_ASIN),
+    F("acos", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_ACOS),
+    F("atan", 1, 1, QR_FIXED, Q_T_FLOAT, true, Q_FN_ATAN),
+    F("pi", 0, 0, QR_FIXED, Q_T_FLOAT, false, Q_FN_PI),
+    F("e", 0, 0, QR_FIXED, Q_T_FLOAT, false, Q_FN_E),
+    F("sign", 1, 1, QR_FIXED, Q_T_INT, true, Q_FN_SIGN),
+    /* ClickHouse only: a UInt64 SQLite cannot hold */
+    F("cityHash64", 1, 16, QR_FIXED, Q_T_INT, false, Q_FN_CITY_HASH64),
+    /* NULL for text that is no UUID (18.16 would read garbage, 21+ fail) */
+    F("toUUID", 1, 1, QR_FIXED, Q_T_UUID, true, Q_FN_TO_UUID),
     /* (more conditions and numbers above this line) */
 
     /* window functions */

@@ -47,9 +47,8 @@ bool q_pconst_string(q_printer_t *pr, const q_expr_t *e, const char *what, cm_sl
 /* ---- conversions ------------------------------------------------------------------------------
  */
 
-static void to_number(q_printer_t *pr, const q_expr_t *e, bool is_int)
+static void to_number_of(q_printer_t *pr, const q_expr_t *x, bool is_int)
 {
-    const q_expr_t *x = ARG(0);
     if (x->type == Q_T_STRING || x->type == Q_T_ANY) {
         if (pr->ch) {
             P(is_int ? "toInt64OrNull(" : "toFloat64OrNull(");
@@ -73,6 +72,90 @@ static void to_number(q_printer_t *pr, const q_expr_t *e, bool is_int)
     P(pr->ch ? (is_int ? "toInt64(" : "toFloat64(") : "CAST(");
     q_pexpr(pr, x);
     P(pr->ch ? ")" : is_int ? " AS INTEGER)" : " AS REAL)");
+}
+
+static void to_number(q_printer_t *pr, const q_expr_t *e, bool is_int)
+{
+    to_number_of(pr, ARG(0), is_int);
+}
+
+/* Math as doubles: ClickHouse's nan and infinities are NULL on both
+ * stores (SQLite has neither: its math functions answer NULL off their
+ * domain, and cm_finite, libcommon's db/db_sqlite_ch.c, turns an overflow
+ * into NULL). */
+static void math(q_printer_t *pr, const q_expr_t *e, int id)
+{
+    static const char *const ch[] = {"pow",   "sqrt", "exp", "log", "log2", "log10", "exp2",
+                                     "exp10", "sin",  "cos", "tan", "asin", "acos",  "atan"};
+    static const char *const lite[] = {"pow",   "sqrt",      "exp",        "ln",  "log2",
+                                       "log10", "pow(2.0, ", "pow(10.0, ", "sin", "cos",
+                                       "tan",   "asin",      "acos",       "atan"};
+    int k = id - Q_FN_POW;
+    if (id == Q_FN_PI || id == Q_FN_E) {
+        P(id == Q_FN_PI ? "pi()" : pr->ch ? "e()" : "exp(1.0)");
+        return;
+    }
+    if (!pr->ch) {
+        P("cm_finite(");
+        P(lite[k]);
+        if (id != Q_FN_EXP2 && id != Q_FN_EXP10)
+            P("(");
+        for (size_t i = 0; i < e->args.n; i++) {
+            P(i ? ", " : "");
+            to_number_of(pr, ARG(i), false);
+        }
+        P("))");
+        return;
+    }
+    for (int twice = 0; twice < 2; twice++) {
+        P(twice ? ", " : "if(isFinite(");
+        P(ch[k]);
+        P("(");
+        for (size_t i = 0; i < e->args.n; i++) {
+            P(i ? ", " : "");
+            to_number_of(pr, ARG(i), false);
+        }
+        P(twice ? "), NULL)" : "))");
+    }
+}
+
+/* toUUID(s): the lowercase UUID of text in its 36-character form, NULL
+ * for other text (ClickHouse 18.16 reads garbage from bad hex digits, 21+
+ * fails: both stores answer NULL instead); a UUID as it is. */
+static void to_uuid(q_printer_t *pr, const q_expr_t *e)
+{
+    static const char re[] = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                             "[0-9a-fA-F]{12}$";
+    const q_expr_t *x = ARG(0);
+    if (x->type == Q_T_UUID) {
+        q_pexpr(pr, x);
+        return;
+    }
+    if (x->type != Q_T_STRING && x->type != Q_T_ANY && x->type != Q_T_NULL) {
+        q_pfail(pr, "toUUID takes a string");
+        return;
+    }
+    cm_slice_t rs = {re, sizeof(re) - 1};
+    if (!pr->ch) {
+        P("(CASE WHEN cm_match(");
+        q_pexpr(pr, x);
+        P(", ");
+        q_pstring(pr, rs);
+        P(") THEN lower(");
+        q_pexpr(pr, x);
+        P(") END)");
+        return;
+    }
+    /* ClickHouse evaluates both branches: the inner if keeps toUUID's input valid */
+    for (int k = 0; k < 2; k++) {
+        P(k ? ", toUUID(if(match(" : "if(match(");
+        q_pexpr(pr, x);
+        P(", ");
+        q_pstring(pr, rs);
+        P(k ? "), " : ")");
+    }
+    q_pexpr(pr, x);
+    P(", '00000000-0000-0000-0000-000000000000')), NULL)");
 }
 
 /* ---- the call ----------------------------------------------------------------------------- */
@@ -159,6 +242,46 @@ static bool misc_call(q_printer_t *pr, const q_expr_t *e)
         return true;
     case Q_FN_TO_INT: to_number(pr, e, true); return true;
     case Q_FN_TO_FLOAT: to_number(pr, e, false); return true;
+    case Q_FN_TO_INT_OR_ZERO:
+    case Q_FN_TO_FLOAT_OR_ZERO:
+        P(pr->ch ? "ifNull(" : "coalesce(");
+        to_number(pr, e, id == Q_FN_TO_INT_OR_ZERO);
+        P(id == Q_FN_TO_INT_OR_ZERO ? ", 0)" : ", 0.0)");
+        return true;
+    case Q_FN_POW:
+    case Q_FN_SQRT:
+    case Q_FN_EXP:
+    case Q_FN_LOG:
+    case Q_FN_LOG2:
+    case Q_FN_LOG10:
+    case Q_FN_EXP2:
+    case Q_FN_EXP10:
+    case Q_FN_SIN:
+    case Q_FN_COS:
+    case Q_FN_TAN:
+    case Q_FN_ASIN:
+    case Q_FN_ACOS:
+    case Q_FN_ATAN:
+    case Q_FN_PI:
+    case Q_FN_E: math(pr, e, id); return true;
+    case Q_FN_SIGN: /* -1, 0 or 1 of a number; NULL for text that is no number */
+        if (pr->ch && !pr->o->clickhouse_modern) {
+            q_pfail(pr, "sign() needs ClickHouse 21.3 or later (this store runs 18.16)");
+            return true;
+        }
+        P("sign(");
+        to_number_of(pr, ARG(0), false);
+        P(")");
+        return true;
+    case Q_FN_TO_UUID: to_uuid(pr, e); return true;
+    case Q_FN_CITY_HASH64:
+        if (!pr->ch) {
+            q_pfail(pr, "cityHash64 is not supported on the SQLite store (its answers are "
+                        "UInt64, past SQLite's integers)");
+            return true;
+        }
+        q_psame(pr, "cityHash64", e);
+        return true;
     case Q_FN_TO_STRING:
         if (pr->ch) {
             q_psame(pr, "toString", e);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "query/print_int.h"
+#include "query/regex.h"
 
 #define P(s)    cm_buf_append(pr->out, (s), strlen(s))
 #define PF(...) cm_buf_appendf(pr->out, __VA_ARGS__)
@@ -189,6 +190,273 @@ static void string_fn(q_printer_t *pr, const q_expr_t *e, int id)
     }
 }
 
+/* ---- part F: trims, URLs, replaceOne ------------------------------------------------------- */
+
+/* ClickHouse takes only strings where SQLite would read any value as
+ * text: anything else is refused on both. */
+static bool text_arg(q_printer_t *pr, const q_expr_t *e, size_t i)
+{
+    q_type_t t = ARG(i)->type;
+    if (t == Q_T_STRING || t == Q_T_ANY || t == Q_T_NULL)
+        return true;
+    q_pfail(pr, "%.*s takes a string: convert with toString()", (int)e->text.len, e->text.p);
+    return false;
+}
+
+/* URLs as ClickHouse 18.16 reads them: SQLite calls libcommon's
+ * db/db_sqlite_url.c, which follows its code byte for byte. */
+static void url_fn(q_printer_t *pr, const q_expr_t *e, int id)
+{
+    static const char *const ch[] = {"domain", "path", "extractURLParameter", "cutQueryString"};
+    static const char *const lite[] = {"cm_domain", "cm_path", "cm_url_param", "cm_cut_query"};
+    int k = id - Q_FN_DOMAIN;
+    cm_slice_t name;
+    if (!text_arg(pr, e, 0))
+        return;
+    if (id == Q_FN_URL_PARAM &&
+        !q_pconst_string(pr, ARG(1), "The parameter name of extractURLParameter", &name))
+        return;
+    q_psame(pr, pr->ch ? ch[k] : lite[k], e);
+}
+
+/* match, extract, replaceRegexpOne/All: a constant pattern both stores
+ * read alike (regex.c refuses the rest); SQLite runs PCRE2 through
+ * libcommon's db/db_sqlite_re.c. */
+static void regex_fn(q_printer_t *pr, const q_expr_t *e, int id)
+{
+    static const char *const ch[] = {"match", "extract", "replaceRegexpOne", "replaceRegexpAll"};
+    static const char *const lite[] = {"cm_match", "cm_extract", "cm_replace_one",
+                                       "cm_replace_all"};
+    int k = id - Q_FN_MATCH;
+    cm_slice_t pattern, repl;
+    if (!text_arg(pr, e, 0))
+        return;
+    if (!q_pconst_string(pr, ARG(1), "A regular expression", &pattern))
+        return;
+    cm_buf_t err;
+    cm_buf_init(&err);
+    q_regex_info_t info;
+    bool ok = q_regex_check(pattern, &info, &err);
+    if (ok && id == Q_FN_REPLACE_RE_ALL && info.can_match_empty) {
+        cm_buf_appendf(&err, "replaceRegexpAll needs a pattern that cannot match the empty "
+                             "string (ClickHouse versions replace empty matches differently)");
+        ok = false;
+    }
+    if (ok && id >= Q_FN_REPLACE_RE_ONE) {
+        ok = q_pconst_string(pr, ARG(2), "The replacement of a regular expression", &repl);
+        if (ok && !q_regex_check_replacement(repl, info.groups, &err))
+            ok = false;
+        else if (!ok) {
+            cm_buf_free(&err);
+            return;
+        }
+    }
+    if (!ok) {
+        cm_slice_t m = cm_buf_slice(&err);
+        q_pfail(pr, "%.*s", (int)m.len, m.p);
+        cm_buf_free(&err);
+        return;
+    }
+    cm_buf_free(&err);
+    q_psame(pr, pr->ch ? ch[k] : lite[k], e);
+}
+
+/* substringUTF8(s, offset[, length]) in code points: constants, offset
+ * from 1 and length from 0 (ClickHouse 18.16 refuses others; SQLite's
+ * substr reads 0 and negatives its own way). */
+static void substring_utf8(q_printer_t *pr, const q_expr_t *e)
+{
+    if (!text_arg(pr, e, 0))
+        return;
+    for (size_t i = 1; i < e->args.n; i++) {
+        const q_expr_t *a = ARG(i);
+        if (a->kind != QE_INT || a->ival < (i == 1 ? 1 : 0) || a->ival > 4294967295LL) {
+            q_pfail(pr, "substringUTF8 takes a constant offset from 1 and a constant length "
+                        "from 0");
+            return;
+        }
+    }
+    P(pr->ch ? "substringUTF8(" : "substr(CAST(");
+    q_pexpr(pr, ARG(0));
+    PF(pr->ch ? ", %" PRId64 ", %" PRId64 ")" : " AS TEXT), %" PRId64 ", %" PRId64 ")",
+       ARG(1)->ival, ARG(2)->ival);
+}
+
+/* leftPad(s, n[, pad]), rightPad, repeat(s, n): in bytes, as ClickHouse
+ * 21.8+ (18.16 has none); SQLite's cm_pad and cm_repeat (libcommon's
+ * db/db_sqlite_ch.c) refuse a result past 1 MiB. */
+static void pad_repeat(q_printer_t *pr, const q_expr_t *e, int id)
+{
+    if (!text_arg(pr, e, 0))
+        return;
+    if (pr->ch && !pr->o->clickhouse_modern) {
+        q_pfail(pr, "%.*s needs ClickHouse 21.8 or later (this store runs 18.16)", (int)e->text.len,
+                e->text.p);
+        return;
+    }
+    if (id == Q_FN_REPEAT)
+        return q_psame(pr, pr->ch ? "repeat" : "cm_repeat", e);
+    if (pr->ch)
+        return q_psame(pr, id == Q_FN_LEFT_PAD ? "leftPad" : "rightPad", e);
+    P("cm_pad(");
+    q_pargs(pr, e, 0);
+    if (e->args.n < 3)
+        P(", ' '");
+    P(id == Q_FN_LEFT_PAD ? ", 1)" : ", 0)");
+}
+
+/* hex(x): a string's bytes, or an integer's as a UInt64 (two's
+ * complement for a negative one) without leading zero bytes, in capitals,
+ * as ClickHouse; floats and dates are refused. */
+static void hex_fn(q_printer_t *pr, const q_expr_t *e)
+{
+    const q_expr_t *x = ARG(0);
+    bool is_int = x->type == Q_T_INT || x->type == Q_T_BOOL;
+    if (!is_int && !(x->type == Q_T_STRING || x->type == Q_T_ANY || x->type == Q_T_NULL)) {
+        q_pfail(pr, "hex takes a string or an integer");
+        return;
+    }
+    if (pr->ch) {
+        P(is_int ? "hex(toUInt64(" : "hex(");
+        q_pexpr(pr, x);
+        P(is_int ? "))" : ")");
+        return;
+    }
+    if (!is_int) { /* SQLite's hex(NULL) is '' */
+        P("(CASE WHEN ");
+        q_pexpr(pr, x);
+        P(" IS NOT NULL THEN hex(");
+        lite_blob(pr, x);
+        P(") END)");
+        return;
+    }
+    /* printf's %X, with a 0 before an odd count of digits (whole bytes);
+     * no subquery, which would take an aggregate in x for its own */
+    P("(CASE WHEN ");
+    q_pexpr(pr, x);
+    P(" IS NULL THEN NULL WHEN length(printf('%X', ");
+    q_pexpr(pr, x);
+    P(")) % 2 = 1 THEN '0' || printf('%X', ");
+    q_pexpr(pr, x);
+    P(") ELSE printf('%X', ");
+    q_pexpr(pr, x);
+    P(") END)");
+}
+
+/* base64Encode, base64Decode, tryBase64Decode: the standard alphabet,
+ * padded; a text that is no base64 fails the query (tryBase64Decode: '').
+ * SQLite: cm_base64_encode/decode of libcommon's db/db_sqlite_ch.c. */
+static void base64(q_printer_t *pr, const q_expr_t *e, int id)
+{
+    static const char *const ch[] = {"base64Encode", "base64Decode", "tryBase64Decode"};
+    if (!text_arg(pr, e, 0))
+        return;
+    if (pr->ch && !pr->o->clickhouse_modern) {
+        q_pfail(pr, "%s needs ClickHouse 21.3 or later (this store runs 18.16, built without it)",
+                ch[id - Q_FN_BASE64_ENCODE]);
+        return;
+    }
+    if (pr->ch)
+        return q_psame(pr, ch[id - Q_FN_BASE64_ENCODE], e);
+    P(id == Q_FN_BASE64_ENCODE ? "cm_base64_encode(" : "cm_base64_decode(");
+    q_pexpr(pr, ARG(0));
+    P(id == Q_FN_BASE64_ENCODE ? ")" : id == Q_FN_BASE64_DECODE ? ", 1)" : ", 0)");
+}
+
+static void more_string_fn(q_printer_t *pr, const q_expr_t *e, int id)
+{
+    switch (id) {
+    case Q_FN_TRIM_LEFT:
+    case Q_FN_TRIM_RIGHT: /* spaces only, as trim (18.16 has no trimLeft) */
+        if (!pr->ch) {
+            P(id == Q_FN_TRIM_LEFT ? "ltrim(" : "rtrim(");
+            q_pexpr(pr, ARG(0));
+            P(", ' ')");
+            return;
+        }
+        P("replaceRegexpAll(");
+        q_pexpr(pr, ARG(0));
+        P(id == Q_FN_TRIM_LEFT ? ", '^ +', '')" : ", ' +$', '')");
+        return;
+    case Q_FN_POSITION_CI: /* ASCII letters only, in bytes, as ClickHouse */
+        if (pr->ch)
+            return q_psame(pr, "positionCaseInsensitive", e);
+        P("instr(CAST(lower(");
+        q_pexpr(pr, ARG(0));
+        P(") AS BLOB), CAST(lower(");
+        q_pexpr(pr, ARG(1));
+        P(") AS BLOB))");
+        return;
+    case Q_FN_LENGTH_UTF8: /* code points (SQLite's length of text) */
+        if (pr->ch)
+            return q_psame(pr, "lengthUTF8", e);
+        P("length(CAST(");
+        q_pexpr(pr, ARG(0));
+        P(" AS TEXT))");
+        return;
+    case Q_FN_REPLACE_ONE: {
+        /* constants, as ClickHouse 18.16 requires; it refuses an empty needle */
+        cm_slice_t needle, with;
+        if (!q_pconst_string(pr, ARG(1), "The pattern of replaceOne", &needle) ||
+            !q_pconst_string(pr, ARG(2), "The replacement of replaceOne", &with))
+            return;
+        if (needle.len == 0) {
+            q_pfail(pr, "The pattern of replaceOne must not be empty");
+            return;
+        }
+        if (pr->ch)
+            return q_psame(pr, "replaceOne", e);
+        /* the first match, cut out in bytes */
+        P("(CASE WHEN instr(");
+        lite_blob(pr, ARG(0));
+        P(", ");
+        lite_blob(pr, ARG(1));
+        P(") > 0 THEN CAST(substr(");
+        lite_blob(pr, ARG(0));
+        P(", 1, instr(");
+        lite_blob(pr, ARG(0));
+        P(", ");
+        lite_blob(pr, ARG(1));
+        P(") - 1) || ");
+        lite_blob(pr, ARG(2));
+        P(" || substr(");
+        lite_blob(pr, ARG(0));
+        P(", instr(");
+        lite_blob(pr, ARG(0));
+        P(", ");
+        lite_blob(pr, ARG(1));
+        PF(") + %zu) AS TEXT) ELSE ", needle.len);
+        q_pexpr(pr, ARG(0));
+        P(" END)");
+        return;
+    }
+    case Q_FN_DOMAIN:
+    case Q_FN_PATH:
+    case Q_FN_URL_PARAM:
+    case Q_FN_CUT_QUERY: url_fn(pr, e, id); return;
+    case Q_FN_MATCH:
+    case Q_FN_EXTRACT:
+    case Q_FN_REPLACE_RE_ONE:
+    case Q_FN_REPLACE_RE_ALL: regex_fn(pr, e, id); return;
+    case Q_FN_DECODE_URL: /* %XX decoded; '+' and malformed escapes kept */
+    case Q_FN_REVERSE:    /* bytes, as ClickHouse */
+        if (!text_arg(pr, e, 0))
+            return;
+        if (pr->ch)
+            return q_psame(pr, id == Q_FN_REVERSE ? "reverse" : "decodeURLComponent", e);
+        return q_psame(pr, id == Q_FN_REVERSE ? "cm_reverse" : "cm_decode_url", e);
+    case Q_FN_SUBSTRING_UTF8: substring_utf8(pr, e); return;
+    case Q_FN_LEFT_PAD:
+    case Q_FN_RIGHT_PAD:
+    case Q_FN_REPEAT: pad_repeat(pr, e, id); return;
+    case Q_FN_HEX: hex_fn(pr, e); return;
+    case Q_FN_BASE64_ENCODE:
+    case Q_FN_BASE64_DECODE:
+    case Q_FN_TRY_BASE64_DECODE: base64(pr, e, id); return;
+    default: return;
+    }
+}
+
 /* The call if it is one of this file's functions (print_fn.c dispatches). */
 bool q_pcall_string(q_printer_t *pr, const q_expr_t *e)
 {
@@ -212,6 +480,29 @@ bool q_pcall_string(q_printer_t *pr, const q_expr_t *e)
     case Q_FN_ENDS_WITH:
     case Q_FN_EMPTY:
     case Q_FN_NOT_EMPTY: string_fn(pr, e, id); return true;
+    case Q_FN_TRIM_LEFT:
+    case Q_FN_TRIM_RIGHT:
+    case Q_FN_DOMAIN:
+    case Q_FN_PATH:
+    case Q_FN_URL_PARAM:
+    case Q_FN_CUT_QUERY:
+    case Q_FN_POSITION_CI:
+    case Q_FN_LENGTH_UTF8:
+    case Q_FN_REPLACE_ONE:
+    case Q_FN_MATCH:
+    case Q_FN_EXTRACT:
+    case Q_FN_REPLACE_RE_ONE:
+    case Q_FN_REPLACE_RE_ALL:
+    case Q_FN_DECODE_URL:
+    case Q_FN_SUBSTRING_UTF8:
+    case Q_FN_REVERSE:
+    case Q_FN_LEFT_PAD:
+    case Q_FN_RIGHT_PAD:
+    case Q_FN_REPEAT:
+    case Q_FN_HEX:
+    case Q_FN_BASE64_ENCODE:
+    case Q_FN_BASE64_DECODE:
+    case Q_FN_TRY_BASE64_DECODE: more_string_fn(pr, e, id); return true;
     default: return false;
     }
 }

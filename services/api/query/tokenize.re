@@ -174,8 +174,9 @@ loop:
 }
 
 /* The body of 'string', `ident` or "ident" with its escapes decoded: \n \t
- * \r \0 \b \f \v \\ and \<quote>; \xHH; any other \c is c; a doubled quote
- * is one quote. */
+ * \r \0 \a \b \f \v \\ and \<quote>; \xHH; any other \c stays \c (as PostHog
+ * and ClickHouse read it: a regular expression's \d); a doubled quote is
+ * one quote. */
 bool q_unquote(q_parse_t *p, cm_slice_t quoted, cm_slice_t *out)
 {
     char q = quoted.p[0];
@@ -222,7 +223,17 @@ bool q_unquote(q_parse_t *p, cm_slice_t quoted, cm_slice_t *out)
             d[w++] = (char)v;
             break;
         }
-        default: d[w++] = c; break;
+        case 'a': d[w++] = '\a'; break;
+        case '\\':
+        case '\'':
+        case '"':
+        case '`': d[w++] = c; break;
+        /* any other escape keeps its backslash, as PostHog and ClickHouse
+         * read it: '\d+' is a regular expression's \d+ (part F) */
+        default:
+            d[w++] = '\\';
+            d[w++] = c;
+            break;
         }
     }
     d[w] = '\0';

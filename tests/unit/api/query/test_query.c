@@ -885,6 +885,30 @@ static void test_names_syntax(void **state)
     expect_names("(SELECT 1 AS a) UNION ALL (SELECT 2) ORDER BY 1", "a");
 }
 
+/* Part F (issue 28): what the function family refuses, and why. */
+static void test_errors_fns(void **state)
+{
+    (void)state;
+    expect_error("SELECT argMax(event) FROM events",
+                 "Function 'argMax' expects 2 arguments, found 1");
+    expect_error("SELECT countIf(event, event = 'a', 1) FROM events",
+                 "Function 'countIf' expects 1 to 2 arguments, found 3");
+    expect_error("SELECT match(event, '(?<=a)b') FROM events",
+                 "Regular expressions use RE2's syntax, which has no lookahead, lookbehind, or "
+                 "(?<name>...) (write (?P<name>...)): rewrite the pattern without them");
+    expect_error("SELECT match(event, '(?x)a b') FROM events",
+                 "Regular expressions use RE2's syntax, which has no flags other than i, m, s "
+                 "and U: rewrite the pattern without them");
+    expect_error("SELECT extract(event, 'a\\\\Z') FROM events",
+                 "Regular expressions use RE2's syntax, which has no PCRE-only escapes (\\Z, "
+                 "\\h, \\v, \\K, ...): rewrite the pattern without them");
+    expect_error("SELECT replaceRegexpAll(event, 'a|', 'x') FROM events",
+                 "replaceRegexpAll needs a pattern that cannot match the empty string "
+                 "(ClickHouse versions replace empty matches differently)");
+    expect_error("SELECT replaceRegexpOne(event, '(a)', '\\\\2') FROM events",
+                 "The replacement names group \\2, but the pattern has 1");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -894,6 +918,7 @@ int main(void)
         cmocka_unit_test(test_materialize),   cmocka_unit_test(test_materialize_exact),
         cmocka_unit_test(test_null_op_form),  cmocka_unit_test(test_null_variables),
         cmocka_unit_test(test_errors_syntax), cmocka_unit_test(test_names_syntax),
+        cmocka_unit_test(test_errors_fns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -195,6 +195,20 @@ static void test_quantile(void **state)
         assert_string_equal(a.cells[0][0], cases[i].want);
     }
     answer_t a;
+    /* cm_quantile_exact: the value at floor(level * n), not interpolated */
+    query(fx,
+          "SELECT cm_quantile_exact(x, 0.5), cm_quantile_exact(x, 0), cm_quantile_exact(x, 1), "
+          "cm_quantile_exact(x, 0.25) FROM (SELECT column1 AS x FROM"
+          " (VALUES (4), (NULL), (1), (3), (2)))",
+          &a);
+    assert_int_equal(a.status, 0);
+    assert_string_equal(a.cells[0][0], "3.0");
+    assert_string_equal(a.cells[0][1], "1.0");
+    assert_string_equal(a.cells[0][2], "4.0");
+    assert_string_equal(a.cells[0][3], "2.0");
+    query(fx, "SELECT cm_quantile_exact(x, 0.5) FROM (SELECT 1 AS x) WHERE x > 1", &a);
+    assert_int_equal(a.status, 0);
+    assert_string_equal(a.cells[0][0], "<null>");
     query(fx, "SELECT cm_quantile(x, 0.5) FROM (SELECT 1 AS x) WHERE x > 1", &a);
     assert_int_equal(a.status, 0);
     assert_string_equal(a.cells[0][0], "<null>");
@@ -244,6 +258,50 @@ static void test_time_zones(void **state)
     }
 }
 
+/* cm_variance (evstore_stats.c): varPop 0, varSamp 1, stddevPop 2,
+ * stddevSamp 3 over the non-NULL values; NULL where ClickHouse says nan.
+ * The store's connections also carry libcommon's ClickHouse functions. */
+static void test_variance(void **state)
+{
+    fx_t *fx = *state;
+    answer_t a;
+    query(fx,
+          "SELECT round(cm_variance(x, 0), 9), round(cm_variance(x, 1), 9), "
+          "round(cm_variance(x, 2), 9), round(cm_variance(x, 3), 9) FROM (SELECT column1 AS x "
+          "FROM (VALUES (1), (NULL), (3), (4), (4)))",
+          &a);
+    assert_int_equal(a.status, 0);
+    assert_string_equal(a.cells[0][0], "1.5");
+    assert_string_equal(a.cells[0][1], "2.0");
+    assert_string_equal(a.cells[0][2], "1.224744871");
+    assert_string_equal(a.cells[0][3], "1.414213562");
+    /* one value: varPop 0, varSamp NULL; no values: NULL */
+    query(fx, "SELECT cm_variance(7, 0), cm_variance(7, 1)", &a);
+    assert_int_equal(a.status, 0);
+    assert_string_equal(a.cells[0][0], "0.0");
+    assert_string_equal(a.cells[0][1], "<null>");
+    query(fx, "SELECT cm_variance(x, 0) FROM (SELECT 1 AS x) WHERE x > 1", &a);
+    assert_int_equal(a.status, 0);
+    assert_string_equal(a.cells[0][0], "<null>");
+    /* covariance: pairs (1,2) (2,4) (3,7) and one with a NULL; corr of a
+     * constant is NULL (ClickHouse's nan) */
+    query(fx,
+          "SELECT round(cm_covariance(x, y, 0), 9), round(cm_covariance(x, y, 1), 9), "
+          "round(cm_covariance(x, y, 2), 9), cm_covariance(x, 5, 2) FROM (SELECT column1 AS x, "
+          "column2 AS y FROM (VALUES (1, 2), (2, 4), (NULL, 9), (3, 7)))",
+          &a);
+    assert_int_equal(a.status, 0);
+    assert_string_equal(a.cells[0][0], "1.666666667"); /* mean 2, 13/3: (-1*-2.33+0+1*2.67)/3 */
+    assert_string_equal(a.cells[0][1], "2.5");
+    assert_string_equal(a.cells[0][2], "0.993399268");
+    assert_string_equal(a.cells[0][3], "<null>");
+    query(fx, "SELECT cm_argmax(x, y), cm_domain('http://h.io/p') FROM (SELECT 'a' AS x, 1 AS y)",
+          &a);
+    assert_int_equal(a.status, 0);
+    assert_string_equal(a.cells[0][0], "a");
+    assert_string_equal(a.cells[0][1], "h.io");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -251,6 +309,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_query_answers_why, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_quantile, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_time_zones, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_variance, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,6 +36,9 @@ static void test_values_by_type(void **state)
     } cases[] = {
         {"Int64", "42", "42"},
         {"Int64", "-7", "-7"},
+        {"Int64", "18446744073709551615", "18446744073709551615"}, /* cityHash64: a UInt64 */
+        {"Int64", "9223372036854775808", "9223372036854775808"},
+        {"Int64", "-9223372036854775809", "\"-9223372036854775809\""},
         {"Nullable(Int64)", "42", "42"},
         {"Int64", NULL, "null"},
         {"Int64", "2.5", "2.5"},     /* a float the store kept in an integer column */

@@ -1,0 +1,20 @@
+/*
+ * db_sqlite_ch.h - the parts of db_sqlite_ch.c's ClickHouse functions
+ * kept in files of their own (db_sqlite_url.c, db_sqlite_re.c). Not part of the public API.
+ */
+#ifndef CM_DB_SQLITE_CH_H
+#define CM_DB_SQLITE_CH_H
+
+#include <sqlite3.h>
+
+/* SQLite's order of two non-NULL values as ClickHouse compares them:
+ * numbers by value, before text; text and blobs byte by byte. */
+int cm__sqlite_value_cmp(sqlite3_value *a, sqlite3_value *b);
+
+/* db_sqlite_url.c: cm_domain, cm_path, cm_url_param, cm_cut_query. */
+int cm__sqlite_add_url_fns(sqlite3 *db);
+
+/* db_sqlite_re.c: cm_match, cm_extract, cm_replace_one, cm_replace_all. */
+int cm__sqlite_add_re_fns(sqlite3 *db);
+
+#endif
