@@ -83,5 +83,6 @@ static const cm_db_aggregate_t quantile = {.name = "cm_quantile",
 int cm__evstore_on_connect(cm_db_conn_t *conn, void *ud)
 {
     (void)ud;
-    return cm_db_conn_add_aggregate(conn, &quantile);
+    int rc = cm_db_conn_add_aggregate(conn, &quantile);
+    return rc != 0 ? rc : cm__evstore_add_array_fns(conn);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cm/event_store.h"
+#include "evstore_internal.h"
 
 static bool has_prefix(const char *s, const char *p)
 {
@@ -45,6 +46,10 @@ void cm_evstore_write_value(cm_json_writer_t *w, const char *type, const char *v
         return;
     }
     const char *t = has_prefix(type, "Nullable(") ? type + 9 : type;
+    if (has_prefix(t, "Array(")) {
+        cm_evstore__write_array(w, t, v);
+        return;
+    }
     if (has_prefix(t, "Int64") || has_prefix(t, "UInt8")) {
         write_integer(w, v);
         return;

@@ -6,7 +6,8 @@
  * What it accepts is PostHog's HogQL SELECT (its ANTLR grammar,
  * HogQLParser.g4, read for the syntax) minus what neither store here can
  * run: ARRAY JOIN, PREWHERE, SAMPLE, FINAL, SETTINGS, ANY/ASOF/SEMI/ANTI
- * joins, lambdas, window frames, EXCEPT/INTERSECT. Those are syntax
+ * joins, window frames, EXCEPT/INTERSECT. A lambda (x -> body) parses as
+ * an expression; resolve.c accepts it only where an array function takes one. Those are syntax
  * errors. Names are not checked here: resolve.c decides what a table,
  * field or function is.
  *
@@ -52,6 +53,7 @@
 /* Keywords that are also usable as names where no keyword fits. */
 %fallback ID FIRST LAST NULLS ASC DESC PARTITION OVER.
 
+%right ARROW.
 %right QUESTION COLON.
 %left OR.
 %left AND.
@@ -251,6 +253,8 @@ expr(A) ::= expr(B) QUESTION expr(C) COLON expr(D). [QUESTION] { A = q_ternary(p
 expr(A) ::= expr(B) LB expr(C) RB. { A = q_index(p, B, C); }
 expr(A) ::= expr(B) DOT name(N). { A = q_field_append(p, B, N); }
 expr(A) ::= LP expr(B) RP. { A = B; }
+/* x -> body, (x, y) -> body: q_lambda checks the left side is names */
+expr(A) ::= expr(B) ARROW expr(C). { A = q_lambda(p, B, C); }
 expr(A) ::= LP exprs(B) COMMA expr(C) RP. { A = q_list_expr(p, QE_TUPLE, &B, C); }
 expr(A) ::= LP set(S) RP. { A = q_subquery(p, S); }
 expr(A) ::= LB RB. { A = q_list_expr(p, QE_ARRAY, NULL, NULL); }

@@ -537,3 +537,28 @@ q_select_t *q_parse_text(q_parse_t *p)
     qParseFree(parser, free);
     return p->failed ? NULL : p->result;
 }
+
+/* x -> body, (x, y) -> body: the left side must be one name or a tuple of
+ * names (the grammar parses it as any expression). */
+q_expr_t *q_lambda(q_parse_t *p, q_expr_t *params, q_expr_t *body)
+{
+    q_expr_t *e = q_new(p, QE_LAMBDA);
+    size_t n = params->kind == QE_TUPLE ? params->args.n : 1;
+    q_expr_t *const *v = params->kind == QE_TUPLE ? params->args.v : &params;
+    e->chain = cm_arena_alloc(p->arena, n * sizeof(*e->chain));
+    for (size_t i = 0; i < n; i++) {
+        if (v[i]->kind != QE_FIELD || v[i]->nchain != 1) {
+            q_fail(p, "a lambda's parameters must be names, as in x -> x + 1");
+            return e;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (cm_slice_eq(e->chain[j], v[i]->chain[0]))
+                q_fail(p, "a lambda's parameters must have different names");
+        e->chain[i] = v[i]->chain[0];
+    }
+    e->nchain = n;
+    e->operand = body;
+    below_expr(p, e, params);
+    below_expr(p, e, body);
+    return e;
+}

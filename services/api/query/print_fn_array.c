@@ -1,16 +1,683 @@
 /*
- * print_fn_array.c - arrays, tuples and lambdas for SQLite and ClickHouse:
- * native on ClickHouse, JSON arrays on SQLite (docs/endpoints.md).
+ * print_fn_array.c - arrays, lambdas and array-valued aggregates for
+ * SQLite and ClickHouse (docs/endpoints.md "Arrays, tuples and lambdas").
+ *
+ * ClickHouse has them natively. On SQLite an array is JSON text
+ * (json_array(...)); a function over one reads its elements with
+ * json_each, in the array's order (ORDER BY key), and builds a new one
+ * with json_group_array; a lambda's body is printed inside that subquery,
+ * its parameter standing for the element (_l<depth>.value). An array put
+ * inside another goes through json() so that it stays an array, not text.
+ *
+ * Array-valued aggregates answer in a stated order on both stores, since
+ * neither promises the order rows reach an aggregate: groupArray and
+ * groupUniqArray sorted, topK(n) by count descending then value (exact).
+ * SQLite cannot order what one aggregate sees, so libcommon's cm_array_agg
+ * orders json_group_array's answer (evstore/evstore_arrayfns.c).
  */
+#include <inttypes.h>
 #include <string.h>
 
 #include "query/print_int.h"
 
+#define P(s)    cm_buf_append(pr->out, (s), strlen(s))
+#define PF(...) cm_buf_appendf(pr->out, __VA_ARGS__)
+#define ARG(i)  (e->args.v[(i)])
+
+/* SQLite: an element past the end reads as ClickHouse's default of its type. */
+static const char *lite_default(q_type_t t)
+{
+    switch (t) {
+    case Q_T_STRING:
+    case Q_T_UUID: return "''";
+    case Q_T_DATETIME: return "'1970-01-01 00:00:00'";
+    case Q_T_DATE: return "'1970-01-01'";
+    case Q_T_FLOAT: return "0.0";
+    case Q_T_INT:
+    case Q_T_BOOL: return "0";
+    case Q_T_ARRAY: return "'[]'";
+    default: return "NULL";
+    }
+}
+
+/* SQLite: a value placed in json_array or json_group_array (an array as JSON). */
+static void lite_item(q_printer_t *pr, const q_expr_t *e)
+{
+    if (e->type != Q_T_ARRAY) {
+        q_pexpr(pr, e);
+        return;
+    }
+    P("json(");
+    q_pexpr(pr, e);
+    P(")");
+}
+
+/* SQLite: the column v of a subquery of elements, in json_group_array. */
+static void lite_v(q_printer_t *pr, q_type_t t)
+{
+    P(t == Q_T_ARRAY ? "json(v)" : "v");
+}
+
+void q_parray(q_printer_t *pr, const q_expr_t *e)
+{
+    P(pr->ch ? "[" : "json_array(");
+    for (size_t i = 0; i < e->args.n; i++) {
+        if (i)
+            P(", ");
+        if (pr->ch)
+            q_pexpr(pr, ARG(i));
+        else
+            lite_item(pr, ARG(i));
+    }
+    P(pr->ch ? "]" : ")");
+}
+
+/* a[i]: 1-based, negative from the end, past either end the default. */
+static void pindex(q_printer_t *pr, const q_expr_t *a, const q_expr_t *i, q_type_t elem)
+{
+    if (pr->ch) {
+        q_pexpr(pr, a);
+        P("[");
+        q_pexpr(pr, i);
+        P("]");
+        return;
+    }
+    P("coalesce(");
+    P(elem == Q_T_ARRAY ? "json_extract(" : "json_extract(");
+    q_pexpr(pr, a);
+    P(", CASE WHEN ");
+    q_pexpr(pr, i);
+    P(" > 0 THEN '$[' || (");
+    q_pexpr(pr, i);
+    P(" - 1) || ']' ELSE '$[#' || ");
+    q_pexpr(pr, i);
+    P(" || ']' END), ");
+    P(lite_default(elem));
+    P(")");
+}
+
+void q_pindex(q_printer_t *pr, const q_expr_t *e)
+{
+    pindex(pr, e->operand, ARG(0), e->type);
+}
+
+void q_plambda_param(q_printer_t *pr, const q_expr_t *e)
+{
+    const q_expr_t *l = e->alias_of;
+    if (pr->ch)
+        PF("_l%u_%" PRId64, (unsigned)l->depth, e->ival);
+    else
+        PF("_l%u.value", (unsigned)l->depth);
+}
+
+bool q_pout_open(q_printer_t *pr, q_type_t type, q_type_t elem)
+{
+    /* ClickHouse's TabSeparated answer writes an array's strings quoted
+     * with backslash escapes and the reading undoes one level of escapes:
+     * doubled here, the reader (evstore_array.c) gets them exactly */
+    if (!pr->ch || pr->o->whole || type != Q_T_ARRAY || elem != Q_T_STRING)
+        return false;
+    P("arrayMap(_e -> replaceAll(replaceAll(_e, '\\\\', '\\\\\\\\'), '\\'', '\\\\\\''), ");
+    return true;
+}
+
+/* ---- lambdas -------------------------------------------------------------------------- */
+
+/* The call's lambda, or NULL. */
+static const q_expr_t *lambda_of(const q_expr_t *e)
+{
+    return e->args.n > 0 && ARG(0)->kind == QE_LAMBDA ? ARG(0) : NULL;
+}
+
+/* cond: the body is a condition, which ClickHouse wants as UInt8, not
+ * Nullable(UInt8): NULL counts as false, as SQLite's WHERE has it. */
+static void ch_lambda(q_printer_t *pr, const q_expr_t *l, bool cond)
+{
+    if (l->nchain > 1)
+        P("(");
+    for (size_t i = 0; i < l->nchain; i++)
+        PF("%s_l%u_%zu", i ? ", " : "", (unsigned)l->depth, i);
+    P(l->nchain > 1 ? ") -> " : " -> ");
+    cond = cond && l->operand->nullable;
+    if (cond)
+        P("ifNull(");
+    q_pexpr(pr, l->operand);
+    if (cond)
+        P(", 0)");
+}
+
+/* ClickHouse: name(lambda, arrays...) as written. */
+static void ch_call(q_printer_t *pr, const char *name, const q_expr_t *e)
+{
+    const q_expr_t *l = lambda_of(e);
+    int id = (int)e->ival;
+    P(name);
+    P("(");
+    if (l != NULL) {
+        ch_lambda(pr, l, id != Q_FN_ARRAY_MAP && id != Q_FN_ARRAY_SUM);
+        P(", ");
+    }
+    q_pargs(pr, e, l != NULL);
+    P(")");
+}
+
+/* ClickHouse's arraySort leaves ties under a lambda's key in no stated
+ * order: the position breaks them, as on SQLite. */
+static void ch_sort(q_printer_t *pr, const q_expr_t *e, bool reverse)
+{
+    const q_expr_t *l = lambda_of(e);
+    if (l == NULL) {
+        ch_call(pr, reverse ? "arrayReverseSort" : "arraySort", e);
+        return;
+    }
+    if (reverse)
+        P("arrayReverse(");
+    PF("arraySort((_l%u_0, _i%u) -> (", (unsigned)l->depth, (unsigned)l->depth);
+    q_pexpr(pr, l->operand);
+    PF(", _i%u), ", (unsigned)l->depth);
+    q_pexpr(pr, ARG(1));
+    P(", arrayEnumerate(");
+    q_pexpr(pr, ARG(1));
+    P("))");
+    if (reverse)
+        P(")");
+}
+
+/* SQLite: the elements' alias: the lambda's (its parameter reads it) or the call's. */
+static void lite_alias(q_printer_t *pr, const q_expr_t *e)
+{
+    const q_expr_t *l = lambda_of(e);
+    if (l != NULL)
+        PF("_l%u", (unsigned)l->depth);
+    else
+        PF("_a%u", (unsigned)e->depth);
+}
+
+/* SQLite: the lambda's body for the current element, or the element. */
+static void lite_body(q_printer_t *pr, const q_expr_t *e)
+{
+    const q_expr_t *l = lambda_of(e);
+    if (l != NULL) {
+        q_pexpr(pr, l->operand);
+        return;
+    }
+    lite_alias(pr, e);
+    P(".value");
+}
+
+/* SQLite: FROM json_each(<the array>) AS <alias> */
+static void lite_each(q_printer_t *pr, const q_expr_t *e)
+{
+    const q_expr_t *arr = ARG(lambda_of(e) != NULL ? 1 : 0);
+    P(" FROM json_each(");
+    q_pexpr(pr, arr);
+    P(") AS ");
+    lite_alias(pr, e);
+}
+
+/* SQLite: the elements that pass (where: a condition on the element, may
+ * be NULL), as a new array, in the order given (NULL: the array's). */
+static void lite_collect(q_printer_t *pr, const q_expr_t *e, bool map, bool where,
+                         const char *order, q_type_t item)
+{
+    P("(SELECT json_group_array(");
+    lite_v(pr, item);
+    P(") FROM (SELECT ");
+    if (map)
+        lite_body(pr, e);
+    else {
+        lite_alias(pr, e);
+        P(".value");
+    }
+    P(" AS v");
+    lite_each(pr, e);
+    if (where) {
+        P(" WHERE ");
+        lite_body(pr, e);
+    }
+    P(" ORDER BY ");
+    if (order != NULL) {
+        P(order);
+        P(", ");
+    }
+    lite_alias(pr, e);
+    P(".key))");
+}
+
+static void lite_sort(q_printer_t *pr, const q_expr_t *e, bool reverse)
+{
+    const q_expr_t *arr = ARG(lambda_of(e) != NULL ? 1 : 0);
+    P("(SELECT json_group_array(");
+    lite_v(pr, arr->elem);
+    P(") FROM (SELECT ");
+    lite_alias(pr, e);
+    P(".value AS v");
+    lite_each(pr, e);
+    P(" ORDER BY ");
+    lite_body(pr, e);
+    P(reverse ? " DESC NULLS LAST, " : " ASC NULLS LAST, ");
+    lite_alias(pr, e);
+    P(reverse ? ".key DESC))" : ".key))");
+}
+
+/* arrayMap and the other functions that may take a lambda. */
+static void lambda_call(q_printer_t *pr, const q_expr_t *e, int id)
+{
+    static const char *const names[] = {
+        [Q_FN_ARRAY_MAP - Q_FN_ARRAY_MAP] = "arrayMap",
+        [Q_FN_ARRAY_FILTER - Q_FN_ARRAY_MAP] = "arrayFilter",
+        [Q_FN_ARRAY_EXISTS - Q_FN_ARRAY_MAP] = "arrayExists",
+        [Q_FN_ARRAY_ALL - Q_FN_ARRAY_MAP] = "arrayAll",
+        [Q_FN_ARRAY_COUNT - Q_FN_ARRAY_MAP] = "arrayCount",
+        [Q_FN_ARRAY_SUM - Q_FN_ARRAY_MAP] = "arraySum",
+        [Q_FN_ARRAY_SORT - Q_FN_ARRAY_MAP] = "arraySort",
+        [Q_FN_ARRAY_REVERSE_SORT - Q_FN_ARRAY_MAP] = "arrayReverseSort",
+        [Q_FN_ARRAY_FIRST - Q_FN_ARRAY_MAP] = "arrayFirst",
+    };
+    const q_expr_t *l = lambda_of(e);
+    if (pr->ch) {
+        if (id == Q_FN_ARRAY_SORT || id == Q_FN_ARRAY_REVERSE_SORT) {
+            if (l != NULL && l->nchain > 1) {
+                q_pfail(pr, "arraySort with a lambda takes one array");
+                return;
+            }
+            ch_sort(pr, e, id == Q_FN_ARRAY_REVERSE_SORT);
+            return;
+        }
+        ch_call(pr, names[id - Q_FN_ARRAY_MAP], e);
+        return;
+    }
+    if (l != NULL && l->nchain > 1) {
+        q_pfail(pr, "A lambda over several arrays is not supported on the SQLite store");
+        return;
+    }
+    const q_expr_t *arr = ARG(l != NULL ? 1 : 0);
+    switch (id) {
+    case Q_FN_ARRAY_MAP: lite_collect(pr, e, true, false, NULL, l->type); return;
+    case Q_FN_ARRAY_FILTER: lite_collect(pr, e, false, true, NULL, arr->elem); return;
+    case Q_FN_ARRAY_EXISTS:
+    case Q_FN_ARRAY_ALL:
+    case Q_FN_ARRAY_COUNT:
+        P(id == Q_FN_ARRAY_COUNT    ? "(SELECT count(*)"
+          : id == Q_FN_ARRAY_EXISTS ? "(EXISTS (SELECT 1"
+                                    : "(NOT EXISTS (SELECT 1");
+        lite_each(pr, e);
+        P(id == Q_FN_ARRAY_ALL ? " WHERE NOT coalesce(" : " WHERE coalesce(");
+        lite_body(pr, e);
+        P(" != 0, 0))");
+        if (id != Q_FN_ARRAY_COUNT)
+            P(")");
+        return;
+    case Q_FN_ARRAY_SUM:
+        P("(SELECT coalesce(sum(");
+        lite_body(pr, e);
+        P(e->type == Q_T_FLOAT ? "), 0.0)" : "), 0)");
+        lite_each(pr, e);
+        P(")");
+        return;
+    case Q_FN_ARRAY_SORT:
+    case Q_FN_ARRAY_REVERSE_SORT: lite_sort(pr, e, id == Q_FN_ARRAY_REVERSE_SORT); return;
+    case Q_FN_ARRAY_FIRST:
+        P("coalesce((SELECT ");
+        lite_alias(pr, e);
+        P(".value");
+        lite_each(pr, e);
+        P(" WHERE ");
+        lite_body(pr, e);
+        P(" ORDER BY ");
+        lite_alias(pr, e);
+        PF(".key LIMIT 1), %s)", lite_default(e->type));
+        return;
+    }
+}
+
+/* ---- functions of arrays -------------------------------------------------------------- */
+
+/* SQLite: (SELECT <what> FROM json_each(a) AS _a<d> WHERE _a<d>.value IS x ...) */
+static void lite_find(q_printer_t *pr, const q_expr_t *e, const char *what, const char *tail)
+{
+    PF("(SELECT %s FROM json_each(", what);
+    q_pexpr(pr, ARG(0));
+    PF(") AS _a%u WHERE _a%u.value IS ", (unsigned)e->depth, (unsigned)e->depth);
+    q_pexpr(pr, ARG(1));
+    P(tail);
+    P(")");
+}
+
+/* SQLite: hasAll / hasAny: every (some) element of the second array is in the first. */
+static void lite_has_set(q_printer_t *pr, const q_expr_t *e, bool all)
+{
+    unsigned d = e->depth;
+    P(all ? "(NOT EXISTS (SELECT 1 FROM json_each(" : "(EXISTS (SELECT 1 FROM json_each(");
+    q_pexpr(pr, ARG(1));
+    PF(") AS _b%u WHERE %sEXISTS (SELECT 1 FROM json_each(", d, all ? "NOT " : "");
+    q_pexpr(pr, ARG(0));
+    PF(") AS _a%u WHERE _a%u.value IS _b%u.value)))", d, d, d);
+}
+
+/* range(end), range(start, end[, step]): SQLite counts with a recursive CTE. */
+static void prange(q_printer_t *pr, const q_expr_t *e)
+{
+    size_t n = e->args.n;
+    if (pr->ch) {
+        if (n > 1 && !pr->o->clickhouse_modern) {
+            q_pfail(pr, "range(start, end) needs ClickHouse 21+ (this store runs 18.16)");
+            return;
+        }
+        q_psame(pr, "range", e);
+        return;
+    }
+    const q_expr_t *start = n > 1 ? ARG(0) : NULL, *end = ARG(n > 1 ? 1 : 0);
+    const q_expr_t *step = n > 2 ? ARG(2) : NULL;
+    if (step != NULL && (step->kind != QE_INT || step->ival < 1)) {
+        q_pfail(pr, "range's step must be a positive whole number constant on the SQLite store");
+        return;
+    }
+    unsigned d = e->depth;
+    PF("(WITH RECURSIVE _r%u(i) AS (SELECT ", d);
+    if (start)
+        q_pexpr(pr, start);
+    else
+        P("0");
+    P(" AS i WHERE i < ");
+    q_pexpr(pr, end);
+    PF(" UNION ALL SELECT i + %" PRId64 " FROM _r%u WHERE i + %" PRId64 " < ",
+       step ? step->ival : 1, d, step ? step->ival : 1);
+    q_pexpr(pr, end);
+    PF(") SELECT json_group_array(i) FROM _r%u)", d);
+}
+
+static void pconcat(q_printer_t *pr, const q_expr_t *e)
+{
+    if (pr->ch) {
+        q_psame(pr, "arrayConcat", e);
+        return;
+    }
+    P("(SELECT json_group_array(");
+    lite_v(pr, e->elem);
+    P(") FROM (");
+    for (size_t i = 0; i < e->args.n; i++) {
+        PF("%sSELECT %zu AS o, key AS k, value AS v FROM json_each(", i ? " UNION ALL " : "", i);
+        q_pexpr(pr, ARG(i));
+        P(")");
+    }
+    P(" ORDER BY o, k))");
+}
+
+/* arraySlice(a, offset[, length]): offset 1-based or from the end when
+ * negative (0: nothing), length negative: up to that many from the end. */
+static void pslice(q_printer_t *pr, const q_expr_t *e)
+{
+    if (pr->ch) {
+        q_psame(pr, "arraySlice", e);
+        return;
+    }
+    unsigned d = e->depth;
+    const q_expr_t *a = ARG(0), *off = ARG(1), *len = e->args.n > 2 ? ARG(2) : NULL;
+    P("(SELECT json_group_array(");
+    lite_v(pr, e->elem);
+    PF(") FROM (SELECT _a%u.value AS v FROM json_each(", d);
+    q_pexpr(pr, a);
+    PF(") AS _a%u WHERE ", d);
+    q_pexpr(pr, off);
+    PF(" != 0 AND _a%u.key >= (CASE WHEN ", d);
+    q_pexpr(pr, off);
+    P(" > 0 THEN ");
+    q_pexpr(pr, off);
+    P(" - 1 ELSE json_array_length(");
+    q_pexpr(pr, a);
+    P(") + ");
+    q_pexpr(pr, off);
+    P(" END)");
+    if (len != NULL) {
+        PF(" AND _a%u.key < (CASE WHEN ", d);
+        q_pexpr(pr, len);
+        P(" >= 0 THEN (CASE WHEN ");
+        q_pexpr(pr, off);
+        P(" > 0 THEN ");
+        q_pexpr(pr, off);
+        P(" - 1 ELSE json_array_length(");
+        q_pexpr(pr, a);
+        P(") + ");
+        q_pexpr(pr, off);
+        P(" END) + ");
+        q_pexpr(pr, len);
+        P(" ELSE json_array_length(");
+        q_pexpr(pr, a);
+        P(") + ");
+        q_pexpr(pr, len);
+        P(" END)");
+    }
+    PF(" ORDER BY _a%u.key))", d);
+}
+
+/* SQLite: the elements of a reversed, each first occurrence in order
+ * (NULLs left out), or their positions. */
+enum { L_REVERSE, L_DISTINCT, L_ENUMERATE };
+static void lite_elements(q_printer_t *pr, const q_expr_t *e, int how)
+{
+    unsigned d = e->depth;
+    P("(SELECT json_group_array(");
+    lite_v(pr, e->elem);
+    P(") FROM (SELECT ");
+    if (how == L_ENUMERATE)
+        PF("_a%u.key + 1 AS v, _a%u.key AS k", d, d);
+    else if (how == L_DISTINCT)
+        PF("_a%u.value AS v, min(_a%u.key) AS k", d, d);
+    else
+        PF("_a%u.value AS v, _a%u.key AS k", d, d);
+    P(" FROM json_each(");
+    q_pexpr(pr, ARG(0));
+    PF(") AS _a%u", d);
+    if (how == L_DISTINCT)
+        PF(" WHERE _a%u.value IS NOT NULL GROUP BY _a%u.value", d, d);
+    P(how == L_REVERSE ? " ORDER BY k DESC))" : " ORDER BY k))");
+}
+
+/* SQLite: an element is kept unless it equals the one before it. */
+static void pcompact_lite(q_printer_t *pr, const q_expr_t *e)
+{
+    unsigned d = e->depth;
+    P("(SELECT json_group_array(");
+    lite_v(pr, e->elem);
+    PF(") FROM (SELECT _a%u.value AS v FROM json_each(", d);
+    q_pexpr(pr, ARG(0));
+    PF(") AS _a%u WHERE _a%u.key = 0 OR _a%u.value IS NOT (SELECT _z%u.value FROM json_each(", d, d,
+       d, d);
+    q_pexpr(pr, ARG(0));
+    PF(") AS _z%u WHERE _z%u.key = _a%u.key - 1) ORDER BY _a%u.key))", d, d, d, d);
+}
+
+static void pstring_concat(q_printer_t *pr, const q_expr_t *e)
+{
+    if (pr->ch) {
+        q_psame(pr, "arrayStringConcat", e);
+        return;
+    }
+    unsigned d = e->depth;
+    P("(SELECT coalesce(group_concat(v, ");
+    if (e->args.n > 1)
+        q_pexpr(pr, ARG(1));
+    else
+        P("''");
+    PF("), '') FROM (SELECT _a%u.value AS v FROM json_each(", d);
+    q_pexpr(pr, ARG(0));
+    PF(") AS _a%u ORDER BY _a%u.key))", d, d);
+}
+
+static void array_fn(q_printer_t *pr, const q_expr_t *e, int id)
+{
+    switch (id) {
+    case Q_FN_ARRAY_LENGTH:
+    case Q_FN_ARRAY_EMPTY:
+    case Q_FN_ARRAY_NOT_EMPTY:
+        if (pr->ch) {
+            q_psame(pr,
+                    id == Q_FN_ARRAY_LENGTH  ? "length"
+                    : id == Q_FN_ARRAY_EMPTY ? "empty"
+                                             : "notEmpty",
+                    e);
+            return;
+        }
+        P("(json_array_length(");
+        q_pexpr(pr, ARG(0));
+        P(id == Q_FN_ARRAY_LENGTH ? "))" : id == Q_FN_ARRAY_EMPTY ? ") = 0)" : ") != 0)");
+        return;
+    case Q_FN_HAS:
+        if (pr->ch)
+            return q_psame(pr, "has", e);
+        P("(EXISTS ");
+        lite_find(pr, e, "1", "");
+        P(")");
+        return;
+    case Q_FN_INDEX_OF:
+        if (pr->ch)
+            return q_psame(pr, "indexOf", e);
+        P("coalesce(");
+        lite_find(pr, e, "key + 1", " ORDER BY key LIMIT 1");
+        P(", 0)");
+        return;
+    case Q_FN_COUNT_EQUAL:
+        if (pr->ch)
+            return q_psame(pr, "countEqual", e);
+        lite_find(pr, e, "count(*)", "");
+        return;
+    case Q_FN_HAS_ALL:
+    case Q_FN_HAS_ANY:
+        if (pr->ch)
+            return q_psame(pr, id == Q_FN_HAS_ALL ? "hasAll" : "hasAny", e);
+        lite_has_set(pr, e, id == Q_FN_HAS_ALL);
+        return;
+    case Q_FN_RANGE: prange(pr, e); return;
+    case Q_FN_ARRAY_CONCAT: pconcat(pr, e); return;
+    case Q_FN_ARRAY_SLICE: pslice(pr, e); return;
+    case Q_FN_ARRAY_REVERSE:
+        if (pr->ch)
+            return q_psame(pr, "arrayReverse", e);
+        lite_elements(pr, e, L_REVERSE);
+        return;
+    case Q_FN_ARRAY_DISTINCT: /* first occurrences, in order; NULLs left out */
+        if (pr->ch)
+            return q_psame(pr, "arrayDistinct", e);
+        lite_elements(pr, e, L_DISTINCT);
+        return;
+    case Q_FN_ARRAY_COMPACT: /* consecutive duplicates dropped */
+        if (pr->ch && !pr->o->clickhouse_modern) {
+            q_pfail(pr, "arrayCompact needs ClickHouse 21+ (this store runs 18.16)");
+            return;
+        }
+        if (pr->ch)
+            return q_psame(pr, "arrayCompact", e);
+        pcompact_lite(pr, e);
+        return;
+    case Q_FN_ARRAY_ENUMERATE:
+        if (pr->ch)
+            return q_psame(pr, "arrayEnumerate", e);
+        lite_elements(pr, e, L_ENUMERATE);
+        return;
+    case Q_FN_ARRAY_STRING_CONCAT: pstring_concat(pr, e); return;
+    case Q_FN_ARRAY_ELEMENT: pindex(pr, ARG(0), ARG(1), e->type); return;
+    }
+}
+
+/* ---- array-valued aggregates ------------------------------------------------------------ */
+
+static void aggregate(q_printer_t *pr, const q_expr_t *e, int id)
+{
+    const q_expr_t *x = ARG(0);
+    if (id == Q_FN_QUANTILES) { /* each level as quantile(l)(x) prints it */
+        P(pr->ch ? "[" : "json_array(");
+        for (size_t i = 0; i < e->params.n; i++) {
+            q_expr_t one = *e;
+            one.ival = Q_FN_QUANTILE;
+            one.text = CM_SLICE_LIT("quantile");
+            one.params = (q_list_t){&e->params.v[i], 1};
+            if (i)
+                P(", ");
+            q_pcall(pr, &one);
+        }
+        P(pr->ch ? "]" : ")");
+        return;
+    }
+    if (!pr->ch) {
+        P("cm_array_agg(json_group_array(");
+        q_pexpr(pr, x);
+        P(id == Q_FN_GROUP_ARRAY        ? "), 'a', NULL)"
+          : id == Q_FN_GROUP_UNIQ_ARRAY ? "), 'u', NULL)"
+                                        : "), 'k', ");
+        if (id == Q_FN_TOP_K)
+            PF("%" PRId64 ")", e->params.v[0]->ival);
+        return;
+    }
+    if (id != Q_FN_TOP_K) {
+        P(id == Q_FN_GROUP_ARRAY ? "arraySort(groupArray(" : "arraySort(groupUniqArray(");
+        q_pexpr(pr, x);
+        P("))");
+        return;
+    }
+    /* exact: the distinct values by count descending, then value */
+    P("arraySlice(arraySort((_v, _c) -> (-_c, _v), arraySort(groupUniqArray(");
+    q_pexpr(pr, x);
+    P(")), arrayMap(_v -> toInt64(countEqual(groupArray(");
+    q_pexpr(pr, x);
+    P("), _v)), arraySort(groupUniqArray(");
+    q_pexpr(pr, x);
+    PF(")))), 1, %" PRId64 ")", e->params.v[0]->ival);
+}
+
+/* Whether e computes an aggregate of its SELECT (an alias is printed in place). */
+static bool has_aggregate(const q_expr_t *e)
+{
+    if (e == NULL || e->kind == QE_SUBQUERY)
+        return false;
+    if (e->kind == QE_FIELD)
+        return e->fkind == QF_ALIAS && has_aggregate(e->alias_of);
+    if (e->kind == QE_CALL && e->over == NULL) {
+        const q_fn_t *fn = q_fn_lookup(e->text);
+        if (fn != NULL && fn->cls == QF_AGGREGATE)
+            return true;
+    }
+    for (size_t i = 0; i < e->args.n; i++)
+        if (has_aggregate(e->args.v[i]))
+            return true;
+    return has_aggregate(e->operand) || has_aggregate(e->else_);
+}
+
+/* SQLite reads an array's elements in a subquery's FROM (json_each), where
+ * an aggregate of the SELECT around it cannot be: has(groupArray(x), 'a')
+ * is refused there (a subquery computing the array first runs). */
+static bool lite_over_aggregate(q_printer_t *pr, const q_expr_t *e, int id)
+{
+    if (pr->ch || id == Q_FN_ARRAY_LENGTH || id == Q_FN_ARRAY_EMPTY || id == Q_FN_ARRAY_NOT_EMPTY ||
+        id == Q_FN_ARRAY_ELEMENT || id == Q_FN_RANGE ||
+        (id >= Q_FN_GROUP_ARRAY && id <= Q_FN_TOP_K))
+        return false;
+    for (size_t i = 0; i < e->args.n; i++)
+        if (e->args.v[i]->type == Q_T_ARRAY && has_aggregate(e->args.v[i])) {
+            q_pfail(pr,
+                    "%.*s over an aggregate's array is not supported on the SQLite store: "
+                    "compute the array in a subquery (SELECT ... FROM (SELECT groupArray(x) AS a "
+                    "...))",
+                    (int)e->text.len, e->text.p);
+            return true;
+        }
+    return false;
+}
+
 /* The call if it is one of this file's functions (print_fn.c dispatches). */
 bool q_pcall_array(q_printer_t *pr, const q_expr_t *e)
 {
-    (void)pr;
-    switch ((int)e->ival) {
-    default: return false;
-    }
+    int id = (int)e->ival;
+    if (id >= Q_FN_HAS && id <= Q_FN_ARRAY_NOT_EMPTY && lite_over_aggregate(pr, e, id))
+        return true;
+    if (id >= Q_FN_ARRAY_MAP && id <= Q_FN_ARRAY_FIRST)
+        lambda_call(pr, e, id);
+    else if (id >= Q_FN_GROUP_ARRAY && id <= Q_FN_TOP_K)
+        aggregate(pr, e, id);
+    else if ((id >= Q_FN_HAS && id <= Q_FN_ARRAY_ELEMENT) ||
+             (id >= Q_FN_ARRAY_LENGTH && id <= Q_FN_ARRAY_NOT_EMPTY))
+        array_fn(pr, e, id);
+    else
+        return false;
+    return true;
 }

@@ -256,6 +256,16 @@ static void expr(const q_expr_t *e, cm_buf_t *out, const q_hogql_opts_t *o)
         P(")");
         return;
     case QE_VALUE: return;
+    case QE_LAMBDA:
+        P(e->nchain > 1 ? "(" : "");
+        for (size_t i = 0; i < e->nchain; i++) {
+            if (i)
+                P(", ");
+            cm_buf_append_slice(out, e->chain[i]);
+        }
+        P(e->nchain > 1 ? ") -> " : " -> ");
+        expr(e->operand, out, o);
+        return;
     }
 }
 

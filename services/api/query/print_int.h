@@ -49,6 +49,12 @@ bool q_pcall_array(q_printer_t *pr, const q_expr_t *e);
 void q_pargs(q_printer_t *pr, const q_expr_t *e, size_t from);
 void q_psame(q_printer_t *pr, const char *name, const q_expr_t *e);
 bool q_pconst_string(q_printer_t *pr, const q_expr_t *e, const char *what, cm_slice_t *out);
+/* print_fn_array.c: an array literal, a[i], a lambda's parameter; and the
+ * opening of a top-level column, true when its closing ")" is due. */
+void q_parray(q_printer_t *pr, const q_expr_t *e);
+void q_pindex(q_printer_t *pr, const q_expr_t *e);
+void q_plambda_param(q_printer_t *pr, const q_expr_t *e);
+bool q_pout_open(q_printer_t *pr, q_type_t type, q_type_t elem);
 /* The value of a placeholder, or NULL (the failure is reported). */
 const api_query_value_t *q_pvalue(q_printer_t *pr, const q_expr_t *e);
 

@@ -127,8 +127,9 @@ static void pfrom(q_printer_t *pr, const q_from_t *f)
 
 /* ---- columns ----------------------------------------------------------------------------- */
 
-/* Every output column, * expanded; each named `as` says (NULL: its out name). */
-static void pcolumns(q_printer_t *pr, const q_select_t *s, const char *as)
+/* Every output column, * expanded; each named `as` says (NULL: its out name).
+ * top: the answer's columns (an array's strings escaped for the reading). */
+static void pcolumns(q_printer_t *pr, const q_select_t *s, const char *as, bool top)
 {
     size_t k = 0;
     for (size_t i = 0; i < s->ncols; i++) {
@@ -162,7 +163,10 @@ static void pcolumns(q_printer_t *pr, const q_select_t *s, const char *as)
         }
         if (k)
             P(", ");
+        bool close = top && q_pout_open(pr, e->type, e->elem);
         q_pexpr(pr, e);
+        if (close)
+            P(")");
         if (as != NULL)
             PF(" AS %s%zu", as, k);
         else {
@@ -279,7 +283,7 @@ static void plimit_by_sqlite(q_printer_t *pr, const q_select_t *s, bool top)
         q_pcolname(pr, s, k);
     }
     P(" FROM (SELECT ");
-    pcolumns(pr, s, "__c");
+    pcolumns(pr, s, "__c", false);
     for (size_t i = 0; i < s->norder; i++) {
         P(", ");
         q_pexpr(pr, s->order[i].expr);
@@ -301,7 +305,9 @@ static void plimit_by_sqlite(q_printer_t *pr, const q_select_t *s, bool top)
 
 /* ---- SELECT -------------------------------------------------------------------------------- */
 
-void q_pselect(q_printer_t *pr, const q_select_t *s, bool top)
+/* top: the query's own SELECT (its limits take the page); answer: its
+ * columns are the answer's (also a top UNION's parts). */
+static void pselect(q_printer_t *pr, const q_select_t *s, bool top, bool answer)
 {
     if (pr->failed)
         return;
@@ -311,7 +317,7 @@ void q_pselect(q_printer_t *pr, const q_select_t *s, bool top)
             P("SELECT * FROM (");
         for (size_t i = 0; i < s->nparts; i++) {
             P(i ? " UNION ALL SELECT * FROM (" : "SELECT * FROM (");
-            q_pselect(pr, s->parts[i], false);
+            pselect(pr, s->parts[i], false, top); /* its columns are the answer's */
             P(")");
         }
         if (top) {
@@ -325,7 +331,7 @@ void q_pselect(q_printer_t *pr, const q_select_t *s, bool top)
         return;
     }
     P(s->distinct ? "SELECT DISTINCT " : "SELECT ");
-    pcolumns(pr, s, NULL);
+    pcolumns(pr, s, NULL, answer);
     pbody(pr, s);
     porder(pr, s->order, s->norder);
     if (s->limit_by_n != NULL) {
@@ -340,4 +346,9 @@ void q_pselect(q_printer_t *pr, const q_select_t *s, bool top)
         plist(pr, &s->limit_by);
     }
     plimits(pr, limits_of(pr, s, top));
+}
+
+void q_pselect(q_printer_t *pr, const q_select_t *s, bool top)
+{
+    pselect(pr, s, top, top);
 }

@@ -59,7 +59,7 @@ static const char *type_name(q_type_t t)
     case Q_T_DATE: return "Date";
     case Q_T_DATETIME: return "DateTime";
     case Q_T_UUID: return "UUID";
-    case Q_T_ARRAY: return "Array(String)";
+    case Q_T_ARRAY: return "Array";
     case Q_T_TUPLE: return "Tuple";
     default: return "String";
     }
@@ -90,7 +90,14 @@ int api_query_print(const api_query_t *q, const api_query_print_opts_t *o, api_q
         memcpy(out->cols[i].name, n.p, n.len);
         out->cols[i].name[n.len] = '\0';
         const char *t = type_name(s->out_types[i]);
-        if (s->out_nullable[i] && s->out_types[i] != Q_T_NULL) {
+        char arr[64];
+        if (s->out_types[i] == Q_T_ARRAY) { /* Array(Int64), as ClickHouse names it */
+            q_type_t el = s->out_elems[i];
+            snprintf(arr, sizeof(arr), "Array(%s)",
+                     el == Q_T_ANY || el == Q_T_ARRAY ? "Array" : type_name(el));
+            t = arr;
+        }
+        if (s->out_nullable[i] && s->out_types[i] != Q_T_NULL && s->out_types[i] != Q_T_ARRAY) {
             size_t n = strlen(t) + 11;
             out->cols[i].type = cm_xmalloc(n);
             snprintf(out->cols[i].type, n, "Nullable(%s)", t);

@@ -75,6 +75,7 @@ typedef enum {
     QE_INTERVAL,    /* INTERVAL n unit */
     QE_CAST,        /* CAST(x AS type) */
     QE_VALUE,       /* a variable's value, bound at print time (see query.h) */
+    QE_LAMBDA,      /* x -> body, (x, y) -> body: chain holds the names, operand the body */
 } q_expr_kind_t;
 
 typedef enum {
@@ -138,6 +139,7 @@ struct q_expr {
     q_expr_kind_t kind;
     uint16_t depth;
     q_type_t type; /* resolve.c */
+    q_type_t elem; /* resolve.c: Q_T_ARRAY's element type (Q_T_ANY: unknown) */
     bool nullable; /* resolve.c: may be NULL */
     bool visiting; /* resolve.c: an alias being resolved (cycles) */
     bool resolved; /* resolve.c: done (an alias's expression is reached again) */
@@ -217,6 +219,7 @@ struct q_select {
      * part's), the sources in scope, whether it aggregates */
     cm_slice_t *out_names;
     q_type_t *out_types;
+    q_type_t *out_elems; /* an array column's element type */
     bool *out_nullable;
     size_t nout;
     struct q_scope_entry *sources;
@@ -305,6 +308,7 @@ q_expr_t *q_case(q_parse_t *p, q_expr_t *operand, q_list_t *whens, q_expr_t *els
 q_expr_t *q_call(q_parse_t *p, cm_slice_t name, q_list_t *params, q_list_t *args, bool distinct);
 q_window_t *q_window(q_parse_t *p, q_list_t *partition, q_orders_t *order);
 q_expr_t *q_over(q_parse_t *p, q_expr_t *call, q_window_t *w);
+q_expr_t *q_lambda(q_parse_t *p, q_expr_t *params, q_expr_t *body);
 q_select_t *q_select(q_parse_t *p, q_ctes_t *with, bool distinct, q_cols_t *cols, q_from_t *from,
                      q_expr_t *where, q_list_t *group, q_expr_t *having, q_orders_t *order,
                      q_limits_t *lim);

@@ -15,10 +15,18 @@ typedef struct scope {
     q_select_t *sel;
 } scope_t;
 
+/* The lambdas whose bodies are being resolved, innermost first: their
+ * parameters are names there (resolve_lambda). */
+typedef struct lambda_scope {
+    const struct lambda_scope *up;
+    q_expr_t *lambda;
+} lambda_scope_t;
+
 typedef struct {
     struct api_query *q;
     cm_buf_t *err;
     bool failed;
+    const lambda_scope_t *lambdas;
 } rs_t;
 
 static void fail(rs_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -52,6 +60,7 @@ static const q_cte_t *find_cte(const scope_t *sc, cm_slice_t name)
 /* A source's column by HogQL name: its index, or -1. */
 static int source_col(const q_scope_entry_t *s, cm_slice_t name, q_type_t *type, bool *nullable)
 {
+    *type = Q_T_ANY;
     if (s->table != NULL) {
         const q_col_t *c = q_table_col(s->table, name);
         if (c == NULL || c->hidden)
@@ -183,6 +192,7 @@ static bool bind_column(rs_t *r, q_expr_t *e, const q_scope_entry_t *s, size_t a
     e->column = col_name(s, i);
     e->ival = i;
     e->type = type;
+    e->elem = s->sub != NULL ? s->sub->out_elems[i] : Q_T_ANY;
     e->nullable = nullable;
 path:
     if (at + 1 < e->nchain) {
@@ -211,6 +221,22 @@ static q_column_t *select_alias(q_select_t *s, cm_slice_t name)
 static void resolve_field(rs_t *r, q_expr_t *e, scope_t *sc)
 {
     q_select_t *s = sc->sel;
+    /* a lambda's parameter hides any column of that name, as in ClickHouse */
+    for (const lambda_scope_t *l = r->lambdas; l != NULL; l = l->up)
+        for (size_t i = 0; i < l->lambda->nchain; i++)
+            if (cm_slice_eq(l->lambda->chain[i], e->chain[0])) {
+                if (e->nchain > 1) {
+                    fail(r, "'%.*s' is a lambda's parameter: it has no fields", SL(e->chain[0]));
+                    return;
+                }
+                e->fkind = QF_LAMBDA;
+                e->alias_of = l->lambda;
+                e->ival = (int64_t)i;
+                e->type = l->lambda->args.v[i]->type; /* the element's (resolve_lambda) */
+                e->elem = l->lambda->args.v[i]->elem;
+                e->nullable = l->lambda->args.v[i]->nullable;
+                return;
+            }
     /* table.column... */
     if (e->nchain >= 2)
         for (size_t i = 0; i < s->nsources; i++)
@@ -259,6 +285,7 @@ static void resolve_field(rs_t *r, q_expr_t *e, scope_t *sc)
         e->fkind = QF_ALIAS;
         e->alias_of = target;
         e->type = target->type;
+        e->elem = target->elem;
         e->nullable = target->nullable;
         return;
     }
@@ -315,6 +342,43 @@ static bool quantile_level(const q_expr_t *p)
     return p->kind == QE_FLOAT && p->fval >= 0 && p->fval <= 1;
 }
 
+/* A lambda's body, with its parameters standing for the elements of the
+ * call's array arguments (args[1..]): x -> x + 1 in arrayMap(x -> x + 1, a).
+ * The lambda keeps one typed node per parameter in its args, for the
+ * fields that name them. */
+static void resolve_lambda(rs_t *r, q_expr_t *call, scope_t *sc)
+{
+    q_expr_t *l = call->args.v[0];
+    size_t narrays = call->args.n - 1;
+    if (l->nchain != narrays) {
+        fail(r, "The lambda of %.*s takes %zu parameter%s, one per array", SL(call->text), narrays,
+             narrays == 1 ? "" : "s");
+        return;
+    }
+    l->args.v = cm_arena_alloc(&r->q->arena, narrays * sizeof(*l->args.v));
+    l->args.n = narrays;
+    for (size_t i = 0; i < narrays; i++) {
+        const q_expr_t *a = call->args.v[i + 1];
+        if (a->type != Q_T_ARRAY) {
+            fail(r, "%.*s takes arrays after its lambda", SL(call->text));
+            return;
+        }
+        q_expr_t *p = cm_arena_alloc(&r->q->arena, sizeof(*p));
+        *p = (q_expr_t){.kind = QE_NULL, .type = a->elem, .resolved = true};
+        if (a->elem == Q_T_ARRAY)
+            p->elem = Q_T_ANY;
+        l->args.v[i] = p;
+    }
+    lambda_scope_t ls = {r->lambdas, l};
+    r->lambdas = &ls;
+    resolve_expr(r, l->operand, sc);
+    r->lambdas = ls.up;
+    l->type = l->operand->type;
+    l->elem = l->operand->elem;
+    l->nullable = l->operand->nullable;
+    l->resolved = true;
+}
+
 static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
 {
     const q_fn_t *fn = q_fn_lookup(e->text);
@@ -334,18 +398,20 @@ static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
                  fn->max_args, n);
         return;
     }
-    if (e->params.n != fn->params) {
+    if (e->params.n != fn->params && !(fn->id == Q_FN_QUANTILES && e->params.n > 0)) {
         if (fn->params == 0)
             fail(r, "Function '%s' takes no parameters", fn->name);
         else
             fail(r, "Function '%s' takes a level, as in %s(0.9)(x)", fn->name, fn->name);
         return;
     }
-    if (fn->id == Q_FN_QUANTILE && !quantile_level(e->params.v[0])) {
-        fail(r, "The level of %s must be a number from 0 to 1, as in %s(0.9)(x)", fn->name,
-             fn->name);
-        return;
-    }
+    for (size_t i = 0; i < e->params.n; i++)
+        if ((fn->id == Q_FN_QUANTILE || fn->id == Q_FN_QUANTILES) &&
+            !quantile_level(e->params.v[i])) {
+            fail(r, "The level of %s must be a number from 0 to 1, as in %s(0.9)(x)", fn->name,
+                 fn->name);
+            return;
+        }
     if (e->distinct && fn->id != Q_FN_COUNT) {
         fail(r, "DISTINCT is supported in count() only");
         return;
@@ -360,7 +426,17 @@ static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
     }
     if (fn->cls == QF_AGGREGATE && e->over == NULL)
         sc->sel->aggregates = true;
-    resolve_list(r, &e->args, sc);
+    bool lambda = n > 0 && e->args.v[0]->kind == QE_LAMBDA;
+    if (lambda && !q_fn_takes_lambda(fn->id)) {
+        fail(r, "%s does not take a lambda", fn->name);
+        return;
+    }
+    for (size_t i = lambda; i < n && !r->failed; i++)
+        resolve_expr(r, e->args.v[i], sc);
+    if (lambda && n < 2 && !r->failed)
+        fail(r, "%s takes an array after its lambda", fn->name);
+    if (lambda && !r->failed)
+        resolve_lambda(r, e, sc);
     if (e->over != NULL) {
         resolve_list(r, &e->over->partition, sc);
         for (size_t i = 0; i < e->over->norder; i++)
@@ -399,6 +475,8 @@ static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
     }
     if (fn->id == Q_FN_MULTI_IF && n % 2 == 0)
         fail(r, "multiIf takes condition, value pairs and a default");
+    if (!r->failed && !q_resolve_array_call(e, r->err))
+        r->failed = true;
 }
 
 static void resolve_expr_once(rs_t *r, q_expr_t *e, scope_t *sc);
@@ -435,6 +513,10 @@ static void resolve_expr_once(rs_t *r, q_expr_t *e, scope_t *sc)
         resolve_field(r, e, sc);
         return;
     case QE_STAR: fail(r, "'*' is allowed only as a column of SELECT"); return;
+    case QE_LAMBDA:
+        fail(r, "A lambda (x -> ...) can only be the first argument of an array function such "
+                "as arrayMap");
+        return;
     case QE_CALL: resolve_call(r, e, sc); return;
     case QE_PLACEHOLDER:
         add_var(r, e->chain[1]);
@@ -505,13 +587,12 @@ static void resolve_expr_once(rs_t *r, q_expr_t *e, scope_t *sc)
         e->type = t;
         return;
     }
-    case QE_ARRAY: e->type = Q_T_ARRAY; return;
-    case QE_TUPLE: e->type = Q_T_TUPLE; return;
+    case QE_ARRAY:
     case QE_INDEX:
-        resolve_expr(r, e->operand, sc);
-        e->type = Q_T_ANY;
-        e->nullable = true;
+        if (!q_resolve_array_expr(e, r->err))
+            r->failed = true;
         return;
+    case QE_TUPLE: e->type = Q_T_TUPLE; return;
     case QE_INTERVAL: e->type = Q_T_ANY; return;
     case QE_CAST: {
         static const struct {
@@ -559,6 +640,7 @@ static void outputs(rs_t *r, q_select_t *s)
     }
     s->out_names = cm_arena_alloc(&r->q->arena, (n + 1) * sizeof(*s->out_names));
     s->out_types = cm_arena_alloc(&r->q->arena, (n + 1) * sizeof(*s->out_types));
+    s->out_elems = cm_arena_alloc(&r->q->arena, (n + 1) * sizeof(*s->out_elems));
     s->out_nullable = cm_arena_alloc(&r->q->arena, (n + 1) * sizeof(*s->out_nullable));
     size_t w = 0;
     for (size_t i = 0; i < s->ncols; i++) {
@@ -580,6 +662,7 @@ static void outputs(rs_t *r, q_select_t *s)
                     s->out_types[w] = col ? (col->type == Q_T_JSON ? Q_T_STRING : col->type)
                                           : src->sub->out_types[k];
                     s->out_nullable[w] = col ? col->nullable : src->sub->out_nullable[k];
+                    s->out_elems[w] = col ? Q_T_ANY : src->sub->out_elems[k];
                     w++;
                 }
             }
@@ -601,6 +684,7 @@ static void outputs(rs_t *r, q_select_t *s)
         }
         s->out_names[w] = name;
         s->out_types[w] = e->type;
+        s->out_elems[w] = e->elem;
         s->out_nullable[w] = e->nullable;
         w++;
     }
@@ -628,11 +712,23 @@ static void positional(rs_t *r, q_select_t *s, q_list_t *l)
                         .alias_of = target,
                         .text = position,
                         .type = target->type,
+                        .elem = target->elem,
                         .nullable = target->nullable};
     }
 }
 
+static void resolve_select_in(rs_t *r, q_select_t *s, scope_t *parent);
+
+/* A subquery does not see the lambdas around it (it would be correlated). */
 static void resolve_select(rs_t *r, q_select_t *s, scope_t *parent)
+{
+    const lambda_scope_t *l = r->lambdas;
+    r->lambdas = NULL;
+    resolve_select_in(r, s, parent);
+    r->lambdas = l;
+}
+
+static void resolve_select_in(rs_t *r, q_select_t *s, scope_t *parent)
 {
     if (r->failed)
         return;
@@ -655,6 +751,7 @@ static void resolve_select(rs_t *r, q_select_t *s, scope_t *parent)
             }
         s->out_names = first->out_names;
         s->out_types = first->out_types;
+        s->out_elems = first->out_elems;
         s->out_nullable = first->out_nullable;
         s->nout = first->nout;
         return;

@@ -55,6 +55,15 @@ struct api_query {
 /* 0, or CM_EINVAL with a message in err. */
 int q_resolve(struct api_query *q, cm_buf_t *err);
 
+/* resolve_array.c: arrays' element types. For a call whose arguments are
+ * resolved: the type of an array function (and length/empty/notEmpty of an
+ * array become Q_FN_ARRAY_*); for QE_ARRAY and QE_INDEX likewise. False
+ * with the user's message in err. */
+bool q_resolve_array_call(q_expr_t *e, cm_buf_t *err);
+bool q_resolve_array_expr(q_expr_t *e, cm_buf_t *err);
+/* Whether function id takes a lambda as its first argument. */
+bool q_fn_takes_lambda(int id);
+
 /* The output name HogQL gives an expression without an alias (print_hogql.c). */
 void q_print_hogql_expr(const q_expr_t *e, cm_buf_t *out);
 

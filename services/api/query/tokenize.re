@@ -117,6 +117,7 @@ loop:
         ">" { TOK(QT_GT); }
         "||" { TOK(QT_CONCAT); }
         "+" { TOK(QT_PLUS); }
+        "->" { TOK(QT_ARROW); }
         "-" { TOK(QT_MINUS); }
         "*" { TOK(QT_STAR); }
         "/" { TOK(QT_SLASH); }

@@ -1,0 +1,228 @@
+/*
+ * resolve_array.c - the types of arrays and of the functions over them
+ * (see resolve.h). An array's element type is kept beside its type
+ * (q_expr_t.elem) so that the printers know how SQLite's JSON elements
+ * compare and the runner answers them as ClickHouse types them:
+ * Array(Int64), Array(String), ... (docs/endpoints.md "Arrays, tuples and
+ * lambdas").
+ */
+#include <string.h>
+
+#include "query/functions.h"
+#include "query/resolve.h"
+
+#define ARG(i) (e->args.v[(i)])
+
+static bool numeric(q_type_t t)
+{
+    return t == Q_T_INT || t == Q_T_FLOAT || t == Q_T_BOOL;
+}
+
+/* The element type two arrays (or items) share; Q_T_ANY when they differ. */
+static q_type_t common(q_type_t a, q_type_t b)
+{
+    if (a == Q_T_NULL)
+        return b;
+    if (b == Q_T_NULL || a == b)
+        return a;
+    if (numeric(a) && numeric(b))
+        return a == Q_T_FLOAT || b == Q_T_FLOAT ? Q_T_FLOAT : Q_T_INT;
+    return Q_T_ANY;
+}
+
+static bool fail(cm_buf_t *err, const q_expr_t *e, const char *what)
+{
+    cm_buf_appendf(err, "%.*s %s", (int)e->text.len, e->text.p, what);
+    return false;
+}
+
+bool q_fn_takes_lambda(int id)
+{
+    return id >= Q_FN_ARRAY_MAP && id <= Q_FN_ARRAY_FIRST;
+}
+
+bool q_resolve_array_expr(q_expr_t *e, cm_buf_t *err)
+{
+    if (e->kind == QE_ARRAY) {
+        q_type_t t = Q_T_NULL;
+        for (size_t i = 0; i < e->args.n; i++) {
+            t = common(t, ARG(i)->type);
+            if (ARG(i)->type == Q_T_TUPLE || ARG(i)->type == Q_T_ANY) {
+                cm_buf_append_cstr(err, "An array's items must be numbers, strings, dates or arrays");
+                return false;
+            }
+        }
+        if (t == Q_T_ANY) {
+            cm_buf_append_cstr(err, "An array's items must have one type (as in ClickHouse)");
+            return false;
+        }
+        e->type = Q_T_ARRAY;
+        e->elem = t == Q_T_NULL && e->args.n > 0 ? Q_T_NULL : t;
+        if (e->args.n == 0)
+            e->elem = Q_T_NULL; /* [] is Array(Nothing) */
+        return true;
+    }
+    /* a[i]: 1-based, negative from the end; past either end the element
+     * type's default (ClickHouse's answer) */
+    const q_expr_t *a = e->operand, *i = ARG(0);
+    if (a->type != Q_T_ARRAY) {
+        cm_buf_append_cstr(err, "Only an array can be indexed with [...]");
+        return false;
+    }
+    if (i->kind == QE_INT && i->ival == 0) {
+        cm_buf_append_cstr(err, "SQL indexes start from one, not from zero (a[1] is the first)");
+        return false;
+    }
+    if (i->type != Q_T_INT && i->type != Q_T_BOOL) {
+        cm_buf_append_cstr(err, "An array index must be a whole number");
+        return false;
+    }
+    e->type = a->elem == Q_T_NULL ? Q_T_NULL : a->elem;
+    e->elem = Q_T_ANY;
+    e->nullable = a->elem == Q_T_NULL || i->nullable || a->nullable;
+    return true;
+}
+
+/* The element type of the array argument k (it must be an array). */
+static bool array_arg(const q_expr_t *e, size_t k, cm_buf_t *err, q_type_t *elem)
+{
+    if (k >= e->args.n || ARG(k)->type != Q_T_ARRAY)
+        return fail(err, e, "takes an array");
+    *elem = ARG(k)->elem;
+    return true;
+}
+
+bool q_resolve_array_call(q_expr_t *e, cm_buf_t *err)
+{
+    int id = (int)e->ival;
+    bool lambda = e->args.n > 0 && ARG(0)->kind == QE_LAMBDA;
+    size_t first = lambda; /* the first array argument */
+    q_type_t el = Q_T_ANY;
+    if ((id == Q_FN_LENGTH || id == Q_FN_EMPTY || id == Q_FN_NOT_EMPTY) && e->args.n == 1 &&
+        ARG(0)->type == Q_T_ARRAY) {
+        e->ival = id == Q_FN_LENGTH  ? Q_FN_ARRAY_LENGTH
+                  : id == Q_FN_EMPTY ? Q_FN_ARRAY_EMPTY
+                                     : Q_FN_ARRAY_NOT_EMPTY;
+        e->type = id == Q_FN_LENGTH ? Q_T_INT : Q_T_BOOL;
+        return true;
+    }
+    if (id < Q_FN_HAS || id > Q_FN_ARRAY_NOT_EMPTY)
+        return true; /* not an array function */
+    if (id >= Q_FN_ARRAY_MAP && id <= Q_FN_ARRAY_FIRST && !lambda &&
+        (id == Q_FN_ARRAY_MAP || id == Q_FN_ARRAY_FILTER || id == Q_FN_ARRAY_FIRST ||
+         ((id == Q_FN_ARRAY_EXISTS || id == Q_FN_ARRAY_ALL) && e->args.n > 1)))
+        return fail(err, e, "takes a lambda first, as in arrayMap(x -> x + 1, arr)");
+    if (!lambda && e->args.n >= 2 && (id == Q_FN_ARRAY_COUNT || id == Q_FN_ARRAY_SUM ||
+                                      id == Q_FN_ARRAY_SORT || id == Q_FN_ARRAY_REVERSE_SORT))
+        return fail(err, e, "takes a lambda and an array, or one array");
+    switch (id) {
+    case Q_FN_HAS:
+    case Q_FN_INDEX_OF:
+    case Q_FN_COUNT_EQUAL:
+        if (!array_arg(e, 0, err, &el))
+            return false;
+        if (el != Q_T_NULL && common(el, ARG(1)->type) == Q_T_ANY)
+            return fail(err, e, "compares the array's elements with a value of their type");
+        return true;
+    case Q_FN_HAS_ALL:
+    case Q_FN_HAS_ANY: {
+        q_type_t el2;
+        if (!array_arg(e, 0, err, &el) || !array_arg(e, 1, err, &el2))
+            return false;
+        if (common(el, el2) == Q_T_ANY)
+            return fail(err, e, "takes two arrays of one element type");
+        return true;
+    }
+    case Q_FN_RANGE:
+        for (size_t i = 0; i < e->args.n; i++)
+            if (ARG(i)->type != Q_T_INT)
+                return fail(err, e, "takes whole numbers");
+        e->elem = Q_T_INT;
+        return true;
+    case Q_FN_ARRAY_CONCAT: {
+        q_type_t t = Q_T_NULL;
+        for (size_t i = 0; i < e->args.n; i++) {
+            if (!array_arg(e, i, err, &el))
+                return false;
+            t = common(t, el);
+        }
+        if (t == Q_T_ANY)
+            return fail(err, e, "takes arrays of one element type");
+        e->elem = t;
+        return true;
+    }
+    case Q_FN_ARRAY_SLICE:
+        for (size_t i = 1; i < e->args.n; i++)
+            if (ARG(i)->type != Q_T_INT)
+                return fail(err, e, "takes whole numbers after the array");
+        /* fall through */
+    case Q_FN_ARRAY_REVERSE:
+    case Q_FN_ARRAY_DISTINCT:
+    case Q_FN_ARRAY_COMPACT:
+    case Q_FN_ARRAY_FILTER:
+    case Q_FN_ARRAY_SORT:
+    case Q_FN_ARRAY_REVERSE_SORT:
+        if (!array_arg(e, first, err, &el))
+            return false;
+        e->elem = el;
+        return true;
+    case Q_FN_ARRAY_ENUMERATE:
+        if (!array_arg(e, 0, err, &el))
+            return false;
+        e->elem = Q_T_INT;
+        return true;
+    case Q_FN_ARRAY_STRING_CONCAT:
+        if (!array_arg(e, 0, err, &el))
+            return false;
+        if (el != Q_T_STRING)
+            return fail(err, e, "takes an array of strings (map it with toString first)");
+        if (e->args.n > 1 && ARG(1)->kind != QE_STRING)
+            return fail(err, e, "takes a string constant as its separator");
+        return true;
+    case Q_FN_ARRAY_ELEMENT: {
+        q_expr_t idx = {.kind = QE_INDEX, .operand = ARG(0), .args = {&ARG(1), 1}};
+        if (!q_resolve_array_expr(&idx, err))
+            return false;
+        e->type = idx.type;
+        e->nullable = idx.nullable;
+        return true;
+    }
+    case Q_FN_ARRAY_MAP:
+        if (!array_arg(e, 1, err, &el))
+            return false;
+        if (ARG(0)->type == Q_T_TUPLE || ARG(0)->type == Q_T_ANY)
+            return fail(err, e, "needs a lambda that gives a number, string, date or array");
+        e->elem = ARG(0)->type;
+        return true;
+    case Q_FN_ARRAY_EXISTS:
+    case Q_FN_ARRAY_ALL:
+    case Q_FN_ARRAY_COUNT:
+        return array_arg(e, first, err, &el);
+    case Q_FN_ARRAY_SUM: {
+        if (!array_arg(e, first, err, &el))
+            return false;
+        q_type_t t = lambda ? ARG(0)->type : el;
+        if (!numeric(t)) /* [] too: ClickHouse cannot add Nothing */
+            return fail(err, e, "adds numbers");
+        e->type = t == Q_T_FLOAT ? Q_T_FLOAT : Q_T_INT;
+        return true;
+    }
+    case Q_FN_ARRAY_FIRST:
+        if (!array_arg(e, 1, err, &el))
+            return false;
+        e->type = el;
+        return true;
+    case Q_FN_GROUP_ARRAY:
+    case Q_FN_GROUP_UNIQ_ARRAY:
+    case Q_FN_TOP_K:
+        if (ARG(0)->type == Q_T_ARRAY || ARG(0)->type == Q_T_TUPLE || ARG(0)->type == Q_T_ANY)
+            return fail(err, e, "takes numbers, strings or dates");
+        if (id == Q_FN_TOP_K && (e->params.v[0]->kind != QE_INT || e->params.v[0]->ival < 1 ||
+                                 e->params.v[0]->ival > 1000))
+            return fail(err, e, "takes a count from 1 to 1000, as in topK(10)(x)");
+        e->elem = ARG(0)->type;
+        return true;
+    case Q_FN_QUANTILES: e->elem = Q_T_FLOAT; return true;
+    default: return true;
+    }
+}
