@@ -183,6 +183,10 @@ static void write_item(rd_t *r, cm_json_writer_t *w, const char *type, int depth
             r->p++;
         return;
     }
+    if (strncmp(type, "Array", 5) == 0) { /* a scalar where an array belongs */
+        r->bad = true;
+        return;
+    }
     if (c == '"' || c == '\'') {
         read_string(r);
         cm_evstore_write_value(w, *type ? type : "String", cm_buf_cstr(&r->tok));
@@ -224,9 +228,12 @@ void cm_evstore__write_array(cm_json_writer_t *w, const char *type, const char *
     cm_json_writer_t aside;
     cm_json_writer_init(&aside, &out);
     rd_t r = {.p = v, .tok = CM_BUF_INIT};
-    write_item(&r, &aside, type, 0);
+    if (v[0] == '[' || v[0] == '(')
+        write_item(&r, &aside, type, 0);
+    else
+        r.bad = true;
     skip_space(&r);
-    if (!r.bad && *r.p == '\0' && (v[0] == '[' || v[0] == '('))
+    if (!r.bad && *r.p == '\0')
         cm_json_raw_value(w, cm_buf_slice(&out));
     else
         cm_json_str_cstr(w, v);

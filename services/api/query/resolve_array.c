@@ -48,7 +48,8 @@ bool q_resolve_array_expr(q_expr_t *e, cm_buf_t *err)
         for (size_t i = 0; i < e->args.n; i++) {
             t = common(t, ARG(i)->type);
             if (ARG(i)->type == Q_T_TUPLE || ARG(i)->type == Q_T_ANY) {
-                cm_buf_append_cstr(err, "An array's items must be numbers, strings, dates or arrays");
+                cm_buf_append_cstr(err,
+                                   "An array's items must be numbers, strings, dates or arrays");
                 return false;
             }
         }
@@ -112,8 +113,9 @@ bool q_resolve_array_call(q_expr_t *e, cm_buf_t *err)
         (id == Q_FN_ARRAY_MAP || id == Q_FN_ARRAY_FILTER || id == Q_FN_ARRAY_FIRST ||
          ((id == Q_FN_ARRAY_EXISTS || id == Q_FN_ARRAY_ALL) && e->args.n > 1)))
         return fail(err, e, "takes a lambda first, as in arrayMap(x -> x + 1, arr)");
-    if (!lambda && e->args.n >= 2 && (id == Q_FN_ARRAY_COUNT || id == Q_FN_ARRAY_SUM ||
-                                      id == Q_FN_ARRAY_SORT || id == Q_FN_ARRAY_REVERSE_SORT))
+    if (!lambda && e->args.n >= 2 &&
+        (id == Q_FN_ARRAY_COUNT || id == Q_FN_ARRAY_SUM || id == Q_FN_ARRAY_SORT ||
+         id == Q_FN_ARRAY_REVERSE_SORT))
         return fail(err, e, "takes a lambda and an array, or one array");
     switch (id) {
     case Q_FN_HAS:
@@ -196,8 +198,7 @@ bool q_resolve_array_call(q_expr_t *e, cm_buf_t *err)
         return true;
     case Q_FN_ARRAY_EXISTS:
     case Q_FN_ARRAY_ALL:
-    case Q_FN_ARRAY_COUNT:
-        return array_arg(e, first, err, &el);
+    case Q_FN_ARRAY_COUNT: return array_arg(e, first, err, &el);
     case Q_FN_ARRAY_SUM: {
         if (!array_arg(e, first, err, &el))
             return false;

@@ -594,13 +594,61 @@ static void test_materialize(void **state)
                "refused: Variables in UNION queries are not supported for materialization");
 }
 
+/* Arrays and lambdas (part A of issue 28): what is refused, and why. */
+static void test_array_errors(void **state)
+{
+    (void)state;
+    expect_error("SELECT [1, 2][0]",
+                 "SQL indexes start from one, not from zero (a[1] is the first)");
+    expect_error("SELECT [1, 'a']", "An array's items must have one type (as in ClickHouse)");
+    expect_error("SELECT event[1] FROM events", "Only an array can be indexed with [...]");
+    expect_error("SELECT [1][1.5]", "An array index must be a whole number");
+    expect_error("SELECT x -> x + 1",
+                 "A lambda (x -> ...) can only be the first argument of an array function such as "
+                 "arrayMap");
+    expect_error("SELECT arrayMap(1 -> 1, [1])",
+                 "a lambda's parameters must be names, as in x -> x + 1");
+    expect_error("SELECT arrayMap((x, x) -> 1, [1], [2])",
+                 "a lambda's parameters must have different names");
+    expect_error("SELECT arrayMap((x, y) -> x, [1])",
+                 "The lambda of arrayMap takes 1 parameter, one per array");
+    expect_error("SELECT arrayMap(x -> x, 'abc')", "arrayMap takes arrays after its lambda");
+    expect_error("SELECT arrayMap([1], [2])",
+                 "arrayMap takes a lambda first, as in arrayMap(x -> x + 1, arr)");
+    expect_error("SELECT has(x -> x, [1])", "has does not take a lambda");
+    expect_error("SELECT arrayMap(x -> x.a, [1])", "'x' is a lambda's parameter: it has no fields");
+    expect_error("SELECT arrayMap(x -> (SELECT x), [1])", "Unable to resolve field: x");
+    expect_error("SELECT has('abc', 'a')", "has takes an array");
+    expect_error("SELECT has([1], 'a')",
+                 "has compares the array's elements with a value of their type");
+    expect_error("SELECT arraySum(['a'])", "arraySum adds numbers");
+    expect_error("SELECT arrayStringConcat([1])",
+                 "arrayStringConcat takes an array of strings (map it with toString first)");
+    expect_error("SELECT arrayStringConcat(['a'], event) FROM events",
+                 "arrayStringConcat takes a string constant as its separator");
+    expect_error("SELECT topK(0)(event) FROM events",
+                 "topK takes a count from 1 to 1000, as in topK(10)(x)");
+    expect_error("SELECT groupArray([1]) FROM events",
+                 "groupArray takes numbers, strings or dates");
+    expect_error("SELECT quantiles(2)(1) FROM events",
+                 "The level of quantiles must be a number from 0 to 1, as in quantiles(0.9)(x)");
+    expect_error("SELECT range(0, 5, 0)",
+                 "range's step must be a positive whole number constant on the SQLite store");
+    expect_error("SELECT arrayMap((x, y) -> x + y, [1], [2])",
+                 "A lambda over several arrays is not supported on the SQLite store");
+    expect_error(
+        "SELECT arrayFilter(x -> x = 'a', groupArray(event)) FROM events",
+        "arrayFilter over an aggregate's array is not supported on the SQLite store: "
+        "compute the array in a subquery (SELECT ... FROM (SELECT groupArray(x) AS a ...))");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden),      cmocka_unit_test(test_golden_modern),
         cmocka_unit_test(test_errors),      cmocka_unit_test(test_deep_and_large),
         cmocka_unit_test(test_row_limits),  cmocka_unit_test(test_variables),
-        cmocka_unit_test(test_materialize),
+        cmocka_unit_test(test_materialize), cmocka_unit_test(test_array_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
