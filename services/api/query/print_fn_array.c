@@ -664,12 +664,82 @@ static bool lite_over_aggregate(q_printer_t *pr, const q_expr_t *e, int id)
     return false;
 }
 
+/* ---- arrayJoin ---------------------------------------------------------------------- */
+
+#define MAX_ARRAY_JOINS 16
+
+typedef struct {
+    const q_expr_t *v[MAX_ARRAY_JOINS];
+    size_t n;
+    bool over;
+} joins_t;
+
+/* The arrayJoin calls of one SELECT's expressions (not of its subqueries),
+ * each once (an alias reaches the same node again). */
+static void find_joins(const q_expr_t *e, joins_t *j)
+{
+    if (e == NULL || e->kind == QE_SUBQUERY)
+        return;
+    if (e->kind == QE_FIELD) {
+        if (e->fkind == QF_ALIAS)
+            find_joins(e->alias_of, j);
+        return;
+    }
+    if (e->kind == QE_CALL && e->ival == Q_FN_ARRAY_JOIN) {
+        for (size_t i = 0; i < j->n; i++)
+            if (j->v[i] == e)
+                return;
+        if (j->n == MAX_ARRAY_JOINS) {
+            j->over = true;
+            return;
+        }
+        j->v[j->n++] = e;
+    }
+    for (size_t i = 0; i < e->args.n; i++)
+        find_joins(e->args.v[i], j);
+    find_joins(e->operand, j);
+    find_joins(e->else_, j);
+}
+
+void q_parray_joins(q_printer_t *pr, const q_select_t *s)
+{
+    if (pr->ch)
+        return; /* arrayJoin is ClickHouse's own */
+    joins_t j = {.n = 0};
+    for (size_t i = 0; i < s->ncols; i++)
+        find_joins(s->cols[i].expr, &j);
+    find_joins(s->where, &j);
+    for (size_t i = 0; i < s->group_by.n; i++)
+        find_joins(s->group_by.v[i], &j);
+    find_joins(s->having, &j);
+    for (size_t i = 0; i < s->norder; i++)
+        find_joins(s->order[i].expr, &j);
+    if (j.over) {
+        q_pfail(pr, "At most %d arrayJoin calls in one SELECT", MAX_ARRAY_JOINS);
+        return;
+    }
+    /* each a row per element of its array, the rows before it repeated (an
+     * inner join: an empty array drops the row, as ClickHouse's) */
+    for (size_t i = 0; i < j.n; i++) {
+        P(i == 0 && s->from == NULL ? " FROM json_each(" : " CROSS JOIN json_each(");
+        q_pexpr(pr, j.v[i]->args.v[0]);
+        PF(") AS _j%zu", j.v[i]->value);
+    }
+}
+
 /* The call if it is one of this file's functions (print_fn.c dispatches). */
 bool q_pcall_array(q_printer_t *pr, const q_expr_t *e)
 {
     int id = (int)e->ival;
     if (id >= Q_FN_HAS && id <= Q_FN_ARRAY_NOT_EMPTY && lite_over_aggregate(pr, e, id))
         return true;
+    if (id == Q_FN_ARRAY_JOIN) {
+        if (pr->ch)
+            q_psame(pr, "arrayJoin", e);
+        else
+            PF("_j%zu.value", e->value);
+        return true;
+    }
     if (id >= Q_FN_ARRAY_MAP && id <= Q_FN_ARRAY_FIRST)
         lambda_call(pr, e, id);
     else if (id >= Q_FN_GROUP_ARRAY && id <= Q_FN_TOP_K)

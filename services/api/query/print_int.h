@@ -55,6 +55,8 @@ void q_parray(q_printer_t *pr, const q_expr_t *e);
 void q_pindex(q_printer_t *pr, const q_expr_t *e);
 void q_plambda_param(q_printer_t *pr, const q_expr_t *e);
 bool q_pout_open(q_printer_t *pr, q_type_t type, q_type_t elem);
+/* SQLite: the json_each a SELECT's arrayJoin calls read, after its FROM. */
+void q_parray_joins(q_printer_t *pr, const q_select_t *s);
 /* The value of a placeholder, or NULL (the failure is reported). */
 const api_query_value_t *q_pvalue(q_printer_t *pr, const q_expr_t *e);
 

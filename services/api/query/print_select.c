@@ -210,6 +210,7 @@ static void pbody(q_printer_t *pr, const q_select_t *s)
         P(" FROM ");
         pfrom(pr, s->from);
     }
+    q_parray_joins(pr, s);
     if (s->where != NULL) {
         P(" WHERE ");
         q_pexpr(pr, s->where);

@@ -437,6 +437,11 @@ static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
         fail(r, "%s takes an array after its lambda", fn->name);
     if (lambda && !r->failed)
         resolve_lambda(r, e, sc);
+    if (fn->id == Q_FN_ARRAY_JOIN) { /* a row per element: numbered for SQLite's join */
+        if (r->lambdas != NULL)
+            fail(r, "arrayJoin cannot be inside a lambda");
+        e->value = ++r->q->narray_joins;
+    }
     if (e->over != NULL) {
         resolve_list(r, &e->over->partition, sc);
         for (size_t i = 0; i < e->over->norder; i++)

@@ -50,6 +50,7 @@ struct api_query {
     size_t nvars;
     unsigned nsources;
     unsigned nselects;
+    unsigned narray_joins; /* arrayJoin calls: each is numbered (q_expr_t.value) */
 };
 
 /* 0, or CM_EINVAL with a message in err. */

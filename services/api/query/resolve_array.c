@@ -224,6 +224,14 @@ bool q_resolve_array_call(q_expr_t *e, cm_buf_t *err)
         e->elem = ARG(0)->type;
         return true;
     case Q_FN_QUANTILES: e->elem = Q_T_FLOAT; return true;
+    case Q_FN_ARRAY_JOIN:
+        if (!array_arg(e, 0, err, &el))
+            return false;
+        if (el == Q_T_NULL)
+            return fail(err, e, "of [] gives no rows: it needs elements of a type");
+        e->type = el;
+        e->elem = Q_T_ANY;
+        return true;
     default: return true;
     }
 }

@@ -37,6 +37,12 @@ export const queries = [
   "SELECT event, arrayMap(x -> concat(x, event), ['a', 'b']) AS m FROM events GROUP BY event ORDER BY event",
   "SELECT toInt(properties.n) AS n, arrayFilter(x -> x < n, [1, 3, 5]) AS f FROM events WHERE n < 6 ORDER BY n",
   "SELECT arraySum(x -> x, arrayMap(x -> x * 2, range(5))), length(arrayFilter(x -> x % 2 = 0, range(10)))",
+  // arrayJoin: a row per element
+  "SELECT event, arrayJoin(['a', 'b']) AS x, count() FROM events WHERE x != 'b' GROUP BY event, x ORDER BY event, x",
+  "SELECT arrayJoin(range(3)) AS i, arrayJoin([10, 20]) AS j ORDER BY i, j",
+  "SELECT x, count() AS c FROM (SELECT arrayJoin([distinct_id, event]) AS x FROM events) GROUP BY x ORDER BY x",
+  "SELECT arrayJoin(a) AS e FROM (SELECT groupUniqArray(event) AS a FROM events) ORDER BY e",
+  "SELECT toInt(properties.n) AS n, arrayJoin(arrayFilter(x -> x <= n, [1, 2, 3])) AS k FROM events WHERE n < 4 ORDER BY n, k",
   // array-valued aggregates: a stated order on both stores
   "SELECT event, groupArray(distinct_id) AS ids FROM events WHERE toInt(properties.n) < 20 GROUP BY event ORDER BY event",
   "SELECT event, groupUniqArray(distinct_id) AS ids FROM events GROUP BY event ORDER BY event",
