@@ -46,8 +46,8 @@ void cm_evstore_write_value(cm_json_writer_t *w, const char *type, const char *v
         return;
     }
     const char *t = has_prefix(type, "Nullable(") ? type + 9 : type;
-    if (has_prefix(t, "Array(")) {
-        cm_evstore__write_array(w, t, v);
+    if (has_prefix(t, "Array(") || has_prefix(t, "Tuple")) {
+        cm_evstore__write_array(w, has_prefix(t, "Tuple") ? "" : t, v);
         return;
     }
     if (has_prefix(t, "Int64") || has_prefix(t, "UInt8")) {

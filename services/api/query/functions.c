@@ -148,6 +148,9 @@ static const q_fn_t fns[] = {
     F("arrayReverseSort", 1, 2, QR_FIXED, Q_T_ARRAY, false, Q_FN_ARRAY_REVERSE_SORT),
     F("arrayFirst", 2, 9, QR_FIXED, Q_T_ANY, false, Q_FN_ARRAY_FIRST),
     F("arrayJoin", 1, 1, QR_FIXED, Q_T_ANY, false, Q_FN_ARRAY_JOIN),
+    F("tuple", 1, 16, QR_FIXED, Q_T_TUPLE, false, Q_FN_TUPLE),
+    F("tupleElement", 2, 2, QR_FIXED, Q_T_ANY, false, Q_FN_TUPLE_ELEMENT),
+    F("arrayZip", 1, 16, QR_FIXED, Q_T_ARRAY, false, Q_FN_ARRAY_ZIP),
     /* array-valued aggregates: in a stated order on both (docs/endpoints.md) */
     A("groupArray", 1, 1, QR_FIXED, Q_T_ARRAY, false, Q_FN_GROUP_ARRAY),
     A("groupUniqArray", 1, 1, QR_FIXED, Q_T_ARRAY, false, Q_FN_GROUP_UNIQ_ARRAY),

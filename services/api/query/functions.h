@@ -158,7 +158,10 @@ enum {
     Q_FN_GROUP_UNIQ_ARRAY,
     Q_FN_QUANTILES,
     Q_FN_TOP_K,
-    Q_FN_ARRAY_JOIN,   /* arrayJoin(a): a row per element */
+    Q_FN_ARRAY_JOIN, /* arrayJoin(a): a row per element */
+    Q_FN_TUPLE,      /* tuples: tuple(a, b), tupleElement(t, n), arrayZip(a, b) */
+    Q_FN_TUPLE_ELEMENT,
+    Q_FN_ARRAY_ZIP,
     Q_FN_ARRAY_LENGTH, /* length(), empty(), notEmpty() of an array (resolve_array.c maps them) */
     Q_FN_ARRAY_EMPTY,
     Q_FN_ARRAY_NOT_EMPTY,

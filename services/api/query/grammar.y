@@ -63,7 +63,7 @@
 %left PLUS MINUS CONCAT.
 %left STAR SLASH PERCENT.
 %right UMINUS.
-%left LB DOT.
+%left LB DOT FLOAT.
 
 query ::= set(S). { p->result = S; }
 
@@ -252,6 +252,8 @@ expr(A) ::= PLUS expr(B). [UMINUS] { A = B; }
 expr(A) ::= expr(B) QUESTION expr(C) COLON expr(D). [QUESTION] { A = q_ternary(p, B, C, D); }
 expr(A) ::= expr(B) LB expr(C) RB. { A = q_index(p, B, C); }
 expr(A) ::= expr(B) DOT name(N). { A = q_field_append(p, B, N); }
+/* t.1: the tokenizer reads ".1" as a number */
+expr(A) ::= expr(B) FLOAT(T). [DOT] { A = q_tuple_member(p, B, T.text); }
 expr(A) ::= LP expr(B) RP. { A = B; }
 /* x -> body, (x, y) -> body: q_lambda checks the left side is names */
 expr(A) ::= expr(B) ARROW expr(C). { A = q_lambda(p, B, C); }

@@ -562,3 +562,25 @@ q_expr_t *q_lambda(q_parse_t *p, q_expr_t *params, q_expr_t *body)
     below_expr(p, e, body);
     return e;
 }
+
+/* t.1, t.2: a tuple's member by position (the tokenizer gives ".1"). */
+q_expr_t *q_tuple_member(q_parse_t *p, q_expr_t *base, cm_slice_t t)
+{
+    size_t n = 0;
+    bool digits = t.len >= 2 && t.len <= 4 && t.p[0] == '.';
+    for (size_t i = 1; digits && i < t.len; i++) {
+        digits = t.p[i] >= '0' && t.p[i] <= '9';
+        n = n * 10 + (size_t)(t.p[i] - '0');
+    }
+    if (!digits || n == 0) {
+        q_fail(p, "a tuple's member is .1, .2, ... (unexpected '%.*s')",
+               (int)(t.len > 20 ? 20 : t.len), t.p);
+        return base;
+    }
+    q_expr_t *i = q_new(p, QE_INT);
+    i->ival = (int64_t)n;
+    i->text = (cm_slice_t){t.p + 1, t.len - 1};
+    q_expr_t *e = q_index(p, base, i);
+    e->negated = true;
+    return e;
+}

@@ -658,7 +658,7 @@ void q_pexpr(q_printer_t *pr, const q_expr_t *e)
         P(")");
         return;
     case QE_ARRAY: q_parray(pr, e); return;
-    case QE_TUPLE: q_pfail(pr, "A tuple can only be the list after IN"); return;
+    case QE_TUPLE: q_parray(pr, e); return;
     case QE_INDEX: q_pindex(pr, e); return;
     case QE_LAMBDA: q_pfail(pr, "internal: a lambda outside its function"); return;
     case QE_INTERVAL:

@@ -43,7 +43,7 @@ static const char *lite_default(q_type_t t)
 /* SQLite: a value placed in json_array or json_group_array (an array as JSON). */
 static void lite_item(q_printer_t *pr, const q_expr_t *e)
 {
-    if (e->type != Q_T_ARRAY) {
+    if (e->type != Q_T_ARRAY && e->type != Q_T_TUPLE) {
         q_pexpr(pr, e);
         return;
     }
@@ -55,11 +55,41 @@ static void lite_item(q_printer_t *pr, const q_expr_t *e)
 /* SQLite: the column v of a subquery of elements, in json_group_array. */
 static void lite_v(q_printer_t *pr, q_type_t t)
 {
-    P(t == Q_T_ARRAY ? "json(v)" : "v");
+    P(t == Q_T_ARRAY || t == Q_T_TUPLE ? "json(v)" : "v");
+}
+
+/* A tuple's values: tuple(...) on ClickHouse, a JSON array on SQLite. */
+static void ptuple(q_printer_t *pr, const q_expr_t *e)
+{
+    P(pr->ch ? "tuple(" : "json_array(");
+    for (size_t i = 0; i < e->args.n; i++) {
+        if (i)
+            P(", ");
+        q_pexpr(pr, ARG(i));
+    }
+    P(")");
+}
+
+/* t.n */
+static void pmember(q_printer_t *pr, const q_expr_t *t, int64_t n)
+{
+    if (pr->ch) {
+        P("tupleElement(");
+        q_pexpr(pr, t);
+        PF(", %" PRId64 ")", n);
+        return;
+    }
+    P("json_extract(");
+    q_pexpr(pr, t);
+    PF(", '$[%" PRId64 "]')", n - 1);
 }
 
 void q_parray(q_printer_t *pr, const q_expr_t *e)
 {
+    if (e->kind == QE_TUPLE) {
+        ptuple(pr, e);
+        return;
+    }
     P(pr->ch ? "[" : "json_array(");
     for (size_t i = 0; i < e->args.n; i++) {
         if (i)
@@ -98,7 +128,10 @@ static void pindex(q_printer_t *pr, const q_expr_t *a, const q_expr_t *i, q_type
 
 void q_pindex(q_printer_t *pr, const q_expr_t *e)
 {
-    pindex(pr, e->operand, ARG(0), e->type);
+    if (e->negated)
+        pmember(pr, e->operand, ARG(0)->ival);
+    else
+        pindex(pr, e->operand, ARG(0), e->type);
 }
 
 void q_plambda_param(q_printer_t *pr, const q_expr_t *e)
@@ -110,15 +143,54 @@ void q_plambda_param(q_printer_t *pr, const q_expr_t *e)
         PF("_l%u.value", (unsigned)l->depth);
 }
 
-bool q_pout_open(q_printer_t *pr, q_type_t type, q_type_t elem)
+#define ESCAPE_OPEN  "replaceAll(replaceAll("
+#define ESCAPE_CLOSE ", '\\\\', '\\\\\\\\'), '\\'', '\\\\\\'')"
+
+/* tuple(...) of _t's members, its strings escaped */
+static void escaped_tuple(q_printer_t *pr, const q_expr_t *e)
 {
-    /* ClickHouse's TabSeparated answer writes an array's strings quoted
-     * with backslash escapes and the reading undoes one level of escapes:
-     * doubled here, the reader (evstore_array.c) gets them exactly */
-    if (!pr->ch || pr->o->whole || type != Q_T_ARRAY || elem != Q_T_STRING)
-        return false;
-    P("arrayMap(_e -> replaceAll(replaceAll(_e, '\\\\', '\\\\\\\\'), '\\'', '\\\\\\''), ");
-    return true;
+    P("_t -> tuple(");
+    for (size_t i = 0; i < e->nmembers; i++) {
+        bool s = e->members[i] == Q_T_STRING;
+        PF("%s%stupleElement(_t, %zu)%s", i ? ", " : "", s ? ESCAPE_OPEN : "", i + 1,
+           s ? ESCAPE_CLOSE : "");
+    }
+    P(")");
+}
+
+static bool has_string_member(const q_expr_t *e)
+{
+    for (size_t i = 0; i < e->nmembers; i++)
+        if (e->members[i] == Q_T_STRING)
+            return true;
+    return false;
+}
+
+const char *q_pout_open(q_printer_t *pr, const q_expr_t *e)
+{
+    /* ClickHouse's TabSeparated answer writes an array's or a tuple's
+     * strings quoted with backslash escapes and the reading undoes one
+     * level of escapes: doubled here, the reader (evstore_array.c) gets
+     * them exactly */
+    if (!pr->ch || pr->o->whole)
+        return NULL;
+    if (e->type == Q_T_ARRAY && e->elem == Q_T_STRING) {
+        P("arrayMap(_e -> " ESCAPE_OPEN "_e" ESCAPE_CLOSE ", ");
+        return ")";
+    }
+    if (e->type == Q_T_ARRAY && e->elem == Q_T_TUPLE && has_string_member(e)) {
+        P("arrayMap(");
+        escaped_tuple(pr, e);
+        P(", ");
+        return ")";
+    }
+    if (e->type == Q_T_TUPLE && has_string_member(e)) {
+        P("arrayMap(");
+        escaped_tuple(pr, e);
+        P(", [");
+        return "])[1]";
+    }
+    return NULL;
 }
 
 /* ---- lambdas -------------------------------------------------------------------------- */
@@ -664,6 +736,44 @@ static bool lite_over_aggregate(q_printer_t *pr, const q_expr_t *e, int id)
     return false;
 }
 
+/* arrayZip(a, b, ...): tuples of the elements at each position; the arrays
+ * must be as long as each other (ClickHouse fails the query otherwise;
+ * SQLite answers NULL, as it cannot fail one). */
+static void pzip(q_printer_t *pr, const q_expr_t *e)
+{
+    if (pr->ch && !pr->o->clickhouse_modern) {
+        q_pfail(pr, "arrayZip needs ClickHouse 21+ (this store runs 18.16)");
+        return;
+    }
+    if (pr->ch) {
+        q_psame(pr, "arrayZip", e);
+        return;
+    }
+    unsigned d = e->depth;
+    P("(CASE WHEN ");
+    for (size_t i = 1; i < e->args.n; i++) {
+        P(i > 1 ? " AND json_array_length(" : "json_array_length(");
+        q_pexpr(pr, ARG(0));
+        P(") = json_array_length(");
+        q_pexpr(pr, ARG(i));
+        P(")");
+    }
+    if (e->args.n == 1)
+        P("1");
+    P(" THEN (SELECT json_group_array(json(v)) FROM (SELECT json_array(");
+    for (size_t i = 0; i < e->args.n; i++)
+        PF("%s_z%u_%zu.value", i ? ", " : "", d, i);
+    P(") AS v FROM ");
+    for (size_t i = 0; i < e->args.n; i++) {
+        P(i ? " JOIN json_each(" : "json_each(");
+        q_pexpr(pr, ARG(i));
+        PF(") AS _z%u_%zu", d, i);
+        if (i)
+            PF(" ON _z%u_%zu.key = _z%u_0.key", d, i, d);
+    }
+    PF(" ORDER BY _z%u_0.key)) END)", d);
+}
+
 /* ---- arrayJoin ---------------------------------------------------------------------- */
 
 #define MAX_ARRAY_JOINS 16
@@ -733,6 +843,20 @@ bool q_pcall_array(q_printer_t *pr, const q_expr_t *e)
     int id = (int)e->ival;
     if (id >= Q_FN_HAS && id <= Q_FN_ARRAY_NOT_EMPTY && lite_over_aggregate(pr, e, id))
         return true;
+    if (id == Q_FN_TUPLE) {
+        q_expr_t t = *e;
+        t.kind = QE_TUPLE;
+        q_parray(pr, &t);
+        return true;
+    }
+    if (id == Q_FN_TUPLE_ELEMENT) {
+        pmember(pr, ARG(0), ARG(1)->ival);
+        return true;
+    }
+    if (id == Q_FN_ARRAY_ZIP) {
+        pzip(pr, e);
+        return true;
+    }
     if (id == Q_FN_ARRAY_JOIN) {
         if (pr->ch)
             q_psame(pr, "arrayJoin", e);

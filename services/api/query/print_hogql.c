@@ -229,6 +229,11 @@ static void expr(const q_expr_t *e, cm_buf_t *out, const q_hogql_opts_t *o)
         return;
     case QE_INDEX:
         expr(e->operand, out, o);
+        if (e->negated) { /* t.1 */
+            P(".");
+            expr(e->args.v[0], out, o);
+            return;
+        }
         P("[");
         expr(e->args.v[0], out, o);
         P("]");

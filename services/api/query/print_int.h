@@ -49,12 +49,13 @@ bool q_pcall_array(q_printer_t *pr, const q_expr_t *e);
 void q_pargs(q_printer_t *pr, const q_expr_t *e, size_t from);
 void q_psame(q_printer_t *pr, const char *name, const q_expr_t *e);
 bool q_pconst_string(q_printer_t *pr, const q_expr_t *e, const char *what, cm_slice_t *out);
-/* print_fn_array.c: an array literal, a[i], a lambda's parameter; and the
- * opening of a top-level column, true when its closing ")" is due. */
+/* print_fn_array.c: an array or tuple literal, a[i] and t.1, a lambda's
+ * parameter; and the opening of an answer's column e, with the text that
+ * closes it (NULL: nothing opened). */
 void q_parray(q_printer_t *pr, const q_expr_t *e);
 void q_pindex(q_printer_t *pr, const q_expr_t *e);
 void q_plambda_param(q_printer_t *pr, const q_expr_t *e);
-bool q_pout_open(q_printer_t *pr, q_type_t type, q_type_t elem);
+const char *q_pout_open(q_printer_t *pr, const q_expr_t *e);
 /* SQLite: the json_each a SELECT's arrayJoin calls read, after its FROM. */
 void q_parray_joins(q_printer_t *pr, const q_select_t *s);
 /* The value of a placeholder, or NULL (the failure is reported). */

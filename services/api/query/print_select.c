@@ -163,10 +163,10 @@ static void pcolumns(q_printer_t *pr, const q_select_t *s, const char *as, bool 
         }
         if (k)
             P(", ");
-        bool close = top && q_pout_open(pr, e->type, e->elem);
+        const char *close = top ? q_pout_open(pr, e) : NULL;
         q_pexpr(pr, e);
-        if (close)
-            P(")");
+        if (close != NULL)
+            P(close);
         if (as != NULL)
             PF(" AS %s%zu", as, k);
         else {

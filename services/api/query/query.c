@@ -97,7 +97,8 @@ int api_query_print(const api_query_t *q, const api_query_print_opts_t *o, api_q
                      el == Q_T_ANY || el == Q_T_ARRAY ? "Array" : type_name(el));
             t = arr;
         }
-        if (s->out_nullable[i] && s->out_types[i] != Q_T_NULL && s->out_types[i] != Q_T_ARRAY) {
+        if (s->out_nullable[i] && s->out_types[i] != Q_T_NULL && s->out_types[i] != Q_T_ARRAY &&
+            s->out_types[i] != Q_T_TUPLE) {
             size_t n = strlen(t) + 11;
             out->cols[i].type = cm_xmalloc(n);
             snprintf(out->cols[i].type, n, "Nullable(%s)", t);

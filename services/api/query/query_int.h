@@ -69,7 +69,7 @@ typedef enum {
     QE_CASE,    /* [operand] WHEN.. THEN.. [ELSE]; args: when,then pairs */
     QE_ARRAY,
     QE_TUPLE,
-    QE_INDEX,       /* a[b] (1-based, as ClickHouse) */
+    QE_INDEX,       /* a[b] (1-based, as ClickHouse); negated: t.1, a tuple's member */
     QE_SUBQUERY,    /* (SELECT ...) as a value or an IN list */
     QE_PLACEHOLDER, /* {variables.x}: chain holds "variables", "x" */
     QE_INTERVAL,    /* INTERVAL n unit */
@@ -140,6 +140,10 @@ struct q_expr {
     uint16_t depth;
     q_type_t type; /* resolve.c */
     q_type_t elem; /* resolve.c: Q_T_ARRAY's element type (Q_T_ANY: unknown) */
+    /* resolve_array.c: a tuple's member types (or those of an array's tuple
+     * elements); NULL: not known */
+    const q_type_t *members;
+    size_t nmembers;
     bool nullable; /* resolve.c: may be NULL */
     bool visiting; /* resolve.c: an alias being resolved (cycles) */
     bool resolved; /* resolve.c: done (an alias's expression is reached again) */
@@ -309,6 +313,7 @@ q_expr_t *q_call(q_parse_t *p, cm_slice_t name, q_list_t *params, q_list_t *args
 q_window_t *q_window(q_parse_t *p, q_list_t *partition, q_orders_t *order);
 q_expr_t *q_over(q_parse_t *p, q_expr_t *call, q_window_t *w);
 q_expr_t *q_lambda(q_parse_t *p, q_expr_t *params, q_expr_t *body);
+q_expr_t *q_tuple_member(q_parse_t *p, q_expr_t *base, cm_slice_t dot_digits);
 q_select_t *q_select(q_parse_t *p, q_ctes_t *with, bool distinct, q_cols_t *cols, q_from_t *from,
                      q_expr_t *where, q_list_t *group, q_expr_t *having, q_orders_t *order,
                      q_limits_t *lim);

@@ -234,6 +234,8 @@ static void resolve_field(rs_t *r, q_expr_t *e, scope_t *sc)
                 e->ival = (int64_t)i;
                 e->type = l->lambda->args.v[i]->type; /* the element's (resolve_lambda) */
                 e->elem = l->lambda->args.v[i]->elem;
+                e->members = l->lambda->args.v[i]->members;
+                e->nmembers = l->lambda->args.v[i]->nmembers;
                 e->nullable = l->lambda->args.v[i]->nullable;
                 return;
             }
@@ -286,6 +288,8 @@ static void resolve_field(rs_t *r, q_expr_t *e, scope_t *sc)
         e->alias_of = target;
         e->type = target->type;
         e->elem = target->elem;
+        e->members = target->members;
+        e->nmembers = target->nmembers;
         e->nullable = target->nullable;
         return;
     }
@@ -364,7 +368,11 @@ static void resolve_lambda(rs_t *r, q_expr_t *call, scope_t *sc)
             return;
         }
         q_expr_t *p = cm_arena_alloc(&r->q->arena, sizeof(*p));
-        *p = (q_expr_t){.kind = QE_NULL, .type = a->elem, .resolved = true};
+        *p = (q_expr_t){.kind = QE_NULL,
+                        .type = a->elem,
+                        .members = a->members,
+                        .nmembers = a->nmembers,
+                        .resolved = true};
         if (a->elem == Q_T_ARRAY)
             p->elem = Q_T_ANY;
         l->args.v[i] = p;
@@ -480,7 +488,7 @@ static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
     }
     if (fn->id == Q_FN_MULTI_IF && n % 2 == 0)
         fail(r, "multiIf takes condition, value pairs and a default");
-    if (!r->failed && !q_resolve_array_call(e, r->err))
+    if (!r->failed && !q_resolve_array_call(e, &r->q->arena, r->err))
         r->failed = true;
 }
 
@@ -594,10 +602,10 @@ static void resolve_expr_once(rs_t *r, q_expr_t *e, scope_t *sc)
     }
     case QE_ARRAY:
     case QE_INDEX:
-        if (!q_resolve_array_expr(e, r->err))
+    case QE_TUPLE:
+        if (!q_resolve_array_expr(e, &r->q->arena, r->err))
             r->failed = true;
         return;
-    case QE_TUPLE: e->type = Q_T_TUPLE; return;
     case QE_INTERVAL: e->type = Q_T_ANY; return;
     case QE_CAST: {
         static const struct {
@@ -718,6 +726,8 @@ static void positional(rs_t *r, q_select_t *s, q_list_t *l)
                         .text = position,
                         .type = target->type,
                         .elem = target->elem,
+                        .members = target->members,
+                        .nmembers = target->nmembers,
                         .nullable = target->nullable};
     }
 }

@@ -58,10 +58,11 @@ int q_resolve(struct api_query *q, cm_buf_t *err);
 
 /* resolve_array.c: arrays' element types. For a call whose arguments are
  * resolved: the type of an array function (and length/empty/notEmpty of an
- * array become Q_FN_ARRAY_*); for QE_ARRAY and QE_INDEX likewise. False
+ * array become Q_FN_ARRAY_*); for QE_ARRAY, QE_TUPLE and QE_INDEX likewise
+ * (a tuple's member types in the arena). False
  * with the user's message in err. */
-bool q_resolve_array_call(q_expr_t *e, cm_buf_t *err);
-bool q_resolve_array_expr(q_expr_t *e, cm_buf_t *err);
+bool q_resolve_array_call(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err);
+bool q_resolve_array_expr(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err);
 /* Whether function id takes a lambda as its first argument. */
 bool q_fn_takes_lambda(int id);
 

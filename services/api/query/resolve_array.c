@@ -41,15 +41,84 @@ bool q_fn_takes_lambda(int id)
     return id >= Q_FN_ARRAY_MAP && id <= Q_FN_ARRAY_FIRST;
 }
 
-bool q_resolve_array_expr(q_expr_t *e, cm_buf_t *err)
+/* A tuple of the given member types (copied into the arena). */
+static void set_members(q_expr_t *e, cm_arena_t *arena, const q_type_t *types, size_t n)
 {
+    q_type_t *m = cm_arena_alloc(arena, (n ? n : 1) * sizeof(*m));
+    memcpy(m, types, n * sizeof(*m));
+    e->members = m;
+    e->nmembers = n;
+}
+
+/* The values of a tuple: numbers, strings and dates (an array or a tuple
+ * inside one would need more than one level of member types). */
+static bool tuple_of(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err, q_expr_t *const *v, size_t n)
+{
+    q_type_t types[16];
+    if (n > 16) {
+        cm_buf_append_cstr(err, "A tuple has at most 16 members");
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        types[i] = v[i]->type;
+        if (types[i] == Q_T_ARRAY || types[i] == Q_T_TUPLE || types[i] == Q_T_ANY) {
+            cm_buf_append_cstr(err, "A tuple's members must be numbers, strings or dates");
+            return false;
+        }
+    }
+    set_members(e, arena, types, n);
+    return true;
+}
+
+/* t.n, tupleElement(t, n): the member's type. */
+static bool member(q_expr_t *e, const q_expr_t *t, const q_expr_t *n, cm_buf_t *err)
+{
+    if (t->type != Q_T_TUPLE) {
+        cm_buf_append_cstr(err, ".n and tupleElement read a tuple's members");
+        return false;
+    }
+    if (n->kind != QE_INT) {
+        cm_buf_append_cstr(err, "A tuple's member is a whole number constant, as in t.1");
+        return false;
+    }
+    if (t->members == NULL) {
+        cm_buf_append_cstr(err, "The types of this tuple's members are not known here");
+        return false;
+    }
+    if (n->ival < 1 || (uint64_t)n->ival > t->nmembers) {
+        cm_buf_appendf(err, "The tuple has %zu members: .%lld is not one", t->nmembers,
+                       (long long)n->ival);
+        return false;
+    }
+    e->type = t->members[n->ival - 1];
+    e->nullable = t->nullable || e->type == Q_T_NULL;
+    return true;
+}
+
+bool q_resolve_array_expr(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err)
+{
+    if (e->kind == QE_TUPLE) {
+        e->type = Q_T_TUPLE;
+        /* (1, 2) is also IN's list: its members are checked where it is a value */
+        q_type_t types[16];
+        bool plain = e->args.n <= 16;
+        for (size_t i = 0; plain && i < e->args.n; i++) {
+            types[i] = e->args.v[i]->type;
+            plain = types[i] != Q_T_ARRAY && types[i] != Q_T_TUPLE && types[i] != Q_T_ANY;
+        }
+        if (plain)
+            set_members(e, arena, types, e->args.n);
+        return true;
+    }
+    if (e->kind == QE_INDEX && e->negated)
+        return member(e, e->operand, ARG(0), err);
     if (e->kind == QE_ARRAY) {
         q_type_t t = Q_T_NULL;
         for (size_t i = 0; i < e->args.n; i++) {
             t = common(t, ARG(i)->type);
-            if (ARG(i)->type == Q_T_TUPLE || ARG(i)->type == Q_T_ANY) {
-                cm_buf_append_cstr(err,
-                                   "An array's items must be numbers, strings, dates or arrays");
+            if (ARG(i)->type == Q_T_ANY || (ARG(i)->type == Q_T_TUPLE && ARG(i)->members == NULL)) {
+                cm_buf_append_cstr(
+                    err, "An array's items must be numbers, strings, dates, arrays or tuples");
                 return false;
             }
         }
@@ -59,6 +128,10 @@ bool q_resolve_array_expr(q_expr_t *e, cm_buf_t *err)
         }
         e->type = Q_T_ARRAY;
         e->elem = t == Q_T_NULL && e->args.n > 0 ? Q_T_NULL : t;
+        if (t == Q_T_TUPLE) { /* the first's members (ClickHouse wants them alike) */
+            e->members = ARG(0)->members;
+            e->nmembers = ARG(0)->nmembers;
+        }
         if (e->args.n == 0)
             e->elem = Q_T_NULL; /* [] is Array(Nothing) */
         return true;
@@ -80,6 +153,8 @@ bool q_resolve_array_expr(q_expr_t *e, cm_buf_t *err)
     }
     e->type = a->elem == Q_T_NULL ? Q_T_NULL : a->elem;
     e->elem = Q_T_ANY;
+    e->members = a->members;
+    e->nmembers = a->nmembers;
     e->nullable = a->elem == Q_T_NULL || i->nullable || a->nullable;
     return true;
 }
@@ -93,7 +168,7 @@ static bool array_arg(const q_expr_t *e, size_t k, cm_buf_t *err, q_type_t *elem
     return true;
 }
 
-bool q_resolve_array_call(q_expr_t *e, cm_buf_t *err)
+bool q_resolve_array_call(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err)
 {
     int id = (int)e->ival;
     bool lambda = e->args.n > 0 && ARG(0)->kind == QE_LAMBDA;
@@ -167,6 +242,8 @@ bool q_resolve_array_call(q_expr_t *e, cm_buf_t *err)
         if (!array_arg(e, first, err, &el))
             return false;
         e->elem = el;
+        e->members = ARG(first)->members;
+        e->nmembers = ARG(first)->nmembers;
         return true;
     case Q_FN_ARRAY_ENUMERATE:
         if (!array_arg(e, 0, err, &el))
@@ -183,18 +260,23 @@ bool q_resolve_array_call(q_expr_t *e, cm_buf_t *err)
         return true;
     case Q_FN_ARRAY_ELEMENT: {
         q_expr_t idx = {.kind = QE_INDEX, .operand = ARG(0), .args = {&ARG(1), 1}};
-        if (!q_resolve_array_expr(&idx, err))
+        if (!q_resolve_array_expr(&idx, arena, err))
             return false;
         e->type = idx.type;
         e->nullable = idx.nullable;
+        e->members = ARG(0)->members;
+        e->nmembers = ARG(0)->nmembers;
         return true;
     }
     case Q_FN_ARRAY_MAP:
         if (!array_arg(e, 1, err, &el))
             return false;
-        if (ARG(0)->type == Q_T_TUPLE || ARG(0)->type == Q_T_ANY)
-            return fail(err, e, "needs a lambda that gives a number, string, date or array");
+        if (ARG(0)->type == Q_T_ANY ||
+            (ARG(0)->type == Q_T_TUPLE && ARG(0)->operand->members == NULL))
+            return fail(err, e, "needs a lambda that gives a number, string, date, array or tuple");
         e->elem = ARG(0)->type;
+        e->members = ARG(0)->operand->members;
+        e->nmembers = ARG(0)->operand->nmembers;
         return true;
     case Q_FN_ARRAY_EXISTS:
     case Q_FN_ARRAY_ALL:
@@ -212,6 +294,8 @@ bool q_resolve_array_call(q_expr_t *e, cm_buf_t *err)
         if (!array_arg(e, 1, err, &el))
             return false;
         e->type = el;
+        e->members = ARG(1)->members;
+        e->nmembers = ARG(1)->nmembers;
         return true;
     case Q_FN_GROUP_ARRAY:
     case Q_FN_GROUP_UNIQ_ARRAY:
@@ -224,6 +308,21 @@ bool q_resolve_array_call(q_expr_t *e, cm_buf_t *err)
         e->elem = ARG(0)->type;
         return true;
     case Q_FN_QUANTILES: e->elem = Q_T_FLOAT; return true;
+    case Q_FN_TUPLE: return tuple_of(e, arena, err, e->args.v, e->args.n);
+    case Q_FN_TUPLE_ELEMENT: return member(e, ARG(0), ARG(1), err);
+    case Q_FN_ARRAY_ZIP: {
+        q_type_t types[16];
+        for (size_t i = 0; i < e->args.n; i++) {
+            if (!array_arg(e, i, err, &types[i]))
+                return false;
+            if (types[i] == Q_T_ARRAY || types[i] == Q_T_TUPLE || types[i] == Q_T_ANY ||
+                types[i] == Q_T_NULL)
+                return fail(err, e, "takes arrays of numbers, strings or dates");
+        }
+        e->elem = Q_T_TUPLE;
+        set_members(e, arena, types, e->args.n);
+        return true;
+    }
     case Q_FN_ARRAY_JOIN:
         if (!array_arg(e, 0, err, &el))
             return false;
@@ -231,6 +330,8 @@ bool q_resolve_array_call(q_expr_t *e, cm_buf_t *err)
             return fail(err, e, "of [] gives no rows: it needs elements of a type");
         e->type = el;
         e->elem = Q_T_ANY;
+        e->members = ARG(0)->members;
+        e->nmembers = ARG(0)->nmembers;
         return true;
     default: return true;
     }

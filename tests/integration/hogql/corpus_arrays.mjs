@@ -37,6 +37,11 @@ export const queries = [
   "SELECT event, arrayMap(x -> concat(x, event), ['a', 'b']) AS m FROM events GROUP BY event ORDER BY event",
   "SELECT toInt(properties.n) AS n, arrayFilter(x -> x < n, [1, 3, 5]) AS f FROM events WHERE n < 6 ORDER BY n",
   "SELECT arraySum(x -> x, arrayMap(x -> x * 2, range(5))), length(arrayFilter(x -> x % 2 = 0, range(10)))",
+  // tuples
+  "SELECT (1, 'a') AS t, t.1, t.2, tupleElement((3, 'b'), 1), tuple(2.5, 'it''s').2",
+  "SELECT event, (event, toInt(properties.n)) AS t FROM events WHERE toInt(properties.n) < 5 ORDER BY t.2",
+  "SELECT [(1, 'a'), (2, 'b\\\\c')] AS a, arrayMap(x -> x.2, a), arrayMap(x -> (x, toString(x * 2)), [1, 2])",
+  "SELECT arrayZip([1, 2], ['a', 'b'])",
   // arrayJoin: a row per element
   "SELECT event, arrayJoin(['a', 'b']) AS x, count() FROM events WHERE x != 'b' GROUP BY event, x ORDER BY event, x",
   "SELECT arrayJoin(range(3)) AS i, arrayJoin([10, 20]) AS j ORDER BY i, j",
