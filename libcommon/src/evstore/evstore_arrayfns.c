@@ -131,7 +131,8 @@ static char *array_agg(int argc, const char *const *args, bool *failed)
     }
     char mode = args[1][0];
     long long top = args[2] != NULL ? atoll(args[2]) : 0;
-    qsort(v, n, sizeof(*v), cmp_items);
+    if (n > 1) /* qsort wants an array, even of none */
+        qsort(v, n, sizeof(*v), cmp_items);
     size_t m = n;
     if (mode == 'u' || mode == 'k') { /* equal items are adjacent once sorted */
         m = 0;
@@ -146,7 +147,8 @@ static char *array_agg(int argc, const char *const *args, bool *failed)
         }
     }
     if (mode == 'k') {
-        qsort(v, m, sizeof(*v), cmp_counts);
+        if (m > 1)
+            qsort(v, m, sizeof(*v), cmp_counts);
         if (top >= 0 && (size_t)top < m) {
             for (size_t i = (size_t)top; i < m; i++)
                 free(v[i].s);
