@@ -105,6 +105,7 @@ void q_parray(q_printer_t *pr, const q_expr_t *e)
 /* a[i]: 1-based, negative from the end, past either end the default. */
 static void pindex(q_printer_t *pr, const q_expr_t *a, const q_expr_t *i, q_type_t elem)
 {
+    const char *dflt = a->elem_nullable ? "NULL" : lite_default(elem); /* Nullable's is NULL */
     if (pr->ch) {
         q_pexpr(pr, a);
         P("[");
@@ -112,18 +113,21 @@ static void pindex(q_printer_t *pr, const q_expr_t *a, const q_expr_t *i, q_type
         P("]");
         return;
     }
-    P("coalesce(");
-    P(elem == Q_T_ARRAY ? "json_extract(" : "json_extract(");
-    q_pexpr(pr, a);
-    P(", CASE WHEN ");
-    q_pexpr(pr, i);
-    P(" > 0 THEN '$[' || (");
-    q_pexpr(pr, i);
-    P(" - 1) || ']' ELSE '$[#' || ");
-    q_pexpr(pr, i);
-    P(" || ']' END), ");
-    P(lite_default(elem));
-    P(")");
+    /* json_type is NULL past the ends, 'null' for a NULL element (kept) */
+    for (int k = 0; k < 2; k++) {
+        P(k ? " ELSE json_extract(" : "(CASE WHEN json_type(");
+        q_pexpr(pr, a);
+        P(", CASE WHEN ");
+        q_pexpr(pr, i);
+        P(" > 0 THEN '$[' || (");
+        q_pexpr(pr, i);
+        P(" - 1) || ']' ELSE '$[#' || ");
+        q_pexpr(pr, i);
+        P(" || ']' END)");
+        if (k == 0)
+            PF(" IS NULL THEN %s", dflt);
+    }
+    P(" END)");
 }
 
 void q_pindex(q_printer_t *pr, const q_expr_t *e)
@@ -398,7 +402,7 @@ static void lambda_call(q_printer_t *pr, const q_expr_t *e, int id)
         lite_body(pr, e);
         P(" ORDER BY ");
         lite_alias(pr, e);
-        PF(".key LIMIT 1), %s)", lite_default(e->type));
+        PF(".key LIMIT 1), %s)", arr->elem_nullable ? "NULL" : lite_default(e->type));
         return;
     }
 }

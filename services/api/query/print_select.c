@@ -195,6 +195,9 @@ static void porder_item(q_printer_t *pr, const q_order_t *o)
 static void porder(q_printer_t *pr, const q_order_t *order, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
+        q_type_t t = order[i].expr->type;
+        if (!pr->ch && (t == Q_T_ARRAY || t == Q_T_TUPLE)) /* JSON text does not sort as values */
+            q_pfail(pr, "Ordering by an array or a tuple is not supported on the SQLite store");
         P(i ? ", " : " ORDER BY ");
         q_pexpr(pr, order[i].expr);
         porder_item(pr, &order[i]);

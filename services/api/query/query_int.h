@@ -138,8 +138,9 @@ typedef enum {
 struct q_expr {
     q_expr_kind_t kind;
     uint16_t depth;
-    q_type_t type; /* resolve.c */
-    q_type_t elem; /* resolve.c: Q_T_ARRAY's element type (Q_T_ANY: unknown) */
+    q_type_t type;      /* resolve.c */
+    q_type_t elem;      /* resolve.c: Q_T_ARRAY's element type (Q_T_ANY: unknown) */
+    bool elem_nullable; /* resolve_array.c: its elements may be NULL (Array(Nullable(T))) */
     /* resolve_array.c: a tuple's member types (or those of an array's tuple
      * elements); NULL: not known */
     const q_type_t *members;

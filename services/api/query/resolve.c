@@ -288,6 +288,7 @@ static void resolve_field(rs_t *r, q_expr_t *e, scope_t *sc)
         e->alias_of = target;
         e->type = target->type;
         e->elem = target->elem;
+        e->elem_nullable = target->elem_nullable;
         e->members = target->members;
         e->nmembers = target->nmembers;
         e->nullable = target->nullable;
@@ -372,6 +373,7 @@ static void resolve_lambda(rs_t *r, q_expr_t *call, scope_t *sc)
                         .type = a->elem,
                         .members = a->members,
                         .nmembers = a->nmembers,
+                        .nullable = a->elem_nullable,
                         .resolved = true};
         if (a->elem == Q_T_ARRAY)
             p->elem = Q_T_ANY;
@@ -726,6 +728,7 @@ static void positional(rs_t *r, q_select_t *s, q_list_t *l)
                         .text = position,
                         .type = target->type,
                         .elem = target->elem,
+                        .elem_nullable = target->elem_nullable,
                         .members = target->members,
                         .nmembers = target->nmembers,
                         .nullable = target->nullable};

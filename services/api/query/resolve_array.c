@@ -128,6 +128,8 @@ bool q_resolve_array_expr(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err)
         }
         e->type = Q_T_ARRAY;
         e->elem = t == Q_T_NULL && e->args.n > 0 ? Q_T_NULL : t;
+        for (size_t i = 0; i < e->args.n; i++)
+            e->elem_nullable = e->elem_nullable || ARG(i)->nullable;
         if (t == Q_T_TUPLE) { /* the first's members (ClickHouse wants them alike) */
             e->members = ARG(0)->members;
             e->nmembers = ARG(0)->nmembers;
@@ -155,7 +157,7 @@ bool q_resolve_array_expr(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err)
     e->elem = Q_T_ANY;
     e->members = a->members;
     e->nmembers = a->nmembers;
-    e->nullable = a->elem == Q_T_NULL || i->nullable || a->nullable;
+    e->nullable = a->elem == Q_T_NULL || i->nullable || a->nullable || a->elem_nullable;
     return true;
 }
 
@@ -222,6 +224,7 @@ bool q_resolve_array_call(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err)
             if (!array_arg(e, i, err, &el))
                 return false;
             t = common(t, el);
+            e->elem_nullable = e->elem_nullable || ARG(i)->elem_nullable;
         }
         if (t == Q_T_ANY)
             return fail(err, e, "takes arrays of one element type");
@@ -242,6 +245,7 @@ bool q_resolve_array_call(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err)
         if (!array_arg(e, first, err, &el))
             return false;
         e->elem = el;
+        e->elem_nullable = ARG(first)->elem_nullable;
         e->members = ARG(first)->members;
         e->nmembers = ARG(first)->nmembers;
         return true;
@@ -275,6 +279,7 @@ bool q_resolve_array_call(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err)
             (ARG(0)->type == Q_T_TUPLE && ARG(0)->operand->members == NULL))
             return fail(err, e, "needs a lambda that gives a number, string, date, array or tuple");
         e->elem = ARG(0)->type;
+        e->elem_nullable = ARG(0)->nullable;
         e->members = ARG(0)->operand->members;
         e->nmembers = ARG(0)->operand->nmembers;
         return true;
@@ -294,6 +299,7 @@ bool q_resolve_array_call(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err)
         if (!array_arg(e, 1, err, &el))
             return false;
         e->type = el;
+        e->nullable = ARG(1)->elem_nullable;
         e->members = ARG(1)->members;
         e->nmembers = ARG(1)->nmembers;
         return true;
@@ -307,7 +313,10 @@ bool q_resolve_array_call(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err)
             return fail(err, e, "takes a count from 1 to 1000, as in topK(10)(x)");
         e->elem = ARG(0)->type;
         return true;
-    case Q_FN_QUANTILES: e->elem = Q_T_FLOAT; return true;
+    case Q_FN_QUANTILES: /* NULL over no values */
+        e->elem = Q_T_FLOAT;
+        e->elem_nullable = true;
+        return true;
     case Q_FN_TUPLE: return tuple_of(e, arena, err, e->args.v, e->args.n);
     case Q_FN_TUPLE_ELEMENT: return member(e, ARG(0), ARG(1), err);
     case Q_FN_ARRAY_ZIP: {
@@ -330,6 +339,7 @@ bool q_resolve_array_call(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err)
             return fail(err, e, "of [] gives no rows: it needs elements of a type");
         e->type = el;
         e->elem = Q_T_ANY;
+        e->nullable = ARG(0)->elem_nullable;
         e->members = ARG(0)->members;
         e->nmembers = ARG(0)->nmembers;
         return true;
