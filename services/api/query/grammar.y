@@ -5,7 +5,7 @@
  *
  * What it accepts is PostHog's HogQL SELECT (its ANTLR grammar,
  * HogQLParser.g4, read for the syntax) minus what neither store here can
- * run: ARRAY JOIN, PREWHERE, SAMPLE, FINAL, SETTINGS, ANY/ASOF/SEMI/ANTI
+ * run: ARRAY JOIN of several arrays, PREWHERE, SAMPLE, FINAL, SETTINGS, ANY/ASOF/SEMI/ANTI
  * joins, window frames, EXCEPT/INTERSECT. A lambda (x -> body) parses as
  * an expression; resolve.c accepts it only where an array function takes one. Those are syntax
  * errors. Names are not checked here: resolve.c decides what a table,
@@ -52,6 +52,9 @@
 
 /* Keywords that are also usable as names where no keyword fits. */
 %fallback ID FIRST LAST NULLS ASC DESC PARTITION OVER.
+/* ARRAY JOIN (part A of issue 28): a keyword, not a name (as a fallback
+ * to a name, "FROM t ARRAY JOIN" would read ARRAY as t's alias) */
+%token ARRAY.
 
 %right ARROW.
 %right QUESTION COLON.
@@ -118,6 +121,9 @@ name(A) ::= QIDENT(T). { A = q_ident(p, T.text); }
 %type from_opt {q_from_t *}
 from_opt(A) ::= . { A = NULL; }
 from_opt(A) ::= FROM joined(B). { A = B; }
+/* [LEFT] ARRAY JOIN arr [AS x]: a row per element, at the end of FROM */
+from_opt(A) ::= FROM joined(B) ARRAY JOIN expr(E) alias_opt(N). { A = q_array_join(p, false, B, E, N); }
+from_opt(A) ::= FROM joined(B) LEFT ARRAY JOIN expr(E) alias_opt(N). { A = q_array_join(p, true, B, E, N); }
 
 %type joined {q_from_t *}
 joined(A) ::= table_ref(B). { A = B; }

@@ -100,6 +100,10 @@ static void uses_from(mat_t *m, const q_from_t *f)
         return;
     if (f->kind == QJ_SUBQUERY)
         uses_select(m, f->sub, "Variables in subqueries are not supported for materialization");
+    if (f->kind == QJ_ARRAY) { /* ARRAY JOIN: its array reads the left side */
+        uses_from(m, f->left);
+        uses_expr(m, f->on, "Variable not used in WHERE clause");
+    }
     if (f->kind == QJ_JOIN) {
         uses_from(m, f->left);
         uses_from(m, f->right);

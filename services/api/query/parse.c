@@ -584,3 +584,23 @@ q_expr_t *q_tuple_member(q_parse_t *p, q_expr_t *base, cm_slice_t t)
     e->negated = true;
     return e;
 }
+
+/* [LEFT] ARRAY JOIN arr [AS x]: without an alias, a field names the
+ * element by its own name (ARRAY JOIN tags: tags is the element after). */
+q_from_t *q_array_join(q_parse_t *p, bool left, q_from_t *l, q_expr_t *array, cm_slice_t alias)
+{
+    q_from_t *f = cm_arena_alloc(p->arena, sizeof(*f));
+    count_node(p);
+    f->kind = QJ_ARRAY;
+    f->join = left ? QJ_LEFT : QJ_INNER;
+    f->left = l;
+    f->on = array;
+    f->alias = alias;
+    if (alias.len == 0 && array->kind == QE_FIELD && array->nchain > 0)
+        f->alias = array->chain[array->nchain - 1];
+    if (f->alias.len == 0)
+        q_fail(p, "ARRAY JOIN needs a name for the element: ARRAY JOIN <array> AS <name>");
+    if (from_depth(f) > Q_MAX_DEPTH)
+        q_fail(p, "the query is nested too deeply (more than %d levels)", Q_MAX_DEPTH);
+    return f;
+}

@@ -799,7 +799,7 @@ static void find_joins(const q_expr_t *e, joins_t *j)
             find_joins(e->alias_of, j);
         return;
     }
-    if (e->kind == QE_CALL && e->ival == Q_FN_ARRAY_JOIN) {
+    if (e->kind == QE_CALL && e->ival == Q_FN_ARRAY_JOIN && !e->negated) {
         for (size_t i = 0; i < j->n; i++)
             if (j->v[i] == e)
                 return;
@@ -841,6 +841,25 @@ void q_parray_joins(q_printer_t *pr, const q_select_t *s)
     }
 }
 
+void q_parray_join_clause(q_printer_t *pr, const q_from_t *f)
+{
+    const q_expr_t *el = f->element;
+    bool left = f->join == QJ_LEFT;
+    if (pr->ch) {
+        P(left ? " LEFT ARRAY JOIN " : " ARRAY JOIN ");
+        q_pexpr(pr, f->on);
+        PF(" AS _aj%zu", el->value);
+        return;
+    }
+    if (has_aggregate(f->on)) {
+        q_pfail(pr, "ARRAY JOIN cannot read an aggregate");
+        return;
+    }
+    P(left ? " LEFT JOIN json_each(" : " CROSS JOIN json_each(");
+    q_pexpr(pr, f->on);
+    PF(") AS _j%zu%s", el->value, left ? " ON 1" : "");
+}
+
 /* The call if it is one of this file's functions (print_fn.c dispatches). */
 bool q_pcall_array(q_printer_t *pr, const q_expr_t *e)
 {
@@ -859,6 +878,15 @@ bool q_pcall_array(q_printer_t *pr, const q_expr_t *e)
     }
     if (id == Q_FN_ARRAY_ZIP) {
         pzip(pr, e);
+        return true;
+    }
+    if (id == Q_FN_ARRAY_JOIN && e->negated) { /* ARRAY JOIN's element */
+        if (pr->ch)
+            PF("_aj%zu", e->value);
+        else if (e->distinct) /* LEFT: an empty array's row gets the default, as ClickHouse */
+            PF("coalesce(_j%zu.value, %s)", e->value, e->nullable ? "NULL" : lite_default(e->type));
+        else
+            PF("_j%zu.value", e->value);
         return true;
     }
     if (id == Q_FN_ARRAY_JOIN) {

@@ -321,6 +321,13 @@ static void from_(const q_from_t *f, cm_buf_t *out, const q_hogql_opts_t *o)
                                         [QJ_FULL] = " FULL JOIN ",
                                         [QJ_CROSS] = " CROSS JOIN "};
     switch (f->kind) {
+    case QJ_ARRAY:
+        from_(f->left, out, o);
+        P(f->join == QJ_LEFT ? " LEFT ARRAY JOIN " : " ARRAY JOIN ");
+        expr(f->on, out, o);
+        P(" AS ");
+        name(out, f->alias);
+        return;
     case QJ_TABLE: name(out, f->name); break;
     case QJ_SUBQUERY:
         P("(");

@@ -56,8 +56,10 @@ void q_parray(q_printer_t *pr, const q_expr_t *e);
 void q_pindex(q_printer_t *pr, const q_expr_t *e);
 void q_plambda_param(q_printer_t *pr, const q_expr_t *e);
 const char *q_pout_open(q_printer_t *pr, const q_expr_t *e);
-/* SQLite: the json_each a SELECT's arrayJoin calls read, after its FROM. */
+/* SQLite: the json_each a SELECT's arrayJoin calls read, after its FROM;
+ * [LEFT] ARRAY JOIN on both stores. */
 void q_parray_joins(q_printer_t *pr, const q_select_t *s);
+void q_parray_join_clause(q_printer_t *pr, const q_from_t *f);
 /* The value of a placeholder, or NULL (the failure is reported). */
 const api_query_value_t *q_pvalue(q_printer_t *pr, const q_expr_t *e);
 

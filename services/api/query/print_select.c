@@ -23,6 +23,8 @@ static void ptable(q_printer_t *pr, const q_table_t *t)
 
 static unsigned count_joins(const q_from_t *f)
 {
+    if (f != NULL && f->kind == QJ_ARRAY)
+        return count_joins(f->left);
     return f == NULL || f->kind != QJ_JOIN ? 0 : 1 + count_joins(f->left) + count_joins(f->right);
 }
 
@@ -91,6 +93,10 @@ static void pfrom(q_printer_t *pr, const q_from_t *f)
         P("(");
         q_pselect(pr, f->sub, false);
         PF(") AS s%u", f->entry->id);
+        return;
+    case QJ_ARRAY:
+        pfrom(pr, f->left);
+        q_parray_join_clause(pr, f);
         return;
     case QJ_JOIN:
         pfrom(pr, f->left);

@@ -177,7 +177,9 @@ typedef struct {
     cm_slice_t alias; /* empty: none */
 } q_column_t;
 
-typedef enum { QJ_TABLE, QJ_SUBQUERY, QJ_JOIN } q_from_kind_t;
+/* QJ_ARRAY: left [LEFT] ARRAY JOIN on AS alias (join QJ_LEFT or QJ_INNER),
+ * only at the end of a FROM; element is the alias's value (resolve.c). */
+typedef enum { QJ_TABLE, QJ_SUBQUERY, QJ_JOIN, QJ_ARRAY } q_from_kind_t;
 typedef enum { QJ_INNER, QJ_LEFT, QJ_RIGHT, QJ_FULL, QJ_CROSS } q_join_t;
 
 struct q_from {
@@ -191,6 +193,7 @@ struct q_from {
     q_list_t using_; /* USING (a, b) */
     /* resolve.c: QJ_TABLE and QJ_SUBQUERY */
     const struct q_scope_entry *entry;
+    q_expr_t *element;       /* QJ_ARRAY: the element, an arrayJoin call marked negated */
     const struct q_cte *cte; /* QJ_TABLE naming a CTE */
 };
 
@@ -323,5 +326,6 @@ q_cte_t q_cte_sub(q_parse_t *p, q_expr_t *name, q_select_t *s);
 q_from_t *q_table(q_parse_t *p, cm_slice_t name, cm_slice_t alias);
 q_from_t *q_from_sub(q_parse_t *p, q_select_t *s, cm_slice_t alias);
 q_from_t *q_join(q_parse_t *p, int join, q_from_t *l, q_from_t *r, q_expr_t *on, q_list_t *using_);
+q_from_t *q_array_join(q_parse_t *p, bool left, q_from_t *l, q_expr_t *array, cm_slice_t alias);
 
 #endif

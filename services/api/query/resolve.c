@@ -137,6 +137,35 @@ static void resolve_from(rs_t *r, q_from_t *f, scope_t *sc)
         resolve_select(r, f->sub, sc);
         add_source(r, s, f, f->alias.len ? f->alias : CM_SLICE_LIT(""), NULL, f->sub);
         return;
+    case QJ_ARRAY: {
+        resolve_from(r, f->left, sc);
+        resolve_expr(r, f->on, sc);
+        if (r->failed)
+            return;
+        if (f->on->type != Q_T_ARRAY) {
+            fail(r, "ARRAY JOIN takes an array");
+            return;
+        }
+        /* the element: arrayJoin(on), marked as this clause's (negated) */
+        q_expr_t *el = cm_arena_alloc(&r->q->arena, sizeof(*el));
+        q_list_t args = {cm_arena_alloc(&r->q->arena, sizeof(q_expr_t *)), 1};
+        args.v[0] = f->on;
+        *el = (q_expr_t){.kind = QE_CALL,
+                         .text = CM_SLICE_LIT("arrayJoin"),
+                         .ival = Q_FN_ARRAY_JOIN,
+                         .negated = true,
+                         .distinct = f->join == QJ_LEFT, /* LEFT: an empty array's row stays */
+                         .value = ++r->q->narray_joins,
+                         .args = args,
+                         .depth = f->on->depth,
+                         .type = f->on->elem == Q_T_NULL ? Q_T_NULL : f->on->elem,
+                         .members = f->on->members,
+                         .nmembers = f->on->nmembers,
+                         .nullable = f->on->elem_nullable,
+                         .resolved = true};
+        f->element = el;
+        return;
+    }
     case QJ_JOIN:
         resolve_from(r, f->left, sc);
         resolve_from(r, f->right, sc);
@@ -239,6 +268,18 @@ static void resolve_field(rs_t *r, q_expr_t *e, scope_t *sc)
                 e->nullable = l->lambda->args.v[i]->nullable;
                 return;
             }
+    /* the element of ARRAY JOIN ... AS name (the clause ends the FROM) */
+    if (s->from != NULL && s->from->kind == QJ_ARRAY && e->nchain == 1 &&
+        cm_slice_eq(s->from->alias, e->chain[0]) && s->from->element != NULL) {
+        const q_expr_t *el = s->from->element;
+        e->fkind = QF_ALIAS;
+        e->alias_of = s->from->element;
+        e->type = el->type;
+        e->members = el->members;
+        e->nmembers = el->nmembers;
+        e->nullable = el->nullable;
+        return;
+    }
     /* table.column... */
     if (e->nchain >= 2)
         for (size_t i = 0; i < s->nsources; i++)

@@ -61,6 +61,7 @@ loop:
            an identifier (the longest match wins, then the first rule) */
         'all' { TOK(QT_ALL); }
         'and' { TOK(QT_AND); }
+        'array' { TOK(QT_ARRAY); }
         'as' { TOK(QT_AS); }
         'asc' { TOK(QT_ASC); }
         'between' { TOK(QT_BETWEEN); }

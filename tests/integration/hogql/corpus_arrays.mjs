@@ -49,6 +49,11 @@ export const queries = [
   "SELECT x, count() AS c FROM (SELECT arrayJoin([distinct_id, event]) AS x FROM events) GROUP BY x ORDER BY x",
   "SELECT arrayJoin(a) AS e FROM (SELECT groupUniqArray(event) AS a FROM events) ORDER BY e",
   "SELECT toInt(properties.n) AS n, arrayJoin(arrayFilter(x -> x <= n, [1, 2, 3])) AS k FROM events WHERE n < 4 ORDER BY n, k",
+  // ARRAY JOIN: the clause
+  "SELECT event, x, count() AS c FROM events ARRAY JOIN [event, distinct_id] AS x WHERE x != 'signup' GROUP BY event, x ORDER BY event, x",
+  "SELECT n, k FROM (SELECT toInt(properties.n) AS n, arrayFilter(x -> x < n, [1, 2]) AS ks FROM events WHERE toInt(properties.n) < 4) LEFT ARRAY JOIN ks AS k ORDER BY n, k",
+  "SELECT n, k FROM (SELECT toInt(properties.n) AS n, arrayFilter(x -> x < n, [1, 2]) AS ks FROM events WHERE toInt(properties.n) < 4) ARRAY JOIN ks AS k ORDER BY n, k",
+  "SELECT tags, count() AS c FROM (SELECT [event, 'all'] AS tags FROM events) ARRAY JOIN tags GROUP BY tags ORDER BY tags",
   // array-valued aggregates: a stated order on both stores
   "SELECT event, groupArray(distinct_id) AS ids FROM events WHERE toInt(properties.n) < 20 GROUP BY event ORDER BY event",
   "SELECT event, groupUniqArray(distinct_id) AS ids FROM events GROUP BY event ORDER BY event",
