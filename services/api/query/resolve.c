@@ -600,6 +600,13 @@ static void resolve_expr_once(rs_t *r, q_expr_t *e, scope_t *sc)
     switch (e->kind) {
     case QE_BINARY:
         e->nullable = any_null;
+        if (e->op <= QB_CONCAT && e->args.n == 2 &&
+            (e->args.v[0]->type == Q_T_ARRAY || e->args.v[0]->type == Q_T_TUPLE ||
+             e->args.v[1]->type == Q_T_ARRAY || e->args.v[1]->type == Q_T_TUPLE)) {
+            fail(r, "Arithmetic on arrays and tuples is not supported (arrayMap works element "
+                    "by element)");
+            return;
+        }
         switch (e->op) {
         case QB_PLUS:
         case QB_MINUS:

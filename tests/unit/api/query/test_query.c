@@ -636,6 +636,21 @@ static void test_array_errors(void **state)
                  "range's step must be a positive whole number constant on the SQLite store");
     expect_error("SELECT arrayMap((x, y) -> x + y, [1], [2])",
                  "A lambda over several arrays is not supported on the SQLite store");
+    expect_error("SELECT (1, 'a').3", "The tuple has 2 members: .3 is not one");
+    expect_error("SELECT event.1 FROM events", ".n and tupleElement read a tuple's members");
+    expect_error("SELECT tupleElement((1, 2), event) FROM events",
+                 "A tuple's member is a whole number constant, as in t.1");
+    expect_error("SELECT [(1, [2])]",
+                 "An array's items must be numbers, strings, dates, arrays or tuples");
+    expect_error("SELECT tuple(1, [2])", "A tuple's members must be numbers, strings or dates");
+    expect_error("SELECT x FROM events ARRAY JOIN event AS x", "ARRAY JOIN takes an array");
+    expect_error("SELECT [1] + [2]",
+                 "Arithmetic on arrays and tuples is not supported (arrayMap works element by "
+                 "element)");
+    expect_error("SELECT 1 FROM events ARRAY JOIN [1] + [2]",
+                 "ARRAY JOIN needs a name for the element: ARRAY JOIN <array> AS <name>");
+    expect_error("SELECT [event] AS a FROM events ORDER BY a",
+                 "Ordering by an array or a tuple is not supported on the SQLite store");
     expect_error(
         "SELECT arrayFilter(x -> x = 'a', groupArray(event)) FROM events",
         "arrayFilter over an aggregate's array is not supported on the SQLite store: "
