@@ -1,13 +1,13 @@
 /*
- * print_fn_array.c - arrays, lambdas and array-valued aggregates for
- * SQLite and ClickHouse (docs/endpoints.md "Arrays, tuples and lambdas").
+ * print_fn_array.c - arrays, tuples and array-valued aggregates for
+ * SQLite and ClickHouse (docs/endpoints.md "Arrays, tuples and lambdas");
+ * lambdas and arrayJoin are print_fn_lambda.c's.
  *
- * ClickHouse has them natively. On SQLite an array is JSON text
+ * ClickHouse has them natively. On SQLite an array or a tuple is JSON text
  * (json_array(...)); a function over one reads its elements with
  * json_each, in the array's order (ORDER BY key), and builds a new one
- * with json_group_array; a lambda's body is printed inside that subquery,
- * its parameter standing for the element (_l<depth>.value). An array put
- * inside another goes through json() so that it stays an array, not text.
+ * with json_group_array. An array put inside another goes through json()
+ * so that it stays an array, not text.
  *
  * Array-valued aggregates answer in a stated order on both stores, since
  * neither promises the order rows reach an aggregate: groupArray and
@@ -18,14 +18,14 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "query/print_int.h"
+#include "query/print_fn_array.h"
 
 #define P(s)    cm_buf_append(pr->out, (s), strlen(s))
 #define PF(...) cm_buf_appendf(pr->out, __VA_ARGS__)
 #define ARG(i)  (e->args.v[(i)])
 
 /* SQLite: an element past the end reads as ClickHouse's default of its type. */
-static const char *lite_default(q_type_t t)
+const char *q_plite_default(q_type_t t)
 {
     switch (t) {
     case Q_T_STRING:
@@ -53,7 +53,7 @@ static void lite_item(q_printer_t *pr, const q_expr_t *e)
 }
 
 /* SQLite: the column v of a subquery of elements, in json_group_array. */
-static void lite_v(q_printer_t *pr, q_type_t t)
+void q_plite_v(q_printer_t *pr, q_type_t t)
 {
     P(t == Q_T_ARRAY || t == Q_T_TUPLE ? "json(v)" : "v");
 }
@@ -105,7 +105,7 @@ void q_parray(q_printer_t *pr, const q_expr_t *e)
 /* a[i]: 1-based, negative from the end, past either end the default. */
 static void pindex(q_printer_t *pr, const q_expr_t *a, const q_expr_t *i, q_type_t elem)
 {
-    const char *dflt = a->elem_nullable ? "NULL" : lite_default(elem); /* Nullable's is NULL */
+    const char *dflt = a->elem_nullable ? "NULL" : q_plite_default(elem); /* Nullable's is NULL */
     if (pr->ch) {
         q_pexpr(pr, a);
         P("[");
@@ -136,15 +136,6 @@ void q_pindex(q_printer_t *pr, const q_expr_t *e)
         pmember(pr, e->operand, ARG(0)->ival);
     else
         pindex(pr, e->operand, ARG(0), e->type);
-}
-
-void q_plambda_param(q_printer_t *pr, const q_expr_t *e)
-{
-    const q_expr_t *l = e->alias_of;
-    if (pr->ch)
-        PF("_l%u_%" PRId64, (unsigned)l->depth, e->ival);
-    else
-        PF("_l%u.value", (unsigned)l->depth);
 }
 
 #define ESCAPE_OPEN  "replaceAll(replaceAll("
@@ -195,216 +186,6 @@ const char *q_pout_open(q_printer_t *pr, const q_expr_t *e)
         return "])[1]";
     }
     return NULL;
-}
-
-/* ---- lambdas -------------------------------------------------------------------------- */
-
-/* The call's lambda, or NULL. */
-static const q_expr_t *lambda_of(const q_expr_t *e)
-{
-    return e->args.n > 0 && ARG(0)->kind == QE_LAMBDA ? ARG(0) : NULL;
-}
-
-/* cond: the body is a condition, which ClickHouse wants as UInt8, not
- * Nullable(UInt8): NULL counts as false, as SQLite's WHERE has it. */
-static void ch_lambda(q_printer_t *pr, const q_expr_t *l, bool cond)
-{
-    if (l->nchain > 1)
-        P("(");
-    for (size_t i = 0; i < l->nchain; i++)
-        PF("%s_l%u_%zu", i ? ", " : "", (unsigned)l->depth, i);
-    P(l->nchain > 1 ? ") -> " : " -> ");
-    cond = cond && l->operand->nullable;
-    if (cond)
-        P("ifNull(");
-    q_pexpr(pr, l->operand);
-    if (cond)
-        P(", 0)");
-}
-
-/* ClickHouse: name(lambda, arrays...) as written. */
-static void ch_call(q_printer_t *pr, const char *name, const q_expr_t *e)
-{
-    const q_expr_t *l = lambda_of(e);
-    int id = (int)e->ival;
-    P(name);
-    P("(");
-    if (l != NULL) {
-        ch_lambda(pr, l, id != Q_FN_ARRAY_MAP && id != Q_FN_ARRAY_SUM);
-        P(", ");
-    }
-    q_pargs(pr, e, l != NULL);
-    P(")");
-}
-
-/* ClickHouse's arraySort leaves ties under a lambda's key in no stated
- * order: the position breaks them, as on SQLite. */
-static void ch_sort(q_printer_t *pr, const q_expr_t *e, bool reverse)
-{
-    const q_expr_t *l = lambda_of(e);
-    if (l == NULL) {
-        ch_call(pr, reverse ? "arrayReverseSort" : "arraySort", e);
-        return;
-    }
-    if (reverse)
-        P("arrayReverse(");
-    PF("arraySort((_l%u_0, _i%u) -> (", (unsigned)l->depth, (unsigned)l->depth);
-    q_pexpr(pr, l->operand);
-    PF(", _i%u), ", (unsigned)l->depth);
-    q_pexpr(pr, ARG(1));
-    P(", arrayEnumerate(");
-    q_pexpr(pr, ARG(1));
-    P("))");
-    if (reverse)
-        P(")");
-}
-
-/* SQLite: the elements' alias: the lambda's (its parameter reads it) or the call's. */
-static void lite_alias(q_printer_t *pr, const q_expr_t *e)
-{
-    const q_expr_t *l = lambda_of(e);
-    if (l != NULL)
-        PF("_l%u", (unsigned)l->depth);
-    else
-        PF("_a%u", (unsigned)e->depth);
-}
-
-/* SQLite: the lambda's body for the current element, or the element. */
-static void lite_body(q_printer_t *pr, const q_expr_t *e)
-{
-    const q_expr_t *l = lambda_of(e);
-    if (l != NULL) {
-        q_pexpr(pr, l->operand);
-        return;
-    }
-    lite_alias(pr, e);
-    P(".value");
-}
-
-/* SQLite: FROM json_each(<the array>) AS <alias> */
-static void lite_each(q_printer_t *pr, const q_expr_t *e)
-{
-    const q_expr_t *arr = ARG(lambda_of(e) != NULL ? 1 : 0);
-    P(" FROM json_each(");
-    q_pexpr(pr, arr);
-    P(") AS ");
-    lite_alias(pr, e);
-}
-
-/* SQLite: the elements that pass (where: a condition on the element, may
- * be NULL), as a new array, in the order given (NULL: the array's). */
-static void lite_collect(q_printer_t *pr, const q_expr_t *e, bool map, bool where,
-                         const char *order, q_type_t item)
-{
-    P("(SELECT json_group_array(");
-    lite_v(pr, item);
-    P(") FROM (SELECT ");
-    if (map)
-        lite_body(pr, e);
-    else {
-        lite_alias(pr, e);
-        P(".value");
-    }
-    P(" AS v");
-    lite_each(pr, e);
-    if (where) {
-        P(" WHERE ");
-        lite_body(pr, e);
-    }
-    P(" ORDER BY ");
-    if (order != NULL) {
-        P(order);
-        P(", ");
-    }
-    lite_alias(pr, e);
-    P(".key))");
-}
-
-static void lite_sort(q_printer_t *pr, const q_expr_t *e, bool reverse)
-{
-    const q_expr_t *arr = ARG(lambda_of(e) != NULL ? 1 : 0);
-    P("(SELECT json_group_array(");
-    lite_v(pr, arr->elem);
-    P(") FROM (SELECT ");
-    lite_alias(pr, e);
-    P(".value AS v");
-    lite_each(pr, e);
-    P(" ORDER BY ");
-    lite_body(pr, e);
-    P(reverse ? " DESC NULLS LAST, " : " ASC NULLS LAST, ");
-    lite_alias(pr, e);
-    P(reverse ? ".key DESC))" : ".key))");
-}
-
-/* arrayMap and the other functions that may take a lambda. */
-static void lambda_call(q_printer_t *pr, const q_expr_t *e, int id)
-{
-    static const char *const names[] = {
-        [Q_FN_ARRAY_MAP - Q_FN_ARRAY_MAP] = "arrayMap",
-        [Q_FN_ARRAY_FILTER - Q_FN_ARRAY_MAP] = "arrayFilter",
-        [Q_FN_ARRAY_EXISTS - Q_FN_ARRAY_MAP] = "arrayExists",
-        [Q_FN_ARRAY_ALL - Q_FN_ARRAY_MAP] = "arrayAll",
-        [Q_FN_ARRAY_COUNT - Q_FN_ARRAY_MAP] = "arrayCount",
-        [Q_FN_ARRAY_SUM - Q_FN_ARRAY_MAP] = "arraySum",
-        [Q_FN_ARRAY_SORT - Q_FN_ARRAY_MAP] = "arraySort",
-        [Q_FN_ARRAY_REVERSE_SORT - Q_FN_ARRAY_MAP] = "arrayReverseSort",
-        [Q_FN_ARRAY_FIRST - Q_FN_ARRAY_MAP] = "arrayFirst",
-    };
-    const q_expr_t *l = lambda_of(e);
-    if (pr->ch) {
-        if (id == Q_FN_ARRAY_SORT || id == Q_FN_ARRAY_REVERSE_SORT) {
-            if (l != NULL && l->nchain > 1) {
-                q_pfail(pr, "arraySort with a lambda takes one array");
-                return;
-            }
-            ch_sort(pr, e, id == Q_FN_ARRAY_REVERSE_SORT);
-            return;
-        }
-        ch_call(pr, names[id - Q_FN_ARRAY_MAP], e);
-        return;
-    }
-    if (l != NULL && l->nchain > 1) {
-        q_pfail(pr, "A lambda over several arrays is not supported on the SQLite store");
-        return;
-    }
-    const q_expr_t *arr = ARG(l != NULL ? 1 : 0);
-    switch (id) {
-    case Q_FN_ARRAY_MAP: lite_collect(pr, e, true, false, NULL, l->type); return;
-    case Q_FN_ARRAY_FILTER: lite_collect(pr, e, false, true, NULL, arr->elem); return;
-    case Q_FN_ARRAY_EXISTS:
-    case Q_FN_ARRAY_ALL:
-    case Q_FN_ARRAY_COUNT:
-        P(id == Q_FN_ARRAY_COUNT    ? "(SELECT count(*)"
-          : id == Q_FN_ARRAY_EXISTS ? "(EXISTS (SELECT 1"
-                                    : "(NOT EXISTS (SELECT 1");
-        lite_each(pr, e);
-        P(id == Q_FN_ARRAY_ALL ? " WHERE NOT coalesce(" : " WHERE coalesce(");
-        lite_body(pr, e);
-        P(" != 0, 0))");
-        if (id != Q_FN_ARRAY_COUNT)
-            P(")");
-        return;
-    case Q_FN_ARRAY_SUM:
-        P("(SELECT coalesce(sum(");
-        lite_body(pr, e);
-        P(e->type == Q_T_FLOAT ? "), 0.0)" : "), 0)");
-        lite_each(pr, e);
-        P(")");
-        return;
-    case Q_FN_ARRAY_SORT:
-    case Q_FN_ARRAY_REVERSE_SORT: lite_sort(pr, e, id == Q_FN_ARRAY_REVERSE_SORT); return;
-    case Q_FN_ARRAY_FIRST:
-        P("coalesce((SELECT ");
-        lite_alias(pr, e);
-        P(".value");
-        lite_each(pr, e);
-        P(" WHERE ");
-        lite_body(pr, e);
-        P(" ORDER BY ");
-        lite_alias(pr, e);
-        PF(".key LIMIT 1), %s)", arr->elem_nullable ? "NULL" : lite_default(e->type));
-        return;
-    }
 }
 
 /* ---- functions of arrays -------------------------------------------------------------- */
@@ -470,7 +251,7 @@ static void pconcat(q_printer_t *pr, const q_expr_t *e)
         return;
     }
     P("(SELECT json_group_array(");
-    lite_v(pr, e->elem);
+    q_plite_v(pr, e->elem);
     P(") FROM (");
     for (size_t i = 0; i < e->args.n; i++) {
         PF("%sSELECT %zu AS o, key AS k, value AS v FROM json_each(", i ? " UNION ALL " : "", i);
@@ -491,7 +272,7 @@ static void pslice(q_printer_t *pr, const q_expr_t *e)
     unsigned d = e->depth;
     const q_expr_t *a = ARG(0), *off = ARG(1), *len = e->args.n > 2 ? ARG(2) : NULL;
     P("(SELECT json_group_array(");
-    lite_v(pr, e->elem);
+    q_plite_v(pr, e->elem);
     PF(") FROM (SELECT _a%u.value AS v FROM json_each(", d);
     q_pexpr(pr, a);
     PF(") AS _a%u WHERE ", d);
@@ -534,7 +315,7 @@ static void lite_elements(q_printer_t *pr, const q_expr_t *e, int how)
 {
     unsigned d = e->depth;
     P("(SELECT json_group_array(");
-    lite_v(pr, e->elem);
+    q_plite_v(pr, e->elem);
     P(") FROM (SELECT ");
     if (how == L_ENUMERATE)
         PF("_a%u.key + 1 AS v, _a%u.key AS k", d, d);
@@ -555,7 +336,7 @@ static void pcompact_lite(q_printer_t *pr, const q_expr_t *e)
 {
     unsigned d = e->depth;
     P("(SELECT json_group_array(");
-    lite_v(pr, e->elem);
+    q_plite_v(pr, e->elem);
     PF(") FROM (SELECT _a%u.value AS v FROM json_each(", d);
     q_pexpr(pr, ARG(0));
     PF(") AS _a%u WHERE _a%u.key = 0 OR _a%u.value IS NOT (SELECT _z%u.value FROM json_each(", d, d,
@@ -702,21 +483,21 @@ static void aggregate(q_printer_t *pr, const q_expr_t *e, int id)
 }
 
 /* Whether e computes an aggregate of its SELECT (an alias is printed in place). */
-static bool has_aggregate(const q_expr_t *e)
+bool q_phas_aggregate(const q_expr_t *e)
 {
     if (e == NULL || e->kind == QE_SUBQUERY)
         return false;
     if (e->kind == QE_FIELD)
-        return e->fkind == QF_ALIAS && has_aggregate(e->alias_of);
+        return e->fkind == QF_ALIAS && q_phas_aggregate(e->alias_of);
     if (e->kind == QE_CALL && e->over == NULL) {
         const q_fn_t *fn = q_fn_lookup(e->text);
         if (fn != NULL && fn->cls == QF_AGGREGATE)
             return true;
     }
     for (size_t i = 0; i < e->args.n; i++)
-        if (has_aggregate(e->args.v[i]))
+        if (q_phas_aggregate(e->args.v[i]))
             return true;
-    return has_aggregate(e->operand) || has_aggregate(e->else_);
+    return q_phas_aggregate(e->operand) || q_phas_aggregate(e->else_);
 }
 
 /* SQLite reads an array's elements in a subquery's FROM (json_each), where
@@ -729,7 +510,7 @@ static bool lite_over_aggregate(q_printer_t *pr, const q_expr_t *e, int id)
         (id >= Q_FN_GROUP_ARRAY && id <= Q_FN_TOP_K))
         return false;
     for (size_t i = 0; i < e->args.n; i++)
-        if (e->args.v[i]->type == Q_T_ARRAY && has_aggregate(e->args.v[i])) {
+        if (e->args.v[i]->type == Q_T_ARRAY && q_phas_aggregate(e->args.v[i])) {
             q_pfail(pr,
                     "%.*s over an aggregate's array is not supported on the SQLite store: "
                     "compute the array in a subquery (SELECT ... FROM (SELECT groupArray(x) AS a "
@@ -778,88 +559,6 @@ static void pzip(q_printer_t *pr, const q_expr_t *e)
     PF(" ORDER BY _z%u_0.key)) END)", d);
 }
 
-/* ---- arrayJoin ---------------------------------------------------------------------- */
-
-#define MAX_ARRAY_JOINS 16
-
-typedef struct {
-    const q_expr_t *v[MAX_ARRAY_JOINS];
-    size_t n;
-    bool over;
-} joins_t;
-
-/* The arrayJoin calls of one SELECT's expressions (not of its subqueries),
- * each once (an alias reaches the same node again). */
-static void find_joins(const q_expr_t *e, joins_t *j)
-{
-    if (e == NULL || e->kind == QE_SUBQUERY)
-        return;
-    if (e->kind == QE_FIELD) {
-        if (e->fkind == QF_ALIAS)
-            find_joins(e->alias_of, j);
-        return;
-    }
-    if (e->kind == QE_CALL && e->ival == Q_FN_ARRAY_JOIN && !e->negated) {
-        for (size_t i = 0; i < j->n; i++)
-            if (j->v[i] == e)
-                return;
-        if (j->n == MAX_ARRAY_JOINS) {
-            j->over = true;
-            return;
-        }
-        j->v[j->n++] = e;
-    }
-    for (size_t i = 0; i < e->args.n; i++)
-        find_joins(e->args.v[i], j);
-    find_joins(e->operand, j);
-    find_joins(e->else_, j);
-}
-
-void q_parray_joins(q_printer_t *pr, const q_select_t *s)
-{
-    if (pr->ch)
-        return; /* arrayJoin is ClickHouse's own */
-    joins_t j = {.n = 0};
-    for (size_t i = 0; i < s->ncols; i++)
-        find_joins(s->cols[i].expr, &j);
-    find_joins(s->where, &j);
-    for (size_t i = 0; i < s->group_by.n; i++)
-        find_joins(s->group_by.v[i], &j);
-    find_joins(s->having, &j);
-    for (size_t i = 0; i < s->norder; i++)
-        find_joins(s->order[i].expr, &j);
-    if (j.over) {
-        q_pfail(pr, "At most %d arrayJoin calls in one SELECT", MAX_ARRAY_JOINS);
-        return;
-    }
-    /* each a row per element of its array, the rows before it repeated (an
-     * inner join: an empty array drops the row, as ClickHouse's) */
-    for (size_t i = 0; i < j.n; i++) {
-        P(i == 0 && s->from == NULL ? " FROM json_each(" : " CROSS JOIN json_each(");
-        q_pexpr(pr, j.v[i]->args.v[0]);
-        PF(") AS _j%zu", j.v[i]->value);
-    }
-}
-
-void q_parray_join_clause(q_printer_t *pr, const q_from_t *f)
-{
-    const q_expr_t *el = f->element;
-    bool left = f->join == QJ_LEFT;
-    if (pr->ch) {
-        P(left ? " LEFT ARRAY JOIN " : " ARRAY JOIN ");
-        q_pexpr(pr, f->on);
-        PF(" AS _aj%zu", el->value);
-        return;
-    }
-    if (has_aggregate(f->on)) {
-        q_pfail(pr, "ARRAY JOIN cannot read an aggregate");
-        return;
-    }
-    P(left ? " LEFT JOIN json_each(" : " CROSS JOIN json_each(");
-    q_pexpr(pr, f->on);
-    PF(") AS _j%zu%s", el->value, left ? " ON 1" : "");
-}
-
 /* The call if it is one of this file's functions (print_fn.c dispatches). */
 bool q_pcall_array(q_printer_t *pr, const q_expr_t *e)
 {
@@ -884,7 +583,8 @@ bool q_pcall_array(q_printer_t *pr, const q_expr_t *e)
         if (pr->ch)
             PF("_aj%zu", e->value);
         else if (e->distinct) /* LEFT: an empty array's row gets the default, as ClickHouse */
-            PF("coalesce(_j%zu.value, %s)", e->value, e->nullable ? "NULL" : lite_default(e->type));
+            PF("coalesce(_j%zu.value, %s)", e->value,
+               e->nullable ? "NULL" : q_plite_default(e->type));
         else
             PF("_j%zu.value", e->value);
         return true;
@@ -897,7 +597,7 @@ bool q_pcall_array(q_printer_t *pr, const q_expr_t *e)
         return true;
     }
     if (id >= Q_FN_ARRAY_MAP && id <= Q_FN_ARRAY_FIRST)
-        lambda_call(pr, e, id);
+        q_plambda_call(pr, e, id);
     else if (id >= Q_FN_GROUP_ARRAY && id <= Q_FN_TOP_K)
         aggregate(pr, e, id);
     else if ((id >= Q_FN_HAS && id <= Q_FN_ARRAY_ELEMENT) ||
