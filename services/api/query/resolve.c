@@ -146,24 +146,7 @@ static void resolve_from(rs_t *r, q_from_t *f, scope_t *sc)
             fail(r, "ARRAY JOIN takes an array");
             return;
         }
-        /* the element: arrayJoin(on), marked as this clause's (negated) */
-        q_expr_t *el = cm_arena_alloc(&r->q->arena, sizeof(*el));
-        q_list_t args = {cm_arena_alloc(&r->q->arena, sizeof(q_expr_t *)), 1};
-        args.v[0] = f->on;
-        *el = (q_expr_t){.kind = QE_CALL,
-                         .text = CM_SLICE_LIT("arrayJoin"),
-                         .ival = Q_FN_ARRAY_JOIN,
-                         .negated = true,
-                         .distinct = f->join == QJ_LEFT, /* LEFT: an empty array's row stays */
-                         .value = ++r->q->narray_joins,
-                         .args = args,
-                         .depth = f->on->depth,
-                         .type = f->on->elem == Q_T_NULL ? Q_T_NULL : f->on->elem,
-                         .members = f->on->members,
-                         .nmembers = f->on->nmembers,
-                         .nullable = f->on->elem_nullable,
-                         .resolved = true};
-        f->element = el;
+        f->element = q_array_join_element(&r->q->arena, f, ++r->q->narray_joins);
         return;
     }
     case QJ_JOIN:
@@ -258,28 +241,11 @@ static void resolve_field(rs_t *r, q_expr_t *e, scope_t *sc)
                     fail(r, "'%.*s' is a lambda's parameter: it has no fields", SL(e->chain[0]));
                     return;
                 }
-                e->fkind = QF_LAMBDA;
-                e->alias_of = l->lambda;
-                e->ival = (int64_t)i;
-                e->type = l->lambda->args.v[i]->type; /* the element's (resolve_lambda) */
-                e->elem = l->lambda->args.v[i]->elem;
-                e->members = l->lambda->args.v[i]->members;
-                e->nmembers = l->lambda->args.v[i]->nmembers;
-                e->nullable = l->lambda->args.v[i]->nullable;
+                q_bind_lambda_param(e, l->lambda, i);
                 return;
             }
-    /* the element of ARRAY JOIN ... AS name (the clause ends the FROM) */
-    if (s->from != NULL && s->from->kind == QJ_ARRAY && e->nchain == 1 &&
-        cm_slice_eq(s->from->alias, e->chain[0]) && s->from->element != NULL) {
-        const q_expr_t *el = s->from->element;
-        e->fkind = QF_ALIAS;
-        e->alias_of = s->from->element;
-        e->type = el->type;
-        e->members = el->members;
-        e->nmembers = el->nmembers;
-        e->nullable = el->nullable;
+    if (q_bind_array_join(e, s))
         return;
-    }
     /* table.column... */
     if (e->nchain >= 2)
         for (size_t i = 0; i < s->nsources; i++)
@@ -395,30 +361,9 @@ static bool quantile_level(const q_expr_t *p)
 static void resolve_lambda(rs_t *r, q_expr_t *call, scope_t *sc)
 {
     q_expr_t *l = call->args.v[0];
-    size_t narrays = call->args.n - 1;
-    if (l->nchain != narrays) {
-        fail(r, "The lambda of %.*s takes %zu parameter%s, one per array", SL(call->text), narrays,
-             narrays == 1 ? "" : "s");
+    if (!q_lambda_params(call, &r->q->arena, r->err)) {
+        r->failed = true;
         return;
-    }
-    l->args.v = cm_arena_alloc(&r->q->arena, narrays * sizeof(*l->args.v));
-    l->args.n = narrays;
-    for (size_t i = 0; i < narrays; i++) {
-        const q_expr_t *a = call->args.v[i + 1];
-        if (a->type != Q_T_ARRAY) {
-            fail(r, "%.*s takes arrays after its lambda", SL(call->text));
-            return;
-        }
-        q_expr_t *p = cm_arena_alloc(&r->q->arena, sizeof(*p));
-        *p = (q_expr_t){.kind = QE_NULL,
-                        .type = a->elem,
-                        .members = a->members,
-                        .nmembers = a->nmembers,
-                        .nullable = a->elem_nullable,
-                        .resolved = true};
-        if (a->elem == Q_T_ARRAY)
-            p->elem = Q_T_ANY;
-        l->args.v[i] = p;
     }
     lambda_scope_t ls = {r->lambdas, l};
     r->lambdas = &ls;

@@ -65,6 +65,16 @@ bool q_resolve_array_call(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err);
 bool q_resolve_array_expr(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err);
 /* Whether function id takes a lambda as its first argument. */
 bool q_fn_takes_lambda(int id);
+/* A call's lambda (args[0]) given one typed node per parameter (its args),
+ * each an element of the array argument after it; false with a message. */
+bool q_lambda_params(q_expr_t *call, cm_arena_t *arena, cm_buf_t *err);
+/* Field e names parameter i of lambda. */
+void q_bind_lambda_param(q_expr_t *e, q_expr_t *lambda, size_t i);
+/* ARRAY JOIN's element: an arrayJoin(f->on) marked negated (the clause's),
+ * LEFT as distinct, numbered id. */
+q_expr_t *q_array_join_element(cm_arena_t *arena, const q_from_t *f, unsigned id);
+/* Whether field e names the element of s's ARRAY JOIN (bound if so). */
+bool q_bind_array_join(q_expr_t *e, const q_select_t *s);
 
 /* The output name HogQL gives an expression without an alias (print_hogql.c). */
 void q_print_hogql_expr(const q_expr_t *e, cm_buf_t *out);

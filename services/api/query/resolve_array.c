@@ -346,3 +346,86 @@ bool q_resolve_array_call(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err)
     default: return true;
     }
 }
+
+/* ---- lambdas' parameters and ARRAY JOIN's element ------------------------------------- */
+
+bool q_lambda_params(q_expr_t *call, cm_arena_t *arena, cm_buf_t *err)
+{
+    q_expr_t *l = call->args.v[0];
+    size_t narrays = call->args.n - 1;
+    if (l->nchain != narrays) {
+        cm_buf_appendf(err, "The lambda of %.*s takes %zu parameter%s, one per array",
+                       (int)call->text.len, call->text.p, narrays, narrays == 1 ? "" : "s");
+        return false;
+    }
+    l->args.v = cm_arena_alloc(arena, narrays * sizeof(*l->args.v));
+    l->args.n = narrays;
+    for (size_t i = 0; i < narrays; i++) {
+        const q_expr_t *a = call->args.v[i + 1];
+        if (a->type != Q_T_ARRAY) {
+            cm_buf_appendf(err, "%.*s takes arrays after its lambda", (int)call->text.len,
+                           call->text.p);
+            return false;
+        }
+        q_expr_t *p = cm_arena_alloc(arena, sizeof(*p));
+        *p = (q_expr_t){.kind = QE_NULL,
+                        .type = a->elem,
+                        .elem = Q_T_ANY, /* an element that is an array: its own not known */
+                        .members = a->members,
+                        .nmembers = a->nmembers,
+                        .nullable = a->elem_nullable,
+                        .resolved = true};
+        l->args.v[i] = p;
+    }
+    return true;
+}
+
+void q_bind_lambda_param(q_expr_t *e, q_expr_t *lambda, size_t i)
+{
+    const q_expr_t *p = lambda->args.v[i]; /* the element's type (q_lambda_params) */
+    e->fkind = QF_LAMBDA;
+    e->alias_of = lambda;
+    e->ival = (int64_t)i;
+    e->type = p->type;
+    e->elem = p->elem;
+    e->members = p->members;
+    e->nmembers = p->nmembers;
+    e->nullable = p->nullable;
+}
+
+q_expr_t *q_array_join_element(cm_arena_t *arena, const q_from_t *f, unsigned id)
+{
+    q_expr_t *el = cm_arena_alloc(arena, sizeof(*el));
+    q_list_t args = {cm_arena_alloc(arena, sizeof(q_expr_t *)), 1};
+    args.v[0] = f->on;
+    *el = (q_expr_t){.kind = QE_CALL,
+                     .text = CM_SLICE_LIT("arrayJoin"),
+                     .ival = Q_FN_ARRAY_JOIN,
+                     .negated = true,
+                     .distinct = f->join == QJ_LEFT, /* LEFT: an empty array's row stays */
+                     .value = id,
+                     .args = args,
+                     .depth = f->on->depth,
+                     .type = f->on->elem,
+                     .members = f->on->members,
+                     .nmembers = f->on->nmembers,
+                     .nullable = f->on->elem_nullable,
+                     .resolved = true};
+    return el;
+}
+
+/* The clause ends the FROM, so its name is looked up before the sources'. */
+bool q_bind_array_join(q_expr_t *e, const q_select_t *s)
+{
+    const q_from_t *f = s->from;
+    if (f == NULL || f->kind != QJ_ARRAY || f->element == NULL || e->nchain != 1 ||
+        !cm_slice_eq(f->alias, e->chain[0]))
+        return false;
+    e->fkind = QF_ALIAS;
+    e->alias_of = f->element;
+    e->type = f->element->type;
+    e->members = f->element->members;
+    e->nmembers = f->element->nmembers;
+    e->nullable = f->element->nullable;
+    return true;
+}
