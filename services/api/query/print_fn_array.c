@@ -179,6 +179,13 @@ const char *q_pout_open(q_printer_t *pr, const q_expr_t *e)
         P(", ");
         return ")";
     }
+    if ((e->type == Q_T_TUPLE || (e->type == Q_T_ARRAY && e->elem == Q_T_TUPLE)) &&
+        e->members == NULL) {
+        /* its members' types are not known here (a subquery's column) */
+        q_pfail(pr, "A tuple column of a subquery cannot be answered as it is on ClickHouse: "
+                    "name its members (t.1, t.2) or answer it from the subquery");
+        return NULL;
+    }
     if (e->type == Q_T_TUPLE && has_string_member(e)) {
         P("arrayMap(");
         escaped_tuple(pr, e);

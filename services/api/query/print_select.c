@@ -151,11 +151,16 @@ static void pcolumns(q_printer_t *pr, const q_select_t *s, const char *as, bool 
                         continue;
                     if (k)
                         P(", ");
+                    /* a subquery's array column, as an answer's (q_pout_open) */
+                    const q_expr_t *sub = src->table ? NULL : src->sub->out_exprs[c];
+                    const char *close = top && sub != NULL ? q_pout_open(pr, sub) : NULL;
                     PF("s%u.", src->id);
                     if (src->table != NULL)
                         P(src->table->cols[c].column);
                     else
                         q_pcolname(pr, src->sub, c);
+                    if (close != NULL)
+                        P(close);
                     if (as != NULL)
                         PF(" AS %s%zu", as, k);
                     else {

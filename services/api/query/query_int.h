@@ -227,7 +227,8 @@ struct q_select {
      * part's), the sources in scope, whether it aggregates */
     cm_slice_t *out_names;
     q_type_t *out_types;
-    q_type_t *out_elems; /* an array column's element type */
+    q_type_t *out_elems;        /* an array column's element type */
+    const q_expr_t **out_exprs; /* each column's expression (NULL: a stored table's) */
     bool *out_nullable;
     size_t nout;
     struct q_scope_entry *sources;

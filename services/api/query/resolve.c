@@ -205,6 +205,12 @@ static bool bind_column(rs_t *r, q_expr_t *e, const q_scope_entry_t *s, size_t a
     e->ival = i;
     e->type = type;
     e->elem = s->sub != NULL ? s->sub->out_elems[i] : Q_T_ANY;
+    if (s->sub != NULL && s->sub->out_exprs[i] != NULL) { /* an array's or tuple's details */
+        const q_expr_t *c = s->sub->out_exprs[i];
+        e->elem_nullable = c->elem_nullable;
+        e->members = c->members;
+        e->nmembers = c->nmembers;
+    }
     e->nullable = nullable;
 path:
     if (at + 1 < e->nchain) {
@@ -649,6 +655,7 @@ static void outputs(rs_t *r, q_select_t *s)
     s->out_names = cm_arena_alloc(&r->q->arena, (n + 1) * sizeof(*s->out_names));
     s->out_types = cm_arena_alloc(&r->q->arena, (n + 1) * sizeof(*s->out_types));
     s->out_elems = cm_arena_alloc(&r->q->arena, (n + 1) * sizeof(*s->out_elems));
+    s->out_exprs = cm_arena_alloc(&r->q->arena, (n + 1) * sizeof(*s->out_exprs));
     s->out_nullable = cm_arena_alloc(&r->q->arena, (n + 1) * sizeof(*s->out_nullable));
     size_t w = 0;
     for (size_t i = 0; i < s->ncols; i++) {
@@ -671,6 +678,7 @@ static void outputs(rs_t *r, q_select_t *s)
                                           : src->sub->out_types[k];
                     s->out_nullable[w] = col ? col->nullable : src->sub->out_nullable[k];
                     s->out_elems[w] = col ? Q_T_ANY : src->sub->out_elems[k];
+                    s->out_exprs[w] = col ? NULL : src->sub->out_exprs[k];
                     w++;
                 }
             }
@@ -693,6 +701,7 @@ static void outputs(rs_t *r, q_select_t *s)
         s->out_names[w] = name;
         s->out_types[w] = e->type;
         s->out_elems[w] = e->elem;
+        s->out_exprs[w] = e;
         s->out_nullable[w] = e->nullable;
         w++;
     }
@@ -763,6 +772,7 @@ static void resolve_select_in(rs_t *r, q_select_t *s, scope_t *parent)
         s->out_names = first->out_names;
         s->out_types = first->out_types;
         s->out_elems = first->out_elems;
+        s->out_exprs = first->out_exprs;
         s->out_nullable = first->out_nullable;
         s->nout = first->nout;
         return;
