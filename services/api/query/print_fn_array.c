@@ -173,6 +173,20 @@ const char *q_pout_open(q_printer_t *pr, const q_expr_t *e)
         P("arrayMap(_e -> " ESCAPE_OPEN "_e" ESCAPE_CLOSE ", ");
         return ")";
     }
+    if (e->type == Q_T_ARRAY && e->elem == Q_T_ARRAY && e->nmembers == 1 &&
+        e->members[0] == Q_T_STRING) {
+        P("arrayMap(_a -> arrayMap(_e -> " ESCAPE_OPEN "_e" ESCAPE_CLOSE ", _a), ");
+        return ")";
+    }
+    if (e->type == Q_T_ARRAY &&
+        (e->elem == Q_T_ANY ||
+         (e->elem == Q_T_ARRAY && (e->nmembers != 1 || e->members[0] == Q_T_ANY ||
+                                   e->members[0] == Q_T_ARRAY || e->members[0] == Q_T_TUPLE)))) {
+        /* its strings could not be read back exactly */
+        q_pfail(pr, "An array nested deeper than two levels, or of elements of no known type, "
+                    "cannot be answered on ClickHouse");
+        return NULL;
+    }
     if (e->type == Q_T_ARRAY && e->elem == Q_T_TUPLE && has_string_member(e)) {
         P("arrayMap(");
         escaped_tuple(pr, e);

@@ -93,8 +93,13 @@ int api_query_print(const api_query_t *q, const api_query_print_opts_t *o, api_q
         char arr[64];
         if (s->out_types[i] == Q_T_ARRAY) { /* Array(Int64), as ClickHouse names it */
             q_type_t el = s->out_elems[i];
-            snprintf(arr, sizeof(arr), "Array(%s)",
-                     el == Q_T_ANY || el == Q_T_ARRAY ? "Array" : type_name(el));
+            const q_expr_t *c = s->out_exprs[i];
+            if (el == Q_T_ARRAY && c != NULL && c->nmembers == 1 && c->members[0] != Q_T_ANY &&
+                c->members[0] != Q_T_ARRAY && c->members[0] != Q_T_TUPLE)
+                snprintf(arr, sizeof(arr), "Array(Array(%s))", type_name(c->members[0]));
+            else
+                snprintf(arr, sizeof(arr), "Array(%s)",
+                         el == Q_T_ANY || el == Q_T_ARRAY ? "Array" : type_name(el));
             t = arr;
         }
         if (s->out_nullable[i] && s->out_types[i] != Q_T_NULL && s->out_types[i] != Q_T_ARRAY &&

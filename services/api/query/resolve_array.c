@@ -50,6 +50,28 @@ static void set_members(q_expr_t *e, cm_arena_t *arena, const q_type_t *types, s
     e->nmembers = n;
 }
 
+/* What an element of array a is beyond its type: a tuple's member types,
+ * or an inner array's element type (an array of arrays keeps it as its one
+ * "member", so that its strings can be escaped and its type named). */
+static void element_of(q_expr_t *out, const q_expr_t *a)
+{
+    out->members = NULL;
+    out->nmembers = 0;
+    out->elem = Q_T_ANY;
+    if (a->elem == Q_T_TUPLE) {
+        out->members = a->members;
+        out->nmembers = a->nmembers;
+    } else if (a->elem == Q_T_ARRAY && a->nmembers == 1) {
+        out->elem = a->members[0];
+    }
+}
+
+/* Array e holds arrays whose elements are of type inner. */
+static void set_inner(q_expr_t *e, cm_arena_t *arena, q_type_t inner)
+{
+    set_members(e, arena, &inner, 1);
+}
+
 /* The values of a tuple: numbers, strings and dates (an array or a tuple
  * inside one would need more than one level of member types). */
 static bool tuple_of(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err, q_expr_t *const *v, size_t n)
@@ -130,6 +152,12 @@ bool q_resolve_array_expr(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err)
         e->elem = t == Q_T_NULL && e->args.n > 0 ? Q_T_NULL : t;
         for (size_t i = 0; i < e->args.n; i++)
             e->elem_nullable = e->elem_nullable || ARG(i)->nullable;
+        if (t == Q_T_ARRAY) { /* the inner arrays' common element type */
+            q_type_t inner = Q_T_NULL;
+            for (size_t i = 0; i < e->args.n; i++)
+                inner = common(inner, ARG(i)->elem);
+            set_inner(e, arena, inner);
+        }
         if (t == Q_T_TUPLE) { /* the first's members (ClickHouse wants them alike) */
             e->members = ARG(0)->members;
             e->nmembers = ARG(0)->nmembers;
@@ -154,9 +182,7 @@ bool q_resolve_array_expr(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err)
         return false;
     }
     e->type = a->elem == Q_T_NULL ? Q_T_NULL : a->elem;
-    e->elem = Q_T_ANY;
-    e->members = a->members;
-    e->nmembers = a->nmembers;
+    element_of(e, a);
     e->nullable = a->elem == Q_T_NULL || i->nullable || a->nullable || a->elem_nullable;
     return true;
 }
@@ -229,6 +255,8 @@ bool q_resolve_array_call(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err)
         if (t == Q_T_ANY)
             return fail(err, e, "takes arrays of one element type");
         e->elem = t;
+        e->members = ARG(0)->members; /* tuples' or inner arrays' (the first's) */
+        e->nmembers = ARG(0)->nmembers;
         return true;
     }
     case Q_FN_ARRAY_SLICE:
@@ -282,6 +310,8 @@ bool q_resolve_array_call(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err)
         e->elem_nullable = ARG(0)->nullable;
         e->members = ARG(0)->operand->members;
         e->nmembers = ARG(0)->operand->nmembers;
+        if (e->elem == Q_T_ARRAY)
+            set_inner(e, arena, ARG(0)->operand->elem);
         return true;
     case Q_FN_ARRAY_EXISTS:
     case Q_FN_ARRAY_ALL:
@@ -300,8 +330,7 @@ bool q_resolve_array_call(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err)
             return false;
         e->type = el;
         e->nullable = ARG(1)->elem_nullable;
-        e->members = ARG(1)->members;
-        e->nmembers = ARG(1)->nmembers;
+        element_of(e, ARG(1));
         return true;
     case Q_FN_GROUP_ARRAY:
     case Q_FN_GROUP_UNIQ_ARRAY:
@@ -338,10 +367,8 @@ bool q_resolve_array_call(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err)
         if (el == Q_T_NULL)
             return fail(err, e, "of [] gives no rows: it needs elements of a type");
         e->type = el;
-        e->elem = Q_T_ANY;
         e->nullable = ARG(0)->elem_nullable;
-        e->members = ARG(0)->members;
-        e->nmembers = ARG(0)->nmembers;
+        element_of(e, ARG(0));
         return true;
     default: return true;
     }
@@ -368,13 +395,9 @@ bool q_lambda_params(q_expr_t *call, cm_arena_t *arena, cm_buf_t *err)
             return false;
         }
         q_expr_t *p = cm_arena_alloc(arena, sizeof(*p));
-        *p = (q_expr_t){.kind = QE_NULL,
-                        .type = a->elem,
-                        .elem = Q_T_ANY, /* an element that is an array: its own not known */
-                        .members = a->members,
-                        .nmembers = a->nmembers,
-                        .nullable = a->elem_nullable,
-                        .resolved = true};
+        *p = (q_expr_t){
+            .kind = QE_NULL, .type = a->elem, .nullable = a->elem_nullable, .resolved = true};
+        element_of(p, a);
         l->args.v[i] = p;
     }
     return true;
@@ -407,10 +430,9 @@ q_expr_t *q_array_join_element(cm_arena_t *arena, const q_from_t *f, unsigned id
                      .args = args,
                      .depth = f->on->depth,
                      .type = f->on->elem,
-                     .members = f->on->members,
-                     .nmembers = f->on->nmembers,
                      .nullable = f->on->elem_nullable,
                      .resolved = true};
+    element_of(el, f->on);
     return el;
 }
 

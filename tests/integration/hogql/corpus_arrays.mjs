@@ -43,6 +43,7 @@ export const queries = [
   "SELECT event, (event, toInt(properties.n)) AS t FROM events WHERE toInt(properties.n) < 5 ORDER BY t.2",
   "SELECT [(1, 'a'), (2, 'b\\\\c')] AS a, arrayMap(x -> x.2, a), arrayMap(x -> (x, toString(x * 2)), [1, 2])",
   "SELECT arrayZip([1, 2], ['a', 'b'])",
+  "SELECT [['a\\\\b'], [], ['it''s', 'c']] AS n, [['x']][1] AS i, arrayMap(x -> [x, 'y'], ['a']) AS m, [[1.5], [2]] AS f",
   "SELECT * FROM (SELECT ['a\\\\b', 'it''s'] AS a, (1, 'x\\\\y') AS t, [properties.plan][2] AS p FROM events WHERE toInt(properties.n) = 1)",
   "SELECT t.2, t, a[3] FROM (SELECT (toInt(properties.n), event) AS t, [properties.plan] AS a FROM events WHERE toInt(properties.n) < 3) ORDER BY t.1",
   // arrayJoin: a row per element
