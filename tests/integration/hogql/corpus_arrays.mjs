@@ -64,6 +64,8 @@ export const queries = [
   "SELECT groupArray(properties.$browser) FROM events WHERE toInt(properties.n) < 12",
   "SELECT groupArray(event) FROM events WHERE 1 = 0",
   "SELECT groupUniqArray(toDate(timestamp)) FROM events",
+  "SELECT ts, has(ts, ts[2]), indexOf(ts, ts[3]), arrayMap(t -> toDate(t), ts) FROM (SELECT groupArray(timestamp) AS ts FROM events WHERE toInt(properties.n) < 3)",
+  "SELECT count(arrayJoin([1, 2, 3])), sum(arrayJoin([toInt(properties.n), 1])) FROM events WHERE toInt(properties.n) < 4",
   "SELECT topK(2)(event), topK(3)(distinct_id), topK(1)(properties.$browser) FROM events",
   "SELECT event, topK(2)(properties.plan) AS t FROM events GROUP BY event ORDER BY event",
   "SELECT quantiles(0.1, 0.5, 0.9)(toFloat(properties.price)) FROM events",
