@@ -20,7 +20,7 @@ for (const pair of PAIRS) {
       E = `/api/projects/${s.boot.project_id}/endpoints/`;
       const client = new PostHog(s.boot.project_api_token, { host: s.ingestUrl, flushAt: 50, flushInterval: 0 });
       labels.forEach((label, i) => client.capture({
-        distinctId: `u${i}`, event: 'e', timestamp: new Date(Date.UTC(2024, 2, 1, i)), properties: { label, n: i },
+        distinctId: `u${i}`, event: 'e', timestamp: new Date(Date.UTC(2024, 2, 1, i)), properties: { label, n: i, tags: [label, i, null] },
       }));
       await client.shutdown();
       await within(60000, 'the events stored', async () => (await s.store.distinct()) >= labels.length);
@@ -59,6 +59,17 @@ for (const pair of PAIRS) {
       assert.equal(r.status, 200, JSON.stringify(r.json));
       assert.deepEqual(r.json.results.map((row) => row[1][0]), labels);
       assert.ok(r.json.results.every((row) => row[1][1] === 'x' && row[2] === 1));
+    });
+
+    test("a property's JSON array: properties.tags.1 (ClickHouse 19.3+)", async () => {
+      const r = await run('tags', 'SELECT toInt(properties.n) AS n, properties.tags.1 AS t1, properties.tags.2 AS t2, properties.tags.3 AS t3, properties.tags.4 AS t4 FROM events ORDER BY n');
+      if (pair.store === 'clickhouse') {
+        assert.equal(r.status, 400);
+        assert.match(r.json.detail, /needs ClickHouse 19\.3/);
+        return;
+      }
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      assert.deepEqual(r.json.results, labels.map((l, i) => [i, l, String(i), null, null]));
     });
 
     test('what this store cannot run is refused with the reason', async () => {

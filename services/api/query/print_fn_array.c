@@ -130,9 +130,75 @@ static void pindex(q_printer_t *pr, const q_expr_t *a, const q_expr_t *i, q_type
     P(" END)");
 }
 
+/* fn(s<id>.column, 'k1', ..., n) */
+static void pjson_path_call(q_printer_t *pr, const char *fn, const q_expr_t *f, int64_t n)
+{
+    PF("%s(s%u.%s", fn, f->source->id, f->column);
+    for (size_t i = f->path_from; i < f->nchain; i++) {
+        P(", ");
+        q_pstring(pr, f->chain[i]);
+    }
+    PF(", %" PRId64 ")", n);
+}
+
+/* properties.arr.1: the element of a JSON array in a property, as
+ * properties.x reads (a string's text, other values as JSON, NULL for JSON
+ * null or nothing there). SQLite: the JSON path $."arr"[0]; ClickHouse:
+ * JSONExtract's index (1-based), which 18.16 lacks. */
+static void pproperty_element(q_printer_t *pr, const q_expr_t *f, int64_t n)
+{
+    if (pr->ch && !pr->o->clickhouse_modern) {
+        q_pfail(pr, "An element of a property's array (properties.x.1) needs ClickHouse 19.3 or "
+                    "later");
+        return;
+    }
+    if (pr->ch) {
+        P("multiIf(");
+        pjson_path_call(pr, "JSONType", f, n);
+        P(" = 'String', ");
+        pjson_path_call(pr, "JSONExtractString", f, n);
+        P(", NOT ");
+        pjson_path_call(pr, "JSONHas", f, n);
+        P(" OR ");
+        pjson_path_call(pr, "JSONType", f, n);
+        P(" = 'Null', NULL, ");
+        pjson_path_call(pr, "JSONExtractRaw", f, n);
+        P(")");
+        return;
+    }
+    cm_buf_t path = CM_BUF_INIT;
+    cm_buf_append(&path, "$", 1);
+    for (size_t i = f->path_from; i < f->nchain; i++) {
+        cm_slice_t k = f->chain[i];
+        if (memchr(k.p, '"', k.len) != NULL || memchr(k.p, '\0', k.len) != NULL) {
+            q_pfail(pr, "Property names with '\"' cannot be read on this store");
+            break;
+        }
+        cm_buf_appendf(&path, ".\"%.*s\"", (int)k.len, k.p);
+    }
+    cm_buf_appendf(&path, "[%" PRId64 "]", n - 1);
+    cm_slice_t ps = cm_buf_slice(&path);
+    static const char *const parts[] = {"(CASE json_type(", ") WHEN 'text' THEN ",
+                                        " WHEN 'null' THEN NULL ELSE ", " END)"};
+    P(parts[0]);
+    PF("s%u.%s, ", f->source->id, f->column);
+    q_pstring(pr, ps);
+    P(parts[1]);
+    PF("s%u.%s ->> ", f->source->id, f->column);
+    q_pstring(pr, ps);
+    P(parts[2]);
+    PF("s%u.%s -> ", f->source->id, f->column);
+    q_pstring(pr, ps);
+    P(parts[3]);
+    cm_buf_free(&path);
+}
+
 void q_pindex(q_printer_t *pr, const q_expr_t *e)
 {
-    if (e->negated)
+    const q_expr_t *a = e->operand;
+    if (e->negated && a->kind == QE_FIELD && a->fkind == QF_PROPERTY)
+        pproperty_element(pr, a, ARG(0)->ival);
+    else if (e->negated)
         pmember(pr, e->operand, ARG(0)->ival);
     else
         pindex(pr, e->operand, ARG(0), e->type);

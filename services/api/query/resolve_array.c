@@ -95,6 +95,13 @@ static bool tuple_of(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err, q_expr_t *co
 /* t.n, tupleElement(t, n): the member's type. */
 static bool member(q_expr_t *e, const q_expr_t *t, const q_expr_t *n, cm_buf_t *err)
 {
+    if (e->kind == QE_INDEX && t->kind == QE_FIELD && t->fkind == QF_PROPERTY) {
+        /* properties.arr.1: a JSON array's element (1-based), in the
+         * property's string form */
+        e->type = Q_T_STRING;
+        e->nullable = true;
+        return true;
+    }
     if (t->type != Q_T_TUPLE) {
         cm_buf_append_cstr(err, ".n and tupleElement read a tuple's members");
         return false;
