@@ -651,6 +651,11 @@ static void test_array_errors(void **state)
                  "ARRAY JOIN needs a name for the element: ARRAY JOIN <array> AS <name>");
     expect_error("SELECT [event] AS a FROM events ORDER BY a",
                  "Ordering by an array or a tuple is not supported on the SQLite store");
+    expect_mat("SELECT event, groupArray(distinct_id) FROM events WHERE event = {variables.e} "
+               "GROUP BY event",
+               "refused: Queries answering arrays or tuples are not supported for materialization");
+    expect_mat("SELECT (event, 1) FROM events",
+               "refused: Queries answering arrays or tuples are not supported for materialization");
     expect_error(
         "SELECT arrayFilter(x -> x = 'a', groupArray(event)) FROM events",
         "arrayFilter over an aggregate's array is not supported on the SQLite store: "
