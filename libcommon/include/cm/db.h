@@ -95,6 +95,17 @@ typedef struct {
 } cm_db_function_t;
 int cm_db_conn_add_function(cm_db_conn_t *conn, const cm_db_function_t *fn);
 
+/* A scalar function of text for a SQLite connection (db_sqlite_fns.c): call
+ * sees the arguments as text (NULL for a SQL NULL) and answers malloc'd
+ * text (freed by SQLite), or NULL: a SQL NULL, or with *failed set an
+ * error. fn must outlive the connection (a static). 0, or CM_EUNAVAIL. */
+typedef struct {
+    const char *name;
+    int nargs;
+    char *(*call)(int argc, const char *const *args, bool *failed);
+} cm_db_text_fn_t;
+int cm_db_conn_add_text_fn(cm_db_conn_t *conn, const cm_db_text_fn_t *fn);
+
 typedef struct {
     const char *url;     /* see above */
     const char *name;    /* for logs; default "db" */

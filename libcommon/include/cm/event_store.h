@@ -188,7 +188,8 @@ const char *cm_evstore_value(const cm_evstore_rows_t *rows, size_t row, size_t c
  * maybe Nullable(...)), so that both stores answer alike: Int64 and UInt8
  * as integers (a float the store kept in one as a number), Float64 as a
  * number or null (nan, inf), DateTime as ISO 8601 UTC, and ClickHouse
- * 18.16's zero dates as the epoch they stand for; anything else a string. */
+ * 18.16's zero dates as the epoch they stand for; Array(T) as a JSON array
+ * of such values (evstore_array.c); anything else a string. */
 void cm_evstore_write_value(cm_json_writer_t *w, const char *type, const char *text);
 /* The same, a DateTime (UTC text) written in zone (a type such as
  * "DateTime('America/New_York')"): ISO 8601 with the zone's offset at that

@@ -1,8 +1,8 @@
 /*
  * db_sqlite_fns.c - aggregates of doubles and scalar functions of text a
  * connection hook adds to a SQLite connection (cm_db_conn_add_aggregate,
- * cm_db_conn_add_function, cm/db.h). The semantics are the caller's (the
- * event store's HogQL functions, evstore_quantile.c, evstore_tz.c);
+ * cm_db_conn_add_function, cm_db_conn_add_text_fn, cm/db.h). The semantics are
+ * the caller's (the event store's HogQL functions, evstore_quantile.c, evstore_tz.c);
  * this file only carries SQLite's values to them and their answer back.
  */
 #include <stdlib.h>
@@ -104,5 +104,34 @@ int cm_db_conn_add_function(cm_db_conn_t *conn, const cm_db_function_t *fn)
                                         SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, d,
                                         fn_call, NULL, NULL, fn_destroy);
     /* on failure SQLite has already called fn_destroy */
+    return rc == SQLITE_OK ? 0 : CM_EUNAVAIL;
+}
+
+/* ---- scalar functions of text that may fail ---------------------------------------------- */
+
+static void text_call(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const cm_db_text_fn_t *fn = sqlite3_user_data(ctx);
+    const char *args[MAX_ARGS];
+    int n = argc < MAX_ARGS ? argc : MAX_ARGS;
+    for (int i = 0; i < n; i++)
+        args[i] = (const char *)sqlite3_value_text(argv[i]); /* NULL for NULL */
+    bool failed = false;
+    char *out = fn->call(n, args, &failed);
+    if (failed)
+        sqlite3_result_error(ctx, "function failed", -1);
+    else if (out == NULL)
+        sqlite3_result_null(ctx);
+    else
+        sqlite3_result_text(ctx, out, -1, free);
+}
+
+int cm_db_conn_add_text_fn(cm_db_conn_t *conn, const cm_db_text_fn_t *fn)
+{
+    if (fn->nargs < 0 || fn->nargs > MAX_ARGS)
+        return CM_EINVAL;
+    int rc = sqlite3_create_function_v2((sqlite3 *)conn, fn->name, fn->nargs,
+                                        SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+                                        (void *)fn, text_call, NULL, NULL, NULL);
     return rc == SQLITE_OK ? 0 : CM_EUNAVAIL;
 }

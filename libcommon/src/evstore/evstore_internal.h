@@ -61,4 +61,16 @@ int cm__evstore_open_sqlite(uv_loop_t *loop, const cm_evstore_opts_t *opts, cons
                             cm_evstore_t **out);
 int cm__evstore_open_clickhouse(uv_loop_t *loop, const cm_evstore_opts_t *opts, cm_evstore_t **out);
 
+/* evstore_array.c: an Array(T) value (JSON or ClickHouse's literal text)
+ * written as a JSON array, each element by T; text that does not parse is
+ * written as a string. */
+void cm_evstore__write_array(cm_json_writer_t *w, const char *type, const char *v);
+
+/* A quoted string at *p ("..." JSON, '...' ClickHouse) decoded into out
+ * (its length reset); *p moves past it. False when it does not end. */
+bool cm_evstore__unquote(const char **p, cm_buf_t *out);
+/* evstore_arrayfns.c: cm_array_agg for SQLite connections (the printer's
+ * groupArray, groupUniqArray and topK: docs/endpoints.md). */
+int cm__evstore_add_array_fns(cm_db_conn_t *conn);
+
 #endif

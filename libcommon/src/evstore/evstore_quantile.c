@@ -120,5 +120,7 @@ int cm__evstore_on_connect(cm_db_conn_t *conn, void *ud)
         rc = cm_db_conn_add_clickhouse_fns(conn);
     if (rc == 0)
         rc = cm__evstore_add_tz(conn);
+    if (rc == 0)
+        rc = cm__evstore_add_array_fns(conn);
     return rc;
 }

@@ -12,6 +12,7 @@
 
 #include "cm/event_store.h"
 #include "cm/tzone.h"
+#include "evstore_internal.h"
 
 static bool has_prefix(const char *s, const char *p)
 {
@@ -53,6 +54,10 @@ void cm_evstore_write_value(cm_json_writer_t *w, const char *type, const char *v
         return;
     }
     const char *t = has_prefix(type, "Nullable(") ? type + 9 : type;
+    if (has_prefix(t, "Array(") || has_prefix(t, "Tuple")) {
+        cm_evstore__write_array(w, has_prefix(t, "Tuple") ? "" : t, v);
+        return;
+    }
     if (has_prefix(t, "Int64") || has_prefix(t, "UInt8")) {
         write_integer(w, v);
         return;

@@ -276,7 +276,40 @@ static const q_fn_t fns[] = {
     W("last_value", 1, 1, QR_ARG0, Q_T_ANY, false, Q_FN_LAST_VALUE),
     /* (more window functions above this line) */
 
-    /* arrays, tuples, lambdas */
+    /* arrays, tuples, lambdas: an array is native on ClickHouse, JSON text on
+     * SQLite (print_fn_array.c); the element type is resolve_array.c's */
+    F("has", 2, 2, QR_FIXED, Q_T_BOOL, false, Q_FN_HAS),
+    F("hasAll", 2, 2, QR_FIXED, Q_T_BOOL, false, Q_FN_HAS_ALL),
+    F("hasAny", 2, 2, QR_FIXED, Q_T_BOOL, false, Q_FN_HAS_ANY),
+    F("indexOf", 2, 2, QR_FIXED, Q_T_INT, false, Q_FN_INDEX_OF),
+    F("countEqual", 2, 2, QR_FIXED, Q_T_INT, false, Q_FN_COUNT_EQUAL),
+    F("range", 1, 3, QR_FIXED, Q_T_ARRAY, false, Q_FN_RANGE),
+    F("arrayConcat", 1, 16, QR_FIXED, Q_T_ARRAY, false, Q_FN_ARRAY_CONCAT),
+    F("arraySlice", 2, 3, QR_FIXED, Q_T_ARRAY, false, Q_FN_ARRAY_SLICE),
+    F("arrayReverse", 1, 1, QR_FIXED, Q_T_ARRAY, false, Q_FN_ARRAY_REVERSE),
+    F("arrayDistinct", 1, 1, QR_FIXED, Q_T_ARRAY, false, Q_FN_ARRAY_DISTINCT),
+    F("arrayCompact", 1, 1, QR_FIXED, Q_T_ARRAY, false, Q_FN_ARRAY_COMPACT),
+    F("arrayEnumerate", 1, 1, QR_FIXED, Q_T_ARRAY, false, Q_FN_ARRAY_ENUMERATE),
+    F("arrayStringConcat", 1, 2, QR_FIXED, Q_T_STRING, false, Q_FN_ARRAY_STRING_CONCAT),
+    F("arrayElement", 2, 2, QR_FIXED, Q_T_ANY, false, Q_FN_ARRAY_ELEMENT),
+    F("arrayMap", 2, 9, QR_FIXED, Q_T_ARRAY, false, Q_FN_ARRAY_MAP),
+    F("arrayFilter", 2, 9, QR_FIXED, Q_T_ARRAY, false, Q_FN_ARRAY_FILTER),
+    F("arrayExists", 1, 9, QR_FIXED, Q_T_BOOL, false, Q_FN_ARRAY_EXISTS),
+    F("arrayAll", 1, 9, QR_FIXED, Q_T_BOOL, false, Q_FN_ARRAY_ALL),
+    F("arrayCount", 1, 9, QR_FIXED, Q_T_INT, false, Q_FN_ARRAY_COUNT),
+    F("arraySum", 1, 9, QR_FIXED, Q_T_INT, false, Q_FN_ARRAY_SUM),
+    F("arraySort", 1, 2, QR_FIXED, Q_T_ARRAY, false, Q_FN_ARRAY_SORT),
+    F("arrayReverseSort", 1, 2, QR_FIXED, Q_T_ARRAY, false, Q_FN_ARRAY_REVERSE_SORT),
+    F("arrayFirst", 2, 9, QR_FIXED, Q_T_ANY, false, Q_FN_ARRAY_FIRST),
+    F("arrayJoin", 1, 1, QR_FIXED, Q_T_ANY, false, Q_FN_ARRAY_JOIN),
+    F("tuple", 1, 16, QR_FIXED, Q_T_TUPLE, false, Q_FN_TUPLE),
+    F("tupleElement", 2, 2, QR_FIXED, Q_T_ANY, false, Q_FN_TUPLE_ELEMENT),
+    F("arrayZip", 1, 16, QR_FIXED, Q_T_ARRAY, false, Q_FN_ARRAY_ZIP),
+    /* array-valued aggregates: in a stated order on both (docs/endpoints.md) */
+    A("groupArray", 1, 1, QR_FIXED, Q_T_ARRAY, false, Q_FN_GROUP_ARRAY),
+    A("groupUniqArray", 1, 1, QR_FIXED, Q_T_ARRAY, false, Q_FN_GROUP_UNIQ_ARRAY),
+    {"quantiles", 1, 1, QF_AGGREGATE, QR_FIXED, Q_T_ARRAY, false, 1, Q_FN_QUANTILES},
+    {"topK", 1, 1, QF_AGGREGATE, QR_FIXED, Q_T_ARRAY, false, 1, Q_FN_TOP_K},
     /* (more arrays above this line) */
 };
 

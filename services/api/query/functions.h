@@ -249,7 +249,40 @@ enum {
     /* (more window functions above this line) */
 
     /* arrays, tuples, lambdas: print_fn_array.c */
-    Q_FN_ARRAY_FIRST_, /* none yet */
+    Q_FN_HAS,
+    Q_FN_HAS_ALL,
+    Q_FN_HAS_ANY,
+    Q_FN_INDEX_OF,
+    Q_FN_COUNT_EQUAL,
+    Q_FN_RANGE,
+    Q_FN_ARRAY_CONCAT,
+    Q_FN_ARRAY_SLICE,
+    Q_FN_ARRAY_REVERSE,
+    Q_FN_ARRAY_DISTINCT,
+    Q_FN_ARRAY_COMPACT,
+    Q_FN_ARRAY_ENUMERATE,
+    Q_FN_ARRAY_STRING_CONCAT,
+    Q_FN_ARRAY_ELEMENT,
+    Q_FN_ARRAY_MAP, /* the lambda functions: a lambda first (optional where marked) */
+    Q_FN_ARRAY_FILTER,
+    Q_FN_ARRAY_EXISTS,
+    Q_FN_ARRAY_ALL,
+    Q_FN_ARRAY_COUNT,        /* optional */
+    Q_FN_ARRAY_SUM,          /* optional */
+    Q_FN_ARRAY_SORT,         /* optional */
+    Q_FN_ARRAY_REVERSE_SORT, /* optional */
+    Q_FN_ARRAY_FIRST,
+    Q_FN_GROUP_ARRAY, /* array-valued aggregates */
+    Q_FN_GROUP_UNIQ_ARRAY,
+    Q_FN_QUANTILES,
+    Q_FN_TOP_K,
+    Q_FN_ARRAY_JOIN, /* arrayJoin(a): a row per element */
+    Q_FN_TUPLE,      /* tuples: tuple(a, b), tupleElement(t, n), arrayZip(a, b) */
+    Q_FN_TUPLE_ELEMENT,
+    Q_FN_ARRAY_ZIP,
+    Q_FN_ARRAY_LENGTH, /* length(), empty(), notEmpty() of an array (resolve_array.c maps them) */
+    Q_FN_ARRAY_EMPTY,
+    Q_FN_ARRAY_NOT_EMPTY,
     /* (more arrays above this line) */
 
     /* strings (cont.) */

@@ -5,10 +5,12 @@
  *
  * What it accepts is PostHog's HogQL SELECT (its ANTLR grammar,
  * HogQLParser.g4, read for the syntax) minus what neither store here can
- * run: ARRAY JOIN, PREWHERE, SAMPLE, FINAL, SETTINGS, ANY/ASOF/SEMI/ANTI
- * joins, lambdas. Those are syntax errors. Names are not checked here:
- * resolve.c decides what a table, field or function is; parse_s.c lowers
- * the spellings HogQL adds (operators as calls, ??, regex operators).
+ * run: ARRAY JOIN of several arrays, PREWHERE, SAMPLE, FINAL, SETTINGS,
+ * ANY/ASOF/SEMI/ANTI joins. Those are syntax errors. A lambda (x -> body)
+ * parses as an expression; resolve.c accepts it only where an array
+ * function takes one. Names are not checked here: resolve.c decides what a
+ * table, field or function is; parse_s.c lowers the spellings HogQL adds
+ * (operators as calls, ??, regex operators).
  *
  * Precedence, lowest first, follows HogQL's: ternary, OR, AND, NOT, ??,
  * the comparisons (=, !=, <, LIKE, IN, IS, BETWEEN, =~ and the other
@@ -57,7 +59,11 @@
 %fallback ID FIRST LAST NULLS ASC DESC PARTITION OVER.
 %fallback ID ROWS RANGE UNBOUNDED PRECEDING FOLLOWING CURRENT ROW TIES COHORT LEADING
           TRAILING BOTH.
+/* ARRAY JOIN (part A of issue 28): a keyword, not a name (as a fallback
+ * to a name, "FROM t ARRAY JOIN" would read ARRAY as t's alias) */
+%token ARRAY.
 
+%right ARROW.
 %right QUESTION COLON.
 %left OR.
 %left AND.
@@ -68,7 +74,7 @@
 %left PLUS MINUS CONCAT.
 %left STAR SLASH PERCENT.
 %right UMINUS.
-%left LB DOT NULLDOT.
+%left LB DOT NULLDOT FLOAT.
 
 query ::= qset(S). { p->result = S; }
 
@@ -160,6 +166,9 @@ name(A) ::= QIDENT(T). { A = q_ident(p, T.text); }
 %type from_opt {q_from_t *}
 from_opt(A) ::= . { A = NULL; }
 from_opt(A) ::= FROM joined(B). { A = B; }
+/* [LEFT] ARRAY JOIN arr [AS x]: a row per element, at the end of FROM */
+from_opt(A) ::= FROM joined(B) ARRAY JOIN expr(E) alias_opt(N). { A = q_array_join(p, false, B, E, N); }
+from_opt(A) ::= FROM joined(B) LEFT ARRAY JOIN expr(E) alias_opt(N). { A = q_array_join(p, true, B, E, N); }
 
 %type joined {q_from_t *}
 joined(A) ::= table_ref(B). { A = B; }
@@ -312,7 +321,11 @@ expr(A) ::= expr(B) DOT name(N). { A = q_field_append(p, B, N); }
 /* a?.b, a?.[i]: null-safe access; a missing value is NULL here anyway */
 expr(A) ::= expr(B) NULLDOT name(N). { A = q_field_append(p, B, N); }
 expr(A) ::= expr(B) NULLDOT LB expr(C) RB. [LB] { A = q_index(p, B, C); }
+/* t.1: the tokenizer reads ".1" as a number */
+expr(A) ::= expr(B) FLOAT(T). [DOT] { A = q_tuple_member(p, B, T.text); }
 expr(A) ::= LP expr(B) RP. { A = B; }
+/* x -> body, (x, y) -> body: q_lambda checks the left side is names */
+expr(A) ::= expr(B) ARROW expr(C). { A = q_lambda(p, B, C); }
 expr(A) ::= LP exprs(B) COMMA expr(C) RP. { A = q_list_expr(p, QE_TUPLE, &B, C); }
 expr(A) ::= LP set(S) RP. { A = q_subquery(p, S); }
 /* Operators written as calls whose names are keywords: and(a, b), or(),

@@ -101,6 +101,10 @@ static void uses_from(mat_t *m, const q_from_t *f)
         return;
     if (f->kind == QJ_SUBQUERY)
         uses_select(m, f->sub, "Variables in subqueries are not supported for materialization");
+    if (f->kind == QJ_ARRAY) { /* ARRAY JOIN: its array reads the left side */
+        uses_from(m, f->left);
+        uses_expr(m, f->on, "Variable not used in WHERE clause");
+    }
     if (f->kind == QJ_JOIN) {
         uses_from(m, f->left);
         uses_from(m, f->right);
@@ -344,6 +348,11 @@ int api_query_materialize(const api_query_t *q, api_query_mat_t *out, cm_buf_t *
     size_t ngroup = 0;
     if (q->nvars > 0 && top->nparts > 0)
         fail(&m, "Variables in UNION queries are not supported for materialization");
+    /* a stored array could not be read back exactly on ClickHouse (its
+     * strings' escapes) nor aggregated again by day (docs/endpoints.md) */
+    for (size_t i = 0; !m.failed && i < top->nout; i++)
+        if (top->out_types[i] == Q_T_ARRAY || top->out_types[i] == Q_T_TUPLE)
+            fail(&m, "Queries answering arrays or tuples are not supported for materialization");
     if (!m.failed && q->nvars > 0) {
         /* everything but the top WHERE: no variable may be there */
         q_select_t rest = *top;

@@ -554,3 +554,70 @@ q_select_t *q_parse_text(q_parse_t *p)
     qParseFree(parser, free);
     return p->failed ? NULL : p->result;
 }
+
+/* x -> body, (x, y) -> body: the left side must be one name or a tuple of
+ * names (the grammar parses it as any expression). */
+q_expr_t *q_lambda(q_parse_t *p, q_expr_t *params, q_expr_t *body)
+{
+    q_expr_t *e = q_new(p, QE_LAMBDA);
+    size_t n = params->kind == QE_TUPLE ? params->args.n : 1;
+    q_expr_t *const *v = params->kind == QE_TUPLE ? params->args.v : &params;
+    e->chain = cm_arena_alloc(p->arena, n * sizeof(*e->chain));
+    for (size_t i = 0; i < n; i++) {
+        if (v[i]->kind != QE_FIELD || v[i]->nchain != 1) {
+            q_fail(p, "a lambda's parameters must be names, as in x -> x + 1");
+            return e;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (cm_slice_eq(e->chain[j], v[i]->chain[0]))
+                q_fail(p, "a lambda's parameters must have different names");
+        e->chain[i] = v[i]->chain[0];
+    }
+    e->nchain = n;
+    e->operand = body;
+    below_expr(p, e, params);
+    below_expr(p, e, body);
+    return e;
+}
+
+/* t.1, t.2: a tuple's member by position (the tokenizer gives ".1"). */
+q_expr_t *q_tuple_member(q_parse_t *p, q_expr_t *base, cm_slice_t t)
+{
+    size_t n = 0;
+    bool digits = t.len >= 2 && t.len <= 4 && t.p[0] == '.';
+    for (size_t i = 1; digits && i < t.len; i++) {
+        digits = t.p[i] >= '0' && t.p[i] <= '9';
+        n = n * 10 + (size_t)(t.p[i] - '0');
+    }
+    if (!digits || n == 0) {
+        q_fail(p, "a tuple's member is .1, .2, ... (unexpected '%.*s')",
+               (int)(t.len > 20 ? 20 : t.len), t.p);
+        return base;
+    }
+    q_expr_t *i = q_new(p, QE_INT);
+    i->ival = (int64_t)n;
+    i->text = (cm_slice_t){t.p + 1, t.len - 1};
+    q_expr_t *e = q_index(p, base, i);
+    e->negated = true;
+    return e;
+}
+
+/* [LEFT] ARRAY JOIN arr [AS x]: without an alias, a field names the
+ * element by its own name (ARRAY JOIN tags: tags is the element after). */
+q_from_t *q_array_join(q_parse_t *p, bool left, q_from_t *l, q_expr_t *array, cm_slice_t alias)
+{
+    q_from_t *f = cm_arena_alloc(p->arena, sizeof(*f));
+    count_node(p);
+    f->kind = QJ_ARRAY;
+    f->join = left ? QJ_LEFT : QJ_INNER;
+    f->left = l;
+    f->on = array;
+    f->alias = alias;
+    if (alias.len == 0 && array->kind == QE_FIELD && array->nchain > 0)
+        f->alias = array->chain[array->nchain - 1];
+    if (f->alias.len == 0)
+        q_fail(p, "ARRAY JOIN needs a name for the element: ARRAY JOIN <array> AS <name>");
+    if (from_depth(f) > Q_MAX_DEPTH)
+        q_fail(p, "the query is nested too deeply (more than %d levels)", Q_MAX_DEPTH);
+    return f;
+}

@@ -279,6 +279,7 @@ static void pfield(q_printer_t *pr, const q_expr_t *e)
         P(")");
         return;
     case QF_PROPERTY: pproperty(pr, e); return;
+    case QF_LAMBDA: q_plambda_param(pr, e); return;
     case QF_COLUMN:
         if (e->column != NULL && e->type == Q_T_DATETIME) {
             q_pstored_datetime(pr, e->source->id, e->column);
@@ -604,30 +605,10 @@ void q_pexpr(q_printer_t *pr, const q_expr_t *e)
         pr->in_join_on = on;
         return;
     }
-    case QE_ARRAY:
-        if (!pr->ch) {
-            q_pfail(pr, "Arrays are not supported on the SQLite store (a list goes after IN)");
-            return;
-        }
-        P("[");
-        for (size_t i = 0; i < e->args.n; i++) {
-            if (i)
-                P(", ");
-            q_pexpr(pr, e->args.v[i]);
-        }
-        P("]");
-        return;
-    case QE_TUPLE: q_pfail(pr, "A tuple can only be the list after IN"); return;
-    case QE_INDEX:
-        if (!pr->ch) {
-            q_pfail(pr, "Arrays are not supported on the SQLite store");
-            return;
-        }
-        q_pexpr(pr, e->operand);
-        P("[");
-        q_pexpr(pr, e->args.v[0]);
-        P("]");
-        return;
+    case QE_ARRAY: q_parray(pr, e); return;
+    case QE_TUPLE: q_parray(pr, e); return;
+    case QE_INDEX: q_pindex(pr, e); return;
+    case QE_LAMBDA: q_pfail(pr, "internal: a lambda outside its function"); return;
     case QE_INTERVAL:
         q_pfail(pr, "INTERVAL can only be added to or subtracted from a date");
         return;

@@ -251,6 +251,11 @@ static void expr(const q_expr_t *e, cm_buf_t *out, const q_hogql_opts_t *o)
         return;
     case QE_INDEX:
         expr(e->operand, out, o);
+        if (e->negated) { /* t.1 */
+            P(".");
+            expr(e->args.v[0], out, o);
+            return;
+        }
         P("[");
         expr(e->args.v[0], out, o);
         P("]");
@@ -278,6 +283,16 @@ static void expr(const q_expr_t *e, cm_buf_t *out, const q_hogql_opts_t *o)
         P(")");
         return;
     case QE_VALUE: return;
+    case QE_LAMBDA:
+        P(e->nchain > 1 ? "(" : "");
+        for (size_t i = 0; i < e->nchain; i++) {
+            if (i)
+                P(", ");
+            cm_buf_append_slice(out, e->chain[i]);
+        }
+        P(e->nchain > 1 ? ") -> " : " -> ");
+        expr(e->operand, out, o);
+        return;
     }
 }
 
@@ -329,6 +344,13 @@ static void from_(const q_from_t *f, cm_buf_t *out, const q_hogql_opts_t *o)
                                         [QJ_FULL] = " FULL JOIN ",
                                         [QJ_CROSS] = " CROSS JOIN "};
     switch (f->kind) {
+    case QJ_ARRAY:
+        from_(f->left, out, o);
+        P(f->join == QJ_LEFT ? " LEFT ARRAY JOIN " : " ARRAY JOIN ");
+        expr(f->on, out, o);
+        P(" AS ");
+        name(out, f->alias);
+        return;
     case QJ_TABLE: name(out, f->name); break;
     case QJ_SUBQUERY:
         P("(");

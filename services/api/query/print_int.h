@@ -57,7 +57,9 @@ void q_psame(q_printer_t *pr, const char *name, const q_expr_t *e);
 bool q_pconst_string(q_printer_t *pr, const q_expr_t *e, const char *what, cm_slice_t *out);
 /* Part S (print_s.c): a set's parts joined by its operators; numbers(n)
  * as a derived table named s<id>; a window's frame. */
-void q_pset(q_printer_t *pr, const q_select_t *s);
+void q_pset(q_printer_t *pr, const q_select_t *s, bool answer);
+/* A set's part: answer says its columns are the answer's (print_select.c). */
+void q_pselect_part(q_printer_t *pr, const q_select_t *s, bool answer);
 void q_pnumbers(q_printer_t *pr, const q_from_t *f);
 void q_pframe(q_printer_t *pr, const q_window_t *w);
 /* lagInFrame / leadInFrame and their OVER on SQLite, ClickHouse's answer. */
@@ -86,6 +88,17 @@ bool q_pdate_call_zone(q_printer_t *pr, const q_expr_t *e, size_t i, cm_slice_t 
 void q_pdate_lite_part(q_printer_t *pr, const char *pre, const char *post, const q_expr_t *x,
                        cm_slice_t zone);
 bool q_pcall_date_conv(q_printer_t *pr, const q_expr_t *e);
+/* print_fn_array.c: an array or tuple literal, a[i] and t.1, a lambda's
+ * parameter; and the opening of an answer's column e, with the text that
+ * closes it (NULL: nothing opened). */
+void q_parray(q_printer_t *pr, const q_expr_t *e);
+void q_pindex(q_printer_t *pr, const q_expr_t *e);
+void q_plambda_param(q_printer_t *pr, const q_expr_t *e);
+const char *q_pout_open(q_printer_t *pr, const q_expr_t *e);
+/* SQLite: the json_each a SELECT's arrayJoin calls read, after its FROM;
+ * [LEFT] ARRAY JOIN on both stores. */
+void q_parray_joins(q_printer_t *pr, const q_select_t *s);
+void q_parray_join_clause(q_printer_t *pr, const q_from_t *f);
 /* The value of a placeholder, or NULL (the failure is reported). */
 const api_query_value_t *q_pvalue(q_printer_t *pr, const q_expr_t *e);
 /* A scalar value: a bound parameter on SQLite, an escaped literal on ClickHouse. */

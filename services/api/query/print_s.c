@@ -78,7 +78,7 @@ static const char *sqlite_op(q_setop_t op)
     }
 }
 
-void q_pset(q_printer_t *pr, const q_select_t *s)
+void q_pset(q_printer_t *pr, const q_select_t *s, bool answer)
 {
     for (size_t k = 1; k < s->nparts; k++) {
         q_setop_t op = s->ops[k];
@@ -100,7 +100,7 @@ void q_pset(q_printer_t *pr, const q_select_t *s)
             P("SELECT * FROM (");
     }
     P("SELECT * FROM (");
-    q_pselect(pr, s->parts[0], false);
+    q_pselect_part(pr, s->parts[0], answer);
     P(")");
     for (size_t k = 1; k < s->nparts && !pr->failed; k++) {
         q_setop_t op = s->ops[k];
@@ -119,13 +119,13 @@ void q_pset(q_printer_t *pr, const q_select_t *s)
         if (pr->ch && !pr->o->clickhouse_modern) {
             /* 18.16: UNION ALL only; DISTINCT over it for UNION DISTINCT */
             P(" UNION ALL SELECT * FROM (");
-            q_pselect(pr, part, false);
+            q_pselect_part(pr, part, answer);
             P(wraps(pr, s, k) ? "))" : ")");
             continue;
         }
         P(pr->ch ? ch_op(op) : sqlite_op(op));
         P("SELECT * FROM (");
-        q_pselect(pr, part, false);
+        q_pselect_part(pr, part, answer);
         P(")");
     }
 }

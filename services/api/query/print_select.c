@@ -23,6 +23,8 @@ static void ptable(q_printer_t *pr, const q_table_t *t)
 
 static unsigned count_joins(const q_from_t *f)
 {
+    if (f != NULL && f->kind == QJ_ARRAY)
+        return count_joins(f->left);
     return f == NULL || f->kind != QJ_JOIN ? 0 : 1 + count_joins(f->left) + count_joins(f->right);
 }
 
@@ -93,6 +95,10 @@ static void pfrom(q_printer_t *pr, const q_from_t *f)
         PF(") AS s%u", f->entry->id);
         return;
     case QJ_NUMBERS: q_pnumbers(pr, f); return;
+    case QJ_ARRAY:
+        pfrom(pr, f->left);
+        q_parray_join_clause(pr, f);
+        return;
     case QJ_JOIN:
         pfrom(pr, f->left);
         P(joins[f->join]);
@@ -136,8 +142,9 @@ bool q_is_output(const q_printer_t *pr, const q_select_t *s)
     return s == pr->root || (s->set != NULL && s->set == pr->root);
 }
 
-/* Every output column, * expanded; each named `as` says (NULL: its out name). */
-static void pcolumns(q_printer_t *pr, const q_select_t *s, const char *as)
+/* Every output column, * expanded; each named `as` says (NULL: its out name).
+ * top: the answer's columns (an array's strings escaped for the reading). */
+static void pcolumns(q_printer_t *pr, const q_select_t *s, const char *as, bool top)
 {
     size_t k = 0;
     for (size_t i = 0; i < s->ncols; i++) {
@@ -157,11 +164,16 @@ static void pcolumns(q_printer_t *pr, const q_select_t *s, const char *as)
                         !q_is_output(pr, s)) {
                         q_pstored_datetime(pr, src->id, src->table->cols[c].column);
                     } else {
+                        /* a subquery's array column, as an answer's (q_pout_open) */
+                        const q_expr_t *sub = src->table ? NULL : src->sub->out_exprs[c];
+                        const char *close = top && sub != NULL ? q_pout_open(pr, sub) : NULL;
                         PF("s%u.", src->id);
                         if (src->table != NULL)
                             P(src->table->cols[c].column);
                         else
                             q_pcolname(pr, src->sub, c);
+                        if (close != NULL)
+                            P(close);
                     }
                     if (as != NULL)
                         PF(" AS %s%zu", as, k);
@@ -177,14 +189,18 @@ static void pcolumns(q_printer_t *pr, const q_select_t *s, const char *as)
         if (k)
             P(", ");
         /* the answer's DateTimes leave ClickHouse as UTC instants (their
-         * zone is in the column's type: query.c) */
+         * zone is in the column's type: query.c); an answer's arrays are
+         * opened for the reading (q_pout_open) */
         bool utc = pr->ch && q_is_output(pr, s) && e->type == Q_T_DATETIME &&
                    !q_zone_is_utc(q_zone_of(pr, e));
+        const char *close = top ? q_pout_open(pr, e) : NULL;
         if (utc)
             P("toTimeZone(");
         q_pexpr(pr, e);
         if (utc)
             P(", 'UTC')");
+        if (close != NULL)
+            P(close);
         if (as != NULL)
             PF(" AS %s%zu", as, k);
         else {
@@ -213,6 +229,9 @@ static void porder_item(q_printer_t *pr, const q_order_t *o)
 static void porder(q_printer_t *pr, const q_order_t *order, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
+        q_type_t t = order[i].expr->type;
+        if (!pr->ch && (t == Q_T_ARRAY || t == Q_T_TUPLE)) /* JSON text does not sort as values */
+            q_pfail(pr, "Ordering by an array or a tuple is not supported on the SQLite store");
         P(i ? ", " : " ORDER BY ");
         q_pexpr(pr, order[i].expr);
         porder_item(pr, &order[i]);
@@ -230,6 +249,7 @@ static void pbody(q_printer_t *pr, const q_select_t *s)
         P(" FROM ");
         pfrom(pr, s->from);
     }
+    q_parray_joins(pr, s);
     if (s->where != NULL) {
         P(" WHERE ");
         q_pexpr(pr, s->where);
@@ -316,7 +336,7 @@ static void plimit_ranked(q_printer_t *pr, const q_select_t *s, bool top)
         q_pcolname(pr, s, k);
     }
     P(" FROM (SELECT ");
-    pcolumns(pr, s, "__c");
+    pcolumns(pr, s, "__c", false);
     for (size_t i = 0; i < s->norder; i++) {
         P(", ");
         q_pexpr(pr, s->order[i].expr);
@@ -353,7 +373,9 @@ static void plimit_ranked(q_printer_t *pr, const q_select_t *s, bool top)
 
 /* ---- SELECT -------------------------------------------------------------------------------- */
 
-void q_pselect(q_printer_t *pr, const q_select_t *s, bool top)
+/* top: the query's own SELECT (its limits take the page); answer: its
+ * columns are the answer's (also a top UNION's parts). */
+static void pselect(q_printer_t *pr, const q_select_t *s, bool top, bool answer)
 {
     if (pr->failed)
         return;
@@ -361,7 +383,7 @@ void q_pselect(q_printer_t *pr, const q_select_t *s, bool top)
         /* Each part in its own SELECT * (its ORDER BY and LIMIT stay its own). */
         if (top)
             P("SELECT * FROM (");
-        q_pset(pr, s);
+        q_pset(pr, s, answer); /* print_s.c: its parts answer as the set does */
         if (top) {
             P(")");
             plimits(pr, limits_of(pr, s, true));
@@ -373,7 +395,7 @@ void q_pselect(q_printer_t *pr, const q_select_t *s, bool top)
         return;
     }
     P(s->distinct ? "SELECT DISTINCT " : "SELECT ");
-    pcolumns(pr, s, NULL);
+    pcolumns(pr, s, NULL, answer);
     pbody(pr, s);
     porder(pr, s->order, s->norder);
     if (s->limit_by_n != NULL) {
@@ -388,4 +410,14 @@ void q_pselect(q_printer_t *pr, const q_select_t *s, bool top)
         plist(pr, &s->limit_by);
     }
     plimits(pr, limits_of(pr, s, top));
+}
+
+void q_pselect_part(q_printer_t *pr, const q_select_t *s, bool answer)
+{
+    pselect(pr, s, false, answer);
+}
+
+void q_pselect(q_printer_t *pr, const q_select_t *s, bool top)
+{
+    pselect(pr, s, top, top);
 }

@@ -60,7 +60,7 @@ static const char *type_name(q_type_t t)
     case Q_T_DATE: return "Date";
     case Q_T_DATETIME: return "DateTime";
     case Q_T_UUID: return "UUID";
-    case Q_T_ARRAY: return "Array(String)";
+    case Q_T_ARRAY: return "Array";
     case Q_T_TUPLE: return "Tuple";
     default: return "String";
     }
@@ -123,7 +123,20 @@ int api_query_print(const api_query_t *q, const api_query_print_opts_t *o, api_q
             snprintf(zoned, sizeof(zoned), "DateTime('%.*s')", (int)z.len, z.p);
             t = zoned;
         }
-        if (s->out_nullable[i] && s->out_types[i] != Q_T_NULL) {
+        char arr[64];
+        if (s->out_types[i] == Q_T_ARRAY) { /* Array(Int64), as ClickHouse names it */
+            q_type_t el = s->out_elems[i];
+            const q_expr_t *c = s->out_exprs[i];
+            if (el == Q_T_ARRAY && c != NULL && c->nmembers == 1 && c->members[0] != Q_T_ANY &&
+                c->members[0] != Q_T_ARRAY && c->members[0] != Q_T_TUPLE)
+                snprintf(arr, sizeof(arr), "Array(Array(%s))", type_name(c->members[0]));
+            else
+                snprintf(arr, sizeof(arr), "Array(%s)",
+                         el == Q_T_ANY || el == Q_T_ARRAY ? "Array" : type_name(el));
+            t = arr;
+        }
+        if (s->out_nullable[i] && s->out_types[i] != Q_T_NULL && s->out_types[i] != Q_T_ARRAY &&
+            s->out_types[i] != Q_T_TUPLE) {
             size_t n = strlen(t) + 11;
             out->cols[i].type = cm_xmalloc(n);
             snprintf(out->cols[i].type, n, "Nullable(%s)", t);

@@ -69,12 +69,13 @@ typedef enum {
     QE_CASE,    /* [operand] WHEN.. THEN.. [ELSE]; args: when,then pairs */
     QE_ARRAY,
     QE_TUPLE,
-    QE_INDEX,       /* a[b] (1-based, as ClickHouse) */
+    QE_INDEX,       /* a[b] (1-based, as ClickHouse); negated: t.1, a tuple's member */
     QE_SUBQUERY,    /* (SELECT ...) as a value or an IN list */
     QE_PLACEHOLDER, /* {variables.x}: chain holds "variables", "x" */
     QE_INTERVAL,    /* INTERVAL n unit */
     QE_CAST,        /* CAST(x AS type) */
     QE_VALUE,       /* a variable's value, bound at print time (see query.h) */
+    QE_LAMBDA,      /* x -> body, (x, y) -> body: chain holds the names, operand the body */
 } q_expr_kind_t;
 
 typedef enum {
@@ -157,7 +158,13 @@ typedef enum {
 struct q_expr {
     q_expr_kind_t kind;
     uint16_t depth;
-    q_type_t type; /* resolve.c */
+    q_type_t type;      /* resolve.c */
+    q_type_t elem;      /* resolve.c: Q_T_ARRAY's element type (Q_T_ANY: unknown) */
+    bool elem_nullable; /* resolve_array.c: its elements may be NULL (Array(Nullable(T))) */
+    /* resolve_array.c: a tuple's member types (or those of an array's tuple
+     * elements); NULL: not known */
+    const q_type_t *members;
+    size_t nmembers;
     bool nullable; /* resolve.c: may be NULL */
     bool visiting; /* resolve.c: an alias being resolved (cycles) */
     bool resolved; /* resolve.c: done (an alias's expression is reached again) */
@@ -195,7 +202,9 @@ typedef struct {
     cm_slice_t alias; /* empty: none */
 } q_column_t;
 
-typedef enum { QJ_TABLE, QJ_SUBQUERY, QJ_JOIN, QJ_NUMBERS } q_from_kind_t;
+/* QJ_NUMBERS: numbers(n) (resolve_s.c). QJ_ARRAY: left [LEFT] ARRAY JOIN on AS alias (join QJ_LEFT
+ * or QJ_INNER), only at the end of a FROM; element is the alias's value (resolve.c). */
+typedef enum { QJ_TABLE, QJ_SUBQUERY, QJ_JOIN, QJ_NUMBERS, QJ_ARRAY } q_from_kind_t;
 typedef enum { QJ_INNER, QJ_LEFT, QJ_RIGHT, QJ_FULL, QJ_CROSS } q_join_t;
 
 struct q_from {
@@ -209,6 +218,7 @@ struct q_from {
     q_list_t using_; /* USING (a, b) */
     /* resolve.c: QJ_TABLE and QJ_SUBQUERY */
     const struct q_scope_entry *entry;
+    q_expr_t *element;       /* QJ_ARRAY: the element, an arrayJoin call marked negated */
     const struct q_cte *cte; /* QJ_TABLE naming a CTE */
     /* QJ_NUMBERS: numbers(n) or numbers(start, n); name holds the function */
     q_list_t fn_args;
@@ -264,6 +274,8 @@ struct q_select {
      * part's), the sources in scope, whether it aggregates */
     cm_slice_t *out_names;
     q_type_t *out_types;
+    q_type_t *out_elems;        /* an array column's element type */
+    const q_expr_t **out_exprs; /* each column's expression (NULL: a stored table's) */
     bool *out_nullable;
     size_t nout;
     struct q_scope_entry *sources;
@@ -365,6 +377,8 @@ q_expr_t *q_case(q_parse_t *p, q_expr_t *operand, q_list_t *whens, q_expr_t *els
 q_expr_t *q_call(q_parse_t *p, cm_slice_t name, q_list_t *params, q_list_t *args, bool distinct);
 q_window_t *q_window(q_parse_t *p, q_list_t *partition, q_orders_t *order);
 q_expr_t *q_over(q_parse_t *p, q_expr_t *call, q_window_t *w);
+q_expr_t *q_lambda(q_parse_t *p, q_expr_t *params, q_expr_t *body);
+q_expr_t *q_tuple_member(q_parse_t *p, q_expr_t *base, cm_slice_t dot_digits);
 q_select_t *q_select(q_parse_t *p, q_ctes_t *with, bool distinct, q_cols_t *cols, q_from_t *from,
                      q_expr_t *where, q_list_t *group, q_expr_t *having, q_orders_t *order,
                      q_limits_t *lim);
@@ -393,5 +407,6 @@ q_cte_t q_cte_sub(q_parse_t *p, q_expr_t *name, q_select_t *s);
 q_from_t *q_table(q_parse_t *p, cm_slice_t name, cm_slice_t alias);
 q_from_t *q_from_sub(q_parse_t *p, q_select_t *s, cm_slice_t alias);
 q_from_t *q_join(q_parse_t *p, int join, q_from_t *l, q_from_t *r, q_expr_t *on, q_list_t *using_);
+q_from_t *q_array_join(q_parse_t *p, bool left, q_from_t *l, q_expr_t *array, cm_slice_t alias);
 
 #endif

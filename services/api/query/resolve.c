@@ -15,11 +15,19 @@ typedef struct scope {
     q_select_t *sel;
 } scope_t;
 
+/* The lambdas whose bodies are being resolved, innermost first: their
+ * parameters are names there (resolve_lambda). */
+typedef struct lambda_scope {
+    const struct lambda_scope *up;
+    q_expr_t *lambda;
+} lambda_scope_t;
+
 typedef struct {
     struct api_query *q;
     cm_buf_t *err;
     bool failed;
     const char *in_agg; /* the aggregate whose arguments are being resolved */
+    const lambda_scope_t *lambdas;
 } rs_t;
 
 static void fail(rs_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -53,6 +61,7 @@ static const q_cte_t *find_cte(const scope_t *sc, cm_slice_t name)
 /* A source's column by HogQL name: its index, or -1. */
 static int source_col(const q_scope_entry_t *s, cm_slice_t name, q_type_t *type, bool *nullable)
 {
+    *type = Q_T_ANY;
     if (s->table != NULL) {
         const q_col_t *c = q_table_col(s->table, name);
         if (c == NULL || c->hidden)
@@ -139,6 +148,18 @@ static void resolve_from(rs_t *r, q_from_t *f, scope_t *sc)
         add_source(r, s, f, f->alias.len ? f->alias : f->name, t, NULL);
         return;
     }
+    case QJ_ARRAY: {
+        resolve_from(r, f->left, sc);
+        resolve_expr(r, f->on, sc);
+        if (r->failed)
+            return;
+        if (f->on->type != Q_T_ARRAY) {
+            fail(r, "ARRAY JOIN takes an array");
+            return;
+        }
+        f->element = q_array_join_element(&r->q->arena, f, ++r->q->narray_joins);
+        return;
+    }
     case QJ_JOIN:
         resolve_from(r, f->left, sc);
         resolve_from(r, f->right, sc);
@@ -194,6 +215,13 @@ static bool bind_column(rs_t *r, q_expr_t *e, const q_scope_entry_t *s, size_t a
     e->column = col_name(s, i);
     e->ival = i;
     e->type = type;
+    e->elem = s->sub != NULL ? s->sub->out_elems[i] : Q_T_ANY;
+    if (s->sub != NULL && s->sub->out_exprs[i] != NULL) { /* an array's or tuple's details */
+        const q_expr_t *c = s->sub->out_exprs[i];
+        e->elem_nullable = c->elem_nullable;
+        e->members = c->members;
+        e->nmembers = c->nmembers;
+    }
     e->nullable = nullable;
 path:
     if (at + 1 < e->nchain) {
@@ -222,6 +250,19 @@ static q_column_t *select_alias(q_select_t *s, cm_slice_t name)
 static void resolve_field(rs_t *r, q_expr_t *e, scope_t *sc)
 {
     q_select_t *s = sc->sel;
+    /* a lambda's parameter hides any column of that name, as in ClickHouse */
+    for (const lambda_scope_t *l = r->lambdas; l != NULL; l = l->up)
+        for (size_t i = 0; i < l->lambda->nchain; i++)
+            if (cm_slice_eq(l->lambda->chain[i], e->chain[0])) {
+                if (e->nchain > 1) {
+                    fail(r, "'%.*s' is a lambda's parameter: it has no fields", SL(e->chain[0]));
+                    return;
+                }
+                q_bind_lambda_param(e, l->lambda, i);
+                return;
+            }
+    if (q_bind_array_join(e, s))
+        return;
     /* table.column... */
     if (e->nchain >= 2)
         for (size_t i = 0; i < s->nsources; i++)
@@ -270,6 +311,10 @@ static void resolve_field(rs_t *r, q_expr_t *e, scope_t *sc)
         e->fkind = QF_ALIAS;
         e->alias_of = target;
         e->type = target->type;
+        e->elem = target->elem;
+        e->elem_nullable = target->elem_nullable;
+        e->members = target->members;
+        e->nmembers = target->nmembers;
         e->nullable = target->nullable;
         return;
     }
@@ -326,6 +371,27 @@ static bool quantile_level(const q_expr_t *p)
     return p->kind == QE_FLOAT && p->fval >= 0 && p->fval <= 1;
 }
 
+/* A lambda's body, with its parameters standing for the elements of the
+ * call's array arguments (args[1..]): x -> x + 1 in arrayMap(x -> x + 1, a).
+ * The lambda keeps one typed node per parameter in its args, for the
+ * fields that name them. */
+static void resolve_lambda(rs_t *r, q_expr_t *call, scope_t *sc)
+{
+    q_expr_t *l = call->args.v[0];
+    if (!q_lambda_params(call, &r->q->arena, r->err)) {
+        r->failed = true;
+        return;
+    }
+    lambda_scope_t ls = {r->lambdas, l};
+    r->lambdas = &ls;
+    resolve_expr(r, l->operand, sc);
+    r->lambdas = ls.up;
+    l->type = l->operand->type;
+    l->elem = l->operand->elem;
+    l->nullable = l->operand->nullable;
+    l->resolved = true;
+}
+
 static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
 {
     if (cm_slice_eq_cstr(e->text, "inCohort") || cm_slice_eq_cstr(e->text, "notInCohort")) {
@@ -354,18 +420,20 @@ static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
                  fn->max_args, n);
         return;
     }
-    if (e->params.n != fn->params) {
+    if (e->params.n != fn->params && !(fn->id == Q_FN_QUANTILES && e->params.n > 0)) {
         if (fn->params == 0)
             fail(r, "Function '%s' takes no parameters", fn->name);
         else
             fail(r, "Function '%s' takes a level, as in %s(0.9)(x)", fn->name, fn->name);
         return;
     }
-    if (fn->id == Q_FN_QUANTILE && !quantile_level(e->params.v[0])) {
-        fail(r, "The level of %s must be a number from 0 to 1, as in %s(0.9)(x)", fn->name,
-             fn->name);
-        return;
-    }
+    for (size_t i = 0; i < e->params.n; i++)
+        if ((fn->id == Q_FN_QUANTILE || fn->id == Q_FN_QUANTILES) &&
+            !quantile_level(e->params.v[i])) {
+            fail(r, "The level of %s must be a number from 0 to 1, as in %s(0.9)(x)", fn->name,
+                 fn->name);
+            return;
+        }
     if (e->distinct && fn->id != Q_FN_COUNT) {
         fail(r, "DISTINCT is supported in count() only");
         return;
@@ -390,11 +458,26 @@ static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
         r->failed = true;
         return;
     }
+    bool lambda = n > 0 && e->args.v[0]->kind == QE_LAMBDA;
+    if (lambda && !q_fn_takes_lambda(fn->id)) {
+        fail(r, "%s does not take a lambda", fn->name);
+        return;
+    }
     const char *outer = r->in_agg;
     if (plain_agg)
         r->in_agg = fn->name;
-    resolve_list(r, &e->args, sc);
+    for (size_t i = lambda; i < n && !r->failed; i++)
+        resolve_expr(r, e->args.v[i], sc);
+    if (lambda && n < 2 && !r->failed)
+        fail(r, "%s takes an array after its lambda", fn->name);
+    if (lambda && !r->failed)
+        resolve_lambda(r, e, sc);
     r->in_agg = outer;
+    if (fn->id == Q_FN_ARRAY_JOIN) { /* a row per element: numbered for SQLite's join */
+        if (r->lambdas != NULL)
+            fail(r, "arrayJoin cannot be inside a lambda");
+        e->value = ++r->q->narray_joins;
+    }
     if (e->over != NULL) {
         resolve_list(r, &e->over->partition, sc);
         for (size_t i = 0; i < e->over->norder; i++)
@@ -442,6 +525,8 @@ static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
         e->type = Q_T_DATE;
     if (fn->id == Q_FN_MULTI_IF && n % 2 == 0)
         fail(r, "multiIf takes condition, value pairs and a default");
+    if (!r->failed && !q_resolve_array_call(e, &r->q->arena, r->err))
+        r->failed = true;
 }
 
 static void resolve_expr_once(rs_t *r, q_expr_t *e, scope_t *sc);
@@ -478,6 +563,10 @@ static void resolve_expr_once(rs_t *r, q_expr_t *e, scope_t *sc)
         resolve_field(r, e, sc);
         return;
     case QE_STAR: fail(r, "'*' is allowed only as a column of SELECT"); return;
+    case QE_LAMBDA:
+        fail(r, "A lambda (x -> ...) can only be the first argument of an array function such "
+                "as arrayMap");
+        return;
     case QE_CALL: resolve_call(r, e, sc); return;
     case QE_PLACEHOLDER:
         add_var(r, e->chain[1]);
@@ -505,6 +594,13 @@ static void resolve_expr_once(rs_t *r, q_expr_t *e, scope_t *sc)
     switch (e->kind) {
     case QE_BINARY:
         e->nullable = any_null;
+        if (e->op <= QB_CONCAT && e->args.n == 2 &&
+            (e->args.v[0]->type == Q_T_ARRAY || e->args.v[0]->type == Q_T_TUPLE ||
+             e->args.v[1]->type == Q_T_ARRAY || e->args.v[1]->type == Q_T_TUPLE)) {
+            fail(r, "Arithmetic on arrays and tuples is not supported (arrayMap works element "
+                    "by element)");
+            return;
+        }
         switch (e->op) {
         case QB_PLUS:
         case QB_MINUS:
@@ -549,12 +645,11 @@ static void resolve_expr_once(rs_t *r, q_expr_t *e, scope_t *sc)
         e->type = t;
         return;
     }
-    case QE_ARRAY: e->type = Q_T_ARRAY; return;
-    case QE_TUPLE: e->type = Q_T_TUPLE; return;
+    case QE_ARRAY:
     case QE_INDEX:
-        resolve_expr(r, e->operand, sc);
-        e->type = Q_T_ANY;
-        e->nullable = true;
+    case QE_TUPLE:
+        if (!q_resolve_array_expr(e, &r->q->arena, r->err))
+            r->failed = true;
         return;
     case QE_INTERVAL: e->type = Q_T_ANY; return;
     case QE_CAST: {
@@ -603,6 +698,8 @@ static void outputs(rs_t *r, q_select_t *s)
     }
     s->out_names = cm_arena_alloc(&r->q->arena, (n + 1) * sizeof(*s->out_names));
     s->out_types = cm_arena_alloc(&r->q->arena, (n + 1) * sizeof(*s->out_types));
+    s->out_elems = cm_arena_alloc(&r->q->arena, (n + 1) * sizeof(*s->out_elems));
+    s->out_exprs = cm_arena_alloc(&r->q->arena, (n + 1) * sizeof(*s->out_exprs));
     s->out_nullable = cm_arena_alloc(&r->q->arena, (n + 1) * sizeof(*s->out_nullable));
     size_t w = 0;
     for (size_t i = 0; i < s->ncols; i++) {
@@ -624,6 +721,8 @@ static void outputs(rs_t *r, q_select_t *s)
                     s->out_types[w] = col ? (col->type == Q_T_JSON ? Q_T_STRING : col->type)
                                           : src->sub->out_types[k];
                     s->out_nullable[w] = col ? col->nullable : src->sub->out_nullable[k];
+                    s->out_elems[w] = col ? Q_T_ANY : src->sub->out_elems[k];
+                    s->out_exprs[w] = col ? NULL : src->sub->out_exprs[k];
                     w++;
                 }
             }
@@ -645,6 +744,8 @@ static void outputs(rs_t *r, q_select_t *s)
         }
         s->out_names[w] = name;
         s->out_types[w] = e->type;
+        s->out_elems[w] = e->elem;
+        s->out_exprs[w] = e;
         s->out_nullable[w] = e->nullable;
         w++;
     }
@@ -684,6 +785,10 @@ static void positional(rs_t *r, q_select_t *s, q_list_t *l)
                         .alias_of = target,
                         .text = position,
                         .type = target->type,
+                        .elem = target->elem,
+                        .elem_nullable = target->elem_nullable,
+                        .members = target->members,
+                        .nmembers = target->nmembers,
                         .nullable = target->nullable};
     }
 }
@@ -691,13 +796,17 @@ static void positional(rs_t *r, q_select_t *s, q_list_t *l)
 static void resolve_select_in(rs_t *r, q_select_t *s, scope_t *parent);
 
 /* A subquery is a scope of its own: an aggregate in it is not nested in
- * the one around it. */
+ * the one around it, and it does not see the lambdas around it (it would
+ * be correlated). */
 static void resolve_select(rs_t *r, q_select_t *s, scope_t *parent)
 {
     const char *outer = r->in_agg;
+    const lambda_scope_t *l = r->lambdas;
     r->in_agg = NULL;
+    r->lambdas = NULL;
     resolve_select_in(r, s, parent);
     r->in_agg = outer;
+    r->lambdas = l;
 }
 
 static void resolve_select_in(rs_t *r, q_select_t *s, scope_t *parent)
@@ -728,6 +837,8 @@ static void resolve_select_in(rs_t *r, q_select_t *s, scope_t *parent)
             }
         s->out_names = first->out_names;
         s->out_types = first->out_types;
+        s->out_elems = first->out_elems;
+        s->out_exprs = first->out_exprs;
         s->out_nullable = first->out_nullable;
         s->nout = first->nout;
         return;

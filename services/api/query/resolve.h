@@ -50,6 +50,7 @@ struct api_query {
     size_t nvars;
     unsigned nsources;
     unsigned nselects;
+    unsigned narray_joins; /* arrayJoin calls: each is numbered (q_expr_t.value) */
 };
 
 /* 0, or CM_EINVAL with a message in err. */
@@ -61,6 +62,26 @@ int q_resolve(struct api_query *q, cm_buf_t *err);
 bool q_resolve_setops(const q_select_t *s, cm_buf_t *err);
 bool q_resolve_window(struct api_query *q, const q_select_t *s, q_expr_t *e, cm_buf_t *err);
 const q_table_t *q_resolve_numbers(q_from_t *f, cm_buf_t *err);
+
+/* resolve_array.c: arrays' element types. For a call whose arguments are
+ * resolved: the type of an array function (and length/empty/notEmpty of an
+ * array become Q_FN_ARRAY_*); for QE_ARRAY, QE_TUPLE and QE_INDEX likewise
+ * (a tuple's member types in the arena). False
+ * with the user's message in err. */
+bool q_resolve_array_call(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err);
+bool q_resolve_array_expr(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err);
+/* Whether function id takes a lambda as its first argument. */
+bool q_fn_takes_lambda(int id);
+/* A call's lambda (args[0]) given one typed node per parameter (its args),
+ * each an element of the array argument after it; false with a message. */
+bool q_lambda_params(q_expr_t *call, cm_arena_t *arena, cm_buf_t *err);
+/* Field e names parameter i of lambda. */
+void q_bind_lambda_param(q_expr_t *e, q_expr_t *lambda, size_t i);
+/* ARRAY JOIN's element: an arrayJoin(f->on) marked negated (the clause's),
+ * LEFT as distinct, numbered id. */
+q_expr_t *q_array_join_element(cm_arena_t *arena, const q_from_t *f, unsigned id);
+/* Whether field e names the element of s's ARRAY JOIN (bound if so). */
+bool q_bind_array_join(q_expr_t *e, const q_select_t *s);
 
 /* The output name HogQL gives an expression without an alias (print_hogql.c). */
 void q_print_hogql_expr(const q_expr_t *e, cm_buf_t *out);

@@ -61,6 +61,7 @@ loop:
            an identifier (the longest match wins, then the first rule) */
         'all' { TOK(QT_ALL); }
         'and' { TOK(QT_AND); }
+        'array' { TOK(QT_ARRAY); }
         'as' { TOK(QT_AS); }
         'asc' { TOK(QT_ASC); }
         'between' { TOK(QT_BETWEEN); }
@@ -139,6 +140,7 @@ loop:
         ">" { TOK(QT_GT); }
         "||" { TOK(QT_CONCAT); }
         "+" { TOK(QT_PLUS); }
+        "->" { TOK(QT_ARROW); }
         "-" { TOK(QT_MINUS); }
         "*" { TOK(QT_STAR); }
         "/" { TOK(QT_SLASH); }

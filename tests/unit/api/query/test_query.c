@@ -909,6 +909,74 @@ static void test_errors_fns(void **state)
                  "The replacement names group \\2, but the pattern has 1");
 }
 
+/* Arrays and lambdas (part A of issue 28): what is refused, and why. */
+static void test_array_errors(void **state)
+{
+    (void)state;
+    expect_error("SELECT [1, 2][0]",
+                 "SQL indexes start from one, not from zero. E.g: array[1]");
+    expect_error("SELECT [1, 'a']", "An array's items must have one type (as in ClickHouse)");
+    expect_error("SELECT event[1] FROM events", "Only an array can be indexed with [...]");
+    expect_error("SELECT [1][1.5]", "An array index must be a whole number");
+    expect_error("SELECT x -> x + 1",
+                 "A lambda (x -> ...) can only be the first argument of an array function such as "
+                 "arrayMap");
+    expect_error("SELECT arrayMap(1 -> 1, [1])",
+                 "a lambda's parameters must be names, as in x -> x + 1");
+    expect_error("SELECT arrayMap((x, x) -> 1, [1], [2])",
+                 "a lambda's parameters must have different names");
+    expect_error("SELECT arrayMap((x, y) -> x, [1])",
+                 "The lambda of arrayMap takes 1 parameter, one per array");
+    expect_error("SELECT arrayMap(x -> x, 'abc')", "arrayMap takes arrays after its lambda");
+    expect_error("SELECT arrayMap([1], [2])",
+                 "arrayMap takes a lambda first, as in arrayMap(x -> x + 1, arr)");
+    expect_error("SELECT has(x -> x, [1])", "has does not take a lambda");
+    expect_error("SELECT arrayMap(x -> x.a, [1])", "'x' is a lambda's parameter: it has no fields");
+    expect_error("SELECT arrayMap(x -> (SELECT x), [1])", "Unable to resolve field: x");
+    expect_error("SELECT has('abc', 'a')", "has takes an array");
+    expect_error("SELECT has([1], 'a')",
+                 "has compares the array's elements with a value of their type");
+    expect_error("SELECT arraySum(['a'])", "arraySum adds numbers");
+    expect_error("SELECT arrayStringConcat([1])",
+                 "arrayStringConcat takes an array of strings (map it with toString first)");
+    expect_error("SELECT arrayStringConcat(['a'], event) FROM events",
+                 "arrayStringConcat takes a string constant as its separator");
+    expect_error("SELECT topK(0)(event) FROM events",
+                 "topK takes a count from 1 to 1000, as in topK(10)(x)");
+    expect_error("SELECT groupArray([1]) FROM events",
+                 "groupArray takes numbers, strings or dates");
+    expect_error("SELECT quantiles(2)(1) FROM events",
+                 "The level of quantiles must be a number from 0 to 1, as in quantiles(0.9)(x)");
+    expect_error("SELECT range(0, 5, 0)",
+                 "range's step must be a positive whole number constant on the SQLite store");
+    expect_error("SELECT arrayMap((x, y) -> x + y, [1], [2])",
+                 "A lambda over several arrays is not supported on the SQLite store");
+    expect_error("SELECT (1, 'a').3", "The tuple has 2 members: .3 is not one");
+    expect_error("SELECT event.1 FROM events", ".n and tupleElement read a tuple's members");
+    expect_error("SELECT tupleElement((1, 2), event) FROM events",
+                 "A tuple's member is a whole number constant, as in t.1");
+    expect_error("SELECT [(1, [2])]",
+                 "An array's items must be numbers, strings, dates, arrays or tuples");
+    expect_error("SELECT tuple(1, [2])", "A tuple's members must be numbers, strings or dates");
+    expect_error("SELECT x FROM events ARRAY JOIN event AS x", "ARRAY JOIN takes an array");
+    expect_error("SELECT [1] + [2]",
+                 "Arithmetic on arrays and tuples is not supported (arrayMap works element by "
+                 "element)");
+    expect_error("SELECT 1 FROM events ARRAY JOIN [1] + [2]",
+                 "ARRAY JOIN needs a name for the element: ARRAY JOIN <array> AS <name>");
+    expect_error("SELECT [event] AS a FROM events ORDER BY a",
+                 "Ordering by an array or a tuple is not supported on the SQLite store");
+    expect_mat("SELECT event, groupArray(distinct_id) FROM events WHERE event = {variables.e} "
+               "GROUP BY event",
+               "refused: Queries answering arrays or tuples are not supported for materialization");
+    expect_mat("SELECT (event, 1) FROM events",
+               "refused: Queries answering arrays or tuples are not supported for materialization");
+    expect_error(
+        "SELECT arrayFilter(x -> x = 'a', groupArray(event)) FROM events",
+        "arrayFilter over an aggregate's array is not supported on the SQLite store: "
+        "compute the array in a subquery (SELECT ... FROM (SELECT groupArray(x) AS a ...))");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -918,7 +986,7 @@ int main(void)
         cmocka_unit_test(test_materialize),   cmocka_unit_test(test_materialize_exact),
         cmocka_unit_test(test_null_op_form),  cmocka_unit_test(test_null_variables),
         cmocka_unit_test(test_errors_syntax), cmocka_unit_test(test_names_syntax),
-        cmocka_unit_test(test_errors_fns),
+        cmocka_unit_test(test_errors_fns),    cmocka_unit_test(test_array_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

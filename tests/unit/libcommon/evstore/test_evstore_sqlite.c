@@ -302,6 +302,40 @@ static void test_variance(void **state)
     assert_string_equal(a.cells[0][1], "h.io");
 }
 
+/* cm_array_agg: json_group_array's items put in the stated order
+ * (evstore_arrayfns.c): sorted, distinct and sorted, or the top n by count
+ * then value; NULLs left out; strings by their bytes, escapes decoded. */
+static void test_array_agg(void **state)
+{
+    fx_t *fx = *state;
+    static const struct {
+        const char *sql, *want;
+    } cases[] = {
+        {"SELECT cm_array_agg('[3,1,null,2,1]', 'a', NULL)", "[1,1,2,3]"},
+        {"SELECT cm_array_agg('[3,1,null,2,1]', 'u', NULL)", "[1,2,3]"},
+        {"SELECT cm_array_agg('[\"b\",\"a\",\"b\",\"c\",\"a\",\"b\"]', 'k', 2)", "[\"b\",\"a\"]"},
+        {"SELECT cm_array_agg('[\"z\",\"y\"]', 'k', 5)", "[\"y\",\"z\"]"}, /* ties by value */
+        {"SELECT cm_array_agg('[\"b\",\"\\\"q\",\"a\"]', 'a', NULL)", /* '"' sorts before 'a' */
+         "[\"\\\"q\",\"a\",\"b\"]"},
+        {"SELECT cm_array_agg('[2.5,-1,10]', 'a', NULL)", "[-1,2.5,10]"},
+        {"SELECT cm_array_agg('[]', 'a', NULL)", "[]"},
+        {"SELECT cm_array_agg(NULL, 'u', NULL)", "[]"},
+        {"SELECT cm_array_agg(json_group_array(x), 'a', NULL) FROM (SELECT 'b' AS x UNION ALL "
+         "SELECT 'a' UNION ALL SELECT NULL)",
+         "[\"a\",\"b\"]"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        answer_t a;
+        query(fx, cases[i].sql, &a);
+        assert_int_equal(a.status, 0);
+        if (strcmp(a.cells[0][0], cases[i].want) != 0)
+            fail_msg("%s: %s, want %s", cases[i].sql, a.cells[0][0], cases[i].want);
+    }
+    answer_t a;
+    query(fx, "SELECT cm_array_agg('[1, [2]]', 'a', NULL)", &a); /* not a list of scalars */
+    assert_int_not_equal(a.status, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -310,6 +344,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_quantile, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_time_zones, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_variance, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_array_agg, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

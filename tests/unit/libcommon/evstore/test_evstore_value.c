@@ -106,11 +106,56 @@ static void test_values_in_a_zone(void **state)
     assert_false(cm_evstore_type_zone("String", name, sizeof(name)));
 }
 
+/* Array(T): SQLite's JSON and ClickHouse's literal text give one JSON
+ * array, each element by T (evstore_array.c); text that does not parse
+ * stays a string. */
+static void test_arrays(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *type, *text, *want;
+    } cases[] = {
+        {"Array(Int64)", "[1,2,3]", "[1,2,3]"},
+        {"Array(Int64)", "[]", "[]"},
+        {"Array(Int64)", "[NULL,1]", "[null,1]"},
+        {"Array(Float64)", "[1,2.5]", "[1,2.5]"},
+        {"Array(Float64)", "[1.0,2.5]", "[1,2.5]"}, /* SQLite keeps the .0 */
+        {"Array(String)", "[\"a\",\"it's \\\"q\\\"\"]", "[\"a\",\"it's \\\"q\\\"\"]"},
+        {"Array(String)", "['a','it\\'s','b\\\\']", "[\"a\",\"it's\",\"b\\\\\"]"},
+        {"Array(String)", "[\"\\u00e9\\ud83d\\ude00\"]", "[\"\xc3\xa9\xf0\x9f\x98\x80\"]"},
+        {"Array(String)", "['1','2']", "[\"1\",\"2\"]"},
+        {"Array(DateTime)", "['2026-11-28 06:24:30']", "[\"2026-11-28T06:24:30Z\"]"},
+        {"Array(Date)", "[\"2026-11-28\"]", "[\"2026-11-28\"]"},
+        {"Array(Array)", "[[1],[2,3]]", "[[1],[2,3]]"},
+        {"Array(Array)", "[['a'],[]]", "[[\"a\"],[]]"},
+        {"Array(UInt8)", "[true,false,1]", "[1,0,1]"},
+        {"Array(String)", "['a", "\"['a\""}, /* unterminated: the text as it came */
+        {"Array(Int64)", "[1,2] x", "\"[1,2] x\""},
+        {"Array(Int64)", "oops", "\"oops\""},
+        {"Array(Int64)", NULL, "null"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char out[128];
+        write1(cases[i].type, cases[i].text, out);
+        if (strcmp(out, cases[i].want) != 0)
+            fail_msg("%s %s: %s, want %s", cases[i].type, cases[i].text ? cases[i].text : "NULL",
+                     out, cases[i].want);
+    }
+    /* nested past the limit: a string, not a crash */
+    char deep[200], out[128];
+    memset(deep, '[', 90);
+    memset(deep + 90, ']', 90);
+    deep[180] = '\0';
+    write1("Array(Array)", deep, out);
+    assert_int_equal(out[0], '"');
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_values_by_type),
         cmocka_unit_test(test_values_in_a_zone),
+        cmocka_unit_test(test_arrays),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
