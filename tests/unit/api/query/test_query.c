@@ -913,8 +913,7 @@ static void test_errors_fns(void **state)
 static void test_array_errors(void **state)
 {
     (void)state;
-    expect_error("SELECT [1, 2][0]",
-                 "SQL indexes start from one, not from zero. E.g: array[1]");
+    expect_error("SELECT [1, 2][0]", "SQL indexes start from one, not from zero. E.g: array[1]");
     expect_error("SELECT [1, 'a']", "An array's items must have one type (as in ClickHouse)");
     expect_error("SELECT event[1] FROM events", "Only an array can be indexed with [...]");
     expect_error("SELECT [1][1.5]", "An array index must be a whole number");
