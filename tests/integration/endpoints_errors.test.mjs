@@ -27,7 +27,8 @@ const HOSTILE = [
   ['mod-zero', 'SELECT 1 % 0 AS d', { clickhouse: 'illegal_division' }],
   ['no-common-type', "SELECT if(event = 'signup', 'a', 1) AS x FROM events", { clickhouse: 'no_common_type' }],
   ['index-zero', 'SELECT substring(event, 0, 1) AS s FROM events', { clickhouse: 'zero_array_or_tuple_index' }],
-  ['bad-zone', "SELECT toTimeZone(timestamp, 'Nowhere/City') AS t FROM events", { clickhouse: 'bad_arguments' }],
+  // an unknown zone is the compiler's refusal now (print_tz.c), on both stores
+  ['bad-zone', "SELECT toTimeZone(timestamp, 'Nowhere/City') AS t FROM events", {}],
   ['sum-overflow', 'SELECT sum(9223372036854775807) AS s FROM events', { sqlite: 'integer_overflow' }],
   ['cast-text', "SELECT toInt64('x') AS n, toFloat(event) AS f, toDate('nope') AS d FROM events", {}],
 ];
