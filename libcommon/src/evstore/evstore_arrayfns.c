@@ -11,6 +11,10 @@
  *   mode 'k'  the n most frequent items, by count descending then value
  *             ascending (topK(n), exact)
  *
+ * And cm_split(sep, s): s cut at every sep (a non-empty string), as a JSON
+ * array of strings, as ClickHouse's splitByString and splitByChar cut it
+ * ('' is ['']; a separator at either end leaves an empty string there).
+ *
  * Items compare as ClickHouse's: numbers by value, strings by their bytes.
  * Items are copied through as SQLite wrote them.
  */
@@ -18,6 +22,7 @@
 #include <string.h>
 
 #include "cm/buf.h"
+#include "cm/json.h"
 #include "evstore_internal.h"
 
 typedef struct {
@@ -172,9 +177,39 @@ static char *array_agg(int argc, const char *const *args, bool *failed)
     return s;
 }
 
+static char *split(int argc, const char *const *args, bool *failed)
+{
+    if (argc != 2 || args[0] == NULL || args[1] == NULL)
+        return NULL;
+    const char *sep = args[0], *s = args[1];
+    size_t n = strlen(sep);
+    if (n == 0) { /* the compiler refuses it: never answer it differently */
+        *failed = true;
+        return NULL;
+    }
+    cm_buf_t out = CM_BUF_INIT;
+    cm_buf_putc(&out, '[');
+    for (const char *p = s;; cm_buf_putc(&out, ',')) {
+        const char *q = strstr(p, sep);
+        size_t len = q != NULL ? (size_t)(q - p) : strlen(p);
+        cm_json_quote_lossy(&out, (cm_slice_t){p, len});
+        if (q == NULL)
+            break;
+        p = q + n;
+    }
+    cm_buf_putc(&out, ']');
+    char *r = strdup(cm_buf_cstr(&out));
+    cm_buf_free(&out);
+    if (r == NULL)
+        *failed = true;
+    return r;
+}
+
 static const cm_db_text_fn_t array_agg_fn = {.name = "cm_array_agg", .nargs = 3, .call = array_agg};
+static const cm_db_text_fn_t split_fn = {.name = "cm_split", .nargs = 2, .call = split};
 
 int cm__evstore_add_array_fns(cm_db_conn_t *conn)
 {
-    return cm_db_conn_add_text_fn(conn, &array_agg_fn);
+    int rc = cm_db_conn_add_text_fn(conn, &array_agg_fn);
+    return rc != 0 ? rc : cm_db_conn_add_text_fn(conn, &split_fn);
 }

@@ -310,6 +310,9 @@ static const q_fn_t fns[] = {
     A("groupUniqArray", 1, 1, QR_FIXED, Q_T_ARRAY, false, Q_FN_GROUP_UNIQ_ARRAY),
     {"quantiles", 1, 1, QF_AGGREGATE, QR_FIXED, Q_T_ARRAY, false, 1, Q_FN_QUANTILES},
     {"topK", 1, 1, QF_AGGREGATE, QR_FIXED, Q_T_ARRAY, false, 1, Q_FN_TOP_K},
+    /* a string cut at a constant separator: Array(String) */
+    F("splitByChar", 2, 2, QR_FIXED, Q_T_ARRAY, false, Q_FN_SPLIT_BY_CHAR),
+    F("splitByString", 2, 2, QR_FIXED, Q_T_ARRAY, false, Q_FN_SPLIT_BY_STRING),
     /* (more arrays above this line) */
 };
 

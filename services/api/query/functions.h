@@ -283,6 +283,8 @@ enum {
     Q_FN_ARRAY_LENGTH, /* length(), empty(), notEmpty() of an array (resolve_array.c maps them) */
     Q_FN_ARRAY_EMPTY,
     Q_FN_ARRAY_NOT_EMPTY,
+    Q_FN_SPLIT_BY_CHAR, /* strings into arrays */
+    Q_FN_SPLIT_BY_STRING,
     /* (more arrays above this line) */
 
     /* strings (cont.) */

@@ -683,6 +683,17 @@ bool q_pcall_array(q_printer_t *pr, const q_expr_t *e)
             PF("_j%zu.value", e->value);
         return true;
     }
+    if (id == Q_FN_SPLIT_BY_CHAR || id == Q_FN_SPLIT_BY_STRING) {
+        /* SQLite: libcommon's cm_split (evstore_arrayfns.c), ClickHouse's cuts */
+        if (pr->ch) {
+            q_psame(pr, id == Q_FN_SPLIT_BY_CHAR ? "splitByChar" : "splitByString", e);
+            return true;
+        }
+        P("cm_split(");
+        q_pargs(pr, e, 0);
+        P(")");
+        return true;
+    }
     if (id >= Q_FN_ARRAY_MAP && id <= Q_FN_ARRAY_FIRST)
         q_plambda_call(pr, e, id);
     else if (id >= Q_FN_GROUP_ARRAY && id <= Q_FN_TOP_K)

@@ -217,7 +217,7 @@ bool q_resolve_array_call(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err)
         e->type = id == Q_FN_LENGTH ? Q_T_INT : Q_T_BOOL;
         return true;
     }
-    if (id < Q_FN_HAS || id > Q_FN_ARRAY_NOT_EMPTY)
+    if (id < Q_FN_HAS || id > Q_FN_SPLIT_BY_STRING)
         return true; /* not an array function */
     if (id >= Q_FN_ARRAY_MAP && id <= Q_FN_ARRAY_FIRST && !lambda &&
         (id == Q_FN_ARRAY_MAP || id == Q_FN_ARRAY_FILTER || id == Q_FN_ARRAY_FIRST ||
@@ -289,6 +289,27 @@ bool q_resolve_array_call(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err)
             return false;
         e->elem = Q_T_INT;
         return true;
+    case Q_FN_SPLIT_BY_CHAR:
+    case Q_FN_SPLIT_BY_STRING: {
+        /* ClickHouse's rules: a constant separator, one byte for
+         * splitByChar, not empty for splitByString (18.16 refuses it; later
+         * versions would cut into characters); an array cannot be NULL, so
+         * a string that may be NULL is ClickHouse's error too */
+        const q_expr_t *sep = ARG(0), *s = ARG(1);
+        bool one = id == Q_FN_SPLIT_BY_CHAR;
+        if (sep->kind != QE_STRING || (one ? sep->text.len != 1 : sep->text.len == 0))
+            return fail(err, e,
+                        one ? "takes a one-byte string constant as its separator"
+                            : "takes a non-empty string constant as its separator");
+        if (s->type != Q_T_STRING && s->type != Q_T_ANY && s->type != Q_T_NULL)
+            return fail(err, e, "splits a string (convert it with toString first)");
+        if (s->nullable || s->type == Q_T_NULL)
+            return fail(err, e,
+                        "needs a string that is never NULL (an array cannot be NULL): wrap it in "
+                        "ifNull(x, '')");
+        e->elem = Q_T_STRING;
+        return true;
+    }
     case Q_FN_ARRAY_STRING_CONCAT:
         if (!array_arg(e, 0, err, &el))
             return false;

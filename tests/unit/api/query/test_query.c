@@ -976,6 +976,26 @@ static void test_array_errors(void **state)
         "compute the array in a subquery (SELECT ... FROM (SELECT groupArray(x) AS a ...))");
 }
 
+/* splitByChar / splitByString: ClickHouse's rules for the separator and
+ * for a string that may be NULL (an array cannot be NULL). */
+static void test_split_errors(void **state)
+{
+    (void)state;
+    expect_error("SELECT splitByChar('', event) FROM events",
+                 "splitByChar takes a one-byte string constant as its separator");
+    expect_error("SELECT splitByChar('ab', event) FROM events",
+                 "splitByChar takes a one-byte string constant as its separator");
+    expect_error("SELECT splitByString('', event) FROM events",
+                 "splitByString takes a non-empty string constant as its separator");
+    expect_error("SELECT splitByString(event, 'a,b') FROM events",
+                 "splitByString takes a non-empty string constant as its separator");
+    expect_error("SELECT splitByChar(',', properties.tags) FROM events",
+                 "splitByChar needs a string that is never NULL (an array cannot be NULL): wrap "
+                 "it in ifNull(x, '')");
+    expect_error("SELECT splitByChar(',', 1)",
+                 "splitByChar splits a string (convert it with toString first)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -986,6 +1006,7 @@ int main(void)
         cmocka_unit_test(test_null_op_form),  cmocka_unit_test(test_null_variables),
         cmocka_unit_test(test_errors_syntax), cmocka_unit_test(test_names_syntax),
         cmocka_unit_test(test_errors_fns),    cmocka_unit_test(test_array_errors),
+        cmocka_unit_test(test_split_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -336,6 +336,33 @@ static void test_array_agg(void **state)
     assert_int_not_equal(a.status, 0);
 }
 
+/* cm_split (evstore_arrayfns.c): ClickHouse 18.16's own answers for
+ * splitByString / splitByChar, read from its server. */
+static void test_split(void **state)
+{
+    fx_t *fx = *state;
+    static const struct {
+        const char *sql, *want;
+    } cases[] = {
+        {"SELECT cm_split(',', '')", "[\"\"]"},
+        {"SELECT cm_split(', ', 'a, b,, c')", "[\"a\",\"b,\",\"c\"]"},
+        {"SELECT cm_split(',', ',a,')", "[\"\",\"a\",\"\"]"},
+        {"SELECT cm_split('ab', 'xabyab')", "[\"x\",\"y\",\"\"]"},
+        {"SELECT cm_split('/', 'it''s \"q\"/\\')", "[\"it's \\\"q\\\"\",\"\\\\\"]"},
+        {"SELECT cm_split(',', NULL)", "<null>"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        answer_t a;
+        query(fx, cases[i].sql, &a);
+        assert_int_equal(a.status, 0);
+        if (strcmp(a.cells[0][0], cases[i].want) != 0)
+            fail_msg("%s: %s, want %s", cases[i].sql, a.cells[0][0], cases[i].want);
+    }
+    answer_t a;
+    query(fx, "SELECT cm_split('', 'abc')", &a); /* refused by the compiler; never answered */
+    assert_int_not_equal(a.status, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -345,6 +372,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_time_zones, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_variance, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_array_agg, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_split, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
