@@ -138,7 +138,12 @@ static q_list_t two(q_parse_t *p, q_expr_t *a, q_expr_t *b)
  * the case-insensitive ones put (?i) in front of the pattern. */
 q_expr_t *q_regex(q_parse_t *p, q_expr_t *a, q_expr_t *b, bool icase, bool negated)
 {
-    if (icase) {
+    if (icase && b != NULL && b->kind == QE_STRING) { /* one constant: the pattern (?i)b */
+        char *s = cm_arena_alloc(p->arena, b->text.len + 4);
+        memcpy(s, "(?i)", 4);
+        memcpy(s + 4, b->text.p, b->text.len);
+        b->text = (cm_slice_t){s, b->text.len + 4};
+    } else if (icase) {
         q_expr_t *flag = q_new(p, QE_STRING);
         flag->text = CM_SLICE_LIT("(?i)");
         q_list_t cat = two(p, flag, b);

@@ -117,6 +117,54 @@ static void lite_blob(q_printer_t *pr, const q_expr_t *x)
     P(" AS BLOB)");
 }
 
+/* trim / trimLeft / trimRight (side 'b', 'l', 'r'), of spaces or of the
+ * characters a second argument lists (trim(LEADING 'xy' FROM s) is
+ * trimLeft(s, 'xy')): SQLite's trim/ltrim/rtrim take the set as it is;
+ * ClickHouse (18.16 has neither trimLeft nor the set) a regex class of it. */
+static void ptrim(q_printer_t *pr, const q_expr_t *e, char side)
+{
+    cm_slice_t set = CM_SLICE_LIT(" ");
+    if (e->args.n > 1 && !q_pconst_string(pr, ARG(1), "The characters to trim", &set))
+        return;
+    if (set.len == 0 || memchr(set.p, '\0', set.len) != NULL) {
+        if (set.len == 0) { /* nothing to trim */
+            q_pexpr(pr, ARG(0));
+            return;
+        }
+        q_pfail(pr, "The characters to trim cannot hold a NUL byte");
+        return;
+    }
+    if (!pr->ch) {
+        P(side == 'l' ? "ltrim(" : side == 'r' ? "rtrim(" : "trim(");
+        q_pexpr(pr, ARG(0));
+        P(", ");
+        q_pstring(pr, set);
+        P(")");
+        return;
+    }
+    cm_buf_t cls = CM_BUF_INIT, re = CM_BUF_INIT;
+    cm_buf_putc(&cls, '[');
+    for (size_t i = 0; i < set.len; i++) {
+        if (strchr("\\]^-[", set.p[i]) != NULL)
+            cm_buf_putc(&cls, '\\');
+        cm_buf_putc(&cls, set.p[i]);
+    }
+    cm_buf_append_cstr(&cls, "]+");
+    if (side != 'r')
+        cm_buf_appendf(&re, "^%.*s", (int)cls.len, cls.p);
+    if (side == 'b')
+        cm_buf_putc(&re, '|');
+    if (side != 'l')
+        cm_buf_appendf(&re, "%.*s$", (int)cls.len, cls.p);
+    P("replaceRegexpAll(");
+    q_pexpr(pr, ARG(0));
+    P(", ");
+    q_pstring(pr, cm_buf_slice(&re));
+    P(", '')");
+    cm_buf_free(&cls);
+    cm_buf_free(&re);
+}
+
 static void string_fn(q_printer_t *pr, const q_expr_t *e, int id)
 {
     switch (id) {
@@ -147,13 +195,7 @@ static void string_fn(q_printer_t *pr, const q_expr_t *e, int id)
         q_pargs(pr, e, 1);
         P(") AS TEXT)");
         return;
-    case Q_FN_TRIM:
-        if (!pr->ch)
-            return q_psame(pr, "trim", e);
-        P("replaceRegexpAll(");
-        q_pexpr(pr, ARG(0));
-        P(", '^ +| +$', '')");
-        return;
+    case Q_FN_TRIM: ptrim(pr, e, 'b'); return;
     case Q_FN_REPLACE_ALL: return q_psame(pr, pr->ch ? "replaceAll" : "replace", e);
     case Q_FN_POSITION:
         if (pr->ch)
@@ -367,17 +409,7 @@ static void more_string_fn(q_printer_t *pr, const q_expr_t *e, int id)
 {
     switch (id) {
     case Q_FN_TRIM_LEFT:
-    case Q_FN_TRIM_RIGHT: /* spaces only, as trim (18.16 has no trimLeft) */
-        if (!pr->ch) {
-            P(id == Q_FN_TRIM_LEFT ? "ltrim(" : "rtrim(");
-            q_pexpr(pr, ARG(0));
-            P(", ' ')");
-            return;
-        }
-        P("replaceRegexpAll(");
-        q_pexpr(pr, ARG(0));
-        P(id == Q_FN_TRIM_LEFT ? ", '^ +', '')" : ", ' +$', '')");
-        return;
+    case Q_FN_TRIM_RIGHT: ptrim(pr, e, id == Q_FN_TRIM_LEFT ? 'l' : 'r'); return;
     case Q_FN_POSITION_CI: /* ASCII letters only, in bytes, as ClickHouse */
         if (pr->ch)
             return q_psame(pr, "positionCaseInsensitive", e);
