@@ -94,6 +94,8 @@ void q_pvalue_scalar(q_printer_t *pr, const api_query_value_t *v);
 q_type_t q_ptype_of(q_printer_t *pr, const q_expr_t *e);
 /* One side of a comparison, converted to the other side's type as ClickHouse would. */
 void q_pcompared(q_printer_t *pr, const q_expr_t *e, q_type_t other);
+/* The divisor of intDiv or % as ClickHouse has it: a 0 fails the query. */
+void q_pdivisor(q_printer_t *pr, const q_expr_t *e);
 /* print_compare.c: comparisons, LIKE, IN, BETWEEN and || printed two-valued,
  * as HogQL prints them (a NULL side never makes the answer NULL). */
 void q_pcompare(q_printer_t *pr, const q_expr_t *e);

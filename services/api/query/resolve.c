@@ -297,6 +297,40 @@ static q_type_t common(q_type_t a, q_type_t b)
     return Q_T_ANY;
 }
 
+/* ClickHouse's name of a type, for the messages below. */
+static const char *ch_type(q_type_t t)
+{
+    switch (t) {
+    case Q_T_BOOL: return "UInt8";
+    case Q_T_INT: return "Int64";
+    case Q_T_FLOAT: return "Float64";
+    case Q_T_DATE: return "Date";
+    case Q_T_DATETIME: return "DateTime";
+    case Q_T_UUID: return "UUID";
+    case Q_T_ARRAY: return "Array";
+    case Q_T_TUPLE: return "Tuple";
+    default: return "String";
+    }
+}
+
+/* Adds a branch's type to *t (if, multiIf, CASE, coalesce, greatest).
+ * Branches of known types with no common one (String and a number, a
+ * date and a number, ...) are refused on both stores: ClickHouse fails
+ * such a query (NO_COMMON_TYPE) where SQLite would answer whichever
+ * branch is taken. Unknown types (Q_T_ANY, raw JSON) are left to the
+ * store. */
+static void add_branch(rs_t *r, q_type_t *t, const q_expr_t *b, const char *what)
+{
+    q_type_t c = common(*t, b->type);
+    if (c == Q_T_ANY && *t != Q_T_ANY && *t != Q_T_JSON && b->type != Q_T_ANY &&
+        b->type != Q_T_JSON)
+        fail(r,
+             "The values of %s have no common type: there is no supertype for types %s and %s. "
+             "Convert them to one type first (toString, toFloat, ...)",
+             what, ch_type(*t), ch_type(b->type));
+    *t = c;
+}
+
 static void resolve_list(rs_t *r, q_list_t *l, scope_t *sc)
 {
     for (size_t i = 0; i < l->n && !r->failed; i++)
@@ -411,7 +445,7 @@ static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
         q_type_t t = Q_T_NULL;
         bool all_null = true;
         for (size_t i = 0; i < n; i++) {
-            t = common(t, e->args.v[i]->type);
+            add_branch(r, &t, e->args.v[i], fn->name);
             all_null = all_null && e->args.v[i]->nullable;
         }
         e->type = t;
@@ -422,10 +456,10 @@ static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
     case QR_BRANCHES: {
         q_type_t t = Q_T_NULL;
         for (size_t i = 1; i < n; i += 2) {
-            t = common(t, e->args.v[i]->type);
+            add_branch(r, &t, e->args.v[i], fn->name);
             e->nullable = e->nullable || e->args.v[i]->nullable;
         }
-        t = common(t, e->args.v[n - 1]->type);
+        add_branch(r, &t, e->args.v[n - 1], fn->name);
         e->nullable = e->nullable || e->args.v[n - 1]->nullable;
         e->type = t;
         break;
@@ -537,11 +571,11 @@ static void resolve_expr_once(rs_t *r, q_expr_t *e, scope_t *sc)
     case QE_CASE: {
         q_type_t t = Q_T_NULL;
         for (size_t i = 1; i < e->args.n; i += 2) {
-            t = common(t, e->args.v[i]->type);
+            add_branch(r, &t, e->args.v[i], "CASE");
             e->nullable = e->nullable || e->args.v[i]->nullable;
         }
         if (e->else_ != NULL) {
-            t = common(t, e->else_->type);
+            add_branch(r, &t, e->else_, "CASE");
             e->nullable = e->nullable || e->else_->nullable;
         } else {
             e->nullable = true;

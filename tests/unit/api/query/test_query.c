@@ -909,6 +909,24 @@ static void test_errors_fns(void **state)
                  "The replacement names group \\2, but the pattern has 1");
 }
 
+/* Part W: answers the stores gave differently, refused on both. */
+static void test_errors_wrong(void **state)
+{
+    (void)state;
+    expect_error("SELECT if(event = 'a', 'a', 1) FROM events",
+                 "The values of if have no common type: there is no supertype for types String "
+                 "and Int64. Convert them to one type first (toString, toFloat, ...)");
+    expect_error("SELECT multiIf(event = 'a', NULL, event = 'b', timestamp, 2) FROM events",
+                 "The values of multiIf have no common type: there is no supertype for types "
+                 "DateTime and Int64. Convert them to one type first (toString, toFloat, ...)");
+    expect_error("SELECT CASE WHEN event = 'a' THEN properties.x ELSE event = 'b' END FROM events",
+                 "The values of CASE have no common type: there is no supertype for types String "
+                 "and UInt8. Convert them to one type first (toString, toFloat, ...)");
+    expect_error("SELECT coalesce(properties.x, 0) FROM events",
+                 "The values of coalesce have no common type: there is no supertype for types "
+                 "String and Int64. Convert them to one type first (toString, toFloat, ...)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -918,7 +936,7 @@ int main(void)
         cmocka_unit_test(test_materialize),   cmocka_unit_test(test_materialize_exact),
         cmocka_unit_test(test_null_op_form),  cmocka_unit_test(test_null_variables),
         cmocka_unit_test(test_errors_syntax), cmocka_unit_test(test_names_syntax),
-        cmocka_unit_test(test_errors_fns),
+        cmocka_unit_test(test_errors_fns),    cmocka_unit_test(test_errors_wrong),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

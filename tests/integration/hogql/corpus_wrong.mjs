@@ -1,0 +1,16 @@
+// corpus_wrong.mjs - part W of issue 28: answers the two stores used to
+// give differently. The failing forms (a 0 divisor of intDiv or %, branches
+// of no common type) are checked in endpoints_errors.test.mjs and the unit
+// tests; here the forms both stores answer. Each query orders its rows
+// completely.
+
+export const queries = [
+  // intDiv and % by divisors that are never 0, per row and constant
+  'SELECT toInt(properties.n) AS n, intDiv(n, n % 5 + 1) AS a, n % (n % 7 + 1) AS b, modulo(n, 4) AS c, intDiv(n, -3) AS d, -n % 4 AS e FROM events ORDER BY n',
+  // intDiv with a float: the quotient of the floats, truncated
+  'SELECT toInt(properties.n) AS n, intDiv(n, 0.5) AS a, intDiv(n + 0.9, 2.5) AS b, intDiv(-n, 2.5) AS c FROM events ORDER BY n',
+  // / by 0: no failure on either store (inf and nan leave ClickHouse as NULL)
+  'SELECT toInt(properties.n) AS n, n / 0 AS a, n / (n % 3) AS b FROM events ORDER BY n',
+  // branches of compatible types: Int and Float, NULL and a number, Date and DateTime
+  "SELECT toInt(properties.n) AS n, if(n % 2 = 0, n, 2.5) AS a, multiIf(n % 3 = 0, NULL, n % 3 = 1, 1, 2.5) AS b, CASE WHEN n % 4 = 0 THEN 'x' ELSE event END AS c, coalesce(properties.plan, 'none') AS d FROM events ORDER BY n",
+];
