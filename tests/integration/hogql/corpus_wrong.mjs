@@ -11,6 +11,8 @@ export const queries = [
   'SELECT toInt(properties.n) AS n, intDiv(n, 0.5) AS a, intDiv(n + 0.9, 2.5) AS b, intDiv(-n, 2.5) AS c FROM events ORDER BY n',
   // / by 0: no failure on either store (inf and nan leave ClickHouse as NULL)
   'SELECT toInt(properties.n) AS n, n / 0 AS a, n / (n % 3) AS b FROM events ORDER BY n',
-  // branches of compatible types: Int and Float, NULL and a number, Date and DateTime
-  "SELECT toInt(properties.n) AS n, if(n % 2 = 0, n, 2.5) AS a, multiIf(n % 3 = 0, NULL, n % 3 = 1, 1, 2.5) AS b, CASE WHEN n % 4 = 0 THEN 'x' ELSE event END AS c, coalesce(properties.plan, 'none') AS d FROM events ORDER BY n",
+  // branches of compatible types: a small integer literal and a float, NULL and a number, Date and DateTime
+  "SELECT toInt(properties.n) AS n, if(n % 2 = 0, toFloat(n), 2.5) AS a, if(n % 2 = 0, 7, -2.5) AS a2, greatest(n, 3) AS g, multiIf(n % 3 = 0, NULL, n % 3 = 1, 1, 2.5) AS b, CASE WHEN n % 4 = 0 THEN 'x' ELSE event END AS c, coalesce(properties.plan, 'none') AS d FROM events ORDER BY n",
+  // substring: an offset 0 at run time is '' on both (18.16 and SQLite), negative offsets from the end
+  'SELECT toInt(properties.n) AS n, substring(event, n % 3, 2) AS a, substring(event, n % 5 - 2) AS b, substring(event, -3) AS c, substring(event, 2, n % 4) AS d FROM events ORDER BY n',
 ];

@@ -925,6 +925,13 @@ static void test_errors_wrong(void **state)
     expect_error("SELECT coalesce(properties.x, 0) FROM events",
                  "The values of coalesce have no common type: there is no supertype for types "
                  "String and Int64. Convert them to one type first (toString, toFloat, ...)");
+    expect_error("SELECT if(event = 'a', toInt(properties.n), 2.5) FROM events",
+                 "The values of if have no common type: there is no supertype for types Int64 and "
+                 "Float64 (no float holds every Int64). Convert them to one type first (toFloat)");
+    expect_error("SELECT substring(event, 0) FROM events",
+                 "Indices in strings are 1-based: the offset of substring must not be 0");
+    expect_error("SELECT substring(event, 1, -2) FROM events",
+                 "The length of substring must not be negative");
 }
 
 int main(void)
