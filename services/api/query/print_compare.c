@@ -517,10 +517,28 @@ static bool list_side(q_printer_t *pr, const q_expr_t *x)
     return true;
 }
 
+/* A string compared with a boolean (true, false, a Boolean variable):
+ * ClickHouse has no comparison of String with UInt8 or Bool and fails the
+ * query, SQLite would find no row ('true' is not 1); HogQL's properties are
+ * strings ('true', 'false'), so the user is told to compare with those. */
+static bool string_vs_bool(q_printer_t *pr, const q_expr_t *e)
+{
+    if (e->op < QB_EQ || e->op > QB_GE)
+        return false;
+    q_type_t ta = q_ptype_of(pr, e->args.v[0]), tb = q_ptype_of(pr, e->args.v[1]);
+    if (!((ta == Q_T_STRING && tb == Q_T_BOOL) || (ta == Q_T_BOOL && tb == Q_T_STRING)))
+        return false;
+    q_pfail(pr, "A string cannot be compared with a boolean (true, false or a Boolean variable): "
+                "properties hold the text 'true' or 'false', so compare with that text");
+    return true;
+}
+
 void q_pcompare(q_printer_t *pr, const q_expr_t *e)
 {
     const q_expr_t *a = e->args.v[0], *b = e->args.v[1];
     if (e->op != QB_IN && e->op != QB_NOT_IN && (list_side(pr, a) || list_side(pr, b)))
+        return;
+    if (string_vs_bool(pr, e))
         return;
     switch (e->op) {
     case QB_EQ: two_valued(pr, e, a, b, R_EQ, true, pcmp_op); return;

@@ -15,4 +15,6 @@ export const queries = [
   "SELECT toInt(properties.n) AS n, if(n % 2 = 0, toFloat(n), 2.5) AS a, if(n % 2 = 0, 7, -2.5) AS a2, greatest(n, 3) AS g, multiIf(n % 3 = 0, NULL, n % 3 = 1, 1, 2.5) AS b, CASE WHEN n % 4 = 0 THEN 'x' ELSE event END AS c, coalesce(properties.plan, 'none') AS d FROM events ORDER BY n",
   // substring: an offset 0 at run time is '' on both (18.16 and SQLite), negative offsets from the end
   'SELECT toInt(properties.n) AS n, substring(event, n % 3, 2) AS a, substring(event, n % 5 - 2) AS b, substring(event, -3) AS c, substring(event, 2, n % 4) AS d FROM events ORDER BY n',
+  // a boolean property is the text 'true' or 'false' (comparing it with true is refused on both)
+  "SELECT properties.flag AS f, count() AS c, countIf(properties.flag = 'true') AS t FROM events GROUP BY f ORDER BY f",
 ];
