@@ -279,17 +279,23 @@ static void pfield(q_printer_t *pr, const q_expr_t *e)
         P(")");
         return;
     case QF_PROPERTY: pproperty(pr, e); return;
-    case QF_COLUMN:
+    case QF_COLUMN: {
+        unsigned m = q_join_null_key(pr, e); /* print_join.c: 18.16 reads a miss as 0 */
+        if (m)
+            PF("if(isNull(s%u.m%u), NULL, ", m, m);
         if (e->column != NULL && e->type == Q_T_DATETIME) {
             q_pstored_datetime(pr, e->source->id, e->column);
-            return;
+        } else {
+            psource(pr, e->source);
+            if (e->column != NULL)
+                P(e->column);
+            else
+                q_pcolname(pr, e->source->sub, (size_t)e->ival);
         }
-        psource(pr, e->source);
-        if (e->column != NULL)
-            P(e->column);
-        else
-            q_pcolname(pr, e->source->sub, (size_t)e->ival);
+        if (m)
+            P(")");
         return;
+    }
     default: q_pfail(pr, "internal: an unresolved field"); return;
     }
 }

@@ -17,4 +17,8 @@ export const queries = [
   'SELECT toInt(properties.n) AS n, substring(event, n % 3, 2) AS a, substring(event, n % 5 - 2) AS b, substring(event, -3) AS c, substring(event, 2, n % 4) AS d FROM events ORDER BY n',
   // a boolean property is the text 'true' or 'false' (comparing it with true is refused on both)
   "SELECT properties.flag AS f, count() AS c, countIf(properties.flag = 'true') AS t FROM events GROUP BY f ORDER BY f",
+  // an outer JOIN's key on the side a miss leaves NULL: NULL on both (18.16 read it as '' or 0);
+  // RIGHT JOIN is printed the same way (golden), but 18.16 fails reading its left side at all
+  "SELECT e.distinct_id AS who, p.pd AS k, p.pc AS m, count() AS n FROM events e LEFT JOIN (SELECT distinct_id AS pd, count() AS pc FROM events WHERE distinct_id IN ('user-1', 'user-3') GROUP BY pd) p ON e.distinct_id = p.pd GROUP BY who, k, m ORDER BY who",
+  "SELECT toInt(e.properties.n) AS u, p.pe AS k FROM events e LEFT JOIN (SELECT event AS pe FROM events WHERE event = 'signup' GROUP BY pe) p ON e.event = p.pe ORDER BY u",
 ];
