@@ -19,6 +19,10 @@
  * leaves a short s as it is. cm_repeat(s, n): s n times. Both refuse a
  * result past CM_CH_MAX_TEXT rather than build it.
  *
+ * cm_divisor(x): x, failing the query with ClickHouse's words ("Division
+ * by zero") when x is a number equal to 0: ClickHouse's intDiv and modulo
+ * fail there, where SQLite's / and % answer NULL.
+ *
  * cm_base64_encode(s), cm_base64_decode(s, strict): RFC 4648's standard
  * alphabet with '=' padding (libcommon's codec/base64.c); text that is no
  * padded base64 fails the query when strict (base64Decode) and gives ''
@@ -219,6 +223,18 @@ static void base64_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     cm_buf_free(&out);
 }
 
+static void divisor_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    int t = sqlite3_value_type(argv[0]);
+    if ((t == SQLITE_INTEGER && sqlite3_value_int64(argv[0]) == 0) ||
+        (t == SQLITE_FLOAT && sqlite3_value_double(argv[0]) == 0.0)) {
+        sqlite3_result_error(ctx, "Division by zero", -1);
+        return;
+    }
+    sqlite3_result_value(ctx, argv[0]);
+}
+
 static int add_aggregate(sqlite3 *db, const char *name, int nargs, void *ud,
                          void (*step)(sqlite3_context *, int, sqlite3_value **),
                          void (*final)(sqlite3_context *))
@@ -247,6 +263,10 @@ int cm_db_conn_add_clickhouse_fns(cm_db_conn_t *conn)
         rc = sqlite3_create_function_v2(db, "cm_repeat", 2,
                                         SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
                                         repeat_fn, NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_function_v2(db, "cm_divisor", 1,
+                                        SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+                                        divisor_fn, NULL, NULL, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_create_function_v2(db, "cm_base64_encode", 1,
                                         SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,

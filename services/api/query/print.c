@@ -280,17 +280,23 @@ static void pfield(q_printer_t *pr, const q_expr_t *e)
         return;
     case QF_PROPERTY: pproperty(pr, e); return;
     case QF_LAMBDA: q_plambda_param(pr, e); return;
-    case QF_COLUMN:
+    case QF_COLUMN: {
+        unsigned m = q_join_null_key(pr, e); /* print_join.c: 18.16 reads a miss as 0 */
+        if (m)
+            PF("if(isNull(s%u.m%u), NULL, ", m, m);
         if (e->column != NULL && e->type == Q_T_DATETIME) {
             q_pstored_datetime(pr, e->source->id, e->column);
-            return;
+        } else {
+            psource(pr, e->source);
+            if (e->column != NULL)
+                P(e->column);
+            else
+                q_pcolname(pr, e->source->sub, (size_t)e->ival);
         }
-        psource(pr, e->source);
-        if (e->column != NULL)
-            P(e->column);
-        else
-            q_pcolname(pr, e->source->sub, (size_t)e->ival);
+        if (m)
+            P(")");
         return;
+    }
     default: q_pfail(pr, "internal: an unresolved field"); return;
     }
 }
@@ -470,12 +476,34 @@ static void pbinary(q_printer_t *pr, const q_expr_t *e)
         P(" / ");
         q_pexpr(pr, b);
         break;
+    case QB_MOD:
+        q_pexpr(pr, a);
+        P(" % ");
+        q_pdivisor(pr, b);
+        break;
     default:
         q_pexpr(pr, a);
         PF(" %s ", ops[e->op]);
         q_pexpr(pr, b);
         break;
     }
+    P(")");
+}
+
+/* The divisor of intDiv or modulo: ClickHouse fails the query when it is
+ * 0 ("Division by zero"), SQLite answers NULL, so SQLite checks it in
+ * cm_divisor (libcommon's db/db_sqlite_ch.c) unless it is a constant
+ * other than 0. */
+void q_pdivisor(q_printer_t *pr, const q_expr_t *e)
+{
+    const q_expr_t *c = e->kind == QE_NEG ? e->args.v[0] : e;
+    bool nonzero = (c->kind == QE_INT && c->ival != 0) || (c->kind == QE_FLOAT && c->fval != 0);
+    if (pr->ch || nonzero) {
+        q_pexpr(pr, e);
+        return;
+    }
+    P("cm_divisor(");
+    q_pexpr(pr, e);
     P(")");
 }
 

@@ -503,9 +503,43 @@ void q_pcall_op(q_printer_t *pr, const q_expr_t *e)
 /* In a JOIN's ON, HogQL prints comparisons plain (NULL matches nothing
  * there, as SQL's join does), and ClickHouse 18.16 takes only plain
  * equalities in ON. */
+/* A List variable beside anything but IN: SQLite refuses it where it is
+ * printed (print.c), ClickHouse would take it as an array and fail at run
+ * time; refused on both, in the same words. */
+static bool list_side(q_printer_t *pr, const q_expr_t *x)
+{
+    if (x->kind != QE_PLACEHOLDER)
+        return false;
+    const api_query_value_t *v = q_pvalue(pr, x);
+    if (v == NULL || v->kind != API_QV_LIST)
+        return v == NULL;
+    q_pfail(pr, "Variable '%.*s' is a list: use it with IN", (int)x->chain[1].len, x->chain[1].p);
+    return true;
+}
+
+/* A string compared with a boolean (true, false, a Boolean variable):
+ * ClickHouse has no comparison of String with UInt8 or Bool and fails the
+ * query, SQLite would find no row ('true' is not 1); HogQL's properties are
+ * strings ('true', 'false'), so the user is told to compare with those. */
+static bool string_vs_bool(q_printer_t *pr, const q_expr_t *e)
+{
+    if (e->op < QB_EQ || e->op > QB_GE)
+        return false;
+    q_type_t ta = q_ptype_of(pr, e->args.v[0]), tb = q_ptype_of(pr, e->args.v[1]);
+    if (!((ta == Q_T_STRING && tb == Q_T_BOOL) || (ta == Q_T_BOOL && tb == Q_T_STRING)))
+        return false;
+    q_pfail(pr, "A string cannot be compared with a boolean (true, false or a Boolean variable): "
+                "properties hold the text 'true' or 'false', so compare with that text");
+    return true;
+}
+
 void q_pcompare(q_printer_t *pr, const q_expr_t *e)
 {
     const q_expr_t *a = e->args.v[0], *b = e->args.v[1];
+    if (e->op != QB_IN && e->op != QB_NOT_IN && (list_side(pr, a) || list_side(pr, b)))
+        return;
+    if (string_vs_bool(pr, e))
+        return;
     switch (e->op) {
     case QB_EQ: two_valued(pr, e, a, b, R_EQ, true, pcmp_op); return;
     case QB_NE: two_valued(pr, e, a, b, R_NE, true, pcmp_op); return;

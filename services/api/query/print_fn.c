@@ -234,10 +234,19 @@ static bool misc_call(q_printer_t *pr, const q_expr_t *e)
             q_psame(pr, "intDiv", e);
             return true;
         }
+        if (q_ptype_of(pr, ARG(0)) == Q_T_FLOAT || q_ptype_of(pr, ARG(1)) == Q_T_FLOAT) {
+            /* ClickHouse divides floats, then truncates: intDiv(1, 0.5) is 2 */
+            P("CAST(CAST(");
+            q_pexpr(pr, ARG(0));
+            P(" AS REAL) / ");
+            q_pdivisor(pr, ARG(1));
+            P(" AS INTEGER)");
+            return true;
+        }
         P("(CAST(");
         q_pexpr(pr, ARG(0));
         P(" AS INTEGER) / CAST(");
-        q_pexpr(pr, ARG(1));
+        q_pdivisor(pr, ARG(1));
         P(" AS INTEGER))");
         return true;
     case Q_FN_TO_INT: to_number(pr, e, true); return true;

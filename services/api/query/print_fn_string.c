@@ -165,6 +165,52 @@ static void ptrim(q_printer_t *pr, const q_expr_t *e, char side)
     cm_buf_free(&re);
 }
 
+/* A constant integer argument's value (a literal, maybe negated). */
+static bool const_int(const q_expr_t *e, int64_t *v)
+{
+    bool neg = e->kind == QE_NEG;
+    if (neg)
+        e = e->args.v[0];
+    if (e->kind != QE_INT)
+        return false;
+    *v = neg ? -e->ival : e->ival;
+    return true;
+}
+
+/* substring(s, offset[, length]) in bytes, as ClickHouse: offsets from 1
+ * (negative ones from the end). ClickHouse 18.16 fails a constant offset
+ * 0 ("Indices in strings are 1-based") and a negative constant length
+ * over a column, answers '' for an offset that is 0 at run time, and
+ * newer versions read a negative length as "up to that many bytes from
+ * the end": the constant forms are refused on every store (resolve.c), an
+ * offset 0 at run time gives '' on SQLite too (its substr counts 0 as the
+ * position before the first). */
+static void substring_fn(q_printer_t *pr, const q_expr_t *e)
+{
+    int64_t off = 1;
+    bool off_const = const_int(ARG(1), &off); /* never 0: resolve.c refuses it */
+    if (pr->ch) {
+        q_psame(pr, "substring", e);
+        return;
+    }
+    P("CAST(");
+    if (!off_const) {
+        P("CASE WHEN ");
+        q_pexpr(pr, ARG(1));
+        P(" = 0 THEN substr(");
+        lite_blob(pr, ARG(0));
+        P(", 1, 0) ELSE ");
+    }
+    P("substr(");
+    lite_blob(pr, ARG(0));
+    P(", ");
+    q_pargs(pr, e, 1);
+    P(")");
+    if (!off_const)
+        P(" END");
+    P(" AS TEXT)");
+}
+
 static void string_fn(q_printer_t *pr, const q_expr_t *e, int id)
 {
     switch (id) {
@@ -186,15 +232,7 @@ static void string_fn(q_printer_t *pr, const q_expr_t *e, int id)
         }
         P(")");
         return;
-    case Q_FN_SUBSTRING:
-        if (pr->ch)
-            return q_psame(pr, "substring", e);
-        P("CAST(substr(");
-        lite_blob(pr, ARG(0));
-        P(", ");
-        q_pargs(pr, e, 1);
-        P(") AS TEXT)");
-        return;
+    case Q_FN_SUBSTRING: substring_fn(pr, e); return;
     case Q_FN_TRIM: ptrim(pr, e, 'b'); return;
     case Q_FN_REPLACE_ALL: return q_psame(pr, pr->ch ? "replaceAll" : "replace", e);
     case Q_FN_POSITION:

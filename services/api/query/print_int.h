@@ -22,6 +22,7 @@ typedef struct {
     bool in_join_on;        /* a JOIN's ON: comparisons print plain, as HogQL prints them there */
     const q_window_t *over; /* print_fn_agg.c: the OVER an aggregate being printed still owes */
     const q_select_t *root; /* the query: its columns are the answer's */
+    const q_from_t *outer_join; /* print_join.c: the SELECT's outer JOIN, on 18.16 */
 } q_printer_t;
 
 void q_pfail(q_printer_t *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -107,6 +108,14 @@ void q_pvalue_scalar(q_printer_t *pr, const api_query_value_t *v);
 q_type_t q_ptype_of(q_printer_t *pr, const q_expr_t *e);
 /* One side of a comparison, converted to the other side's type as ClickHouse would. */
 void q_pcompared(q_printer_t *pr, const q_expr_t *e, q_type_t other);
+/* print_join.c, ClickHouse 18.16: the outer JOIN of s (else NULL); the
+ * source id whose marker e, a key of the JOIN's NULL side, is read
+ * through (else 0); whether side f gets the marker column. */
+const q_from_t *q_outer_join(const q_printer_t *pr, const q_select_t *s);
+unsigned q_join_null_key(const q_printer_t *pr, const q_expr_t *e);
+bool q_join_marked(const q_printer_t *pr, const q_from_t *f);
+/* The divisor of intDiv or % as ClickHouse has it: a 0 fails the query. */
+void q_pdivisor(q_printer_t *pr, const q_expr_t *e);
 /* print_compare.c: comparisons, LIKE, IN, BETWEEN and || printed two-valued,
  * as HogQL prints them (a NULL side never makes the answer NULL). */
 void q_pcompare(q_printer_t *pr, const q_expr_t *e);

@@ -72,12 +72,30 @@ static void pusing_side(q_printer_t *pr, const q_scope_entry_t *s, const char *c
         q_pcolname(pr, s->sub, k);
 }
 
+/* A table or subquery without its alias. */
+static void pfrom_side(q_printer_t *pr, const q_from_t *f)
+{
+    if (f->kind == QJ_SUBQUERY || f->cte != NULL) {
+        P("(");
+        q_pselect(pr, f->kind == QJ_SUBQUERY ? f->sub : f->cte->sub, false);
+        P(")");
+    } else {
+        ptable(pr, f->entry->table);
+    }
+}
+
 static void pfrom(q_printer_t *pr, const q_from_t *f)
 {
     static const char *const joins[] = {
         [QJ_INNER] = " INNER JOIN ", [QJ_LEFT] = " LEFT JOIN ",   [QJ_RIGHT] = " RIGHT JOIN ",
         [QJ_FULL] = " FULL JOIN ",   [QJ_CROSS] = " CROSS JOIN ",
     };
+    if (q_join_marked(pr, f)) { /* print_join.c */
+        PF("(SELECT *, 1 AS m%u FROM ", f->entry->id);
+        pfrom_side(pr, f);
+        PF(") AS s%u", f->entry->id);
+        return;
+    }
     switch (f->kind) {
     case QJ_TABLE:
         if (f->cte != NULL) {
@@ -394,6 +412,8 @@ static void pselect(q_printer_t *pr, const q_select_t *s, bool top, bool answer)
         plimit_ranked(pr, s, top);
         return;
     }
+    const q_from_t *outer = pr->outer_join;
+    pr->outer_join = q_outer_join(pr, s);
     P(s->distinct ? "SELECT DISTINCT " : "SELECT ");
     pcolumns(pr, s, NULL, answer);
     pbody(pr, s);
@@ -401,6 +421,7 @@ static void pselect(q_printer_t *pr, const q_select_t *s, bool top, bool answer)
     if (s->limit_by_n != NULL) {
         if (s->limit_by_offset != NULL && !pr->o->clickhouse_modern) {
             q_pfail(pr, "LIMIT n OFFSET m BY needs ClickHouse 19 or later (this store runs 18.16)");
+            pr->outer_join = outer;
             return;
         }
         PF(" LIMIT %" PRId64, s->limit_by_n->ival);
@@ -409,6 +430,7 @@ static void pselect(q_printer_t *pr, const q_select_t *s, bool top, bool answer)
         P(" BY ");
         plist(pr, &s->limit_by);
     }
+    pr->outer_join = outer;
     plimits(pr, limits_of(pr, s, top));
 }
 

@@ -342,6 +342,82 @@ static q_type_t common(q_type_t a, q_type_t b)
     return Q_T_ANY;
 }
 
+/* ClickHouse's name of a type, for the messages below. */
+static const char *ch_type(q_type_t t)
+{
+    switch (t) {
+    case Q_T_BOOL: return "UInt8";
+    case Q_T_INT: return "Int64";
+    case Q_T_FLOAT: return "Float64";
+    case Q_T_DATE: return "Date";
+    case Q_T_DATETIME: return "DateTime";
+    case Q_T_UUID: return "UUID";
+    case Q_T_ARRAY: return "Array";
+    case Q_T_TUPLE: return "Tuple";
+    default: return "String";
+    }
+}
+
+/* The branches of if, multiIf, CASE, coalesce, greatest seen so far: their
+ * common type, and whether a float and an integer wider than 32 bits (an
+ * integer that is not a small literal: ClickHouse's Int64 and UInt64 have
+ * no float supertype) are among them. */
+typedef struct {
+    q_type_t t;
+    bool wide_int, flt;
+} branches_t;
+
+static bool small_int_literal(const q_expr_t *e)
+{
+    if (e->kind == QE_NEG)
+        e = e->args.v[0];
+    return e->kind == QE_INT && e->ival >= 0 && e->ival <= 4294967295LL;
+}
+
+/* Adds a branch's type. Branches of known types with no common one
+ * (String and a number, a date and a number, Int64 and Float64, ...) are
+ * refused on both stores: ClickHouse fails such a query (NO_COMMON_TYPE)
+ * where SQLite would answer whichever branch is taken. Unknown types
+ * (Q_T_ANY, raw JSON) are left to the store. */
+static void add_branch(rs_t *r, branches_t *br, const q_expr_t *b, const char *what)
+{
+    q_type_t was = br->t, c = common(br->t, b->type);
+    br->wide_int = br->wide_int || (b->type == Q_T_INT && !small_int_literal(b));
+    br->flt = br->flt || b->type == Q_T_FLOAT;
+    br->t = c;
+    if (c == Q_T_ANY && was != Q_T_ANY && was != Q_T_JSON && b->type != Q_T_ANY &&
+        b->type != Q_T_JSON)
+        fail(r,
+             "The values of %s have no common type: there is no supertype for types %s and %s. "
+             "Convert them to one type first (toString, toFloat, ...)",
+             what, ch_type(was), ch_type(b->type));
+    else if (c == Q_T_FLOAT && br->wide_int && br->flt)
+        fail(r,
+             "The values of %s have no common type: there is no supertype for types Int64 and "
+             "Float64 (no float holds every Int64). Convert them to one type first (toFloat)",
+             what);
+}
+
+/* substring's constant offset 0 and negative length: ClickHouse 18.16
+ * fails them over a column, answers '' or the rest of a constant, and
+ * newer versions cut a negative length from the end; refused on every
+ * store (print_fn_string.c prints the rest). */
+static void substring_args(rs_t *r, const q_expr_t *e)
+{
+    for (size_t i = 1; i < e->args.n; i++) {
+        const q_expr_t *a = e->args.v[i];
+        bool neg = a->kind == QE_NEG;
+        if (neg)
+            a = a->args.v[0];
+        if (a->kind != QE_INT)
+            continue;
+        if (i == 1 && a->ival == 0)
+            fail(r, "Indices in strings are 1-based: the offset of substring must not be 0");
+        else if (i == 2 && (neg ? a->ival > 0 : a->ival < 0))
+            fail(r, "The length of substring must not be negative");
+    }
+}
+
 static void resolve_list(rs_t *r, q_list_t *l, scope_t *sc)
 {
     for (size_t i = 0; i < l->n && !r->failed; i++)
@@ -491,26 +567,26 @@ static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
         e->nullable = e->nullable || (n > 0 && e->args.v[0]->nullable);
         break;
     case QR_COMMON: {
-        q_type_t t = Q_T_NULL;
+        branches_t br = {Q_T_NULL, false, false};
         bool all_null = true;
         for (size_t i = 0; i < n; i++) {
-            t = common(t, e->args.v[i]->type);
+            add_branch(r, &br, e->args.v[i], fn->name);
             all_null = all_null && e->args.v[i]->nullable;
         }
-        e->type = t;
+        e->type = br.t;
         e->nullable =
             fn->id == Q_FN_GREATEST || fn->id == Q_FN_LEAST ? !all_null || all_null : all_null;
         break;
     }
     case QR_BRANCHES: {
-        q_type_t t = Q_T_NULL;
+        branches_t br = {Q_T_NULL, false, false};
         for (size_t i = 1; i < n; i += 2) {
-            t = common(t, e->args.v[i]->type);
+            add_branch(r, &br, e->args.v[i], fn->name);
             e->nullable = e->nullable || e->args.v[i]->nullable;
         }
-        t = common(t, e->args.v[n - 1]->type);
+        add_branch(r, &br, e->args.v[n - 1], fn->name);
         e->nullable = e->nullable || e->args.v[n - 1]->nullable;
-        e->type = t;
+        e->type = br.t;
         break;
     }
     }
@@ -523,6 +599,8 @@ static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
          cm_slice_eq_cstr(e->args.v[0]->text, "quarter") ||
          cm_slice_eq_cstr(e->args.v[0]->text, "year")))
         e->type = Q_T_DATE;
+    if (fn->id == Q_FN_SUBSTRING)
+        substring_args(r, e);
     if (fn->id == Q_FN_MULTI_IF && n % 2 == 0)
         fail(r, "multiIf takes condition, value pairs and a default");
     if (!r->failed && !q_resolve_array_call(e, &r->q->arena, r->err))
@@ -631,18 +709,18 @@ static void resolve_expr_once(rs_t *r, q_expr_t *e, scope_t *sc)
     case QE_IS_NULL: e->type = Q_T_BOOL; return;
     case QE_BETWEEN: /* never NULL in HogQL (print_compare.c) */ e->type = Q_T_BOOL; return;
     case QE_CASE: {
-        q_type_t t = Q_T_NULL;
+        branches_t br = {Q_T_NULL, false, false};
         for (size_t i = 1; i < e->args.n; i += 2) {
-            t = common(t, e->args.v[i]->type);
+            add_branch(r, &br, e->args.v[i], "CASE");
             e->nullable = e->nullable || e->args.v[i]->nullable;
         }
         if (e->else_ != NULL) {
-            t = common(t, e->else_->type);
+            add_branch(r, &br, e->else_, "CASE");
             e->nullable = e->nullable || e->else_->nullable;
         } else {
             e->nullable = true;
         }
-        e->type = t;
+        e->type = br.t;
         return;
     }
     case QE_ARRAY:

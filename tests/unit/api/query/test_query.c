@@ -996,6 +996,31 @@ static void test_split_errors(void **state)
                  "splitByChar splits a string (convert it with toString first)");
 }
 
+/* Part W: answers the stores gave differently, refused on both. */
+static void test_errors_wrong(void **state)
+{
+    (void)state;
+    expect_error("SELECT if(event = 'a', 'a', 1) FROM events",
+                 "The values of if have no common type: there is no supertype for types String "
+                 "and Int64. Convert them to one type first (toString, toFloat, ...)");
+    expect_error("SELECT multiIf(event = 'a', NULL, event = 'b', timestamp, 2) FROM events",
+                 "The values of multiIf have no common type: there is no supertype for types "
+                 "DateTime and Int64. Convert them to one type first (toString, toFloat, ...)");
+    expect_error("SELECT CASE WHEN event = 'a' THEN properties.x ELSE event = 'b' END FROM events",
+                 "The values of CASE have no common type: there is no supertype for types String "
+                 "and UInt8. Convert them to one type first (toString, toFloat, ...)");
+    expect_error("SELECT coalesce(properties.x, 0) FROM events",
+                 "The values of coalesce have no common type: there is no supertype for types "
+                 "String and Int64. Convert them to one type first (toString, toFloat, ...)");
+    expect_error("SELECT if(event = 'a', toInt(properties.n), 2.5) FROM events",
+                 "The values of if have no common type: there is no supertype for types Int64 and "
+                 "Float64 (no float holds every Int64). Convert them to one type first (toFloat)");
+    expect_error("SELECT substring(event, 0) FROM events",
+                 "Indices in strings are 1-based: the offset of substring must not be 0");
+    expect_error("SELECT substring(event, 1, -2) FROM events",
+                 "The length of substring must not be negative");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1006,7 +1031,7 @@ int main(void)
         cmocka_unit_test(test_null_op_form),  cmocka_unit_test(test_null_variables),
         cmocka_unit_test(test_errors_syntax), cmocka_unit_test(test_names_syntax),
         cmocka_unit_test(test_errors_fns),    cmocka_unit_test(test_array_errors),
-        cmocka_unit_test(test_split_errors),
+        cmocka_unit_test(test_split_errors),  cmocka_unit_test(test_errors_wrong),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -54,6 +54,23 @@ static void test_finite(void **state)
     sqlite3_close(db);
 }
 
+/* intDiv's and modulo's divisor: a 0 fails the statement in ClickHouse's
+ * words, anything else passes through */
+static void test_divisor(void **state)
+{
+    (void)state;
+    sqlite3 *db = ch_open();
+    EXPECT_ONE(db, "SELECT 7 % cm_divisor(2)", "1");
+    EXPECT_ONE(db, "SELECT cm_divisor(-0.5)", "-0.5");
+    EXPECT_ONE(db, "SELECT cm_divisor(NULL)", "NULL");
+    EXPECT_ONE(db, "SELECT cm_divisor('x')", "x");
+    EXPECT_ONE(db, "SELECT 7 % cm_divisor(0)", "error: Division by zero");
+    EXPECT_ONE(db, "SELECT 7 / cm_divisor(0.0)", "error: Division by zero");
+    EXPECT_ONE(db, "SELECT sum(cm_divisor(x - 1)) FROM (SELECT 2 AS x UNION ALL SELECT 1)",
+               "error: Division by zero");
+    sqlite3_close(db);
+}
+
 /* leftPad/rightPad/repeat as ClickHouse 21.8+ documents them, in bytes */
 static void test_pad_repeat(void **state)
 {
@@ -101,9 +118,8 @@ static void test_base64(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_argmax_argmin),
-        cmocka_unit_test(test_finite),
-        cmocka_unit_test(test_pad_repeat),
+        cmocka_unit_test(test_argmax_argmin), cmocka_unit_test(test_finite),
+        cmocka_unit_test(test_divisor),       cmocka_unit_test(test_pad_repeat),
         cmocka_unit_test(test_base64),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
