@@ -183,10 +183,13 @@ static const api_query_value_t *bound(const api_endpoints__mat_read_t *h, cm_sli
 /* Whether the table answers for this value exactly: a list is the
  * query's to answer (or refuse), and a range variable's rows are kept by
  * day, so only a value at a day's start (YYYY-MM-DD, or with 00:00:00)
- * finds the same rows as the query; any other is the query's too. */
+ * finds the same rows as the query; any other is the query's too. A
+ * Boolean is the query's as well: compared with a string column the
+ * compiler refuses it, and the table must not answer what the query
+ * refuses. */
 static bool table_exact(const api_query_value_t *v, bool range)
 {
-    if (v == NULL || v->kind == API_QV_LIST || v->kind == API_QV_NULL)
+    if (v == NULL || v->kind == API_QV_LIST || v->kind == API_QV_NULL || v->kind == API_QV_BOOL)
         return false;
     if (!range)
         return true;

@@ -5,7 +5,7 @@
  *
  * What it accepts is PostHog's HogQL SELECT (its ANTLR grammar,
  * HogQLParser.g4, read for the syntax) minus what neither store here can
- * run: ARRAY JOIN of several arrays, PREWHERE, SAMPLE, FINAL, SETTINGS,
+ * run: ARRAY JOIN of several arrays, SAMPLE, FINAL, SETTINGS,
  * ANY/ASOF/SEMI/ANTI joins. Those are syntax errors. A lambda (x -> body)
  * parses as an expression; resolve.c accepts it only where an array
  * function takes one. Names are not checked here: resolve.c decides what a
@@ -51,6 +51,7 @@
 %token SELECT DISTINCT FROM WHERE GROUP BY HAVING ORDER LIMIT OFFSET WITH AS UNION ALL
        JOIN INNER LEFT RIGHT FULL OUTER CROSS ON USING CASE WHEN THEN ELSE END INTERVAL
        CAST OVER PARTITION NULL TRUE FALSE ASC DESC NULLS FIRST LAST.
+%token PREWHERE.
 %token INTERSECT EXCEPT WINDOW ROWS RANGE UNBOUNDED PRECEDING FOLLOWING CURRENT ROW TIES
        COHORT LEADING TRAILING BOTH.
 
@@ -212,6 +213,10 @@ alias_opt(A) ::= name(B). { A = B; }
 %type where_opt {q_expr_t *}
 where_opt(A) ::= . { A = NULL; }
 where_opt(A) ::= WHERE expr(B). { A = B; }
+/* PREWHERE is ClickHouse's hint to read its columns first: the rows are
+ * WHERE's, so it is one more condition */
+where_opt(A) ::= PREWHERE expr(B). { A = B; }
+where_opt(A) ::= PREWHERE expr(B) WHERE expr(C). { A = q_binary(p, QB_AND, B, C); }
 
 %type group_opt {q_list_t}
 group_opt(A) ::= . { A = (q_list_t){0}; }

@@ -532,6 +532,32 @@ static void aggregate(q_printer_t *pr, const q_expr_t *e, int id)
     case Q_FN_MEDIAN_EXACT_IF: more_aggregate(pr, e, id); return;
     default: break;
     }
+    if (e->distinct && pr->ch) { /* 18.16 has no -Distinct: over groupUniqArray's values */
+        bool sum = id == Q_FN_SUM;
+        if (sum && !x->nullable) {
+            P("arraySum(groupUniqArray(");
+            q_pexpr(pr, x);
+            P("))");
+            return;
+        }
+        P(sum ? "arrayMap(_u -> if(empty(_u), NULL, arraySum(_u))"
+              : "arrayMap(_u -> if(empty(_u), NULL, arraySum(_u) / length(_u))");
+        P(", [groupUniqArray(");
+        q_pexpr(pr, x);
+        P(")])[1]");
+        return;
+    }
+    if (e->distinct) { /* sum(DISTINCT x), avg(DISTINCT x) */
+        bool sum = id == Q_FN_SUM;
+        if (sum && !x->nullable)
+            P("coalesce(");
+        P(sum ? "sum(DISTINCT " : "avg(DISTINCT ");
+        q_pexpr(pr, x);
+        P(")");
+        if (sum && !x->nullable)
+            PF(", %s)", default_of(x->type));
+        return;
+    }
     static const char *const names[] = {
         [Q_FN_SUM] = "sum", [Q_FN_SUM_IF] = "sum", [Q_FN_AVG] = "avg",    [Q_FN_AVG_IF] = "avg",
         [Q_FN_MIN] = "min", [Q_FN_MAX] = "max",    [Q_FN_MIN_IF] = "min", [Q_FN_MAX_IF] = "max",

@@ -182,10 +182,21 @@ static bool bind_column(rs_t *r, q_expr_t *e, const q_scope_entry_t *s, size_t a
     q_type_t type;
     bool nullable;
     cm_slice_t name = e->chain[at];
+    bool events = s->table != NULL && strcmp(s->table->name, "events") == 0;
+    /* PostHog's events also reach the person through pdi (the distinct
+     * id's row: distinct_id, person_id, person) and poe (the person on the
+     * event: id, properties): the same columns here */
+    if (events && at + 1 < e->nchain && cm_slice_eq_cstr(name, "pdi")) {
+        cm_slice_t sub = e->chain[at + 1];
+        if (cm_slice_eq_cstr(sub, "person") || cm_slice_eq_cstr(sub, "distinct_id") ||
+            cm_slice_eq_cstr(sub, "person_id"))
+            name = e->chain[++at];
+    } else if (events && at + 1 < e->nchain && cm_slice_eq_cstr(name, "poe")) {
+        name = CM_SLICE_LIT("person"); /* poe.id, poe.properties: person.id, person.properties */
+    }
     /* events: person.properties.x and person.id read the person copied
      * onto the event (persons-on-events) */
-    if (s->table != NULL && strcmp(s->table->name, "events") == 0 &&
-        cm_slice_eq_cstr(name, "person") && at + 1 < e->nchain) {
+    if (events && cm_slice_eq_cstr(name, "person") && at + 1 < e->nchain) {
         if (cm_slice_eq_cstr(e->chain[at + 1], "properties")) {
             name = CM_SLICE_LIT("person_properties");
             at++;
@@ -277,8 +288,11 @@ static void resolve_field(rs_t *r, q_expr_t *e, scope_t *sc)
         q_type_t t;
         bool n;
         const q_scope_entry_t *src = &s->sources[i];
-        bool person = src->table != NULL && strcmp(src->table->name, "events") == 0 &&
-                      cm_slice_eq_cstr(e->chain[0], "person") && e->nchain >= 2;
+        bool person =
+            src->table != NULL && strcmp(src->table->name, "events") == 0 &&
+            (cm_slice_eq_cstr(e->chain[0], "person") || cm_slice_eq_cstr(e->chain[0], "pdi") ||
+             cm_slice_eq_cstr(e->chain[0], "poe")) &&
+            e->nchain >= 2;
         if (person || source_col(src, e->chain[0], &t, &n) >= 0) {
             if (found != NULL) {
                 fail(r, "Ambiguous field '%.*s': name its table", SL(e->chain[0]));
@@ -510,8 +524,12 @@ static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
                  fn->name);
             return;
         }
-    if (e->distinct && fn->id != Q_FN_COUNT) {
-        fail(r, "DISTINCT is supported in count() only");
+    /* f(DISTINCT x): the same answer as f(x) for min, max and the uniq
+     * family; sum and avg over the distinct values (print_fn_agg.c) */
+    if (e->distinct && (fn->id == Q_FN_MIN || fn->id == Q_FN_MAX || fn->id == Q_FN_UNIQ))
+        e->distinct = false;
+    if (e->distinct && fn->id != Q_FN_COUNT && fn->id != Q_FN_SUM && fn->id != Q_FN_AVG) {
+        fail(r, "DISTINCT is supported in count(), sum(), avg(), min(), max() and uniq() only");
         return;
     }
     if (fn->cls == QF_WINDOW && e->over == NULL) {

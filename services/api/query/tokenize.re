@@ -107,6 +107,7 @@ loop:
         'using' { TOK(QT_USING); }
         'when' { TOK(QT_WHEN); }
         'where' { TOK(QT_WHERE); }
+        'prewhere' { TOK(QT_PREWHERE); }
         'with' { TOK(QT_WITH); }
         /* part S: set operations, window frames, WITH TIES, IN COHORT, trim(LEADING ...) */
         'both' { TOK(QT_BOTH); }

@@ -1,0 +1,13 @@
+// corpus_more.mjs - PostHog's pdi and poe on events (the distinct id's row
+// and the person on the event), PREWHERE, DISTINCT inside aggregates.
+
+export const queries = [
+  'SELECT pdi.distinct_id AS d, count() FROM events GROUP BY d ORDER BY d',
+  'SELECT e.pdi.distinct_id AS d, e.pdi.person.properties.email AS m, poe.properties.email AS p FROM events e GROUP BY d, m, p ORDER BY d',
+  'SELECT count() FROM events WHERE poe.id IS NOT NULL AND pdi.person_id = person_id',
+  "SELECT event, count() FROM events PREWHERE event != 'signup' GROUP BY event ORDER BY event",
+  "SELECT count() FROM events PREWHERE event = 'purchase' WHERE toInt(properties.n) > 40",
+  'SELECT event, sum(DISTINCT toInt(properties.n) % 5) AS s, avg(DISTINCT toFloat(properties.price)) AS a, min(DISTINCT distinct_id), uniq(DISTINCT distinct_id) FROM events GROUP BY event ORDER BY event',
+  "SELECT sum(DISTINCT toInt(properties.n)), avg(DISTINCT toFloat(properties.price)) FROM events WHERE event = 'nothing'",
+  { q: 'SELECT sum(DISTINCT x), avg(DISTINCT x) FROM (SELECT 1 AS x UNION ALL SELECT 1 UNION ALL SELECT 3)', want: [[4, 2]] },
+];
