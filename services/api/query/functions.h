@@ -214,6 +214,7 @@ enum {
     Q_FN_TO_FLOAT,
     Q_FN_TO_STRING,
     Q_FN_INTDIV,
+    Q_FN_BOOL_OF_STRING, /* not callable: a string compared with true/false (resolve.c) */
     /* part F: math (non-finite answers are NULL), conversions to 0 */
     Q_FN_POW,
     Q_FN_SQRT,

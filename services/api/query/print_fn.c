@@ -249,6 +249,19 @@ static bool misc_call(q_printer_t *pr, const q_expr_t *e)
         q_pdivisor(pr, ARG(1));
         P(" AS INTEGER))");
         return true;
+    case Q_FN_BOOL_OF_STRING: /* 'true' 1, 'false' 0, else NULL (resolve.c) */
+        if (pr->ch) {
+            P("multiIf(");
+            q_pexpr(pr, ARG(0));
+            P(" = 'true', 1, ");
+            q_pexpr(pr, ARG(0));
+            P(" = 'false', 0, NULL)");
+        } else {
+            P("(CASE ");
+            q_pexpr(pr, ARG(0));
+            P(" WHEN 'true' THEN 1 WHEN 'false' THEN 0 END)");
+        }
+        return true;
     case Q_FN_TO_INT: to_number(pr, e, true); return true;
     case Q_FN_TO_FLOAT: to_number(pr, e, false); return true;
     case Q_FN_TO_INT_OR_ZERO:

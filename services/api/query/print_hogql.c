@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "query/functions.h"
 #include "query/resolve.h"
 
 #define P(s) cm_buf_append(out, (s), strlen(s))
@@ -162,6 +163,10 @@ static void expr(const q_expr_t *e, cm_buf_t *out, const q_hogql_opts_t *o)
             P(e->nchain ? ".*" : "*");
         return;
     case QE_CALL:
+        if (e->ival == Q_FN_BOOL_OF_STRING && e->resolved && e->args.n == 1) {
+            expr(e->args.v[0], out, o); /* the resolver's reading, not the user's text */
+            return;
+        }
         cm_buf_append_slice(out, e->text);
         if (e->params.n) {
             P("(");

@@ -637,6 +637,38 @@ static void resolve_expr(rs_t *r, q_expr_t *e, scope_t *sc)
     e->resolved = true;
 }
 
+/* properties.flag = true: HogQL reads a string against a boolean
+ * constant as the boolean it spells ('true' 1, 'false' 0, anything else
+ * NULL), as PostHog does for a boolean property; the string side becomes
+ * that reading (print_fn.c). False when out of memory. */
+static bool bool_of_string(rs_t *r, q_expr_t *e)
+{
+    for (int k = 0; k < 2; k++) {
+        q_expr_t *s = e->args.v[k], *b = e->args.v[1 - k];
+        if (b->kind != QE_BOOL || s->type != Q_T_STRING)
+            continue;
+        q_expr_t *inner = cm_arena_alloc(&r->q->arena, sizeof(*inner));
+        q_expr_t **argv = cm_arena_alloc(&r->q->arena, sizeof(*argv));
+        if (inner == NULL || argv == NULL) {
+            fail(r, "out of memory");
+            return false;
+        }
+        *inner = *s;
+        argv[0] = inner;
+        memset(s, 0, sizeof(*s));
+        s->kind = QE_CALL;
+        s->depth = inner->depth;
+        s->text = CM_SLICE_LIT("toBool");
+        s->ival = Q_FN_BOOL_OF_STRING;
+        s->args = (q_list_t){argv, 1};
+        s->type = Q_T_BOOL;
+        s->nullable = true;
+        s->resolved = true;
+        return true;
+    }
+    return true;
+}
+
 static void resolve_expr_once(rs_t *r, q_expr_t *e, scope_t *sc)
 {
     switch (e->kind) {
@@ -711,6 +743,8 @@ static void resolve_expr_once(rs_t *r, q_expr_t *e, scope_t *sc)
         case QB_CONCAT: e->type = Q_T_STRING; break;
         default: e->type = Q_T_BOOL; break;
         }
+        if ((e->op == QB_EQ || e->op == QB_NE) && !bool_of_string(r, e))
+            return;
         /* HogQL's comparisons and || never yield NULL (print_compare.c) */
         if (e->op != QB_PLUS && e->op != QB_MINUS && e->op != QB_MUL && e->op != QB_DIV &&
             e->op != QB_MOD && e->op != QB_AND && e->op != QB_OR)

@@ -10,4 +10,7 @@ export const queries = [
   'SELECT event, sum(DISTINCT toInt(properties.n) % 5) AS s, avg(DISTINCT toFloat(properties.price)) AS a, min(DISTINCT distinct_id), uniq(DISTINCT distinct_id) FROM events GROUP BY event ORDER BY event',
   "SELECT sum(DISTINCT toInt(properties.n)), avg(DISTINCT toFloat(properties.price)) FROM events WHERE event = 'nothing'",
   { q: 'SELECT sum(DISTINCT x), avg(DISTINCT x) FROM (SELECT 1 AS x UNION ALL SELECT 1 UNION ALL SELECT 3)', want: [[4, 2]] },
+  // a string against true/false: the boolean it spells ('true', 'false'), else neither
+  { q: "SELECT 'true' = true, 'abc' = true, 'false' != false, 'x' != false, 'false' = false", want: [[1, 0, 0, 1, 1]] },
+  'SELECT properties.flag = true AS t, properties.flag != false AS nf, count() FROM events GROUP BY t, nf ORDER BY t, nf',
 ];
