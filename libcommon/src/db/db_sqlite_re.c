@@ -21,10 +21,12 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <sqlite3.h>
 
+#include "cm/regex.h"
 #include "db_sqlite_ch.h"
 
 #define MATCH_LIMIT 1000000u /* backtracking steps per match */
@@ -64,6 +66,18 @@ static re_t *re_get(sqlite3_context *ctx, sqlite3_value *pat, bool dotall)
         return NULL;
     }
     memset(re, 0, sizeof(*re));
+    /* a pattern the compiler could not see (a column's): RE2's syntax too */
+    cm_buf_t why = CM_BUF_INIT;
+    cm_regex_info_t info;
+    if (!cm_regex_check((cm_slice_t){p, (size_t)n}, &info, &why)) {
+        char msg[320];
+        snprintf(msg, sizeof(msg), "invalid regular expression: %.*s", (int)why.len, why.p);
+        cm_buf_free(&why);
+        re_free(re);
+        sqlite3_result_error(ctx, msg, -1);
+        return NULL;
+    }
+    cm_buf_free(&why);
     int code = 0;
     PCRE2_SIZE at = 0;
     uint32_t opts = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_DOLLAR_ENDONLY;

@@ -326,6 +326,8 @@ expr(A) ::= expr(B) DOT name(N). { A = q_field_append(p, B, N); }
 /* a?.b, a?.[i]: null-safe access; a missing value is NULL here anyway */
 expr(A) ::= expr(B) NULLDOT name(N). { A = q_field_append(p, B, N); }
 expr(A) ::= expr(B) NULLDOT LB expr(C) RB. [LB] { A = q_index(p, B, C); }
+/* t?.2: the tokenizer reads "?." then 2; the member's text is ".2" */
+expr(A) ::= expr(B) NULLDOT INTEGER(T). [DOT] { A = q_tuple_member(p, B, (cm_slice_t){T.text.p - 1, T.text.len + 1}); }
 /* t.1: the tokenizer reads ".1" as a number */
 expr(A) ::= expr(B) FLOAT(T). [DOT] { A = q_tuple_member(p, B, T.text); }
 expr(A) ::= LP expr(B) RP. { A = B; }

@@ -311,6 +311,18 @@ static void regex_fn(q_printer_t *pr, const q_expr_t *e, int id)
     cm_slice_t pattern, repl;
     if (!text_arg(pr, e, 0))
         return;
+    if (id == Q_FN_MATCH && ARG(1)->kind != QE_STRING) {
+        /* a pattern per row: ClickHouse 21+ takes it, 18.16 does not; SQLite
+         * checks each one as it meets it (libcommon's cm_regex_check) */
+        if (pr->ch && !pr->o->clickhouse_modern) {
+            q_pfail(pr, "match with a pattern that is not a constant needs ClickHouse 21+ (this "
+                        "store runs 18.16)");
+            return;
+        }
+        if (text_arg(pr, e, 1))
+            q_psame(pr, pr->ch ? ch[k] : lite[k], e);
+        return;
+    }
     if (!q_pconst_string(pr, ARG(1), "A regular expression", &pattern))
         return;
     cm_buf_t err;

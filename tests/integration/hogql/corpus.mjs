@@ -177,3 +177,4 @@ export function corpus() {
 export const CLICKHOUSE_18_REFUSES = [/JSONExtract/, /OFFSET \d+ BY/, /\bsign\(/, /\b(leftPad|rightPad|repeat|lpad|rpad)\(/, /\b(base64Encode|base64Decode|tryBase64Decode)\(/];
 CLICKHOUSE_18_REFUSES.push(/\bINTERSECT\b|\bEXCEPT\b|\bOVER\b|WITH TIES|JOIN.*JOIN/); // part S: 21+ syntax
 CLICKHOUSE_18_REFUSES.push(/arrayCompact|arrayZip|range\(\d+, /); // part A: 21+ array functions
+CLICKHOUSE_18_REFUSES.push(/=~\*? [a-z]\b/); // a regex pattern per row

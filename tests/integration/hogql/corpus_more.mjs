@@ -13,4 +13,6 @@ export const queries = [
   // a string against true/false: the boolean it spells ('true', 'false'), else neither
   { q: "SELECT 'true' = true, 'abc' = true, 'false' != false, 'x' != false, 'false' = false", want: [[1, 0, 0, 1, 1]] },
   'SELECT properties.flag = true AS t, properties.flag != false AS nf, count() FROM events GROUP BY t, nf ORDER BY t, nf',
+  // a pattern per row (18.16 refuses it: CLICKHOUSE_18_REFUSES)
+  { q: "SELECT a =~ b, a !~ b, c =~* b, 'x' =~ d FROM (SELECT '3' AS a, '3' AS b, 'A3' AS c, NULL AS d)", want: [[1, 0, 1, 0]] },
 ];
