@@ -111,4 +111,3 @@ bool cm_regex_check(cm_slice_t pattern, cm_regex_info_t *info, cm_buf_t *err)
     info->can_match_empty = minlen == 0;
     return true;
 }
-

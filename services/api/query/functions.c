@@ -316,13 +316,22 @@ static const q_fn_t fns[] = {
     /* (more arrays above this line) */
 };
 
-/* Names are case-sensitive, as PostHog's, but for the aggregates PostHog
- * (and ClickHouse) also take in any case. */
-static bool any_case(const char *name)
+/* Names are case-sensitive, as PostHog's, but for the ones PostHog also
+ * takes in any letter case (its functions marked case-insensitive, keyed
+ * in lower case: COUNT, SuM, IFNULL, isnull, ...). */
+static bool any_case(cm_slice_t name)
 {
-    static const char *const names[] = {"count", "sum", "avg", "min", "max"};
+    static const char *const names[] = {
+        "not",     "if",     "least",   "greatest", "count",     "min",     "max",      "sum",
+        "avg",     "abs",    "max2",    "min2",     "length",    "reverse", "isnull",   "coalesce",
+        "ifnull",  "nullif", "now",     "exp",      "log",       "ln",      "log2",     "log10",
+        "sqrt",    "sin",    "cos",     "tan",      "asin",      "acos",    "atan",     "pow",
+        "power",   "sign",   "degrees", "radians",  "factorial", "floor",   "ceil",     "trunc",
+        "round",   "lower",  "upper",   "concat",   "substring", "ascii",   "position", "extract",
+        "replace", "btrim",  "trim",
+    };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (strcmp(names[i], name) == 0)
+        if (strlen(names[i]) == name.len && strncasecmp(names[i], name.p, name.len) == 0)
             return true;
     return false;
 }
@@ -330,9 +339,12 @@ static bool any_case(const char *name)
 const q_fn_t *q_fn_lookup(cm_slice_t name)
 {
     for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
-        if (strlen(fns[i].name) == name.len &&
-            (memcmp(fns[i].name, name.p, name.len) == 0 ||
-             (any_case(fns[i].name) && strncasecmp(fns[i].name, name.p, name.len) == 0)))
+        if (strlen(fns[i].name) == name.len && memcmp(fns[i].name, name.p, name.len) == 0)
+            return &fns[i];
+    if (!any_case(name))
+        return NULL;
+    for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+        if (strlen(fns[i].name) == name.len && strncasecmp(fns[i].name, name.p, name.len) == 0)
             return &fns[i];
     return NULL;
 }
