@@ -170,6 +170,7 @@ from_opt(A) ::= FROM joined(B). { A = B; }
 /* [LEFT] ARRAY JOIN arr [AS x]: a row per element, at the end of FROM */
 from_opt(A) ::= FROM joined(B) ARRAY JOIN expr(E) alias_opt(N). { A = q_array_join(p, false, B, E, N); }
 from_opt(A) ::= FROM joined(B) LEFT ARRAY JOIN expr(E) alias_opt(N). { A = q_array_join(p, true, B, E, N); }
+from_opt(A) ::= FROM joined(B) INNER ARRAY JOIN expr(E) alias_opt(N). { A = q_array_join(p, false, B, E, N); }
 
 %type joined {q_from_t *}
 joined(A) ::= table_ref(B). { A = B; }

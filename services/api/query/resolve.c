@@ -524,6 +524,14 @@ static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
                  fn->name);
             return;
         }
+    /* countIf(DISTINCT x, cond) counts the distinct x where cond holds:
+     * ClickHouse's countDistinctIf */
+    if (e->distinct && fn->id == Q_FN_COUNT_IF && n == 2) {
+        fn = q_fn_lookup(CM_SLICE_LIT("countDistinctIf"));
+        e->text = cm_slice_from_cstr(fn->name);
+        e->ival = fn->id;
+        e->distinct = false;
+    }
     /* f(DISTINCT x): the same answer as f(x) for min, max and the uniq
      * family; sum and avg over the distinct values (print_fn_agg.c) */
     if (e->distinct && (fn->id == Q_FN_MIN || fn->id == Q_FN_MAX || fn->id == Q_FN_UNIQ))

@@ -15,4 +15,6 @@ export const queries = [
   'SELECT properties.flag = true AS t, properties.flag != false AS nf, count() FROM events GROUP BY t, nf ORDER BY t, nf',
   // a pattern per row (18.16 refuses it: CLICKHOUSE_18_REFUSES)
   { q: "SELECT a =~ b, a !~ b, c =~* b, 'x' =~ d FROM (SELECT '3' AS a, '3' AS b, 'A3' AS c, NULL AS d)", want: [[1, 0, 1, 0]] },
+  "SELECT event, countIf(DISTINCT distinct_id, toInt(properties.n) % 3 = 0) AS c FROM events GROUP BY event ORDER BY event",
+  'SELECT a, count() FROM events INNER ARRAY JOIN [1, 2] AS a GROUP BY a ORDER BY a',
 ];
