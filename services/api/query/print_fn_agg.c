@@ -177,7 +177,7 @@ static void aggregate(q_printer_t *pr, const q_expr_t *e, int id)
 static void window_fn(q_printer_t *pr, const q_expr_t *e, int id)
 {
     if (pr->ch && !pr->o->clickhouse_modern) {
-        q_pfail(pr, "Window functions need ClickHouse 21.3 or later (this store runs 18.16)");
+        q_pfail(pr, "A window function needs ClickHouse 21.3 or later (this store runs 18.16)");
         return;
     }
     switch (id) {

@@ -202,7 +202,7 @@ static void pbody(q_printer_t *pr, const q_select_t *s)
 {
     if (s->from != NULL) {
         if (pr->ch && !pr->o->clickhouse_modern && count_joins(s->from) > 1)
-            q_pfail(pr, "ClickHouse 18.16 runs one JOIN per SELECT: nest the others in a subquery");
+            q_pfail(pr, "A second JOIN in a SELECT needs ClickHouse 19 or later: use a subquery");
         P(" FROM ");
         pfrom(pr, s->from);
     }
