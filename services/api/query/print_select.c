@@ -202,7 +202,9 @@ static void pbody(q_printer_t *pr, const q_select_t *s)
 {
     if (s->from != NULL) {
         if (pr->ch && !pr->o->clickhouse_modern && count_joins(s->from) > 1)
-            q_pfail(pr, "A second JOIN in a SELECT needs ClickHouse 19 or later: use a subquery");
+            q_pfail(
+                pr,
+                "A second JOIN in one SELECT needs ClickHouse 20 or later (this store runs 18.16): nest the others in a subquery");
         P(" FROM ");
         pfrom(pr, s->from);
     }
