@@ -1021,17 +1021,91 @@ static void test_errors_wrong(void **state)
                  "The length of substring must not be negative");
 }
 
+/* ---- what ClickHouse 18.16 refuses ------------------------------------------------------- */
+
+/* A query SQLite and ClickHouse 21+ run but 18.16 cannot is refused there
+ * with a message that says so ("... needs ClickHouse ..."): the differential
+ * test recognizes such refusals by those words, and a user learns that the
+ * query is fine and the store is old. */
+static void expect_ch18_refusal(const char *text)
+{
+    cm_buf_t lite = CM_BUF_INIT, ch18 = CM_BUF_INIT, modern = CM_BUF_INIT;
+    compile(text, API_QUERY_SQLITE, false, &lite);
+    compile(text, API_QUERY_CLICKHOUSE, false, &ch18);
+    compile(text, API_QUERY_CLICKHOUSE, true, &modern);
+    bool runs = strncmp(cm_buf_cstr(&lite), "error: ", 7) != 0 &&
+                strncmp(cm_buf_cstr(&modern), "error: ", 7) != 0;
+    bool refused = strncmp(cm_buf_cstr(&ch18), "error: ", 7) == 0;
+    if (runs && refused && strstr(cm_buf_cstr(&ch18), "needs ClickHouse") == NULL)
+        fail_msg("%s\n  18.16 refuses it without saying what needs ClickHouse: %s", text,
+                 cm_buf_cstr(&ch18));
+    cm_buf_free(&lite);
+    cm_buf_free(&ch18);
+    cm_buf_free(&modern);
+}
+
+static void test_clickhouse18_refusals(void **state)
+{
+    (void)state;
+    static const char *const refused[] = {
+        "SELECT properties.a.b FROM events",
+        "SELECT event, row_number() OVER (ORDER BY timestamp) FROM events",
+        "SELECT e.event FROM events e JOIN persons p ON p.id = e.person_id "
+        "JOIN groups g ON g.key = e.event",
+        "SELECT JSONExtractString(properties, 'a') FROM events",
+        "SELECT event FROM events LIMIT 1 OFFSET 1 BY event",
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        cm_buf_t ch18 = CM_BUF_INIT;
+        compile(refused[i], API_QUERY_CLICKHOUSE, false, &ch18);
+        assert_non_null(strstr(cm_buf_cstr(&ch18), "needs ClickHouse")); /* refused, and why */
+        cm_buf_free(&ch18);
+        expect_ch18_refusal(refused[i]);
+    }
+    /* and every golden case: what 18.16 alone refuses says so */
+    glob_t g;
+    assert_int_equal(glob(GOLDEN_GLOB, 0, NULL, &g), 0);
+    int cases = 0;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        if (strstr(g.gl_pathv[i], "_modern") != NULL)
+            continue;
+        char *text = slurp(g.gl_pathv[i]);
+        assert_non_null(text);
+        for (char *p = strstr(text, "== "); p != NULL; p = strstr(p + 1, "\n== ")) {
+            char *q = strchr(p + (p[0] == '\n'), '\n');
+            char *lite = q ? strstr(q, "\n-- sqlite\n") : NULL;
+            assert_non_null(lite);
+            char *query = strndup(q + 1, (size_t)(lite - q - 1));
+            expect_ch18_refusal(query);
+            free(query);
+            cases++;
+        }
+        free(text);
+    }
+    globfree(&g);
+    assert_true(cases >= 40);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_golden),        cmocka_unit_test(test_golden_modern),
-        cmocka_unit_test(test_errors),        cmocka_unit_test(test_deep_and_large),
-        cmocka_unit_test(test_row_limits),    cmocka_unit_test(test_variables),
-        cmocka_unit_test(test_materialize),   cmocka_unit_test(test_materialize_exact),
-        cmocka_unit_test(test_null_op_form),  cmocka_unit_test(test_null_variables),
-        cmocka_unit_test(test_errors_syntax), cmocka_unit_test(test_names_syntax),
-        cmocka_unit_test(test_errors_fns),    cmocka_unit_test(test_array_errors),
-        cmocka_unit_test(test_split_errors),  cmocka_unit_test(test_errors_wrong),
+        cmocka_unit_test(test_golden),
+        cmocka_unit_test(test_golden_modern),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_deep_and_large),
+        cmocka_unit_test(test_row_limits),
+        cmocka_unit_test(test_variables),
+        cmocka_unit_test(test_materialize),
+        cmocka_unit_test(test_materialize_exact),
+        cmocka_unit_test(test_null_op_form),
+        cmocka_unit_test(test_null_variables),
+        cmocka_unit_test(test_errors_syntax),
+        cmocka_unit_test(test_names_syntax),
+        cmocka_unit_test(test_errors_fns),
+        cmocka_unit_test(test_array_errors),
+        cmocka_unit_test(test_split_errors),
+        cmocka_unit_test(test_errors_wrong),
+        cmocka_unit_test(test_clickhouse18_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
