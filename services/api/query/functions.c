@@ -338,8 +338,11 @@ static bool any_case(cm_slice_t name)
 
 const q_fn_t *q_fn_lookup(cm_slice_t name)
 {
-    for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
-        if (strlen(fns[i].name) == name.len && memcmp(fns[i].name, name.p, name.len) == 0)
+    if (name.len == 0)
+        return NULL;
+    for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) /* first letters first: cheap */
+        if (fns[i].name[0] == name.p[0] && strlen(fns[i].name) == name.len &&
+            memcmp(fns[i].name, name.p, name.len) == 0)
             return &fns[i];
     if (!any_case(name))
         return NULL;
