@@ -163,6 +163,14 @@ static void expr(const q_expr_t *e, cm_buf_t *out, const q_hogql_opts_t *o)
             P(e->nchain ? ".*" : "*");
         return;
     case QE_CALL:
+        if (e->op_form && e->args.n == 2) { /* a =~ b: the operator's NULL rule, not match()'s */
+            P("(");
+            expr(e->args.v[0], out, o);
+            P(" =~ ");
+            expr(e->args.v[1], out, o);
+            P(")");
+            return;
+        }
         if (e->ival == Q_FN_BOOL_OF_STRING && e->resolved && e->args.n == 1) {
             expr(e->args.v[0], out, o); /* the resolver's reading, not the user's text */
             return;
