@@ -488,6 +488,15 @@ static void resolve_call(rs_t *r, q_expr_t *e, scope_t *sc)
         fail(r, "cohorts are not available in HogQL endpoints yet (IN COHORT, inCohort)");
         return;
     }
+    /* a random sample of the rows: no store could give PostHog's answer twice */
+    if (cm_slice_eq_cstr(e->text, "groupArraySample") ||
+        cm_slice_eq_cstr(e->text, "groupArraySampleIf")) {
+        fail(r,
+             "%.*s is not supported: it picks rows at random, so the answer would differ from "
+             "run to run (groupArray with LIMIT in a subquery gives a stable one)",
+             SL(e->text));
+        return;
+    }
     const q_fn_t *fn = q_fn_lookup(e->text);
     if (fn == NULL) {
         const char *other = q_fn_suggest(e->text);

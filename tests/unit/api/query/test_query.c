@@ -1021,6 +1021,24 @@ static void test_errors_wrong(void **state)
                  "The length of substring must not be negative");
 }
 
+/* ---- part X: PostHog inputs refused on purpose ------------------------------------------ */
+
+static void test_errors_breadth(void **state)
+{
+    (void)state;
+    /* a random pick of rows has no one answer to compare or cache */
+    expect_error("SELECT groupArraySample(5)(event) FROM events",
+                 "groupArraySample is not supported: it picks rows at random, so the answer would "
+                 "differ from run to run (groupArray with LIMIT in a subquery gives a stable one)");
+    expect_error(
+        "SELECT groupArraySampleIf(5)(event, event = 'a') FROM events",
+        "groupArraySampleIf is not supported: it picks rows at random, so the answer would "
+        "differ from run to run (groupArray with LIMIT in a subquery gives a stable one)");
+    /* only these two names are refused this way */
+    expect_error("SELECT groupArraySamples(event) FROM events",
+                 "Unsupported function call 'groupArraySamples(...)'");
+}
+
 /* ---- what ClickHouse 18.16 refuses ------------------------------------------------------- */
 
 /* A query SQLite and ClickHouse 21+ run but 18.16 cannot is refused there
@@ -1106,6 +1124,7 @@ int main(void)
         cmocka_unit_test(test_split_errors),
         cmocka_unit_test(test_errors_wrong),
         cmocka_unit_test(test_clickhouse18_refusals),
+        cmocka_unit_test(test_errors_breadth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
