@@ -83,6 +83,7 @@ enum {
     Q_FN_MEDIAN_EXACT,
     Q_FN_MEDIAN_EXACT_IF,
     /* (more aggregates above this line) */
+    Q_FN_AGGREGATES_END, /* not a function: the group's end (print_fn_agg.c) */
 
     /* dates: print_fn_date.c */
     Q_FN_TO_DATE,

@@ -639,47 +639,8 @@ bool q_pcall_agg(q_printer_t *pr, const q_expr_t *e)
         pr->over = outer;
         return true;
     }
-    switch (id) {
-    case Q_FN_COUNT:
-    case Q_FN_COUNT_IF:
-    case Q_FN_SUM:
-    case Q_FN_SUM_IF:
-    case Q_FN_AVG:
-    case Q_FN_AVG_IF:
-    case Q_FN_MIN:
-    case Q_FN_MAX:
-    case Q_FN_MIN_IF:
-    case Q_FN_MAX_IF:
-    case Q_FN_UNIQ:
-    case Q_FN_UNIQ_IF:
-    case Q_FN_QUANTILE:
-    case Q_FN_MEDIAN:
-    case Q_FN_ANY:
-    case Q_FN_ANY_IF:
-    case Q_FN_ANY_LAST:
-    case Q_FN_ANY_LAST_IF:
-    case Q_FN_MEDIAN_IF:
-    case Q_FN_ARG_MAX:
-    case Q_FN_ARG_MAX_IF:
-    case Q_FN_ARG_MIN:
-    case Q_FN_ARG_MIN_IF:
-    case Q_FN_VAR_POP:
-    case Q_FN_VAR_POP_IF:
-    case Q_FN_VAR_SAMP:
-    case Q_FN_VAR_SAMP_IF:
-    case Q_FN_STDDEV_POP:
-    case Q_FN_STDDEV_POP_IF:
-    case Q_FN_STDDEV_SAMP:
-    case Q_FN_STDDEV_SAMP_IF:
-    case Q_FN_COVAR_POP:
-    case Q_FN_COVAR_POP_IF:
-    case Q_FN_COVAR_SAMP:
-    case Q_FN_COVAR_SAMP_IF:
-    case Q_FN_CORR:
-    case Q_FN_QUANTILE_IF:
-    case Q_FN_QUANTILE_EXACT:
-    case Q_FN_MEDIAN_EXACT:
-    case Q_FN_MEDIAN_EXACT_IF: aggregate(pr, e, id); return true;
-    default: return false;
-    }
+    if (id < Q_FN_COUNT || id >= Q_FN_AGGREGATES_END) /* the aggregates' group (functions.h) */
+        return false;
+    aggregate(pr, e, id);
+    return true;
 }
