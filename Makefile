@@ -2,7 +2,7 @@
 #
 #   make            build every binary into build/bin/ (and test helpers)
 #   make services   only the services' binaries (no test dependencies)
-#   make run        install dependencies, build, start the whole suite
+#   make run        install what running needs, build the services, start the suite
 #   make test       install dependencies, build normal + sanitizer trees,
 #                   run unit, integration and fuzz-smoke tests
 #   make fuzz       run every fuzz target longer (FUZZ_SECONDS, default 60)
@@ -211,11 +211,17 @@ $(foreach f,$(FUZZ_SVC_SRCS),$(eval $(call FUZZ_SVC_BIN,$(f))))
 fuzz-build: $(FUZZ_BINS) $(FUZZ_SVC_BINS)
 
 # ---- entry points --------------------------------------------------------------
+# setup installs everything (test toolchain included); setup-run only what
+# building the services and running them needs (scripts/setup's two lists).
+.PHONY: setup-run
 setup:
-	@scripts/setup
+	@scripts/setup test
 
-run: setup
-	@$(MAKE) -j$$(nproc) --no-print-directory all
+setup-run:
+	@scripts/setup run
+
+run: setup-run
+	@$(MAKE) -j$$(nproc) --no-print-directory services
 	@scripts/run
 
 # The duration is printed at the end: make test must stay well under the
