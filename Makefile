@@ -23,6 +23,9 @@
 #   tests/fuzz/<svc>/fuzz_*.c  -> build/fuzz/fuzz_<svc>_*       (+ the service's code)
 
 .DEFAULT_GOAL := all
+# The project's version, written here only: every binary's --version
+# (libcommon/src/service/cli.c) prints it.
+CM_VERSION := 0.1.0
 .SECONDARY:
 SHELL := /bin/bash
 
@@ -98,6 +101,11 @@ $(BUILD)/obj/%.o: %.c
 $(BUILD)/obj/llhttp/%.o: $(LLHTTP_SRC)/%.c
 	@mkdir -p $(@D)
 	$(CC) -I$(LLHTTP_INC) -std=c11 -g $(OPT) $(SAN_FLAGS) -w -c $< -o $@
+
+# cli.c carries the version (cm/cli.h); rebuilt when the Makefile changes.
+$(BUILD)/obj/libcommon/src/service/cli.o build/fuzz/obj/libcommon/src/service/cli.o: \
+	private CPPFLAGS += -DCM_VERSION='"$(CM_VERSION)"'
+$(BUILD)/obj/libcommon/src/service/cli.o build/fuzz/obj/libcommon/src/service/cli.o: Makefile
 
 # evstore.c builds in the DDL files of proto/event_store/ (.incbin).
 $(BUILD)/obj/libcommon/src/evstore/evstore.o build/fuzz/obj/libcommon/src/evstore/evstore.o: \
