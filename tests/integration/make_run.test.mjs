@@ -197,3 +197,23 @@ test('a service that cannot start is named with its log, the rest stopped, exit 
     if (name !== 'run') assert.ok(!alive(pid), `${name} (pid ${pid}) stopped`);
   }
 });
+
+test('a service that never gets ready is named with its /_ready answer; nothing is announced', async () => {
+  const ports = await freePorts();
+  // Kafka on a port nothing listens on: ingest starts but is never ready.
+  let kafka;
+  do kafka = 12000 + Math.floor(Math.random() * 20000); while (Object.values(ports).includes(String(kafka)) || !(await isFree(kafka)));
+  const run = startRun(ports, { KAFKA_BROKERS: `127.0.0.1:${kafka}`, RUN_READY_TIMEOUT: '2' });
+  let seen = {};
+  const poll = setInterval(() => { seen = { ...seen, ...pidsOf(run) }; }, 20);
+  const end = await run.exited;
+  clearInterval(poll);
+  assert.equal(end.code, 1);
+  assert.match(run.err, /make run: ingest was not ready within 2s \(its \/_ready: .*not_ready.*\(HTTP 503\)\); the last lines of .*ingest\.log/);
+  assert.doesNotMatch(run.err, /"msg":"GET \/_ready -> /, 'its own polling is left out of the log lines');
+  assert.ok(!run.out.includes('The suite is running'));
+  assert.ok(seen.ingest, 'ingest had started');
+  for (const [name, pid] of Object.entries(seen)) {
+    if (name !== 'run') assert.ok(!alive(pid), `${name} (pid ${pid}) stopped`);
+  }
+});
