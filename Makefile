@@ -2,7 +2,7 @@
 #
 #   make            build every binary into build/bin/ (and test helpers)
 #   make services   only the services' binaries (no test dependencies)
-#   make run        install dependencies, build, start the whole suite
+#   make run        install what running needs, build the services, start the suite
 #   make test       install dependencies, build normal + sanitizer trees,
 #                   run unit, integration and fuzz-smoke tests
 #   make fuzz       run every fuzz target longer (FUZZ_SECONDS, default 60)
@@ -23,6 +23,9 @@
 #   tests/fuzz/<svc>/fuzz_*.c  -> build/fuzz/fuzz_<svc>_*       (+ the service's code)
 
 .DEFAULT_GOAL := all
+# The project's version, written here only: every binary's --version
+# (libcommon/src/service/cli.c) prints it.
+CM_VERSION := 0.1.0
 .SECONDARY:
 SHELL := /bin/bash
 
@@ -98,6 +101,11 @@ $(BUILD)/obj/%.o: %.c
 $(BUILD)/obj/llhttp/%.o: $(LLHTTP_SRC)/%.c
 	@mkdir -p $(@D)
 	$(CC) -I$(LLHTTP_INC) -std=c11 -g $(OPT) $(SAN_FLAGS) -w -c $< -o $@
+
+# cli.c carries the version (cm/cli.h); rebuilt when the Makefile changes.
+$(BUILD)/obj/libcommon/src/service/cli.o build/fuzz/obj/libcommon/src/service/cli.o: \
+	private CPPFLAGS += -DCM_VERSION='"$(CM_VERSION)"'
+$(BUILD)/obj/libcommon/src/service/cli.o build/fuzz/obj/libcommon/src/service/cli.o: Makefile
 
 # evstore.c builds in the DDL files of proto/event_store/ (.incbin).
 $(BUILD)/obj/libcommon/src/evstore/evstore.o build/fuzz/obj/libcommon/src/evstore/evstore.o: \
@@ -211,11 +219,17 @@ $(foreach f,$(FUZZ_SVC_SRCS),$(eval $(call FUZZ_SVC_BIN,$(f))))
 fuzz-build: $(FUZZ_BINS) $(FUZZ_SVC_BINS)
 
 # ---- entry points --------------------------------------------------------------
+# setup installs everything (test toolchain included); setup-run only what
+# building the services and running them needs (scripts/setup's two lists).
+.PHONY: setup-run
 setup:
-	@scripts/setup
+	@scripts/setup test
 
-run: setup
-	@$(MAKE) -j$$(nproc) --no-print-directory all
+setup-run:
+	@scripts/setup run
+
+run: setup-run
+	@$(MAKE) -j$$(nproc) --no-print-directory services
 	@scripts/run
 
 # The duration is printed at the end: make test must stay well under the

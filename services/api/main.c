@@ -25,6 +25,7 @@
 
 #include "api.h"
 #include "bootstrap.h"
+#include "cm/cli.h"
 #include "cm/err.h"
 #include "cm/log.h"
 #include "cm/service.h"
@@ -212,9 +213,21 @@ static int start(void)
     return cm_service_http_listen(ctx.http, &ctx.cfg.svc);
 }
 
+/* --help's text; the commands themselves are dispatched in main(). */
+static const cm_cli_t api_cli = {
+    "api", "the application API (organizations, projects, flags, queries, insights, OAuth)",
+    "  bootstrap        the first organization, user, project and personal API key\n"
+    "  adduser EMAIL    another user, in an organization of their own\n"
+    "  oauth-verify CLIENT_ID, oauth-unverify CLIENT_ID\n"
+    "                   mark an OAuth app verified or not on the consent page\n",
+    "The commands use the store the configuration names (DATABASE_URL) and exit.\n"};
+
 int main(int argc, char **argv)
 {
     bool printed;
+    int rc = cm_cli_handle(&api_cli, argc, argv); /* --help, --version, unknown options */
+    if (rc >= 0)
+        return rc;
     bootstrap = argc > 1 && strcmp(argv[1], "bootstrap") == 0;
     if (argc == 3 && strcmp(argv[1], "adduser") == 0) {
         bootstrap = true;
@@ -242,7 +255,7 @@ int main(int argc, char **argv)
     if (start() != 0)
         return 1;
     uv_run(ctx.loop, UV_RUN_DEFAULT);
-    int rc = cm_service_finish(ctx.loop, api_config_keys, api_config_nkeys, &ctx.cfg);
+    rc = cm_service_finish(ctx.loop, api_config_keys, api_config_nkeys, &ctx.cfg);
     cm_metrics_free(ctx.metrics);
     if (rc == 0 && bootstrap)
         rc = api_bootstrap_status();

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "cm/cli.h"
 #include "cm/common.h"
 #include "cm/err.h"
 #include "cm/log.h"
@@ -98,8 +99,13 @@ static int start(void)
 
 int main(int argc, char **argv)
 {
-    int rc = cm_service_configure("flags", argc, argv, flg_config_keys, flg_config_nkeys, &ctx.cfg,
-                                  &ctx.cfg.svc);
+    static const cm_cli_t cli = {
+        "flags", "feature flag evaluation: POST /flags?v=2, GET /flags/definitions", NULL, NULL};
+    int rc = cm_cli_handle(&cli, argc, argv); /* --help, --version, unknown arguments */
+    if (rc >= 0)
+        return rc;
+    rc = cm_service_configure("flags", argc, argv, flg_config_keys, flg_config_nkeys, &ctx.cfg,
+                              &ctx.cfg.svc);
     if (rc >= 0)
         return rc; /* a bad configuration (reported), or --print-config */
     if (start() != 0)

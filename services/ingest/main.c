@@ -17,6 +17,7 @@
 #include <uv.h>
 
 #include "cm/alloc.h"
+#include "cm/cli.h"
 #include "cm/common.h"
 #include "cm/config.h"
 #include "cm/err.h"
@@ -138,8 +139,13 @@ static int start(void)
 
 int main(int argc, char **argv)
 {
-    int rc = cm_service_configure("ingest", argc, argv, ing_config_keys, ing_config_nkeys, &ctx.cfg,
-                                  &ctx.cfg.svc);
+    static const cm_cli_t cli = {
+        "ingest", "event capture (PostHog's /capture, /e, /batch ...) into the queue", NULL, NULL};
+    int rc = cm_cli_handle(&cli, argc, argv); /* --help, --version, unknown arguments */
+    if (rc >= 0)
+        return rc;
+    rc = cm_service_configure("ingest", argc, argv, ing_config_keys, ing_config_nkeys, &ctx.cfg,
+                              &ctx.cfg.svc);
     if (rc >= 0)
         return rc; /* a bad configuration (reported), or --print-config */
     if (start() != 0)

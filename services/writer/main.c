@@ -18,6 +18,7 @@
 #include <uv.h>
 
 #include "cm/alloc.h"
+#include "cm/cli.h"
 #include "cm/common.h"
 #include "cm/config.h"
 #include "cm/err.h"
@@ -254,8 +255,13 @@ static int start(void)
 
 int main(int argc, char **argv)
 {
-    int rc = cm_service_configure("writer", argc, argv, wr_config_keys, wr_config_nkeys, &ctx.cfg,
-                                  &ctx.cfg.svc);
+    static const cm_cli_t cli = {
+        "writer", "the queue into the event store and persons (ops routes only)", NULL, NULL};
+    int rc = cm_cli_handle(&cli, argc, argv); /* --help, --version, unknown arguments */
+    if (rc >= 0)
+        return rc;
+    rc = cm_service_configure("writer", argc, argv, wr_config_keys, wr_config_nkeys, &ctx.cfg,
+                              &ctx.cfg.svc);
     if (rc >= 0)
         return rc; /* a bad configuration (reported), or --print-config */
     if (start() != 0)
