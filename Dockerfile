@@ -1,10 +1,15 @@
+# syntax=docker/dockerfile:1
 # Dockerfile - one image for every service (docs/deploy.md): the binaries
 # built in the first stage from the same Debian packages scripts/setup
 # installs to build them (a test keeps the two lists equal), run in the
 # second as a non-root user; `docker run IMAGE ingest|flags|api|writer`.
-# syntax=docker/dockerfile:1
+# The `syntax` line above must stay the file's first (BuildKit reads it only
+# there). Both stages use one exact Debian point release (bookworm, whose
+# package names scripts/setup lists). No digest: none could be looked up
+# where this file is kept (no registry reachable); to pin by content too,
+# append `@sha256:...` as `docker buildx imagetools inspect` prints it.
 
-FROM debian:bookworm-slim AS build
+FROM debian:12.11-slim AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential \
@@ -32,7 +37,7 @@ COPY services services
 COPY proto proto
 RUN make -j"$(nproc)" services
 
-FROM debian:bookworm-slim
+FROM debian:12.11-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       ca-certificates \

@@ -25,6 +25,8 @@ const cm_cfg_key_t wr_config_keys[] = {
      "topic (or stream) for messages that fail the schema", 0},
     {"KAFKA_CONSUMER_PROPERTIES", CM_CFG_STR, F(kafka_properties), "", 0, 0,
      "extra librdkafka properties, name=value separated by commas", 0},
+    {"KAFKA_PRODUCER_PROPERTIES", CM_CFG_STR, F(kafka_producer_properties), "", 0, 0,
+     "extra librdkafka properties of the dead-letter producer, name=value separated by commas", 0},
     {"WRITER_GROUP", CM_CFG_STR, F(group), "writer", 0, 0,
      "consumer group: writers in one group share the work", 0},
     {"WRITER_CONSUMER", CM_CFG_STR, F(consumer_name), "", 0, 0,

@@ -130,12 +130,21 @@ static int make_queue(void)
         cm_consumer_kafka_opts_t ko = {
             .brokers = ctx.cfg.kafka_brokers, .extra = extra, .nextra = nextra};
         int rc = cm_consumer_kafka_new(ctx.loop, &co, &ko, wr_on_batch, &ctx, &ctx.consumer);
+        /* The dead-letter producer has its own properties: a broker's
+         * security settings are given to both sides, while the consumer's
+         * own (session timeouts...) would only draw librdkafka's warnings. */
+        const char *pextra[64];
+        char *pcopy = cm_xstrdup(ctx.cfg.kafka_producer_properties);
         cm_queue_kafka_opts_t qo = {.brokers = ctx.cfg.kafka_brokers,
                                     .client_id = "writer-dead-letters",
                                     .message_max_bytes = 2000000,
+                                    .extra = pextra,
+                                    .nextra =
+                                        cm_config_split_list(pcopy, pextra, CM_ARRAY_LEN(pextra)),
                                     .metrics = ctx.metrics};
         if (rc == 0)
             rc = cm_queue_kafka_new(ctx.loop, &qo, &ctx.dead_letters);
+        free(pcopy);
         free(copy);
         return rc;
     }

@@ -32,6 +32,7 @@ typedef struct {
     char *topic_historical;
     char *topic_dead_letter;
     char *kafka_properties;
+    char *kafka_producer_properties; /* the dead-letter producer's */
     char *group;
     char *consumer_name;
     long long batch_size;

@@ -32,7 +32,7 @@ export function workerPids(masterPid) {
 // SIGTERM is nginx's fast shutdown: the master stops its workers, then
 // exits. SIGKILL only if it has not exited after 10 s (then the workers
 // too, by PID, since the master can no longer stop them).
-async function stopMaster(child, exited) {
+export async function stopMaster(child, exited) {
   const workers = workerPids(child.pid);
   child.kill('SIGTERM');
   let timer;

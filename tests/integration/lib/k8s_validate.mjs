@@ -55,10 +55,50 @@ function modelName(apiVersion, kind) {
   return `${version[0].toUpperCase()}${version.slice(1)}${kind}`;
 }
 
+// Custom resources (no schema in the API's models): the Prometheus
+// Operator's ServiceMonitor, its fields by name as the operator's CRD
+// defines them, the selectors and metadata walked as the API's own types.
+const SERVICE_MONITOR = {
+  spec: ['jobLabel', 'targetLabels', 'podTargetLabels', 'endpoints', 'selector', 'selectorMechanism',
+    'namespaceSelector', 'sampleLimit', 'scrapeProtocols', 'fallbackScrapeProtocol', 'targetLimit',
+    'labelLimit', 'labelNameLengthLimit', 'labelValueLengthLimit', 'scrapeClassicHistograms',
+    'nativeHistogramBucketLimit', 'nativeHistogramMinBucketFactor', 'convertClassicHistogramsToNHCB',
+    'keepDroppedTargets', 'attachMetadata', 'scrapeClass', 'bodySizeLimit'],
+  endpoint: ['port', 'targetPort', 'path', 'scheme', 'params', 'interval', 'scrapeTimeout', 'tlsConfig',
+    'bearerTokenFile', 'bearerTokenSecret', 'authorization', 'honorLabels', 'honorTimestamps',
+    'trackTimestampsStaleness', 'basicAuth', 'oauth2', 'metricRelabelings', 'relabelings', 'proxyUrl',
+    'noProxy', 'proxyFromEnvironment', 'proxyConnectHeader', 'followRedirects', 'enableHttp2', 'filterRunning'],
+  namespaceSelector: ['any', 'matchNames'],
+};
+
+function known(value, names, at, errors) {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return errors.push(`${at}: expected an object`);
+  for (const k of Object.keys(value)) if (!names.includes(k)) errors.push(`${at}.${k}: no such field`);
+}
+
+async function validateServiceMonitor(obj) {
+  const errors = [];
+  const at = `ServiceMonitor/${obj.metadata?.name}`;
+  known(obj, ['apiVersion', 'kind', 'metadata', 'spec'], at, errors);
+  await walk(obj.metadata, 'V1ObjectMeta', `${at}.metadata`, errors);
+  const spec = obj.spec ?? {};
+  known(spec, SERVICE_MONITOR.spec, `${at}.spec`, errors);
+  if (!spec.selector) errors.push(`${at}.spec.selector: required`);
+  await walk(spec.selector, 'V1LabelSelector', `${at}.spec.selector`, errors);
+  if (spec.namespaceSelector) known(spec.namespaceSelector, SERVICE_MONITOR.namespaceSelector, `${at}.spec.namespaceSelector`, errors);
+  if (!Array.isArray(spec.endpoints) || spec.endpoints.length === 0) errors.push(`${at}.spec.endpoints: required, a list`);
+  for (const [i, e] of (Array.isArray(spec.endpoints) ? spec.endpoints : []).entries()) {
+    known(e, SERVICE_MONITOR.endpoint, `${at}.spec.endpoints[${i}]`, errors);
+    if (e.port === undefined && e.targetPort === undefined) errors.push(`${at}.spec.endpoints[${i}]: port or targetPort required`);
+  }
+  return errors;
+}
+
 // [] when the object is valid, else its problems.
 export async function validate(obj) {
   const errors = [];
   if (!obj || typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') return ['not a Kubernetes object'];
+  if (obj.apiVersion === 'monitoring.coreos.com/v1' && obj.kind === 'ServiceMonitor') return validateServiceMonitor(obj);
   let Cls;
   try {
     Cls = (await import(`kubernetes-models/${obj.apiVersion}`))[obj.kind]; // core: "v1"
