@@ -227,6 +227,8 @@ static int start(void)
 /* Takes --store-default out of a one-shot command's arguments. */
 static int take_store_default(int argc, char **argv)
 {
+    if (argc <= 2)
+        return argc;
     int n = 2;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--store-default") == 0)
@@ -234,8 +236,8 @@ static int take_store_default(int argc, char **argv)
         else
             argv[n++] = argv[i];
     }
-    argv[n] = NULL;
-    return argc > 2 ? n : argc;
+    argv[n] = NULL; /* n <= argc: within argv */
+    return n;
 }
 
 int main(int argc, char **argv)
