@@ -131,8 +131,7 @@ int api_admin_parse(int argc, char **argv)
         return parse_keys(pos, npos);
     if (strcmp(pos[0], "password") == 0) {
         if (npos != 2)
-            return bad_usage("password takes the user's email (the password comes on stdin)",
-                             NULL);
+            return bad_usage("password takes the user's email (the password comes on stdin)", NULL);
         if (!set_email(pos[1]))
             return bad_usage("not an email address", pos[1]);
         admin_cmd.kind = ADMIN_PASSWORD;
@@ -226,23 +225,11 @@ void api_admin_run(api_ctx_t *ctx, void (*finish)(void *ud))
     api_admin_store_name(ctx->cfg.database_url, store, sizeof(store));
     fprintf(stderr, "api admin: store %s\n", store);
     switch (admin_cmd.kind) {
-    case ADMIN_KEYS_LIST:
-        admin_keys_list();
-        break;
-    case ADMIN_KEYS_CREATE:
-        admin_keys_create();
-        break;
-    case ADMIN_KEYS_REVOKE:
-        admin_keys_revoke();
-        break;
-    case ADMIN_PASSWORD:
-        admin_password_set();
-        break;
-    case ADMIN_ORG_ADD_MEMBER:
-        admin_org_add_member();
-        break;
-    case ADMIN_BOOTSTRAP_INFO:
-        admin_bootstrap_info();
-        break;
+    case ADMIN_KEYS_LIST: admin_keys_list(); break;
+    case ADMIN_KEYS_CREATE: admin_keys_create(); break;
+    case ADMIN_KEYS_REVOKE: admin_keys_revoke(); break;
+    case ADMIN_PASSWORD: admin_password_set(); break;
+    case ADMIN_ORG_ADD_MEMBER: admin_org_add_member(); break;
+    case ADMIN_BOOTSTRAP_INFO: admin_bootstrap_info(); break;
     }
 }

@@ -25,7 +25,7 @@ typedef enum {
 typedef struct {
     admin_kind_t kind;
     bool json;
-    char email[256];   /* normalized, for the commands that name a user */
+    char email[256];    /* normalized, for the commands that name a user */
     const char *target; /* keys revoke: the key; org add-member: the organization (argv) */
     const char *role;   /* org add-member: member, admin or owner */
     const char *level;  /* its level: "1", "8", "15" */

@@ -67,7 +67,8 @@ static void key_text(cm_buf_t *out, const cm_db_res_t *res, size_t row)
     time_text(cm_db_value(res, 0, row, API_KEYROW_CREATED), created);
     time_text(cm_db_value(res, 0, row, API_KEYROW_LAST_USED), used);
     cm_buf_appendf(out, "%s  %s  \"%s\"  scopes %s%s%s%s%s  created %s  last used %s\n",
-                   cm_db_value(res, 0, row, API_KEYROW_ID), cm_db_value(res, 0, row, API_KEYROW_MASK),
+                   cm_db_value(res, 0, row, API_KEYROW_ID),
+                   cm_db_value(res, 0, row, API_KEYROW_MASK),
                    cm_db_value(res, 0, row, API_KEYROW_LABEL),
                    cm_db_value(res, 0, row, API_KEYROW_SCOPES), orgs ? "  organizations " : "",
                    orgs ? orgs : "", teams ? "  projects " : "", teams ? teams : "", created, used);
@@ -139,8 +140,9 @@ static void on_created(int rc, const cm_db_res_t *res, void *ud)
         key_json(&w, res, 0, made_value);
         cm_json_end_object(&w);
     } else {
-        cm_buf_appendf(&out, "a new personal API key for %s (shown only now: the store keeps its "
-                             "hash):\n%s\n",
+        cm_buf_appendf(&out,
+                       "a new personal API key for %s (shown only now: the store keeps its "
+                       "hash):\n%s\n",
                        admin_cmd.email, made_value);
         key_text(&out, res, 0);
     }

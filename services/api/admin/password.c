@@ -69,8 +69,8 @@ int admin_password_prepare(void)
                 API_PASSWORD_MIN_BYTES, API_PASSWORD_MAX_BYTES);
         goto done;
     }
-    if (tty && (ask("New password (again): ", again, sizeof(again)) != n ||
-                strcmp(first, again) != 0)) {
+    if (tty &&
+        (ask("New password (again): ", again, sizeof(again)) != n || strcmp(first, again) != 0)) {
         fprintf(stderr, "api admin: the two passwords differ\n");
         goto done;
     }

@@ -50,6 +50,6 @@ void api_admin_store_name(const char *url, char *out, size_t size)
         db++;
         db_len = strcspn(db, "?#");
     }
-    snprintf(out, size, "%.*s://%.*s%s%.*s/%.*s", (int)(scheme_end - url), url, (int)user_len,
-             auth, user_len ? "@" : "", (int)host_len, host, (int)db_len, db);
+    snprintf(out, size, "%.*s://%.*s%s%.*s/%.*s", (int)(scheme_end - url), url, (int)user_len, auth,
+             user_len ? "@" : "", (int)host_len, host, (int)db_len, db);
 }
