@@ -54,6 +54,8 @@ typedef struct {
 
 extern const cm_cfg_key_t api_config_keys[];
 extern const size_t api_config_nkeys;
+/* config.c: is DATABASE_URL set, rather than defaulted? */
+bool api_config_store_explicit(void);
 
 typedef struct api_publisher api_publisher_t;
 typedef struct api_materializer api_materializer_t;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "admin/admin.h"
 #include "bootstrap.h"
 #include "cm/digest.h"
 #include "cm/json.h"
@@ -23,6 +24,7 @@
 static int status;
 static void (*finish_fn)(void *);
 static const api_bootstrap_args_t *args; /* main.c's */
+static char store_name[512];             /* which store: in every answer */
 
 static struct {
     char email[256], org_name[300];
@@ -67,6 +69,8 @@ static void on_seeded(int rc, const cm_db_res_t *res, void *ud)
     cm_json_begin_object(&w);
     cm_json_key(&w, "created");
     cm_json_boolean(&w, true);
+    cm_json_key(&w, "store");
+    cm_json_str_cstr(&w, store_name);
     cm_json_key(&w, "organization_id");
     cm_json_str_cstr(&w, made.org);
     cm_json_key(&w, "project_id");
@@ -142,6 +146,8 @@ static void on_summary(int rc, const cm_db_res_t *res, void *ud)
     cm_json_begin_object(&w);
     cm_json_key(&w, "created");
     cm_json_boolean(&w, false);
+    cm_json_key(&w, "store");
+    cm_json_str_cstr(&w, store_name);
     cm_json_key(&w, "organizations");
     cm_json_begin_array(&w);
     for (size_t i = 0; i < cm_db_nrows(res, 0); i++) {
@@ -202,6 +208,8 @@ void api_bootstrap_run(api_ctx_t *ctx, const api_bootstrap_args_t *a, void (*fin
 {
     finish_fn = finish;
     args = a;
+    api_admin_store_name(ctx->cfg.database_url, store_name, sizeof(store_name));
+    cm_log(CM_LOG_INFO, NULL, "store: %s", store_name);
     if (args->verify_client != NULL) {
         if (strncmp(args->verify_client, "https://", 8) != 0) {
             fail("oauth-verify", "the client_id is its document's https URL");

@@ -1,5 +1,6 @@
 /* config.c - the api service's configuration table (docs/configuration.md). */
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "api.h"
 #include "cm/common.h"
@@ -100,3 +101,13 @@ const cm_cfg_key_t api_config_keys[] = {
 };
 
 const size_t api_config_nkeys = CM_ARRAY_LEN(api_config_keys);
+
+/* DATABASE_URL is in the environment (an empty one counts as unset, as for
+ * every key): the one-shot commands refuse the default store otherwise, so
+ * that a command run without the service's environment (a bare container,
+ * a pod without its ConfigMap) cannot seed a store the service never reads. */
+bool api_config_store_explicit(void)
+{
+    const char *v = getenv("DATABASE_URL");
+    return v != NULL && v[0] != '\0';
+}

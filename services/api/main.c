@@ -12,6 +12,11 @@
  *                    project and a personal API key (scope *), printed as
  *                    bootstrap prints; the serving api publishes them
  *                    within PUBLISH_RETRY. No HTTP.
+ *   api admin ...    an operator's commands on the store: personal API keys,
+ *                    a password, a membership, bootstrap's answer again
+ *                    (admin/admin.h, docs/admin.md). No HTTP.
+ * The one-shot commands (all but serving) refuse to run on the default
+ * store: DATABASE_URL must be set, or --store-default given (docs/admin.md).
  *
  * SIGTERM: stop accepting, finish requests in progress, let the publisher
  * finish the project it is writing, close the store and Redis, exit 0.
@@ -23,6 +28,7 @@
 #include <sys/stat.h>
 #include <uv.h>
 
+#include "admin/admin.h"
 #include "api.h"
 #include "bootstrap.h"
 #include "cm/cli.h"
@@ -43,6 +49,8 @@ static int exit_code;
 /* `api bootstrap`, `adduser`, `oauth-verify`: no HTTP; seed, summarise or mark, then exit */
 static bool bootstrap;
 static api_bootstrap_args_t boot_args;
+static bool admin;         /* `api admin ...` (one-shot as well) */
+static bool store_default; /* --store-default: the default DATABASE_URL is meant */
 
 static bool ready(void *ud, cm_buf_t *why)
 {
@@ -160,6 +168,10 @@ static void on_migrated(int status, const cm_db_res_t *res, void *ud)
         return;
     }
     ctx.migrated = true;
+    if (admin) {
+        api_admin_run(&ctx, on_term);
+        return;
+    }
     if (bootstrap) {
         api_bootstrap_run(&ctx, &boot_args, on_term);
         return;
@@ -219,8 +231,27 @@ static const cm_cli_t api_cli = {
     "  bootstrap        the first organization, user, project and personal API key\n"
     "  adduser EMAIL    another user, in an organization of their own\n"
     "  oauth-verify CLIENT_ID, oauth-unverify CLIENT_ID\n"
-    "                   mark an OAuth app verified or not on the consent page\n",
-    "The commands use the store the configuration names (DATABASE_URL) and exit.\n"};
+    "                   mark an OAuth app verified or not on the consent page\n"
+    "  admin ...        keys list|create|revoke, password, org add-member,\n"
+    "                   bootstrap-info (docs/admin.md)\n",
+    "The commands use the store the configuration names (DATABASE_URL) and exit;\n"
+    "they refuse to run without one unless --store-default is given.\n"};
+
+/* Takes --store-default out of a one-shot command's arguments. */
+static int take_store_default(int argc, char **argv)
+{
+    if (argc <= 2)
+        return argc;
+    int n = 2;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--store-default") == 0)
+            store_default = true;
+        else
+            argv[n++] = argv[i];
+    }
+    argv[n] = NULL; /* n <= argc: within argv */
+    return n;
+}
 
 int main(int argc, char **argv)
 {
@@ -228,6 +259,7 @@ int main(int argc, char **argv)
     int rc = cm_cli_handle(&api_cli, argc, argv); /* --help, --version, unknown options */
     if (rc >= 0)
         return rc;
+    argc = take_store_default(argc, argv);
     bootstrap = argc > 1 && strcmp(argv[1], "bootstrap") == 0;
     if (argc == 3 && strcmp(argv[1], "adduser") == 0) {
         bootstrap = true;
@@ -239,6 +271,12 @@ int main(int argc, char **argv)
         boot_args.verify_client = argv[2];
         boot_args.verify_value = strcmp(argv[1], "oauth-verify") == 0;
     }
+    if (argc > 1 && strcmp(argv[1], "admin") == 0) {
+        rc = api_admin_parse(argc - 2, argv + 2);
+        if (rc != 0)
+            return rc;
+        admin = bootstrap = true;
+    }
     if (cm_service_config("api", argc, argv, api_config_keys, api_config_nkeys, &ctx.cfg,
                           &ctx.cfg.svc, &printed) != CM_OK)
         return 2; /* bad configuration, reported */
@@ -246,9 +284,21 @@ int main(int argc, char **argv)
         return 0;
     if (argc > 1 && !bootstrap) {
         fprintf(stderr, "usage: api [bootstrap | adduser EMAIL | oauth-verify CLIENT_ID |"
-                        " oauth-unverify CLIENT_ID | --print-config]\n");
+                        " oauth-unverify CLIENT_ID | admin ... | --print-config]"
+                        " [--store-default]\n");
         return 2;
     }
+    if (bootstrap && !store_default && !api_config_store_explicit()) {
+        fprintf(stderr,
+                "api %s: DATABASE_URL is not set, so this would use the default store %s, which "
+                "the serving api may not read. Set DATABASE_URL as the api's environment has it "
+                "(postgres://user:password@host:port/db or sqlite:<path>), or add "
+                "--store-default if the default is meant (make run sets DATABASE_URL).\n",
+                argv[1], ctx.cfg.database_url);
+        return 2;
+    }
+    if (admin && api_admin_prepare() != 0)
+        return 1;
     ctx.loop = uv_default_loop();
     ctx.metrics = cm_metrics_new();
     signals = cm_signals_start(ctx.loop, on_term, NULL); /* runs only once the loop does */
@@ -258,6 +308,6 @@ int main(int argc, char **argv)
     rc = cm_service_finish(ctx.loop, api_config_keys, api_config_nkeys, &ctx.cfg);
     cm_metrics_free(ctx.metrics);
     if (rc == 0 && bootstrap)
-        rc = api_bootstrap_status();
+        rc = admin ? api_admin_status() : api_bootstrap_status();
     return rc ? rc : exit_code;
 }

@@ -152,6 +152,9 @@ int api_scope_oauth(cm_slice_t scope);
 /* The scopes_supported array of the discovery documents. */
 void api_scopes_oauth_write(cm_json_writer_t *w);
 
+/* A new password's length in bytes (PATCH /api/users/@me/, `api admin password`). */
+#define API_PASSWORD_MIN_BYTES 8
+#define API_PASSWORD_MAX_BYTES 128
 /* password.c: argon2id in its encoded form (about 100 bytes; give 128).
  * Slow by design: call it off the loop. 0 or CM_EINVAL. */
 int api_password_hash(const char *password, char *out, size_t size);

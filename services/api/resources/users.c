@@ -177,7 +177,8 @@ void api_users_me_update(api_call_t *call)
         return;
     if (api_body_string(call, "first_name", 0, 150, NULL, NULL, &p->first_name) < 0 ||
         api_body_email(call, "email", &p->email) < 0 ||
-        api_body_string(call, "password", 8, 128, NULL, NULL, &p->password) < 0 ||
+        api_body_string(call, "password", API_PASSWORD_MIN_BYTES, API_PASSWORD_MAX_BYTES, NULL,
+                        NULL, &p->password) < 0 ||
         api_body_string(call, "current_password", 1, 128, NULL, NULL, &p->current) < 0)
         return;
     /* the sign-in itself: never through an OAuth grant, and only with a key

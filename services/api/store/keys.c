@@ -104,3 +104,15 @@ void api_store_fleet_keys(cm_db_t *db, cm_db_done_cb done, void *ud)
                       NULL, 0};
     cm_db_run(db, &s, 1, done, ud);
 }
+
+void api_store_key_find(cm_db_t *db, const char *id_pattern, const char *hash, cm_db_done_cb done,
+                        void *ud)
+{
+    const char *p[] = {id_pattern, hash};
+    cm_db_stmt_t s = {"SELECT k.id, k.user_id, u.email, k.label, k.mask_value"
+                      " FROM personal_api_keys k JOIN users u ON u.id = k.user_id"
+                      " WHERE k.id LIKE $1 OR k.secure_value = $2"
+                      " ORDER BY k.id LIMIT 2",
+                      p, 2};
+    cm_db_run(db, &s, 1, done, ud);
+}

@@ -69,6 +69,13 @@ void api_store_key_create(cm_db_t *db, const char *id, const char *user_id, cons
 void api_store_key_delete(cm_db_t *db, const char *user_id, const char *key_id, cm_db_done_cb done,
                           void *ud);
 
+/* `api admin keys revoke`: the keys whose id is LIKE id_pattern (a prefix
+ * and '%') or whose hash is hash (either may be NULL), at most two (two:
+ * ambiguous). */
+enum { API_KEYFIND_ID, API_KEYFIND_USER, API_KEYFIND_EMAIL, API_KEYFIND_LABEL, API_KEYFIND_MASK };
+void api_store_key_find(cm_db_t *db, const char *id_pattern, const char *hash, cm_db_done_cb done,
+                        void *ud);
+
 /* The live projects of the user's organizations, for judging the scoping a
  * key asks for (resources/personal_api_keys.c). */
 enum { API_USER_PROJECT_ID, API_USER_PROJECT_ORG };
@@ -91,6 +98,18 @@ void api_store_user_get(cm_db_t *db, const char *user_id, cm_db_done_cb done, vo
 void api_store_user_update(cm_db_t *db, const char *user_id, const char *first_name,
                            const char *email, const char *password_hash, cm_db_done_cb done,
                            void *ud);
+
+/* ---- memberships (members.c; `api admin org add-member`) -------------------- */
+
+/* The organizations whose id or name is id_or_name (id, name), at most two. */
+enum { API_ORGFIND_ID, API_ORGFIND_NAME };
+void api_store_org_find(cm_db_t *db, const char *id_or_name, cm_db_done_cb done, void *ud);
+/* Makes user_id a member of org_id at level (1 member, 8 admin, 15 owner),
+ * or sets the level of a member already there; the key table is queued (a
+ * key reaches its user's organizations' projects). Table 0: the level
+ * before (no row when not a member). */
+void api_store_member_put(cm_db_t *db, const char *org_id, const char *user_id, const char *level,
+                          cm_db_done_cb done, void *ud);
 
 /* ---- organizations and projects -------------------------------------------- */
 
