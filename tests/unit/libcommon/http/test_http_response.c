@@ -1,5 +1,5 @@
 /*
- * test_status_text.c - the reason phrases of status lines
+ * test_http_response.c - the reason phrases of status lines
  * (cm_http_status_text): the redirects the OAuth pages answer with (303),
  * the other redirects, and no code of RFC 9110 left "Unknown".
  */
