@@ -151,6 +151,9 @@ int cm_service_finish(uv_loop_t *loop, const cm_cfg_key_t *keys, size_t nkeys, v
     int rc = uv_loop_close(loop);
     if (rc != 0)
         cm_log(CM_LOG_ERROR, NULL, "loop closed with live handles");
+    /* the last line of a drained service: a supervisor stopping several
+     * (scripts/run) can tell from the logs which ended when */
+    cm_log(CM_LOG_INFO, NULL, "stopped");
     cm_config_free(keys, nkeys, cfg);
     return rc == 0 ? 0 : 3;
 }
