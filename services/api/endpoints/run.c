@@ -114,8 +114,8 @@ static int parse_options(api_call_t *call, api_endpoints__run_t *r)
         else if (!cm_json_str_eq(v, CM_SLICE_LIT("cache"))) {
             /* DRF's words: the value in one pair of quotes, so a string's
              * text between the quotes it has, anything else as written */
-            cm_slice_t shown = cm_json_type(v) == CM_JSON_STRING ? cm_json_str_inner(v)
-                                                                 : cm_json_raw(v);
+            cm_slice_t shown =
+                cm_json_type(v) == CM_JSON_STRING ? cm_json_str_inner(v) : cm_json_raw(v);
             api_respond_invalid(call, "refresh",
                                 "\"%.*s\" is not a valid choice: cache, force or direct.",
                                 (int)(shown.len > 40 ? 40 : shown.len), shown.p);
