@@ -247,9 +247,13 @@ static void on_rechecked(void *ud, bool known)
         return;
     }
     cm_api_error_t err;
+    /* PostHog's capture answers a well-formed token no project holds with
+     * its UnknownToken (tag unknown_token); its flags service answers the
+     * same token with TokenValidationError (invalid_token), and so does
+     * ours. The words say where the right one is on this deployment. */
     cm_api_error_set(&err, 401, "unknown_token", "api_key",
-                     "Project API key invalid. You can find your project API key in your "
-                     "project settings.");
+                     "API key does not belong to any project. Check the project API key: "
+                     "api_token in GET /api/projects/.");
     reject(c->ctx, c->req, &err);
     capture_free(c);
 }

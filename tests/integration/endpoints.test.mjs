@@ -133,7 +133,8 @@ for (const pair of PAIRS) describe(`endpoints: ${pairName(pair)}`, () => {
     assert.equal(r.status, 400);
     assert.equal(r.json.type, 'validation_error');
     assert.equal(r.json.attr, 'query');
-    assert.equal(r.json.detail, 'Query references undefined variable(s): aaa, zzz. See https://posthog.com/docs/endpoints/variables for detail.');
+    // PostHog's words, but pointing at this deployment's variables route (not PostHog cloud's)
+    assert.equal(r.json.detail, `Query references undefined variable(s): aaa, zzz. Create each first: POST /api/projects/${P}/insight_variables/.`);
     r = await s.call('POST', E, {
       name: 'bad-uuid',
       query: { kind: 'HogQLQuery', query: 'SELECT {variables.q}', variables: { 'not-a-uuid': { variableId: 'not-a-uuid', code_name: 'q' } } },
@@ -146,7 +147,7 @@ for (const pair of PAIRS) describe(`endpoints: ${pairName(pair)}`, () => {
       query: { kind: 'HogQLQuery', query: 'SELECT {variables.q}', variables: { [ghost]: { variableId: ghost, code_name: 'q' } } },
     });
     assert.equal(r.status, 400);
-    assert.equal(r.json.detail, `Variable ID(s) not found: ${ghost}. Make sure the variables exist in https://app.posthog.com/data-management/variables.`);
+    assert.equal(r.json.detail, `Variable ID(s) not found: ${ghost}. Make sure the variables exist in /api/projects/${P}/insight_variables/.`);
 
     r = await s.call('POST', E, { name: '9lives', query: { kind: 'HogQLQuery', query: 'SELECT 1' } });
     assert.equal(r.status, 400);

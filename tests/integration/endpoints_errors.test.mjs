@@ -159,7 +159,9 @@ for (const pair of PAIRS) describe(`endpoint errors: ${pairName(pair)}`, () => {
       ['PATCH', `${E}by-event/?version=9`, { is_active: false }, 404, 'Version 9 not found', 'version', 'not_found'],
       ['GET', `${E}by-event/versions/9/`, undefined, 404, 'Version 9 not found', 'version', 'not_found'],
       ['GET', `${E}by-event/openapi.json?version=9`, undefined, 404, 'Version 9 not found', 'version', 'not_found'],
-      ['POST', `${E}by-event/run`, { refresh: 'bogus' }, 400, /is not a valid choice/, 'refresh', 'invalid'],
+      // the value in one pair of quotes (DRF's words), a string's and a number's alike
+      ['POST', `${E}by-event/run`, { refresh: 'bogus' }, 400, '"bogus" is not a valid choice: cache, force or direct.', 'refresh', 'invalid'],
+      ['POST', `${E}by-event/run`, { refresh: 5 }, 400, '"5" is not a valid choice: cache, force or direct.', 'refresh', 'invalid'],
       ['POST', `${E}by-event/run`, '{"variables": ', 400, /JSON parse error/, null, 'invalid'],
       ['POST', `${E}by-event/run`, {}, 400, "Required variable 'event_name' not provided", 'variables', 'invalid'],
       ['POST', `${E}mat-by-event/run`, {}, 400, "Required variable 'event_name' not provided", 'variables', 'invalid'],

@@ -162,6 +162,8 @@ void cm_http_respond_error(cm_http_req_t *req, int status, const char *type, con
 /* The same for a validator's error (cm/api_error.h). */
 void cm_http_respond_api_error(cm_http_req_t *req, const cm_api_error_t *e);
 
+/* The reason phrase of a status line ("See Other" for 303); "Unknown" only
+ * for a code no RFC names. */
 const char *cm_http_status_text(int status);
 
 #endif

@@ -86,8 +86,10 @@ int cm_service_configure(const char *name, int argc, char **argv, const cm_cfg_k
 /* JSON logs at log_level ("debug".."error") and the server malloc tuning.
  * Returns 0, or CM_EINVAL for an unknown level (reported on stderr). */
 int cm_service_init(const char *name, const char *log_level);
-/* Logs where the service listens and prints {"listening":PORT} on stdout,
- * the line tests and scripts wait for. */
+/* Prints where the service listens, one JSON line on stdout:
+ *   {"listening":PORT,"ts":"...","level":"info","service":"api",
+ *    "address":"127.0.0.1:PORT","msg":"listening"}
+ * the line tests and scripts wait for ({"listening":PORT first). */
 void cm_service_announce(const char *host, int port);
 /*
  * The HTTP server every service runs: the body cap from svc, PostHog's

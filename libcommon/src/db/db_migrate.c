@@ -52,7 +52,13 @@ static void on_applied(int status, const cm_db_res_t *res, void *ud)
         read_versions(mg);
         return;
     }
-    cm_log(CM_LOG_INFO, NULL, "schema migration %d applied", mg->m[mg->next].version);
+    /* named by its store: a service with two stores (the api's metadata
+     * and events) would otherwise log two bare "migration 1" lines */
+    char version[24];
+    snprintf(version, sizeof(version), "%d", mg->m[mg->next].version);
+    const cm_log_field_t fields[] = {{"store", mg->db->name}, {"migration", version}};
+    cm_log_fields(CM_LOG_INFO, NULL, fields, 2, "%s: schema migration %s applied", mg->db->name,
+                  version);
     mg->next++;
     mg->rechecked = false;
     read_versions(mg);

@@ -9,8 +9,14 @@
 
 #include "cm/alloc.h"
 #include "cm/client_ip.h"
+#include "cm/buf.h"
 #include "cm/err.h"
+#include "cm/json.h"
 #include "cm/log.h"
+#include "cm/timefmt.h"
+
+/* The name cm_service_init was given, for the announcement line. */
+static char service_name[64];
 
 int cm_service_parse_trusted_proxies(const char *text, int *out)
 {
@@ -80,15 +86,41 @@ int cm_service_init(const char *name, const char *log_level)
         return CM_EINVAL;
     }
     cm_log_init(name, level);
+    snprintf(service_name, sizeof(service_name), "%s", name);
     cm_alloc_tune_for_server();
     return CM_OK;
 }
 
+/* One line on stdout, whatever LOG_LEVEL says: the log line of the start
+ * (the shape of cm/log.h's lines, so a file that takes both stdout and
+ * stderr, as `make run`'s, reads alike) with "listening" first, the key
+ * tests and scripts wait for. No second line on stderr: it said the same. */
 void cm_service_announce(const char *host, int port)
 {
-    cm_log(CM_LOG_INFO, NULL, "listening on %s:%d", host, port);
-    printf("{\"listening\":%d}\n", port);
+    char ts[CM_ISO8601_MAX];
+    cm_iso8601_format(cm_now_us(), 3, ts);
+    cm_buf_t address = CM_BUF_INIT, line = CM_BUF_INIT;
+    cm_buf_appendf(&address, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+    cm_json_writer_t w;
+    cm_json_writer_init(&w, &line);
+    cm_json_begin_object(&w);
+    cm_json_key(&w, "listening");
+    cm_json_int(&w, port);
+    cm_json_key(&w, "ts");
+    cm_json_str_cstr(&w, ts);
+    cm_json_key(&w, "level");
+    cm_json_str_cstr(&w, "info");
+    cm_json_key(&w, "service");
+    cm_json_str_lossy(&w, cm_slice_from_cstr(service_name[0] ? service_name : "unknown"));
+    cm_json_key(&w, "address");
+    cm_json_str_lossy(&w, cm_buf_slice(&address));
+    cm_json_key(&w, "msg");
+    cm_json_str_cstr(&w, "listening");
+    cm_json_end_object(&w);
+    printf("%s\n", cm_buf_cstr(&line));
     fflush(stdout);
+    cm_buf_free(&line);
+    cm_buf_free(&address);
 }
 
 cm_http_server_t *cm_service_http_new(uv_loop_t *loop, const char *name,
@@ -119,6 +151,9 @@ int cm_service_finish(uv_loop_t *loop, const cm_cfg_key_t *keys, size_t nkeys, v
     int rc = uv_loop_close(loop);
     if (rc != 0)
         cm_log(CM_LOG_ERROR, NULL, "loop closed with live handles");
+    /* the last line of a drained service: a supervisor stopping several
+     * (scripts/run) can tell from the logs which ended when */
+    cm_log(CM_LOG_INFO, NULL, "stopped");
     cm_config_free(keys, nkeys, cfg);
     return rc == 0 ? 0 : 3;
 }

@@ -159,9 +159,13 @@ void api_endpoints__write_row(cm_json_writer_t *w, api_call_t *call, const cm_db
     cm_buf_appendf(&url, "%s%.*s", call->ctx->cfg.base_url, (int)path.len, path.p);
     cm_json_str_s(w, cm_buf_slice(&url));
     cm_buf_free(&url);
+    /* PostHog's ui_url is its web app's page for the endpoint; there is no
+     * web app here, so it is the endpoint's own resource on this deployment
+     * (docs/endpoints.md, "The routes"), a URL that answers. */
     cm_json_key(w, "ui_url");
     cm_buf_reset(&path);
-    cm_buf_appendf(&path, "/project/%s/endpoints/%s", call->project_id, V(API_ENDPOINT_NAME));
+    cm_buf_appendf(&path, "%s/api/projects/%s/endpoints/%s/", call->ctx->cfg.base_url,
+                   call->project_id, V(API_ENDPOINT_NAME));
     cm_json_str_s(w, cm_buf_slice(&path));
     cm_json_key(w, "created_at");
     api_json_time(w, V(API_ENDPOINT_CREATED));

@@ -207,7 +207,8 @@ static void write_doc(api_call_t *call, doc_t *d, const cm_json_doc_t *stored,
     cm_json_end_object(&sw);
     prop(&sw, "refresh", "string",
          "cache: serve a fresh enough cached result, else run it; force: always run it; "
-         "direct: read the materialized table (materialized endpoints only)");
+         "direct: run the query itself, past the materialized table and the cache "
+         "(materialized endpoints only)");
     cm_json_key(&sw, "enum");
     cm_json_begin_array(&sw);
     cm_json_str_cstr(&sw, "cache");
@@ -319,8 +320,9 @@ static void write_doc(api_call_t *call, doc_t *d, const cm_json_doc_t *stored,
                        "\"Authentication required\"},\"404\":{\"description\":\"Endpoint not "
                        "found\"}}}}},");
     cm_buf_append_cstr(out, "\"components\":{\"securitySchemes\":{\"PersonalAPIKey\":{\"type\":"
-                            "\"http\",\"scheme\":\"bearer\",\"description\":\"Personal API Key "
-                            "from PostHog. Get one at /settings/user-api-keys\"}},\"schemas\":");
+                            "\"http\",\"scheme\":\"bearer\",\"description\":\"Personal API key "
+                            "(POST /api/personal_api_keys/; the first one is printed by "
+                            "`api bootstrap`)\"}},\"schemas\":");
     cm_buf_append(out, schemas.p, schemas.len);
     cm_buf_append_cstr(out, "}}");
     cm_buf_free(&schemas);

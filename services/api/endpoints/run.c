@@ -112,9 +112,13 @@ static int parse_options(api_call_t *call, api_endpoints__run_t *r)
         else if (cm_json_str_eq(v, CM_SLICE_LIT("direct")))
             r->refresh = 2; /* checked once the version is known */
         else if (!cm_json_str_eq(v, CM_SLICE_LIT("cache"))) {
-            api_respond_invalid(
-                call, "refresh", "\"%.*s\" is not a valid choice: cache, force or direct.",
-                (int)(cm_json_raw(v).len > 40 ? 40 : cm_json_raw(v).len), cm_json_raw(v).p);
+            /* DRF's words: the value in one pair of quotes, so a string's
+             * text between the quotes it has, anything else as written */
+            cm_slice_t shown =
+                cm_json_type(v) == CM_JSON_STRING ? cm_json_str_inner(v) : cm_json_raw(v);
+            api_respond_invalid(call, "refresh",
+                                "\"%.*s\" is not a valid choice: cache, force or direct.",
+                                (int)(shown.len > 40 ? 40 : shown.len), shown.p);
             return -1;
         }
     }

@@ -21,8 +21,9 @@
 #include "endpoints/endpoints_int.h"
 #include "store/store.h"
 
-#define DOCS_URL "https://posthog.com/docs/endpoints/variables"
-#define VARS_URL "https://app.posthog.com/data-management/variables"
+/* PostHog points at its docs and its UI's variables page; here the
+ * variables are this deployment's own route (docs/endpoints.md). */
+#define VARS_ROUTE "/api/projects/%s/insight_variables/"
 
 typedef struct {
     bool update;
@@ -309,12 +310,13 @@ static int normalize(api_call_t *call, ep_write_t *x, const cm_db_res_t *vars)
         list_append(&undefined, cm_slice_from_cstr(undefined_names[i]));
     free(undefined_names);
     int rc = 0;
-    /* PostHog's order and words (the trailing space of the second is theirs) */
+    /* PostHog's order and words (the trailing space of the second is theirs),
+     * but for where to look */
     if (undefined.len) {
         api_respond_invalid(call, "query",
-                            "Query references undefined variable(s): %.*s. See " DOCS_URL
-                            " for detail.",
-                            (int)undefined.len, undefined.p);
+                            "Query references undefined variable(s): %.*s. Create each "
+                            "first: POST " VARS_ROUTE ".",
+                            (int)undefined.len, undefined.p, call->project_id);
         rc = -1;
     } else if (bad.len) {
         api_respond_invalid(call, "query", "Variable ID(s) not valid UUIDs: %.*s. ", (int)bad.len,
@@ -323,8 +325,8 @@ static int normalize(api_call_t *call, ep_write_t *x, const cm_db_res_t *vars)
     } else if (missing.len) {
         api_respond_invalid(call, "query",
                             "Variable ID(s) not found: %.*s. Make sure the variables exist in "
-                            "" VARS_URL ".",
-                            (int)missing.len, missing.p);
+                            "" VARS_ROUTE ".",
+                            (int)missing.len, missing.p, call->project_id);
         rc = -1;
     }
     if (rc == 0)

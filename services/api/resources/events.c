@@ -23,6 +23,7 @@
 #include "cm/log.h"
 #include "cm/timefmt.h"
 #include "http/admit.h"
+#include "resources/person_name.h"
 #include "resources/resources.h"
 #include "store/store.h"
 
@@ -235,6 +236,9 @@ static void on_distinct_ids(int status, const char *err, const cm_evstore_rows_t
         respond_store_error(call, status, err);
         return;
     }
+    /* one person's distinct ids at a time, for its name */
+    const char **ids = cm_xcalloc(cm_evstore_nrows(rows) + 1, sizeof(*ids));
+    size_t nids;
     cm_buf_t out = CM_BUF_INIT;
     cm_json_writer_t w;
     cm_json_writer_init(&w, &out);
@@ -262,16 +266,15 @@ static void on_distinct_ids(int status, const char *err, const cm_evstore_rows_t
         cm_json_str_cstr(&w, p->id);
         cm_json_key(&w, "distinct_ids");
         cm_json_begin_array(&w);
-        const char *first = NULL;
+        nids = 0;
         for (size_t r = 0; r < cm_evstore_nrows(rows); r++)
             if (!strcmp(cm_evstore_value(rows, r, API_PDI_PERSON), p->id)) {
-                const char *d = cm_evstore_value(rows, r, API_PDI_DISTINCT_ID);
-                cm_json_str_cstr(&w, d);
-                first = first ? first : d;
+                ids[nids] = cm_evstore_value(rows, r, API_PDI_DISTINCT_ID);
+                cm_json_str_cstr(&w, ids[nids++]);
             }
         cm_json_end_array(&w);
-        cm_json_key(&w, "name"); /* PostHog: the email, else a distinct id */
-        cm_json_str_cstr(&w, first ? first : p->id);
+        cm_json_key(&w, "name"); /* PostHog's display name: person_name.h */
+        api_person_name_write(&w, p->properties, ids, nids, p->id);
         cm_json_key(&w, "properties");
         api_json_stored(&w, p->properties);
         cm_json_key(&w, "is_identified");
@@ -286,6 +289,7 @@ static void on_distinct_ids(int status, const char *err, const cm_evstore_rows_t
     }
     cm_json_end_array(&w);
     cm_json_end_object(&w);
+    free(ids);
     api_respond_json(call, 200, &out);
 }
 

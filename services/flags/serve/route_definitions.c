@@ -41,7 +41,9 @@ static void on_definitions(cm_http_req_t *req, void *ud)
     if (pid == NULL && flg_store_unloaded(ctx->store, req))
         return;
     if (pid == NULL) {
-        unauthorized(req, "invalid_token", "Project API key invalid.");
+        unauthorized(req, "invalid_token",
+                     "API key does not belong to any project. Check the project API key: "
+                     "api_token in GET /api/projects/.");
         return;
     }
     cm_slice_t auth = cm_http_req_header(req, "Authorization");

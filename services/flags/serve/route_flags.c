@@ -418,9 +418,11 @@ static void on_flags(cm_http_req_t *req, void *ud)
         return;
     }
     if (pid == NULL) {
+        /* PostHog's flags service: a token no project holds is its
+         * TokenValidationError (capture names the same case unknown_token) */
         reject(req, 401, "invalid_token",
-               "Project API key invalid. You can find your project API key in your project "
-               "settings.",
+               "API key does not belong to any project. Check the project API key: "
+               "api_token in GET /api/projects/.",
                "token");
         free_flags_req(f);
         return;
