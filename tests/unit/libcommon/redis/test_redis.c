@@ -468,7 +468,6 @@ static void test_url_parse(void **state)
         NULL,
         "",
         "http://h",
-        "rediss://h",
         "redis://",
         "redis://:6379",
         "redis://h:",
