@@ -358,7 +358,11 @@ static void on_hiredis_connect(const redisAsyncContext *c, int status)
         conn_lost(r, c->c.errstr);
         return;
     }
-    redisEnableKeepAlive(&r->ac->c); /* notices a silent peer on idle subscribers */
+    /* Notices a silent peer on idle subscribers. TCP only: on a unix socket
+     * it fails and leaves an error in the context (the TLS relay keeps its
+     * own TCP connection alive). */
+    if (r->path == NULL && r->tls_conf == NULL)
+        redisEnableKeepAlive(&r->ac->c);
     send_handshake(r);
 }
 
@@ -800,6 +804,9 @@ int cm_redis_new(uv_loop_t *loop, const cm_redis_opts_t *opts, cm_redis_t **out)
     r->name = cm_xstrdup(opts->name ? opts->name : "redis");
     r->host = u.host;
     r->port = u.port;
+    r->username = u.username;
+    r->password = u.password;
+    r->db = u.db;
     r->path = u.path;
     r->tls_conf = tls;
     if (r->path != NULL)
@@ -815,9 +822,6 @@ int cm_redis_new(uv_loop_t *loop, const cm_redis_opts_t *opts, cm_redis_t **out)
     u.host = u.path = NULL;
     u.username = u.password = NULL;
     cm_redis_url_free(&u); /* the TLS file names, read already */
-    r->username = u.username;
-    r->password = u.password;
-    r->db = u.db;
     r->connect_timeout = ms_opt(opts->connect_timeout_ms, DEFAULT_CONNECT_TIMEOUT_MS);
     r->command_timeout = opts->command_timeout_ms < 0
                              ? 0

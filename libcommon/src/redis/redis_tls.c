@@ -502,6 +502,7 @@ int cm__redis_tls_relay_start(uv_loop_t *loop, cm__redis_tls_conf_t *conf, const
     mbedtls_ssl_set_bio(&t->ssl, t, bio_send, bio_recv, NULL);
     uv_tcp_init(loop, &t->tcp);
     t->tcp.data = t;
+    uv_tcp_keepalive(&t->tcp, 1, 60); /* as hiredis does for a plain connection */
     t->connect_req.data = t;
     t->handles_open = 1;
     *out = t;
