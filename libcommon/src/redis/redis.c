@@ -126,8 +126,8 @@ typedef struct {
 struct cm_redis {
     uv_loop_t *loop;
     conn_state_t state;
-    redisAsyncContext *ac; /* the context we own; NULL when none */
-    resolve_t *resolve;    /* the resolution in flight, if any */
+    redisAsyncContext *ac;        /* the context we own; NULL when none */
+    resolve_t *resolve;           /* the resolution in flight, if any */
     cm__redis_tls_relay_t *relay; /* rediss://: this attempt's relay; NULL when none */
     uv_timer_t conn_timer;
     uv_timer_t cmd_timer;
@@ -435,8 +435,8 @@ static void conn_open(cm_redis_t *r, const char *ip)
         return;
     }
     cm__redis_tls_cbs_t cbs = {.ready = on_relay_ready, .failed = on_relay_failed, .ud = r};
-    if (cm__redis_tls_relay_start(r->loop, r->tls_conf, ip, r->port, r->host, &cbs, &r->relay,
-                                  why, sizeof(why)) != CM_OK) {
+    if (cm__redis_tls_relay_start(r->loop, r->tls_conf, ip, r->port, r->host, &cbs, &r->relay, why,
+                                  sizeof(why)) != CM_OK) {
         conn_lost(r, why);
         return;
     }
@@ -775,8 +775,7 @@ int cm_redis_new(uv_loop_t *loop, const cm_redis_opts_t *opts, cm_redis_t **out)
         return CM_EINVAL;
     const char *why = NULL;
     if (opts->url != NULL && cm_redis_url_parse_why(opts->url, &u, &why) != CM_OK) {
-        cm_log(CM_LOG_ERROR, NULL, "redis %s: bad URL: %s", opts->name ? opts->name : "redis",
-               why);
+        cm_log(CM_LOG_ERROR, NULL, "redis %s: bad URL: %s", opts->name ? opts->name : "redis", why);
         return CM_EINVAL;
     }
     cm__redis_tls_conf_t *tls = NULL;

@@ -174,8 +174,8 @@ int cm__redis_tls_conf_new(const cm__redis_tls_opts_t *o, cm__redis_tls_conf_t *
     }
     if (read_files(c, o, why, why_size) != CM_OK)
         goto fail;
-    mbedtls_ssl_conf_authmode(&c->conf, o->insecure ? MBEDTLS_SSL_VERIFY_NONE
-                                                    : MBEDTLS_SSL_VERIFY_REQUIRED);
+    mbedtls_ssl_conf_authmode(&c->conf,
+                              o->insecure ? MBEDTLS_SSL_VERIFY_NONE : MBEDTLS_SSL_VERIFY_REQUIRED);
     if (!o->insecure)
         mbedtls_ssl_conf_ca_chain(&c->conf, &c->ca, NULL);
     mbedtls_ssl_conf_rng(&c->conf, mbedtls_ctr_drbg_random, &c->drbg);
@@ -332,7 +332,8 @@ static void on_peer_connection(uv_stream_t *server, int status)
     t->peer.data = t;
     t->peer_open = true;
     t->handles_open++;
-    if (uv_accept(server, (uv_stream_t *)&t->peer) != 0 || uv_fileno((uv_handle_t *)&t->peer, &fd) ||
+    if (uv_accept(server, (uv_stream_t *)&t->peer) != 0 ||
+        uv_fileno((uv_handle_t *)&t->peer, &fd) ||
         getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.pid != getpid()) {
         fail(t, "the relay socket took a connection that is not this process's");
         return;
@@ -413,8 +414,8 @@ static void on_tcp_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         return;
     if (nread < 0) {
         fail(t, nread == UV_EOF ? (t->st == R_HANDSHAKE ? "the server closed the connection "
-                                                           "during the TLS handshake"
-                                                         : "the server closed the connection")
+                                                          "during the TLS handshake"
+                                                        : "the server closed the connection")
                                 : uv_strerror((int)nread));
         return;
     }
@@ -474,8 +475,8 @@ static void on_peer_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 
 /* ---- life cycle ------------------------------------------------------------------------------ */
 
-int cm__redis_tls_relay_start(uv_loop_t *loop, cm__redis_tls_conf_t *conf, const char *ip,
-                              int port, const char *server_name, const cm__redis_tls_cbs_t *cbs,
+int cm__redis_tls_relay_start(uv_loop_t *loop, cm__redis_tls_conf_t *conf, const char *ip, int port,
+                              const char *server_name, const cm__redis_tls_cbs_t *cbs,
                               cm__redis_tls_relay_t **out, char *why, size_t why_size)
 {
     struct sockaddr_storage addr;

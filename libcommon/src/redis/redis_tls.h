@@ -45,8 +45,8 @@ typedef struct {
 /* Starts connecting to ip:port; server_name is the SNI and the name the
  * certificate must carry. Callbacks never run from here. On failure (CM_ERR
  * with why) nothing is left to close. */
-int cm__redis_tls_relay_start(uv_loop_t *loop, cm__redis_tls_conf_t *conf, const char *ip,
-                              int port, const char *server_name, const cm__redis_tls_cbs_t *cbs,
+int cm__redis_tls_relay_start(uv_loop_t *loop, cm__redis_tls_conf_t *conf, const char *ip, int port,
+                              const char *server_name, const cm__redis_tls_cbs_t *cbs,
                               cm__redis_tls_relay_t **out, char *why, size_t why_size);
 /* No callback runs after this; the memory goes with the handles' close
  * callbacks. The conf is not used any more. */

@@ -203,8 +203,7 @@ static const char *parse_query(const char *p, const char *end, cm_redis_url_t *u
 
 /* The part after the userinfo and before the query: host[:port][/db] or,
  * for unix://, the absolute socket path. */
-static const char *parse_location(const char *p, const char *end, bool unix_path,
-                                  cm_redis_url_t *u)
+static const char *parse_location(const char *p, const char *end, bool unix_path, cm_redis_url_t *u)
 {
     if (unix_path) {
         if (p == end || *p != '/')
@@ -231,7 +230,8 @@ static const char *parse(const char *url, cm_redis_url_t *u)
     static const struct {
         const char *scheme;
         bool tls, unix_path;
-    } schemes[] = {{"redis://", false, false}, {"rediss://", true, false}, {"unix://", false, true}};
+    } schemes[] = {
+        {"redis://", false, false}, {"rediss://", true, false}, {"unix://", false, true}};
     const char *p = NULL;
     bool unix_path = false;
 
