@@ -46,7 +46,14 @@ function makeCerts(dir) {
   execFileSync('openssl', ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', csr, '-subj', '/CN=localhost'], { stdio: 'ignore' });
   execFileSync('openssl', ['x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial',
     '-out', cert, '-days', '2', '-extfile', ext], { stdio: 'ignore' });
-  return { ca: ca.cert, wrongCa: wrong.cert, cert, key };
+  // A client certificate from the same CA, for mutual TLS.
+  const clientKey = path.join(dir, 'client.key');
+  const clientCsr = path.join(dir, 'client.csr');
+  const clientCert = path.join(dir, 'client.pem');
+  execFileSync('openssl', ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', clientKey, '-out', clientCsr, '-subj', '/CN=analytics'], { stdio: 'ignore' });
+  execFileSync('openssl', ['x509', '-req', '-in', clientCsr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial',
+    '-out', clientCert, '-days', '2'], { stdio: 'ignore' });
+  return { ca: ca.cert, wrongCa: wrong.cert, cert, key, clientCert, clientKey };
 }
 
 const enc = encodeURIComponent;
@@ -91,7 +98,11 @@ describe('managed Redis: rediss://, ACL users, unix sockets', () => {
     const env = { API_PORT: '0', REDIS_URL: tlsUrl, DATABASE_URL: `sqlite:${tmp}/meta.db`, EVENTS_DB: `${tmp}/events.db`, LOG_LEVEL: 'warn' };
     boot = JSON.parse((await run(API, ['bootstrap'], { env: { ...process.env, ...env } })).stdout);
     api = await startServer(API, env, { ready: true, timeoutMs: SLOW });
-    flags = await startServer(FLAGS, { FLAGS_PORT: '0', REDIS_URL: tlsUrl, LOG_LEVEL: 'warn' });
+    // A short periodic re-read: after a Redis restart, flags re-reads on
+    // its subscriber's reconnect only if its command client is back first
+    // (services/flags/serve/store.c, on_sub_connect); otherwise a change
+    // published in between waits for this re-read.
+    flags = await startServer(FLAGS, { FLAGS_PORT: '0', REDIS_URL: tlsUrl, LOG_LEVEL: 'warn', DEFINITIONS_REFRESH: '1s' });
     await within(SLOW, 'flags is ready over TLS', () => ready(flags));
   });
 
@@ -142,6 +153,28 @@ describe('managed Redis: rediss://, ACL users, unix sockets', () => {
       await within(SLOW, `flags is ready on ${url.replace(/:[^@]*@/, ':***@')}`, () => ready(f));
       assert.equal(await flagOn(f, 'tls-flag'), true);
       await stopAndCheck(f);
+    }
+  });
+
+  test('mutual TLS: a server that asks for a client certificate takes ssl_certfile / ssl_keyfile', async () => {
+    await redisCommand(redis.port, 'CONFIG', 'SET', 'tls-auth-clients', 'yes');
+    try {
+      const withCert = await startServer(FLAGS, {
+        FLAGS_PORT: '0', LOG_LEVEL: 'warn',
+        REDIS_URL: `${tlsUrl}&ssl_certfile=${enc(certs.clientCert)}&ssl_keyfile=${enc(certs.clientKey)}`,
+      });
+      others.push(withCert);
+      await within(SLOW, 'flags with a client certificate is ready', () => ready(withCert));
+      assert.equal(await flagOn(withCert, 'tls-flag'), true);
+      await stopAndCheck(withCert);
+
+      const without = await startServer(FLAGS, { FLAGS_PORT: '0', REDIS_URL: tlsUrl, LOG_LEVEL: 'warn' });
+      others.push(without);
+      await within(SLOW, 'the refusal is logged', async () => /cannot connect to localhost:\d+: .*(TLS|closed)/.test(without.stderr()));
+      assert.equal(await ready(without), false);
+      await stopAndCheck(without);
+    } finally {
+      await redisCommand(redis.port, 'CONFIG', 'SET', 'tls-auth-clients', 'no');
     }
   });
 
