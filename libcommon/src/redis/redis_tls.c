@@ -139,7 +139,8 @@ static int read_files(cm__redis_tls_conf_t *c, const cm__redis_tls_opts_t *o, ch
         describe(rc, what, why, why_size);
         return CM_EINVAL;
     }
-    if ((rc = mbedtls_ssl_conf_own_cert(&c->conf, &c->own_cert, &c->own_key)) != 0) {
+    if ((rc = mbedtls_pk_check_pair(&c->own_cert.pk, &c->own_key)) != 0 ||
+        (rc = mbedtls_ssl_conf_own_cert(&c->conf, &c->own_cert, &c->own_key)) != 0) {
         describe(rc, "the client certificate does not go with its key", why, why_size);
         return CM_EINVAL;
     }
