@@ -105,9 +105,11 @@ static inline pid_t rsrv_spawn(const rsrv_t *s)
     }
     close_range(3, ~0U, 0); /* no test sockets or loop fds in the server */
     char tls_port[16], cert[260], key[260], ca[260], sock[260];
-    const char *argv[40] = {"redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "",
-                            "--appendonly", "no", "--daemonize", "no", "--dir", s->dir,
-                            "--logfile", log, "--enable-debug-command", "yes"};
+    const char *argv[40] = {"redis-server", "--port",      port, "--bind",
+                            "127.0.0.1",    "--save",      "",   "--appendonly",
+                            "no",           "--daemonize", "no", "--dir",
+                            s->dir,         "--logfile",   log,  "--enable-debug-command",
+                            "yes"};
     int argc = 17;
     if (s->tls) {
         snprintf(tls_port, sizeof(tls_port), "%d", s->tls_port);
@@ -115,9 +117,10 @@ static inline pid_t rsrv_spawn(const rsrv_t *s)
         rsrv_path(s, "server.key", key, sizeof(key));
         rsrv_path(s, "ca.pem", ca, sizeof(ca));
         rsrv_path(s, "redis.sock", sock, sizeof(sock));
-        const char *more[] = {"--tls-port", tls_port, "--tls-cert-file", cert, "--tls-key-file",
-                              key, "--tls-ca-cert-file", ca, "--tls-auth-clients", "no",
-                              "--unixsocket", sock, "--unixsocketperm", "700"};
+        const char *more[] = {"--tls-port",         tls_port, "--tls-cert-file",    cert,
+                              "--tls-key-file",     key,      "--tls-ca-cert-file", ca,
+                              "--tls-auth-clients", "no",     "--unixsocket",       sock,
+                              "--unixsocketperm",   "700"};
         for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
             argv[argc++] = more[i];
     }

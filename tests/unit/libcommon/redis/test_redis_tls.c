@@ -305,8 +305,8 @@ static int group_teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        T(test_tls_commands),   T(test_tls_server_restart), T(test_tls_wrong_ca),
-        T(test_tls_close_at_any_stage), T(test_tls_bad_files), T(test_unix_socket),
+        T(test_tls_commands),           T(test_tls_server_restart), T(test_tls_wrong_ca),
+        T(test_tls_close_at_any_stage), T(test_tls_bad_files),      T(test_unix_socket),
     };
     signal(SIGPIPE, SIG_IGN);
     cm_log_init("test_redis_tls", CM_LOG_ERROR);
