@@ -5,6 +5,9 @@
  * connects as soon as it is created and, whenever the connection is lost or
  * cannot be made, retries after an exponential backoff with jitter. AUTH and
  * SELECT are replayed on every (re)connect when the options ask for them.
+ * The server is a TCP address (redis://), the same over TLS (rediss://,
+ * mbedTLS: hiredis 0.14 has none, so redis_tls.c relays on the loop) or a
+ * unix socket (unix://); the URL forms are at cm_redis_url_parse().
  *
  * A client is EITHER a command client OR a subscriber (opts.subscriber):
  *   - command clients run cm_redis_command*(). Refused (cm_redis_err_invalid):

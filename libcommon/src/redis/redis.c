@@ -189,9 +189,8 @@ static void schedule_retry(cm_redis_t *r)
 
 /* ---- connection life ------------------------------------------------------- */
 
-/* Frees the context we own. Its pending callbacks run now (or right after
- * the current hiredis callback returns) with NULL replies; r->ac is already
- * NULL then, which marks them as belonging to a dead context. */
+/* rediss://: closes this attempt's relay, if any (no callback of it runs
+ * any more). */
 static void relay_drop(cm_redis_t *r)
 {
     cm__redis_tls_relay_t *t = r->relay;
@@ -199,6 +198,10 @@ static void relay_drop(cm_redis_t *r)
     cm__redis_tls_relay_close(t);
 }
 
+/* Frees the context we own, and the relay under it. Its pending callbacks
+ * run now (or right after the current hiredis callback returns) with NULL
+ * replies; r->ac is already NULL then, which marks them as belonging to a
+ * dead context. */
 static void conn_release(cm_redis_t *r)
 {
     redisAsyncContext *ac = r->ac;
