@@ -131,6 +131,7 @@ static void test_bad(void **state)
         const char *url, *why_part;
     } bad[] = {
         {"http://h", "scheme"},
+        {"redis+sentinel://h:26379/mymaster", "scheme"}, /* Sentinel: not supported */
         {"rediss://", "no host"},
         {"redis://h?timeout=1", "unknown query parameter"},
         {"redis://h?db", "without '='"},
