@@ -15,8 +15,9 @@
  * is readable and Redis answers only what was asked, so neither side
  * queues without bound.
  *
- * The relay socket lives in a directory only this user can enter (mkdtemp
- * makes it 0700), and a connection from another process (SO_PEERCRED) is
+ * The relay socket lives in a directory of its own that only this user can
+ * enter (mkdtemp makes it 0700), removed with the socket once hiredis is
+ * connected, and a connection from another process (SO_PEERCRED) is
  * refused all the same: what reaches the socket reaches the server.
  *
  * Ownership: redis.c closes the relay; the relay only reports (ready,
@@ -55,8 +56,6 @@ struct cm__redis_tls_conf {
     mbedtls_x509_crt own_cert;
     mbedtls_pk_context own_key;
     mbedtls_ssl_config conf;
-    char dir[64]; /* the private directory of the relay sockets; "" if none */
-    unsigned next_sock;
 };
 
 typedef enum { R_CONNECTING, R_HANDSHAKE, R_LISTENING, R_RELAYING, R_FAILED } relay_state_t;
@@ -77,6 +76,7 @@ struct cm__redis_tls_relay {
     cm_buf_t out;   /* ciphertext to send */
     cm_buf_t early; /* plaintext from the server before hiredis connected */
     cm__redis_tls_cbs_t cbs;
+    char dir[64]; /* this relay's private directory; "" when there is none */
     char path[SOCK_PATH_MAX];
     char tcp_buf[16384], peer_buf[16384], plain_buf[16384];
 };
@@ -100,8 +100,6 @@ void cm__redis_tls_conf_free(cm__redis_tls_conf_t *c)
 {
     if (c == NULL)
         return;
-    if (c->dir[0] != '\0')
-        rmdir(c->dir);
     mbedtls_ssl_config_free(&c->conf);
     mbedtls_pk_free(&c->own_key);
     mbedtls_x509_crt_free(&c->own_cert);
@@ -182,13 +180,6 @@ int cm__redis_tls_conf_new(const cm__redis_tls_opts_t *o, cm__redis_tls_conf_t *
     mbedtls_ssl_conf_rng(&c->conf, mbedtls_ctr_drbg_random, &c->drbg);
     mbedtls_ssl_conf_min_version(&c->conf, MBEDTLS_SSL_MAJOR_VERSION_3,
                                  MBEDTLS_SSL_MINOR_VERSION_3);
-    snprintf(c->dir, sizeof(c->dir), "%s/cm-redis-tls-XXXXXX", P_tmpdir);
-    if (mkdtemp(c->dir) == NULL) {
-        snprintf(why, why_size, "cannot make a private directory for the TLS relay: %s",
-                 strerror(errno));
-        c->dir[0] = '\0';
-        goto fail;
-    }
     *out = c;
     return CM_OK;
 fail:
@@ -316,6 +307,17 @@ static void decrypt_records(cm__redis_tls_relay_t *t)
     flush_out(t);
 }
 
+/* The socket and its directory are gone as soon as hiredis is in (or the
+ * relay closes): only a process killed in between leaves them behind. */
+static void remove_socket(cm__redis_tls_relay_t *t)
+{
+    if (t->dir[0] == '\0')
+        return;
+    unlink(t->path);
+    rmdir(t->dir);
+    t->dir[0] = '\0';
+}
+
 static void on_peer_connection(uv_stream_t *server, int status)
 {
     cm__redis_tls_relay_t *t = server->data;
@@ -340,7 +342,7 @@ static void on_peer_connection(uv_stream_t *server, int status)
         return;
     }
     /* One connection per relay: nobody else may come in later. */
-    unlink(t->path);
+    remove_socket(t);
     t->listening = false;
     uv_close((uv_handle_t *)&t->listener, on_handle_closed);
     t->st = R_RELAYING;
@@ -354,16 +356,24 @@ static void on_peer_connection(uv_stream_t *server, int status)
 
 static void start_listening(cm__redis_tls_relay_t *t)
 {
+    char why[200];
     int rc;
 
+    snprintf(t->dir, sizeof(t->dir), "%s/cm-redis-tls-XXXXXX", P_tmpdir);
+    if (mkdtemp(t->dir) == NULL) {
+        t->dir[0] = '\0';
+        snprintf(why, sizeof(why), "cannot make a private directory for the TLS relay: %s",
+                 strerror(errno));
+        fail(t, why);
+        return;
+    }
+    snprintf(t->path, sizeof(t->path), "%s/redis.sock", t->dir);
     uv_pipe_init(t->loop, &t->listener, 0);
     t->listener.data = t;
     t->listening = true;
     t->handles_open++;
-    unlink(t->path); /* a leftover of a crashed process */
     if ((rc = uv_pipe_bind(&t->listener, t->path)) != 0 ||
         (rc = uv_listen((uv_stream_t *)&t->listener, 1, on_peer_connection)) != 0) {
-        char why[200];
         snprintf(why, sizeof(why), "cannot listen on the TLS relay socket: %s", uv_strerror(rc));
         fail(t, why);
         return;
@@ -492,7 +502,6 @@ int cm__redis_tls_relay_start(uv_loop_t *loop, cm__redis_tls_conf_t *conf, const
     cm__redis_tls_relay_t *t = cm_xcalloc(1, sizeof(*t));
     t->loop = loop;
     t->cbs = *cbs;
-    snprintf(t->path, sizeof(t->path), "%s/%u.sock", conf->dir, conf->next_sock++);
     mbedtls_ssl_init(&t->ssl);
     if ((rc = mbedtls_ssl_setup(&t->ssl, &conf->conf)) != 0 ||
         (rc = mbedtls_ssl_set_hostname(&t->ssl, server_name)) != 0) {
@@ -536,8 +545,8 @@ void cm__redis_tls_relay_close(cm__redis_tls_relay_t *t)
         return;
     t->closed = true;
     mbedtls_ssl_free(&t->ssl);
+    remove_socket(t);
     if (t->listening) {
-        unlink(t->path);
         t->listening = false;
         uv_close((uv_handle_t *)&t->listener, on_handle_closed);
     }

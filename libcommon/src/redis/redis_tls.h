@@ -4,7 +4,7 @@
  * hiredis 0.14 speaks no TLS and takes no file descriptor in its async API,
  * so a TLS connection is a relay on the loop (redis_tls.c): it connects to
  * the server over TCP, does the TLS handshake with mbedTLS, then listens on
- * a unix socket in a private (0700) directory for the one hiredis
+ * a unix socket in a private (0700) directory of its own for the one hiredis
  * connection of this attempt and moves bytes between the two. redis.c owns
  * the relay like it owns the hiredis context: one per connection attempt,
  * closed with it.
@@ -27,11 +27,11 @@ typedef struct {
     bool insecure; /* no verification of the server's certificate */
 } cm__redis_tls_opts_t;
 
-/* One per client: the DRBG seeded, the files read, and the private
- * directory for the relay sockets made. CM_OK, or CM_EINVAL with why. */
+/* One per client: the DRBG seeded and the files read. CM_OK, or CM_EINVAL
+ * with why. */
 int cm__redis_tls_conf_new(const cm__redis_tls_opts_t *o, cm__redis_tls_conf_t **out, char *why,
                            size_t why_size);
-/* Removes the directory. Any relay must have been closed before. */
+/* Any relay must have been closed before. */
 void cm__redis_tls_conf_free(cm__redis_tls_conf_t *c);
 
 typedef struct {
