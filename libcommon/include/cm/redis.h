@@ -5,6 +5,9 @@
  * connects as soon as it is created and, whenever the connection is lost or
  * cannot be made, retries after an exponential backoff with jitter. AUTH and
  * SELECT are replayed on every (re)connect when the options ask for them.
+ * The server is a TCP address (redis://), the same over TLS (rediss://,
+ * mbedTLS: hiredis 0.14 has none, so redis_tls.c relays on the loop) or a
+ * unix socket (unix://); the URL forms are at cm_redis_url_parse().
  *
  * A client is EITHER a command client OR a subscriber (opts.subscriber):
  *   - command clients run cm_redis_command*(). Refused (cm_redis_err_invalid):
@@ -65,8 +68,8 @@ typedef void (*cm_redis_closed_cb)(void *ud);
 
 /* Zero means "default" for every numeric field. */
 typedef struct {
-    /* redis://[[user]:password@]host[:port][/db]; when set it replaces
-     * host, port, username, password and db below. */
+    /* redis://, rediss:// (TLS) or unix:// (see cm_redis_url_parse); when
+     * set it replaces host, port, username, password and db below. */
     const char *url;
     const char *host;                /* name or numeric address; default 127.0.0.1 */
     int port;                        /* default 6379 */
@@ -128,16 +131,32 @@ void cm_redis_close(cm_redis_t *r, cm_redis_closed_cb on_closed, void *ud);
 
 /* ---- URL parsing (redis_url.c) ------------------------------------------ */
 
+/* The default CA bundle of rediss:// (Debian's system store). */
+#define CM_REDIS_TLS_CA_FILE "/etc/ssl/certs/ca-certificates.crt"
+
 typedef struct {
-    char *host;     /* owned; an IPv6 address without its brackets */
-    int port;       /* default 6379 */
-    char *username; /* owned, percent-decoded; NULL when absent */
-    char *password; /* owned, percent-decoded; NULL when absent or empty */
-    int db;         /* default 0 */
+    char *host;          /* owned; an IPv6 address without its brackets; NULL for unix:// */
+    int port;            /* default 6379 */
+    char *path;          /* owned; unix:// socket path, else NULL */
+    char *username;      /* owned, percent-decoded; NULL when absent */
+    char *password;      /* owned, percent-decoded; NULL when absent or empty */
+    int db;              /* default 0 */
+    bool tls;            /* rediss:// */
+    char *tls_ca_file;   /* owned; ?ssl_ca_certs=; NULL: CM_REDIS_TLS_CA_FILE */
+    char *tls_cert_file; /* owned; ?ssl_certfile= (client certificate, mutual TLS) */
+    char *tls_key_file;  /* owned; ?ssl_keyfile= (its private key) */
+    bool tls_insecure;   /* ?ssl_cert_reqs=none: the server's certificate is not checked */
 } cm_redis_url_t;
 
-/* Parses redis://[[user]:password@]host[:port][/db]. Returns CM_OK or
- * CM_EINVAL (then *out holds nothing to free). */
+/* Parses the forms redis-py documents (redis_url.c has the grammar):
+ *   redis://[[user]:password@]host[:port][/db][?query]
+ *   rediss://[[user]:password@]host[:port][/db][?query]   (TLS)
+ *   unix://[[user]:password@]/path/to/redis.sock[?query]
+ * query: db, username, password; rediss:// also ssl_ca_certs, ssl_certfile,
+ * ssl_keyfile, ssl_cert_reqs=required|none. Returns CM_OK or CM_EINVAL
+ * (then *out holds nothing to free, and *why, when why is not NULL, says
+ * what is wrong without quoting the URL, which may hold a password). */
+int cm_redis_url_parse_why(const char *url, cm_redis_url_t *out, const char **why);
 int cm_redis_url_parse(const char *url, cm_redis_url_t *out);
 void cm_redis_url_free(cm_redis_url_t *u);
 

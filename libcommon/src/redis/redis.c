@@ -21,6 +21,14 @@
  *     +--------+-------------+-------------+-------------+------------+
  *                 failure / timeout / lost: back to IDLE, retry later
  *
+ * rediss:// adds a step between RESOLVING and CONNECTING: TLS, where the
+ * relay of redis_tls.c connects to the server and does the handshake, then
+ * hiredis connects to the relay's unix socket (hiredis 0.14 has no TLS).
+ * The relay is owned like the context: made per attempt, closed whenever
+ * the context is released or the attempt is lost (conn_release, conn_lost),
+ * and a relay failure is handled like a lost connection. unix:// skips
+ * RESOLVING and hands the path to redisAsyncConnectUnix.
+ *
  * Host names are resolved with uv_getaddrinfo and hiredis only ever sees a
  * numeric address: redisAsyncConnect() calls getaddrinfo() itself, which
  * would block the loop on DNS.
@@ -64,6 +72,7 @@
 #include "cm/common.h"
 #include "cm/err.h"
 #include "cm/log.h"
+#include "redis_tls.h"
 #include "redis_uv.h"
 
 const char cm_redis_err_not_connected[] = "not connected";
@@ -80,7 +89,8 @@ const char cm_redis_err_invalid[] = "invalid command";
 typedef enum {
     ST_IDLE,        /* no context; conn_timer waits out the backoff */
     ST_RESOLVING,   /* uv_getaddrinfo in flight */
-    ST_CONNECTING,  /* TCP connect in flight */
+    ST_TLS,         /* rediss://: the relay's TCP connect and TLS handshake in flight */
+    ST_CONNECTING,  /* hiredis's connect in flight */
     ST_HANDSHAKE,   /* AUTH / SELECT / PING in flight */
     ST_SUBSCRIBING, /* subscriber: waiting for the SUBSCRIBE confirmations */
     ST_READY,       /* commands accepted */
@@ -116,14 +126,18 @@ typedef struct {
 struct cm_redis {
     uv_loop_t *loop;
     conn_state_t state;
-    redisAsyncContext *ac; /* the context we own; NULL when none */
-    resolve_t *resolve;    /* the resolution in flight, if any */
+    redisAsyncContext *ac;        /* the context we own; NULL when none */
+    resolve_t *resolve;           /* the resolution in flight, if any */
+    cm__redis_tls_relay_t *relay; /* rediss://: this attempt's relay; NULL when none */
     uv_timer_t conn_timer;
     uv_timer_t cmd_timer;
     int handles_open;
 
     /* configuration */
     char *name, *host, *username, *password;
+    char *path;                     /* unix://: the socket; host is NULL then */
+    char *where;                    /* host:port or the path, for log lines */
+    cm__redis_tls_conf_t *tls_conf; /* rediss:// only */
     int port, db;
     uint64_t connect_timeout, command_timeout; /* ms; command_timeout 0: none */
     uint64_t backoff_min, backoff_max;
@@ -175,15 +189,26 @@ static void schedule_retry(cm_redis_t *r)
 
 /* ---- connection life ------------------------------------------------------- */
 
-/* Frees the context we own. Its pending callbacks run now (or right after
- * the current hiredis callback returns) with NULL replies; r->ac is already
- * NULL then, which marks them as belonging to a dead context. */
+/* rediss://: closes this attempt's relay, if any (no callback of it runs
+ * any more). */
+static void relay_drop(cm_redis_t *r)
+{
+    cm__redis_tls_relay_t *t = r->relay;
+    r->relay = NULL;
+    cm__redis_tls_relay_close(t);
+}
+
+/* Frees the context we own, and the relay under it. Its pending callbacks
+ * run now (or right after the current hiredis callback returns) with NULL
+ * replies; r->ac is already NULL then, which marks them as belonging to a
+ * dead context. */
 static void conn_release(cm_redis_t *r)
 {
     redisAsyncContext *ac = r->ac;
     r->ac = NULL;
     if (ac != NULL)
         redisAsyncFree(ac);
+    relay_drop(r);
 }
 
 static void resolve_abandon(cm_redis_t *r)
@@ -201,6 +226,7 @@ static void conn_lost(cm_redis_t *r, const char *why)
 {
     bool was_ready = r->was_ready;
 
+    relay_drop(r); /* whatever ended the attempt, its relay goes with it */
     r->was_ready = false;
     if (r->closing)
         return;
@@ -208,17 +234,16 @@ static void conn_lost(cm_redis_t *r, const char *why)
     uv_timer_stop(&r->cmd_timer);
     if (was_ready) {
         r->stats.disconnects++;
-        cm_log(CM_LOG_WARN, NULL, "redis %s: connection to %s:%d lost: %s", r->name, r->host,
-               r->port, why);
+        cm_log(CM_LOG_WARN, NULL, "redis %s: connection to %s lost: %s", r->name, r->where, why);
     } else {
         r->stats.connect_failures++;
         /* One warning per streak of failures: retries run every few seconds. */
         if (r->fail_streak++ == 0)
-            cm_log(CM_LOG_WARN, NULL, "redis %s: cannot connect to %s:%d: %s (retrying)", r->name,
-                   r->host, r->port, why);
+            cm_log(CM_LOG_WARN, NULL, "redis %s: cannot connect to %s: %s (retrying)", r->name,
+                   r->where, why);
         else
-            cm_log(CM_LOG_DEBUG, NULL, "redis %s: cannot connect to %s:%d: %s", r->name, r->host,
-                   r->port, why);
+            cm_log(CM_LOG_DEBUG, NULL, "redis %s: cannot connect to %s: %s", r->name, r->where,
+                   why);
     }
     schedule_retry(r);
     if (was_ready && r->on_disconnect != NULL)
@@ -232,7 +257,7 @@ static void become_ready(cm_redis_t *r)
     r->was_ready = true;
     r->backoff = r->backoff_min;
     r->stats.connects++;
-    cm_log(CM_LOG_INFO, NULL, "redis %s: connected to %s:%d", r->name, r->host, r->port);
+    cm_log(CM_LOG_INFO, NULL, "redis %s: connected to %s", r->name, r->where);
     r->fail_streak = 0;
     if (r->on_connect != NULL)
         r->on_connect(r, r->ud);
@@ -336,7 +361,11 @@ static void on_hiredis_connect(const redisAsyncContext *c, int status)
         conn_lost(r, c->c.errstr);
         return;
     }
-    redisEnableKeepAlive(&r->ac->c); /* notices a silent peer on idle subscribers */
+    /* Notices a silent peer on idle subscribers. TCP only: on a unix socket
+     * it fails and leaves an error in the context (the TLS relay keeps its
+     * own TCP connection alive). */
+    if (r->path == NULL && r->tls_conf == NULL)
+        redisEnableKeepAlive(&r->ac->c);
     send_handshake(r);
 }
 
@@ -353,9 +382,9 @@ static void on_hiredis_disconnect(const redisAsyncContext *c, int status)
     conn_lost(r, c->c.errstr[0] ? c->c.errstr : "connection closed");
 }
 
-static void conn_open(cm_redis_t *r, const char *ip)
+/* Takes the context hiredis just made (TCP or unix socket). */
+static void hiredis_attach(cm_redis_t *r, redisAsyncContext *ac)
 {
-    redisAsyncContext *ac = redisAsyncConnect(ip, r->port);
     char why[160];
 
     if (ac == NULL || ac->err) {
@@ -377,6 +406,44 @@ static void conn_open(cm_redis_t *r, const char *ip)
      * attached) event library for the first write event. */
     redisAsyncSetConnectCallback(ac, on_hiredis_connect);
     redisAsyncSetDisconnectCallback(ac, on_hiredis_disconnect);
+}
+
+/* The relay's TLS session is up: hiredis talks to it as to a server. */
+static void on_relay_ready(void *ud, const char *path)
+{
+    cm_redis_t *r = ud;
+    hiredis_attach(r, redisAsyncConnectUnix(path));
+}
+
+/* The TLS connection failed or ended: like a lost connection. Not inside a
+ * hiredis callback, so the context is freed now and new commands from the
+ * failing callbacks must see a state that refuses them. */
+static void on_relay_failed(void *ud, const char *why)
+{
+    cm_redis_t *r = ud;
+    char copy[600];
+
+    snprintf(copy, sizeof(copy), "%s", why); /* why lives in the relay */
+    r->state = ST_LOST;
+    conn_release(r);
+    conn_lost(r, copy);
+}
+
+static void conn_open(cm_redis_t *r, const char *ip)
+{
+    char why[300];
+
+    if (r->tls_conf == NULL) {
+        hiredis_attach(r, redisAsyncConnect(ip, r->port));
+        return;
+    }
+    cm__redis_tls_cbs_t cbs = {.ready = on_relay_ready, .failed = on_relay_failed, .ud = r};
+    if (cm__redis_tls_relay_start(r->loop, r->tls_conf, ip, r->port, r->host, &cbs, &r->relay, why,
+                                  sizeof(why)) != CM_OK) {
+        conn_lost(r, why);
+        return;
+    }
+    r->state = ST_TLS;
 }
 
 static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
@@ -426,6 +493,10 @@ static void conn_start(cm_redis_t *r)
         r->stats.reconnects++;
     r->attempted = true;
     uv_timer_start(&r->conn_timer, on_conn_timer, r->connect_timeout, 0);
+    if (r->path != NULL) {
+        hiredis_attach(r, redisAsyncConnectUnix(r->path));
+        return;
+    }
     if (is_numeric_host(r->host)) {
         conn_open(r, r->host);
         return;
@@ -454,6 +525,7 @@ static void on_conn_timer(uv_timer_t *t)
         resolve_abandon(r);
         conn_lost(r, "connect timeout (resolving)");
         break;
+    case ST_TLS:
     case ST_CONNECTING:
     case ST_HANDSHAKE:
     case ST_SUBSCRIBING:
@@ -704,8 +776,22 @@ int cm_redis_new(uv_loop_t *loop, const cm_redis_opts_t *opts, cm_redis_t **out)
 
     if (loop == NULL || opts == NULL || opts->port < 0 || opts->port > 65535 || opts->db < 0)
         return CM_EINVAL;
-    if (opts->url != NULL && cm_redis_url_parse(opts->url, &u) != CM_OK)
+    const char *why = NULL;
+    if (opts->url != NULL && cm_redis_url_parse_why(opts->url, &u, &why) != CM_OK) {
+        cm_log(CM_LOG_ERROR, NULL, "redis %s: bad URL: %s", opts->name ? opts->name : "redis", why);
         return CM_EINVAL;
+    }
+    cm__redis_tls_conf_t *tls = NULL;
+    char tls_why[400];
+    cm__redis_tls_opts_t to = {.ca_file = u.tls_ca_file ? u.tls_ca_file : CM_REDIS_TLS_CA_FILE,
+                               .cert_file = u.tls_cert_file,
+                               .key_file = u.tls_key_file,
+                               .insecure = u.tls_insecure};
+    if (u.tls && cm__redis_tls_conf_new(&to, &tls, tls_why, sizeof(tls_why)) != CM_OK) {
+        cm_log(CM_LOG_ERROR, NULL, "redis %s: %s", opts->name ? opts->name : "redis", tls_why);
+        cm_redis_url_free(&u);
+        return CM_EINVAL;
+    }
     if (opts->url == NULL) {
         u.host = cm_xstrdup(opts->host != NULL && opts->host[0] ? opts->host : "127.0.0.1");
         u.port = opts->port ? opts->port : 6379;
@@ -723,6 +809,21 @@ int cm_redis_new(uv_loop_t *loop, const cm_redis_opts_t *opts, cm_redis_t **out)
     r->username = u.username;
     r->password = u.password;
     r->db = u.db;
+    r->path = u.path;
+    r->tls_conf = tls;
+    if (r->path != NULL)
+        r->where = cm_xstrdup(r->path);
+    else {
+        size_t n = strlen(r->host) + 16;
+        r->where = cm_xmalloc(n);
+        if (strchr(r->host, ':') != NULL)
+            snprintf(r->where, n, "[%s]:%d", r->host, r->port);
+        else
+            snprintf(r->where, n, "%s:%d", r->host, r->port);
+    }
+    u.host = u.path = NULL;
+    u.username = u.password = NULL;
+    cm_redis_url_free(&u); /* the TLS file names, read already */
     r->connect_timeout = ms_opt(opts->connect_timeout_ms, DEFAULT_CONNECT_TIMEOUT_MS);
     r->command_timeout = opts->command_timeout_ms < 0
                              ? 0
@@ -771,6 +872,9 @@ static void on_handle_closed(uv_handle_t *h)
     void *ud = r->closed_ud;
     free(r->name);
     free(r->host);
+    free(r->path);
+    free(r->where);
+    cm__redis_tls_conf_free(r->tls_conf);
     free(r->username);
     free(r->password);
     free(r);

@@ -13,11 +13,11 @@ import path from 'node:path';
 const children = new Set();
 process.on('exit', () => { for (const c of children) { try { process.kill(c.pid, 'SIGKILL'); } catch { /* gone */ } } });
 
-function tryStart(port, dir, persist) {
+function tryStart(port, dir, persist, extra = []) {
   return new Promise((resolve) => {
     const aof = persist ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
     const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '',
-      ...aof, '--daemonize', 'no', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+      ...aof, '--daemonize', 'no', '--dir', dir, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(child);
     let out = '';
     const done = (ok) => { clearTimeout(t); resolve(ok ? child : null); };
@@ -30,18 +30,31 @@ function tryStart(port, dir, persist) {
 // startRedis([port], {persist, dir}): dir reuses an earlier server's data
 // (a restart); the caller removes a dir it passed, stop() one made here
 // unless it persists (a restart may follow).
-export async function startRedis(port, { persist = false, dir } = {}) {
+//
+// tls: {cert, key, ca} (PEM files) also serves TLS on tlsPort (random when
+// not given: pass the first server's on a restart), clients not asked for a
+// certificate; unixSocket: also listens on <dir>/redis.sock (mode 0700).
+// The plain port stays open for redisCommand().
+export async function startRedis(port, { persist = false, dir, tls, tlsPort, unixSocket = false } = {}) {
   const own = !dir;
   dir ||= fs.mkdtempSync(path.join(os.tmpdir(), 'cm-redis-'));
   for (let attempt = 0; attempt < 20; attempt++) {
     // Below the usual ephemeral range (32768-60999): a client's port there
     // could make the bind fail.
     const p = port || 12000 + Math.floor(Math.random() * 20000);
-    const child = await tryStart(p, dir, persist);
+    const tp = tls ? tlsPort || 12000 + Math.floor(Math.random() * 20000) : 0;
+    const sock = path.join(dir, 'redis.sock');
+    const extra = [
+      ...(tls ? ['--tls-port', String(tp), '--tls-cert-file', tls.cert, '--tls-key-file', tls.key,
+        '--tls-ca-cert-file', tls.ca, '--tls-auth-clients', 'no'] : []),
+      ...(unixSocket ? ['--unixsocket', sock, '--unixsocketperm', '700'] : []),
+    ];
+    const child = await tryStart(p, dir, persist, extra);
     if (child) {
       const exited = new Promise((r) => child.on('exit', r));
       return {
         port: p, child, dir, url: `redis://127.0.0.1:${p}/0`,
+        tlsPort: tp, socket: unixSocket ? sock : undefined,
         async stop() {
           child.kill('SIGKILL');
           await exited;
