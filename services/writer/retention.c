@@ -125,8 +125,8 @@ static void on_request(cm_redis_t *rd, const redisReply *reply, const char *err,
         project = atoll(reply->str);
     }
     /* The api writes "<project>:<uuid>"; anything else is dropped, logged. */
-    if (colon && project > 0 && reply->len < 128 &&
-        cm_uuid_valid(colon + 1, strlen(colon + 1)) && !r->closing) {
+    if (colon && project > 0 && reply->len < 128 && cm_uuid_valid(colon + 1, strlen(colon + 1)) &&
+        !r->closing) {
         erase_t *e = cm_xcalloc(1, sizeof(*e));
         e->r = r;
         memcpy(e->request, reply->str, reply->len);
@@ -165,9 +165,9 @@ wr_retention_t *wr_retention_start(wr_ctx_t *ctx)
                                      "Events deleted (or, on ClickHouse, submitted for deletion) "
                                      "by EVENT_RETENTION_DAYS",
                                      NULL);
-    r->m_erased = cm_metrics_counter(ctx->metrics, "writer_person_erasures_total",
-                                     "Persons erased from the persons store on the api's request",
-                                     NULL);
+    r->m_erased =
+        cm_metrics_counter(ctx->metrics, "writer_person_erasures_total",
+                           "Persons erased from the persons store on the api's request", NULL);
     uv_timer_init(ctx->loop, &r->prune);
     uv_timer_init(ctx->loop, &r->erase);
     r->prune.data = r->erase.data = r;

@@ -216,6 +216,11 @@ bool cm_evstore_type_zone(const char *type, char *out, size_t cap);
 typedef struct {
     long long project_id;
     const char *person_id;
+    /* with person_id: also the events of these distinct ids, whatever
+     * person they were written with (events keep the person of their
+     * time: those from before a merge name the merged-away one) */
+    const char *const *distinct_ids;
+    size_t ndistinct_ids;
     int64_t before_ms;
     unsigned batch;
 } cm_evstore_delete_t;

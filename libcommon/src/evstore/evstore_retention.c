@@ -128,10 +128,20 @@ void cm_evstore_delete_events(cm_evstore_t *es, const cm_evstore_delete_t *q,
     if (q->project_id)
         cm_buf_appendf(&d->where, " AND project_id = %lld", q->project_id);
     if (q->person_id) {
-        cm_buf_append_cstr(&d->where, ch ? " AND person_id = toUUID(" : " AND person_id = ");
+        cm_buf_append_cstr(&d->where, ch ? " AND (person_id = toUUID(" : " AND (person_id = ");
         cm_evstore_quote(es, &d->where, cm_slice_from_cstr(q->person_id));
         if (ch)
             cm_buf_putc(&d->where, ')');
+        if (q->ndistinct_ids > 0) {
+            cm_buf_append_cstr(&d->where, " OR distinct_id IN (");
+            for (size_t i = 0; i < q->ndistinct_ids; i++) {
+                if (i)
+                    cm_buf_putc(&d->where, ',');
+                cm_evstore_quote(es, &d->where, cm_slice_from_cstr(q->distinct_ids[i]));
+            }
+            cm_buf_putc(&d->where, ')');
+        }
+        cm_buf_putc(&d->where, ')');
     }
     if (q->before_ms > 0)
         cm_buf_appendf(&d->where, " AND timestamp_ms < %" PRId64, q->before_ms);

@@ -9,13 +9,15 @@
  *   2. ClickHouse only: tombstones (is_deleted, version + 100) that hide
  *      them at once, as PostHog writes them, since the mutations are slow;
  *   3. the person's rows deleted (SQLite: DELETE; ClickHouse: mutations);
- *   4. with delete_events: its events (SQLite in slices; ClickHouse: a
- *      mutation, applied in the background);
+ *   4. with delete_events: its events, and those of its distinct ids
+ *      written with an earlier person (before a merge), (SQLite in
+ *      slices; ClickHouse: a mutation, applied in the background);
  *   5. Redis: the flags' person copies deleted, the request for the
  *      writer's persons store queued (person_erasures), the project's
  *      cached endpoint answers deleted (SCAN, then DEL);
- *   6. the project's materialized endpoints made due, the materializer
- *      kicked.
+ *   6. the project's materialized endpoints made stale: a run reads a
+ *      table only while fresh, so it runs the query until the materializer
+ *      (which resources/ does not reach) rebuilt the table at its next look.
  * Answer: 202 with what is done and what the store still applies.
  */
 #include <stdio.h>
@@ -28,7 +30,6 @@
 #include "cm/rediskeys.h"
 #include "cm/timefmt.h"
 #include "cm/uuid.h"
-#include "endpoints/endpoints.h"
 #include "http/admit.h"
 #include "resources/resources.h"
 #include "store/store.h"
@@ -77,8 +78,6 @@ static void on_stale(int status, const cm_db_res_t *res, void *ud)
         unavailable(call, "materialized endpoints", cm_db_error(res));
         return;
     }
-    if (call->ctx->materializer)
-        api_materializer_kick(call->ctx->materializer);
     cm_log(CM_LOG_INFO, cm_http_req_id(call->req),
            "person erasure %s in project %s: %zu distinct ids, events %s%s", e->id,
            call->project_id, e->n, e->delete_events ? "deleted" : "kept",
@@ -224,8 +223,7 @@ static void redis_steps(api_call_t *call)
 
 /* ---- 3. and 4. the event store's deletes ------------------------------------------- */
 
-static void on_events_deleted(int status, const char *err, uint64_t deleted, bool pending,
-                              void *ud)
+static void on_events_deleted(int status, const char *err, uint64_t deleted, bool pending, void *ud)
 {
     api_call_t *call = ud;
     erase_t *e = call->state;
@@ -238,8 +236,7 @@ static void on_events_deleted(int status, const char *err, uint64_t deleted, boo
     redis_steps(call);
 }
 
-static void on_person_deleted(int status, const char *err, uint64_t deleted, bool pending,
-                              void *ud)
+static void on_person_deleted(int status, const char *err, uint64_t deleted, bool pending, void *ud)
 {
     (void)deleted;
     api_call_t *call = ud;
@@ -253,7 +250,10 @@ static void on_person_deleted(int status, const char *err, uint64_t deleted, boo
         redis_steps(call);
         return;
     }
-    cm_evstore_delete_t q = {.project_id = atoll(call->project_id), .person_id = e->id};
+    cm_evstore_delete_t q = {.project_id = atoll(call->project_id),
+                             .person_id = e->id,
+                             .distinct_ids = (const char *const *)e->distinct_ids,
+                             .ndistinct_ids = e->n};
     cm_evstore_delete_events(call->ctx->events, &q, on_events_deleted, call);
 }
 

@@ -67,8 +67,7 @@ void api_store_mat_dropped(cm_db_t *db, const char *version_id, const char *tabl
     cm_db_run(db, &s, 1, done, ud);
 }
 
-void api_store_mat_stale_project(cm_db_t *db, const char *project_id, cm_db_done_cb done,
-                                 void *ud)
+void api_store_mat_stale_project(cm_db_t *db, const char *project_id, cm_db_done_cb done, void *ud)
 {
     const char *p[] = {project_id};
     /* due: no time of the last refresh; one Running now finishes first */

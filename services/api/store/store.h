@@ -473,8 +473,7 @@ void api_store_mat_finish(cm_db_t *db, const char *version_id, const char *statu
 /* An erasure in the project (resources/person_erasure.c): every
  * materialized version of it is due at once (its table may hold the
  * erased person's events). */
-void api_store_mat_stale_project(cm_db_t *db, const char *project_id, cm_db_done_cb done,
-                                 void *ud);
+void api_store_mat_stale_project(cm_db_t *db, const char *project_id, cm_db_done_cb done, void *ud);
 /* The table is gone (a version no longer materialized). */
 void api_store_mat_dropped(cm_db_t *db, const char *version_id, const char *table,
                            cm_db_done_cb done, void *ud);
