@@ -3,21 +3,23 @@
  * [?delete_events=true], PostHog's person deletion for erasure requests
  * (docs/persons.md, "Deleting a person"). {id} is the person's uuid; a
  * person of another project, or none, is 404. The steps, each waiting for
- * the one before (an erasure must not be answered from a cache that a
- * later step would have emptied):
+ * the one before:
  *   1. the person and its distinct ids, read from the event store;
- *   2. ClickHouse only: tombstones (is_deleted, version + 100) that hide
- *      them at once, as PostHog writes them, since the mutations are slow;
- *   3. the person's rows deleted (SQLite: DELETE; ClickHouse: mutations);
+ *   2. the request for the writer's persons store queued in Redis
+ *      (person_erasures; the writer deletes the person there);
+ *   3. ClickHouse only: tombstones (is_deleted, version + 100) that hide
+ *      the person at once, as PostHog writes them: the mutations are slow;
  *   4. with delete_events: its events, and those of its distinct ids
- *      written with an earlier person (before a merge), (SQLite in
- *      slices; ClickHouse: a mutation, applied in the background);
- *   5. Redis: the flags' person copies deleted, the request for the
- *      writer's persons store queued (person_erasures), the project's
- *      cached endpoint answers deleted (SCAN, then DEL);
+ *      written with an earlier person (before a merge) (SQLite in slices;
+ *      ClickHouse: a mutation, applied in the background);
+ *   5. Redis: the flags' person copies deleted, then the project's cached
+ *      endpoint answers (SCAN, then DEL): none may answer for the person;
  *   6. the project's materialized endpoints made stale: a run reads a
  *      table only while fresh, so it runs the query until the materializer
- *      (which resources/ does not reach) rebuilt the table at its next look.
+ *      (which resources/ does not reach) rebuilt the table at its next look;
+ *   7. last, the person's rows (SQLite: DELETE; ClickHouse: mutations), so
+ *      that a request failing on the way (503) finds the person again when
+ *      it is repeated, and every step is done again (each is idempotent).
  * Answer: 202 with what is done and what the store still applies.
  */
 #include <stdio.h>
@@ -68,16 +70,18 @@ static void unavailable(api_call_t *call, const char *what, const char *err)
     api_respond_error(call, &ae);
 }
 
-/* ---- 6. materialized tables, then the answer --------------------------------------- */
+/* ---- 7. the person's rows, then the answer ------------------------------------------ */
 
-static void on_stale(int status, const cm_db_res_t *res, void *ud)
+static void on_person_deleted(int status, const char *err, uint64_t deleted, bool pending, void *ud)
 {
+    (void)deleted;
     api_call_t *call = ud;
     erase_t *e = call->state;
     if (status != 0) {
-        unavailable(call, "materialized endpoints", cm_db_error(res));
+        unavailable(call, "the person's rows", err);
         return;
     }
+    e->pending = e->pending || pending;
     cm_log(CM_LOG_INFO, cm_http_req_id(call->req),
            "person erasure %s in project %s: %zu distinct ids, events %s%s", e->id,
            call->project_id, e->n, e->delete_events ? "deleted" : "kept",
@@ -104,7 +108,21 @@ static void on_stale(int status, const cm_db_res_t *res, void *ud)
     api_respond_json(call, 202, &out);
 }
 
-/* ---- 5. Redis ---------------------------------------------------------------------- */
+/* ---- 6. materialized tables ----------------------------------------------------------- */
+
+static void on_stale(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    erase_t *e = call->state;
+    if (status != 0) {
+        unavailable(call, "materialized endpoints", cm_db_error(res));
+        return;
+    }
+    cm_evstore_delete_person(call->ctx->events, atoll(call->project_id), e->id, on_person_deleted,
+                             call);
+}
+
+/* ---- 5. Redis: the flags' copies, the endpoint cache ------------------------------- */
 
 static void scan_next(api_call_t *call);
 
@@ -180,16 +198,12 @@ static void on_copies_deleted(cm_redis_t *rd, const redisReply *reply, const cha
     scan_next(call);
 }
 
-static void on_request_queued(cm_redis_t *rd, const redisReply *reply, const char *err, void *ud)
+static void copies_step(api_call_t *call)
 {
-    api_call_t *call = ud;
     erase_t *e = call->state;
-    if (err || reply->type == REDIS_REPLY_ERROR) {
-        unavailable(call, "the writer's request", err ? err : reply->str);
-        return;
-    }
     if (e->n == 0) {
-        on_copies_deleted(rd, reply, NULL, call);
+        snprintf(e->cursor, sizeof(e->cursor), "0");
+        scan_next(call);
         return;
     }
     cm_buf_t *keys = cm_xcalloc(e->n, sizeof(cm_buf_t));
@@ -212,16 +226,7 @@ static void on_request_queued(cm_redis_t *rd, const redisReply *reply, const cha
     free(lens);
 }
 
-static void redis_steps(api_call_t *call)
-{
-    erase_t *e = call->state;
-    char request[96];
-    snprintf(request, sizeof(request), "%s:%s", call->project_id, e->id);
-    cm_redis_command(call->ctx->redis, on_request_queued, call, "RPUSH %s %s",
-                     CM_REDISKEY_PERSON_ERASURES, request);
-}
-
-/* ---- 3. and 4. the event store's deletes ------------------------------------------- */
+/* ---- 4. the events ------------------------------------------------------------------ */
 
 static void on_events_deleted(int status, const char *err, uint64_t deleted, bool pending, void *ud)
 {
@@ -233,21 +238,14 @@ static void on_events_deleted(int status, const char *err, uint64_t deleted, boo
     }
     e->events = deleted;
     e->pending = e->pending || pending;
-    redis_steps(call);
+    copies_step(call);
 }
 
-static void on_person_deleted(int status, const char *err, uint64_t deleted, bool pending, void *ud)
+static void events_step(api_call_t *call)
 {
-    (void)deleted;
-    api_call_t *call = ud;
     erase_t *e = call->state;
-    if (status != 0) {
-        unavailable(call, "the person's rows", err);
-        return;
-    }
-    e->pending = pending;
     if (!e->delete_events) {
-        redis_steps(call);
+        copies_step(call);
         return;
     }
     cm_evstore_delete_t q = {.project_id = atoll(call->project_id),
@@ -257,7 +255,7 @@ static void on_person_deleted(int status, const char *err, uint64_t deleted, boo
     cm_evstore_delete_events(call->ctx->events, &q, on_events_deleted, call);
 }
 
-/* ---- 2. ClickHouse's tombstones ---------------------------------------------------- */
+/* ---- 3. ClickHouse's tombstones ---------------------------------------------------- */
 
 static void on_tombstones(int status, const char *err, size_t inserted, void *ud)
 {
@@ -268,8 +266,8 @@ static void on_tombstones(int status, const char *err, size_t inserted, void *ud
         unavailable(call, "the person's tombstone", err);
         return;
     }
-    cm_evstore_delete_person(call->ctx->events, atoll(call->project_id), e->id, on_person_deleted,
-                             call);
+    e->pending = true; /* the mutations below run in the background */
+    events_step(call);
 }
 
 static void write_tombstones(api_call_t *call)
@@ -295,6 +293,31 @@ static void write_tombstones(api_call_t *call)
         .persons = &person, .npersons = 1, .distinct_ids = ids, .ndistinct_ids = e->n};
     cm_evstore_write(call->ctx->events, &rows, on_tombstones, call);
     free(ids);
+}
+
+/* ---- 2. the writer's request ---------------------------------------------------------- */
+
+static void on_request_queued(cm_redis_t *rd, const redisReply *reply, const char *err, void *ud)
+{
+    (void)rd;
+    api_call_t *call = ud;
+    if (err || reply->type == REDIS_REPLY_ERROR) {
+        unavailable(call, "the writer's request", err ? err : reply->str);
+        return;
+    }
+    if (cm_evstore_kind(call->ctx->events) == CM_EVSTORE_CLICKHOUSE)
+        write_tombstones(call);
+    else
+        events_step(call);
+}
+
+static void request_step(api_call_t *call)
+{
+    erase_t *e = call->state;
+    char request[96];
+    snprintf(request, sizeof(request), "%s:%s", call->project_id, e->id);
+    cm_redis_command(call->ctx->redis, on_request_queued, call, "RPUSH %s %s",
+                     CM_REDISKEY_PERSON_ERASURES, request);
 }
 
 /* ---- 1. the person ----------------------------------------------------------------- */
@@ -335,11 +358,7 @@ static void on_person(int status, const char *err, const cm_evstore_rows_t *rows
         api_respond_not_found(call);
         return;
     }
-    if (cm_evstore_kind(call->ctx->events) == CM_EVSTORE_CLICKHOUSE)
-        write_tombstones(call);
-    else
-        cm_evstore_delete_person(call->ctx->events, atoll(call->project_id), e->id,
-                                 on_person_deleted, call);
+    request_step(call);
 }
 
 void api_persons_delete(api_call_t *call)
