@@ -212,7 +212,8 @@ bool cm_evstore_type_zone(const char *type, char *out, size_t cap);
  * in the background: `pending` is then true and `deleted` is the count
  * matched. cm_evstore_delete_person deletes a person's rows and its
  * distinct ids the same way (DELETE on SQLite; mutations, pending, on
- * ClickHouse). person_id must be a canonical uuid. */
+ * ClickHouse, which leave the rows marked is_deleted: the caller's
+ * tombstones). person_id must be a canonical uuid. */
 typedef struct {
     long long project_id;
     const char *person_id;

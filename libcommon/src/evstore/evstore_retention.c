@@ -198,6 +198,11 @@ void cm_evstore_delete_person(cm_evstore_t *es, long long project_id, const char
             cm_buf_appendf(&s, "DELETE FROM %s", tables[i][0]);
         cm_buf_appendf(&s, " WHERE project_id = %lld AND %s = %s", project_id, tables[i][1],
                        cm_buf_cstr(&id));
+        /* ClickHouse keeps the tombstones (is_deleted, no properties): a
+         * mutation rewrites parts one at a time, and one that took a
+         * tombstone before the older rows would show the person again. */
+        if (ch)
+            cm_buf_append_cstr(&s, " AND is_deleted = 0");
         d->stmts[i] = cm_xstrdup(cm_buf_cstr(&s));
         cm_buf_free(&s);
     }
