@@ -4,7 +4,9 @@
  * starts the next). The prune itself is libcommon's
  * (cm_evstore_delete_events): SQLite in short slices, ClickHouse as one
  * mutation. Erasures: one request at a time, LPOP then the persons store's
- * two DELETEs in one job; a request the store failed is pushed back.
+ * two DELETEs in one job, and the next at once until the list is empty
+ * (then the next tick); a request the store failed is pushed back and
+ * waits for the next tick.
  */
 #include "retention.h"
 
@@ -78,6 +80,8 @@ static void on_prune_tick(uv_timer_t *t)
 
 /* ---- erasure requests ----------------------------------------------------------------- */
 
+static void on_erase_tick(uv_timer_t *t);
+
 typedef struct {
     wr_retention_t *r;
     wr_stmts_t stmts;
@@ -103,7 +107,9 @@ static void on_erased(int status, const cm_db_res_t *res, void *ud)
         char *copy = cm_xstrdup(e->request);
         cm_redis_command(r->ctx->redis, on_pushed_back, copy, "RPUSH %s %s",
                          CM_REDISKEY_PERSON_ERASURES, copy);
-    } else {
+    }
+    bool done = status == 0;
+    if (done) {
         cm_counter_inc(r->m_erased);
         cm_log(CM_LOG_INFO, NULL, "person erasure %s: persons store done", e->request);
     }
@@ -111,6 +117,8 @@ static void on_erased(int status, const cm_db_res_t *res, void *ud)
     free(e);
     r->inflight--;
     r->erasing = false;
+    if (done && !r->closing) /* the next request at once: many may be waiting */
+        on_erase_tick(&r->erase);
     maybe_done(r);
 }
 

@@ -144,5 +144,6 @@ for (const pair of PAIRS) describe(`person deletion: ${pairName(pair)}`, () => {
     assert.equal((await personOf('events-kept')).length, 0);
     assert.equal(await count(did('events-kept')), before);
     assert.equal((await s.call('DELETE', `/api/projects/${A.id}/persons/${person.id}/`)).status, 404, 'a second time: gone');
+    await within(15000, 'the writer applied the second request too', async () => (await s.metric('writer_person_erasures_total')) === 2);
   });
 });
