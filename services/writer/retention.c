@@ -133,8 +133,8 @@ static void on_request(cm_redis_t *rd, const redisReply *reply, const char *err,
         project = atoll(reply->str);
     }
     /* The api writes "<project>:<uuid>"; anything else is dropped, logged. */
-    if (colon && project > 0 && reply->len < 128 && cm_uuid_valid(colon + 1, strlen(colon + 1)) &&
-        !r->closing) {
+    /* Taken while closing, it is still applied: the stores close after it. */
+    if (colon && project > 0 && reply->len < 128 && cm_uuid_valid(colon + 1, strlen(colon + 1))) {
         erase_t *e = cm_xcalloc(1, sizeof(*e));
         e->r = r;
         memcpy(e->request, reply->str, reply->len);
