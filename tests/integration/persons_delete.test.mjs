@@ -7,7 +7,9 @@
 // persons store (a new event of the same distinct id makes a new person
 // without the old properties: listed on SQLite, behind the tombstones on
 // ClickHouse, as PostHog); another person, another project's cache,
-// and the person's events without delete_events stay. 404 for an unknown
+// and the person's events without delete_events stay; a materialized
+// endpoint's table is not read after the erasure and is rebuilt without
+// the events (on ClickHouse once the mutation is done). 404 for an unknown
 // or malformed id and for another project's person; person:read is not
 // enough.
 import { describe, test, before, after } from 'node:test';
@@ -33,19 +35,19 @@ for (const pair of PAIRS) describe(`person deletion: ${pairName(pair)}`, () => {
   const did = (d) => `distinct_id = '${d}'`;
 
   before(async () => {
-    s = await startPair(pair, { writer: { PERSON_ERASURE_POLL: '100ms' } });
+    s = await startPair(pair, { writer: { PERSON_ERASURE_POLL: '100ms' }, apiEnv: { MATERIALIZE_CHECK: '300ms' } });
     A = { id: s.boot.project_id, token: s.boot.project_api_token };
     const made = await s.call('POST', '/api/projects/', { name: 'B', organization: s.boot.organization_id });
     assert.equal(made.status, 201);
     B = { id: made.json.id };
-    for (const [d, email] of [['erase-me', 'gone@example.com'], ['erase-me-too', null], ['keep-me', 'kept@example.com'], ['events-kept', 'x@example.com']]) {
+    for (const [d, email] of [['erase-me', 'gone@example.com'], ['erase-me-too', null], ['keep-me', 'kept@example.com'], ['events-kept', 'x@example.com'], ['in-a-table', 't@example.com']]) {
       await capture(d, 'signed up', email ? { $set: { email } } : {});
       await capture(d, 'pageview', {});
     }
     await capture('erase-me-anon', 'anonymous visit', {}); // its own person, merged below
     await capture('erase-me', '$identify', { $anon_distinct_id: 'erase-me-anon' });
     await within(20000, 'every person written', async () => {
-      for (const d of ['erase-me', 'erase-me-anon', 'keep-me', 'events-kept', 'erase-me-too']) if ((await personOf(d)).length !== 1) return false;
+      for (const d of ['erase-me', 'erase-me-anon', 'keep-me', 'events-kept', 'erase-me-too', 'in-a-table']) if ((await personOf(d)).length !== 1) return false;
       return (await count(did('erase-me'))) === 3 && (await count(did('erase-me-anon'))) === 1;
     });
   });
@@ -145,5 +147,33 @@ for (const pair of PAIRS) describe(`person deletion: ${pairName(pair)}`, () => {
     assert.equal(await count(did('events-kept')), before);
     assert.equal((await s.call('DELETE', `/api/projects/${A.id}/persons/${person.id}/`)).status, 404, 'a second time: gone');
     await within(15000, 'the writer applied the second request too', async () => (await s.metric('writer_person_erasures_total')) === 2);
+  });
+  test('a materialized endpoint stops answering from its table, which is rebuilt without the events', async () => {
+    const E = `/api/projects/${A.id}/endpoints/`;
+    let r = await s.call('POST', `/api/projects/${A.id}/insight_variables/`, { name: 'who', type: 'String', default_value: null });
+    assert.equal(r.status, 201, JSON.stringify(r.json));
+    r = await s.call('POST', E, { name: 'per-user', is_materialized: true, sync_frequency: '1hour', query: { kind: 'HogQLQuery', query: 'SELECT count() AS c FROM events WHERE distinct_id = {variables.who}' } });
+    assert.equal(r.status, 201, JSON.stringify(r.json));
+    const status = async () => (await s.call('GET', `${E}per-user/materialization_status`)).json;
+    await within(30000, 'the table built', async () => (await status()).status === 'Completed');
+    const run = async () => (await s.call('POST', `${E}per-user/run`, { variables: { who: 'in-a-table' } })).json;
+    const before = await run();
+    assert.equal(before.endpoint_materialized, true, JSON.stringify(before));
+    assert.deepEqual(before.results, [[2]]);
+    const builtAt = (await status()).last_materialized_at;
+
+    const person = (await personOf('in-a-table'))[0];
+    r = await s.call('DELETE', `/api/projects/${A.id}/persons/${person.id}/?delete_events=true`);
+    assert.equal(r.status, 202, JSON.stringify(r.json));
+    if (pair.store === 'sqlite') {
+      // at once: the table (built an hour's period ago at most) is not read
+      const after = await run();
+      assert.deepEqual(after.results, [[0]], JSON.stringify(after));
+    }
+    await within(60000, 'rebuilt, and answering without the events', async () => {
+      const st = await status();
+      const a = await run();
+      return st.status === 'Completed' && st.last_materialized_at !== builtAt && a.endpoint_materialized === true && a.results?.[0]?.[0] === 0;
+    });
   });
 });
