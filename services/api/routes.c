@@ -74,6 +74,7 @@ static const api_route_t routes[] = {
     {GET, ENDPTS "{name}/openapi.json/", "endpoint", api_endpoints_openapi},
     {GET, "/api/projects/{project_id}/events/", "query", api_events_list},
     {GET, "/api/projects/{project_id}/persons/", "person", api_persons_list},
+    {DELETE, "/api/projects/{project_id}/persons/{id}/", "person", api_persons_delete},
     {GET, "/array/{token}/config", NULL, api_remote_config_json, true},
     {GET, "/array/{token}/config.js", NULL, api_remote_config_js, true},
     {GET, "/api/feature_flag/local_evaluation", "feature_flag", api_local_evaluation, true},

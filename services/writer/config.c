@@ -51,6 +51,15 @@ const cm_cfg_key_t wr_config_keys[] = {
      "how long the ids of processed events are kept to recognise redeliveries", 0},
     {"TOKENS_REFRESH", CM_CFG_DURATION, F(tokens_refresh_ms), "5s", 50, 3600000,
      "how often projects:tokens is re-read", 0},
+    /* retention.c (docs/backups.md) */
+    {"EVENT_RETENTION_DAYS", CM_CFG_INT, F(retention_days), "0", 0, 36500,
+     "events older than this many days are deleted from the event store; 0 = kept forever", 0},
+    {"EVENT_RETENTION_INTERVAL", CM_CFG_DURATION, F(retention_interval_ms), "1h", 100, 86400000,
+     "how often the retention prune runs (when EVENT_RETENTION_DAYS is set)", 0},
+    {"EVENT_RETENTION_BATCH", CM_CFG_INT, F(retention_batch), "1000", 1, 1000000,
+     "SQLite: events deleted per statement while pruning", 0},
+    {"PERSON_ERASURE_POLL", CM_CFG_DURATION, F(erasure_poll_ms), "1s", 50, 3600000,
+     "how often the api's person erasure requests are taken from Redis", 0},
 };
 
 const size_t wr_config_nkeys = CM_ARRAY_LEN(wr_config_keys);

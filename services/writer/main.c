@@ -27,12 +27,14 @@
 #include "cm/signals.h"
 #include "cm/timefmt.h"
 #include "persons_store.h"
+#include "retention.h"
 #include "tokens.h"
 #include "writer.h"
 
 #define PRUNE_EVERY_MS (3600 * 1000)
 
 static wr_ctx_t ctx;
+static wr_retention_t *retention;
 static cm_signals_t *signals;
 
 static bool ready(void *ud, cm_buf_t *why)
@@ -83,7 +85,16 @@ static void queue_closed(void *ud)
     wr_tokens_close(ctx.tokens);
 }
 
+static void stores_close(void *ud);
+
 static void consumer_closed(void *ud)
+{
+    (void)ud;
+    /* retention.c's step under way finishes on the stores first */
+    wr_retention_close(retention, stores_close, NULL);
+}
+
+static void stores_close(void *ud)
 {
     (void)ud;
     closing_left = 4 + (ctx.redis != NULL) + (ctx.redis_stream != NULL);
@@ -258,6 +269,7 @@ static int start(void)
     uv_timer_init(ctx.loop, &ctx.step);
     uv_timer_init(ctx.loop, &ctx.prune);
     uv_timer_start(&ctx.prune, on_prune, 60 * 1000, PRUNE_EVERY_MS);
+    retention = wr_retention_start(&ctx);
     ctx.http = cm_service_http_new(ctx.loop, "writer", &ctx.cfg.svc, ctx.metrics, ready, &ctx);
     return cm_service_http_listen(ctx.http, &ctx.cfg.svc);
 }

@@ -123,6 +123,10 @@ static const char upd_group[] =
 static const char ins_seen[] = "INSERT INTO events_seen (uuid, project_id, seen_at)"
                                " VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
 static const char prune_seen[] = "DELETE FROM events_seen WHERE seen_at < $1";
+/* An erasure request (retention.c): the person and every distinct id of it. */
+static const char erase_distinct_ids[] =
+    "DELETE FROM person_distinct_ids WHERE project_id = $1 AND person_uuid = $2";
+static const char erase_person[] = "DELETE FROM persons WHERE project_id = $1 AND uuid = $2";
 
 /* ---- building statements ------------------------------------------------------------ */
 
@@ -393,5 +397,18 @@ void wr_persons_prune_stmt(int64_t before_ms, wr_stmts_t *out)
     cm_buf_init(&out->text);
     p_int(out, before_ms);
     add(out, prune_seen, 1);
+    finish(out);
+}
+
+void wr_persons_erase_stmts(long long project_id, const char *person_uuid, wr_stmts_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    cm_buf_init(&out->text);
+    p_int(out, project_id);
+    p_str(out, person_uuid);
+    add(out, erase_distinct_ids, 2);
+    p_int(out, project_id);
+    p_str(out, person_uuid);
+    add(out, erase_person, 2);
     finish(out);
 }

@@ -54,5 +54,7 @@ void wr_persons_save_stmts(cm_db_dialect_t d, const wr_state_t *st, const wr_eve
 cm_slice_t wr_seen_key(long long project_id, const char *uuid, char out[WR_SEEN_KEY_MAX]);
 /* Deletes seen-event records older than before_ms. */
 void wr_persons_prune_stmt(int64_t before_ms, wr_stmts_t *out);
+/* Deletes a person and its distinct ids (an erasure request), one job. */
+void wr_persons_erase_stmts(long long project_id, const char *person_uuid, wr_stmts_t *out);
 
 #endif

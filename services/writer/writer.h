@@ -45,6 +45,8 @@ typedef struct {
     char *persons_url;
     long long seen_days;
     long long tokens_refresh_ms;
+    long long retention_days, retention_interval_ms, retention_batch; /* retention.c */
+    long long erasure_poll_ms;
 } wr_config_t;
 
 extern const cm_cfg_key_t wr_config_keys[];

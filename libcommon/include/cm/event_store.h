@@ -202,6 +202,36 @@ void cm_evstore_write_value_tz(cm_json_writer_t *w, const char *type, const char
  * (cap bytes); false when it names none. */
 bool cm_evstore_type_zone(const char *type, char *out, size_t cap);
 
+/* evstore_retention.c: deleting for retention and erasure requests.
+ * Events matching every condition given (project_id 0: any project;
+ * person_id NULL: any person; before_ms 0: any time): SQLite deletes them in
+ * slices of `batch` rows (default 1000), one short statement each on the
+ * write connection, so inserts and readers are never held for long, and
+ * `deleted` counts them; ClickHouse counts them and, when there are any,
+ * submits one ALTER TABLE events DELETE mutation, which the server applies
+ * in the background: `pending` is then true and `deleted` is the count
+ * matched. cm_evstore_delete_person deletes a person's rows and its
+ * distinct ids the same way (DELETE on SQLite; mutations, pending, on
+ * ClickHouse, which leave the rows marked is_deleted: the caller's
+ * tombstones). person_id must be a canonical uuid. */
+typedef struct {
+    long long project_id;
+    const char *person_id;
+    /* with person_id: also the events of these distinct ids, whatever
+     * person they were written with (events keep the person of their
+     * time: those from before a merge name the merged-away one) */
+    const char *const *distinct_ids;
+    size_t ndistinct_ids;
+    int64_t before_ms;
+    unsigned batch;
+} cm_evstore_delete_t;
+typedef void (*cm_evstore_deleted_cb)(int status, const char *err, uint64_t deleted, bool pending,
+                                      void *ud);
+void cm_evstore_delete_events(cm_evstore_t *es, const cm_evstore_delete_t *q,
+                              cm_evstore_deleted_cb cb, void *ud);
+void cm_evstore_delete_person(cm_evstore_t *es, long long project_id, const char *person_id,
+                              cm_evstore_deleted_cb cb, void *ud);
+
 /* Work already submitted finishes (its callbacks run), then everything is
  * released and done(ud) runs. es must not be used after this call. */
 void cm_evstore_close(cm_evstore_t *es, cm_evstore_closed_cb done, void *ud);

@@ -17,6 +17,7 @@
 #define CM_REDISKEY_QUOTA_EVENTS             "@posthog/quota-limits/events"
 #define CM_REDISKEY_QUOTA_FLAGS              "@posthog/quota-limits/feature_flag_requests"
 #define CM_REDISKEY_GROUP_VERSIONS           "groups:versions"
+#define CM_REDISKEY_PERSON_ERASURES          "person_erasures"
 #define CM_REDISKEY_FLAG_DEFINITIONS         "flags:definitions"
 #define CM_REDISKEY_FLAGS_CHANGED            "flags:changed" /* pub/sub channel */
 #define CM_REDISKEY_EVENTS_STREAM            "events_plugin_ingestion"

@@ -16,6 +16,7 @@ const char *const cm_rediskeys_fixed[] = {
     CM_REDISKEY_EVENTS_HISTORICAL_STREAM,
     CM_REDISKEY_EVENTS_DEAD_LETTER,
     CM_REDISKEY_GROUP_VERSIONS,
+    CM_REDISKEY_PERSON_ERASURES, /* api -> writer: erasure requests */
     NULL,
 };
 

@@ -551,6 +551,29 @@ static void on_work(int status, const cm_db_res_t *res, void *ud)
     next_job(m);
 }
 
+/* ClickHouse applies ALTER TABLE events DELETE (a person's erasure, the
+ * writer's retention prune) in the background: a table built meanwhile
+ * would keep the rows being deleted for a whole sync period. So nothing is
+ * built while such a mutation is pending; the versions an erasure made
+ * stale are not read meanwhile (runs answer from the query). A failed
+ * look at system.mutations does not hold the builds. */
+static void on_mutations(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
+{
+    (void)err;
+    api_materializer_t *m = ud;
+    const char *pending = cm_evstore_value(rows, 0, 0);
+    if (status == 0 && pending && atoll(pending) > 0 && !m->closing) {
+        cm_log(CM_LOG_DEBUG, NULL, "materialize: %s deletes pending on events; later", pending);
+        finished(m);
+        return;
+    }
+    if (m->closing) {
+        finished(m);
+        return;
+    }
+    api_store_mat_work(m->ctx->db, on_work, m);
+}
+
 static void look(api_materializer_t *m)
 {
     if (m->busy) {
@@ -560,7 +583,10 @@ static void look(api_materializer_t *m)
     if (m->closing || !m->ctx->migrated || m->ctx->events == NULL)
         return;
     m->busy = true;
-    api_store_mat_work(m->ctx->db, on_work, m);
+    if (cm_evstore_kind(m->ctx->events) == CM_EVSTORE_CLICKHOUSE)
+        cm_evstore_query(m->ctx->events, api_store_mat_pending_deletes_sql(), on_mutations, m);
+    else
+        api_store_mat_work(m->ctx->db, on_work, m);
 }
 
 static void on_tick(uv_timer_t *t)

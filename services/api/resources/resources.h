@@ -60,6 +60,8 @@ void api_remote_config_js(api_call_t *call);
 /* events.c: what the writer stored (the event store, read-only). */
 void api_events_list(api_call_t *call);
 void api_persons_list(api_call_t *call);
+/* person_erasure.c: DELETE .../persons/{id}/[?delete_events=true] */
+void api_persons_delete(api_call_t *call);
 
 /* insight_variables.c: /api/projects/{id}/insight_variables/ */
 void api_variables_list(api_call_t *call);

@@ -66,3 +66,21 @@ void api_store_mat_dropped(cm_db_t *db, const char *version_id, const char *tabl
                       p, 2};
     cm_db_run(db, &s, 1, done, ud);
 }
+
+void api_store_mat_stale_project(cm_db_t *db, const char *project_id, cm_db_done_cb done, void *ud)
+{
+    const char *p[] = {project_id};
+    /* due: no time of the last refresh; one Running now finishes first */
+    cm_db_stmt_t s = {"UPDATE endpoint_versions SET mat_at = NULL, mat_started = NULL WHERE"
+                      " is_materialized = 1 AND (mat_status IS NULL OR mat_status <> 'Running')"
+                      " AND endpoint_id IN (SELECT id FROM endpoints WHERE project_id ="
+                      " CAST($1 AS BIGINT))",
+                      p, 1};
+    cm_db_run(db, &s, 1, done, ud);
+}
+
+const char *api_store_mat_pending_deletes_sql(void)
+{
+    return "SELECT count() FROM system.mutations WHERE database = currentDatabase()"
+           " AND table = 'events' AND is_done = 0";
+}

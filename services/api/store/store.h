@@ -344,6 +344,11 @@ enum { API_PDI_PERSON, API_PDI_DISTINCT_ID };
 void api_store_person_distinct_ids_sql(cm_evstore_t *es, const char *project_id,
                                        const char *const *person_ids, size_t n, cm_buf_t *out);
 
+/* person_erasure.c: a person and its distinct ids before an erasure. */
+enum { API_ERASE_KIND, API_ERASE_KEY, API_ERASE_VERSION, API_ERASE_CREATED };
+void api_store_person_erasure_sql(cm_evstore_t *es, const char *project_id, const char *person_id,
+                                  cm_buf_t *out);
+
 /* ---- endpoints and query variables (endpoints.c) -------------------------------------- */
 
 enum {
@@ -484,6 +489,13 @@ void api_store_mat_claim(cm_db_t *db, const char *version_id, cm_db_done_cb done
 void api_store_mat_finish(cm_db_t *db, const char *version_id, const char *status,
                           const char *error, const char *table, const char *info,
                           cm_db_done_cb done, void *ud);
+/* An erasure in the project (resources/person_erasure.c): every
+ * materialized version of it is due at once (its table may hold the
+ * erased person's events). */
+void api_store_mat_stale_project(cm_db_t *db, const char *project_id, cm_db_done_cb done, void *ud);
+/* ClickHouse: one value, how many mutations of the events table are not
+ * done yet (the materializer builds nothing while one is: materializer.c). */
+const char *api_store_mat_pending_deletes_sql(void);
 /* The table is gone (a version no longer materialized). */
 void api_store_mat_dropped(cm_db_t *db, const char *version_id, const char *table,
                            cm_db_done_cb done, void *ud);
