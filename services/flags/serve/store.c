@@ -24,6 +24,7 @@ typedef struct {
     int pending;
     bool failed;
     bool full;
+    unsigned gen; /* the store's want_gen when the read started */
     cm_strset_t *tokens, *secrets, *keys, *projects, *limited, *timezones;
 } refresh_t;
 
@@ -45,6 +46,12 @@ struct flg_store {
     cm_strset_t *zones;     /* zone name -> flg_tzone_t *, or &unknown_zone */
     refresh_t *inflight;    /* a full read under way */
     int one_offs;           /* single-project reloads and table reads under way */
+    /* A full read is owed while have_gen < want_gen: a change notice may
+     * have been missed (the subscriber came back, or a notice's reload
+     * failed, while the command client was down). want_gen counts those
+     * moments; a full read that started after the last of them and
+     * succeeded settles them. */
+    unsigned want_gen, have_gen;
     bool loaded;
     bool closing;
     bool timer_closed;
@@ -227,6 +234,8 @@ static cm_strset_t *pairs_to_map(const redisReply *r)
     return m;
 }
 
+static void on_timer(uv_timer_t *t);
+
 static void refresh_done(refresh_t *r)
 {
     flg_store_t *s = r->s;
@@ -257,11 +266,16 @@ static void refresh_done(refresh_t *r)
             cm_strset_free_with(s->projects, project_unref);
             s->projects = r->projects;
             s->loaded = true;
+            if (r->gen > s->have_gen)
+                s->have_gen = r->gen;
             cm_counter_inc(s->reloads);
             cm_gauge_set(s->nprojects, (double)cm_strset_count(s->projects));
         }
     }
+    bool owed = r->full && !s->closing && s->have_gen < s->want_gen;
     free(r);
+    if (owed) /* failed, or a notice was missed while it ran: again soon */
+        uv_timer_start(&s->timer, on_timer, 100, s->refresh_ms);
     maybe_finish_close(s);
 }
 
@@ -385,6 +399,7 @@ static void read_tables(flg_store_t *s, bool full)
     refresh_t *r = cm_xcalloc(1, sizeof(*r));
     r->s = s;
     r->full = full;
+    r->gen = s->want_gen;
     r->pending = full ? 7 : 6; /* the commands plus this function's own hold */
     if (full)
         s->inflight = r;
@@ -413,11 +428,24 @@ static void on_timer(uv_timer_t *t)
 {
     flg_store_t *s = t->data;
     if (!cm_redis_connected(s->cmd)) {
-        if (!s->loaded) /* not loaded yet: try again soon */
+        if (!s->loaded || s->have_gen < s->want_gen) /* a read is owed: try again soon */
             uv_timer_start(&s->timer, on_timer, 100, s->refresh_ms);
         return;
     }
     refresh_all(s);
+}
+
+/* A change notice may have been missed: owe a full read, done at once when
+ * the command client is up, else as soon as it is (on_timer). */
+static void owe_full_read(flg_store_t *s)
+{
+    s->want_gen++;
+    if (s->closing)
+        return;
+    if (cm_redis_connected(s->cmd) && s->inflight == NULL)
+        refresh_all(s);
+    else /* down, or a read under way that may predate the miss */
+        uv_timer_start(&s->timer, on_timer, 100, s->refresh_ms);
 }
 
 /* ---- one project, on flags:changed ------------------------------------------ */
@@ -449,6 +477,7 @@ static void on_one(cm_redis_t *c, const redisReply *reply, const char *err, void
             project_unref(old);
     } else {
         cm_log(CM_LOG_WARN, NULL, "reload of project %s failed: %s", o->id, err ? err : "reply");
+        owe_full_read(s); /* the change it announced is still to be read */
     }
     free(o->id);
     free(o);
@@ -477,13 +506,13 @@ static void on_changed(cm_redis_t *r, cm_slice_t channel, cm_slice_t msg, void *
     read_tables(s, false);
 }
 
-/* Subscribed (again): anything published while we were away is unknown. */
+/* Subscribed (again): anything published while we were away is unknown,
+ * so a full read is owed, even when the command client is not back yet (it
+ * is then done when it is, not at the next periodic refresh). */
 static void on_sub_connect(cm_redis_t *r, void *ud)
 {
-    flg_store_t *s = ud;
     (void)r;
-    if (cm_redis_connected(s->cmd))
-        refresh_all(s);
+    owe_full_read(ud);
 }
 
 /* ---- life cycle ------------------------------------------------------------------ */
