@@ -313,6 +313,8 @@ static const q_fn_t fns[] = {
     /* a string cut at a constant separator: Array(String) */
     F("splitByChar", 2, 2, QR_FIXED, Q_T_ARRAY, false, Q_FN_SPLIT_BY_CHAR),
     F("splitByString", 2, 2, QR_FIXED, Q_T_ARRAY, false, Q_FN_SPLIT_BY_STRING),
+    /* the values summed per key: a tuple (keys sorted, values), zero sums dropped */
+    A("sumMap", 2, 2, QR_FIXED, Q_T_TUPLE, false, Q_FN_SUM_MAP),
     /* (more arrays above this line) */
 };
 

@@ -287,6 +287,7 @@ enum {
     Q_FN_ARRAY_NOT_EMPTY,
     Q_FN_SPLIT_BY_CHAR, /* strings into arrays */
     Q_FN_SPLIT_BY_STRING,
+    Q_FN_SUM_MAP, /* sumMap(keys, values): an aggregate answering a tuple of two arrays */
     /* (more arrays above this line) */
 
     /* strings (cont.) */
