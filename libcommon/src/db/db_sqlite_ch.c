@@ -279,5 +279,7 @@ int cm_db_conn_add_clickhouse_fns(cm_db_conn_t *conn)
         rc = cm__sqlite_add_url_fns(db);
     if (rc == SQLITE_OK)
         rc = cm__sqlite_add_re_fns(db);
+    if (rc == SQLITE_OK)
+        rc = cm__sqlite_add_text_fns(db);
     return rc == SQLITE_OK ? 0 : CM_EUNAVAIL;
 }

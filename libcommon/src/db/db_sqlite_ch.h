@@ -17,4 +17,7 @@ int cm__sqlite_add_url_fns(sqlite3 *db);
 /* db_sqlite_re.c: cm_match, cm_extract, cm_replace_one, cm_replace_all. */
 int cm__sqlite_add_re_fns(sqlite3 *db);
 
+/* db_sqlite_text.c: cm_lower_utf8, cm_upper_utf8, cm_encode_url. */
+int cm__sqlite_add_text_fns(sqlite3 *db);
+
 #endif

@@ -195,6 +195,9 @@ enum {
     Q_FN_BASE64_ENCODE,
     Q_FN_BASE64_DECODE,
     Q_FN_TRY_BASE64_DECODE,
+    Q_FN_LOWER_UTF8,
+    Q_FN_UPPER_UTF8,
+    Q_FN_ENCODE_URL,
     /* (more strings above this line) */
 
     /* conditions, numbers, conversions: print_fn.c */
@@ -238,6 +241,7 @@ enum {
     Q_FN_SIGN,
     Q_FN_CITY_HASH64,
     Q_FN_TO_UUID,
+    Q_FN_TO_BOOL,
     /* (more conditions and numbers above this line) */
 
     /* window functions: print_fn_agg.c */

@@ -296,6 +296,18 @@ static bool misc_call(q_printer_t *pr, const q_expr_t *e)
         P(")");
         return true;
     case Q_FN_TO_UUID: to_uuid(pr, e); return true;
+    case Q_FN_TO_BOOL: { /* a number's x != 0, NULL for NULL, as ClickHouse's toBool */
+        q_type_t t = q_ptype_of(pr, ARG(0));
+        if (t != Q_T_INT && t != Q_T_FLOAT && t != Q_T_BOOL && t != Q_T_NULL) {
+            q_pfail(pr, "toBool takes a number here: which strings read as true differs between "
+                        "ClickHouse versions (compare the string instead, as x = 'true')");
+            return true;
+        }
+        P("(");
+        q_pexpr(pr, ARG(0));
+        P(" != 0)");
+        return true;
+    }
     case Q_FN_CITY_HASH64:
         if (!pr->ch) {
             q_pfail(pr, "cityHash64 is not supported on the SQLite store (its answers are "

@@ -527,6 +527,21 @@ static void more_string_fn(q_printer_t *pr, const q_expr_t *e, int id)
         if (pr->ch)
             return q_psame(pr, id == Q_FN_REVERSE ? "reverse" : "decodeURLComponent", e);
         return q_psame(pr, id == Q_FN_REVERSE ? "cm_reverse" : "cm_decode_url", e);
+    case Q_FN_LOWER_UTF8: /* SQLite: libcommon's db_sqlite_text.c */
+    case Q_FN_UPPER_UTF8:
+        if (!text_arg(pr, e, 0))
+            return;
+        if (pr->ch)
+            return q_psame(pr, id == Q_FN_LOWER_UTF8 ? "lowerUTF8" : "upperUTF8", e);
+        return q_psame(pr, id == Q_FN_LOWER_UTF8 ? "cm_lower_utf8" : "cm_upper_utf8", e);
+    case Q_FN_ENCODE_URL:
+        if (!text_arg(pr, e, 0))
+            return;
+        if (pr->ch && !pr->o->clickhouse_modern) {
+            q_pfail(pr, "encodeURLComponent needs ClickHouse 21+ (this store runs 18.16)");
+            return;
+        }
+        return q_psame(pr, pr->ch ? "encodeURLComponent" : "cm_encode_url", e);
     case Q_FN_SUBSTRING_UTF8: substring_utf8(pr, e); return;
     case Q_FN_LEFT_PAD:
     case Q_FN_RIGHT_PAD:
@@ -584,7 +599,10 @@ bool q_pcall_string(q_printer_t *pr, const q_expr_t *e)
     case Q_FN_HEX:
     case Q_FN_BASE64_ENCODE:
     case Q_FN_BASE64_DECODE:
-    case Q_FN_TRY_BASE64_DECODE: more_string_fn(pr, e, id); return true;
+    case Q_FN_TRY_BASE64_DECODE:
+    case Q_FN_LOWER_UTF8:
+    case Q_FN_UPPER_UTF8:
+    case Q_FN_ENCODE_URL: more_string_fn(pr, e, id); return true;
     default: return false;
     }
 }

@@ -179,3 +179,4 @@ CLICKHOUSE_18_REFUSES.push(/\bINTERSECT\b|\bEXCEPT\b|\bOVER\b|WITH TIES|JOIN.*JO
 CLICKHOUSE_18_REFUSES.push(/arrayCompact|arrayZip|range\(\d+, /); // part A: 21+ array functions
 CLICKHOUSE_18_REFUSES.push(/=~\*? [a-z]\b/); // a regex pattern per row
 CLICKHOUSE_18_REFUSES.push(/sumMap\(\[(event|'|"|properties)/); // part T: sumMap's string keys need 21+
+CLICKHOUSE_18_REFUSES.push(/encodeURLComponent/); // part T: not in 18.16

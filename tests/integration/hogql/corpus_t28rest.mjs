@@ -27,4 +27,33 @@ export const queries = [
   { q: "SELECT sumMap(['b', 'a'], [1, 2]) AS m FROM (SELECT 1 UNION ALL SELECT 2)", want: [[[['a', 'b'], [4, 2]]]] },
   { q: "SELECT sumMap(['it''s', 'a\\\\b', 'B'], [1, 2, 3]) AS m", want: [[[['B', 'a\\b', "it's"], [3, 2, 1]]]] },
   "SELECT sumMap([event], [1]) AS m FROM events",
+  // toBool of a number: x != 0 (a boolean answers 1 or 0 here, as comparisons do)
+  { q: 'SELECT toBool(0) AS a, toBool(2) AS b, toBool(-0.5) AS c, toBool(NULL) AS d', want: [[0, 1, 1, null]] },
+  'SELECT toBool(toInt(properties.n) % 3) AS b, count() FROM events GROUP BY b ORDER BY b',
+  // encodeURLComponent: ClickHouse 21+ and SQLite; every byte but letters, digits and -_.~ as %XX
+  { q: "SELECT encodeURLComponent('a b/c?d=\u00e9~_-.') AS e", want: [['a%20b%2Fc%3Fd%3D%C3%A9~_-.']] },
+  { q: "SELECT count() FROM events WHERE decodeURLComponent(encodeURLComponent(properties.label)) != properties.label", want: [[0]] },
+  // lowerUTF8 / upperUTF8 of the events' own text
+  "SELECT upperUTF8(event) AS u, lowerUTF8(upperUTF8(distinct_id)) AS l FROM events ORDER BY u, l LIMIT 20",
 ];
+
+// lowerUTF8 / upperUTF8 over every code point of the Basic Multilingual
+// Plane and the cased blocks past it (but control characters), in pieces:
+// SQLite (ICU's simple mappings of the same UTF-8 length) answers as
+// ClickHouse for each one.
+function codePoints(from, to) {
+  let s = '';
+  for (let c = from; c < to; c++) {
+    if (c < 0x20 || c === 0x7f || (c >= 0xd800 && c <= 0xdfff)) continue;
+    const ch = String.fromCodePoint(c);
+    s += ch === "'" || ch === '\\' ? `\\${ch}` : ch;
+  }
+  return s;
+}
+const CASED_PAST_BMP = [[0x10400, 0x10500], [0x10c80, 0x10d00], [0x118a0, 0x11900], [0x16e40, 0x16ea0], [0x1e900, 0x1e960]];
+const pieces = [];
+for (let c = 0; c < 0x10000; c += 2048) pieces.push([c, c + 2048]);
+for (const p of [...pieces, ...CASED_PAST_BMP]) {
+  const s = codePoints(p[0], p[1]);
+  queries.push(`SELECT lowerUTF8('${s}') AS l, upperUTF8('${s}') AS u`);
+}
