@@ -281,5 +281,7 @@ int cm_db_conn_add_clickhouse_fns(cm_db_conn_t *conn)
         rc = cm__sqlite_add_re_fns(db);
     if (rc == SQLITE_OK)
         rc = cm__sqlite_add_text_fns(db);
+    if (rc == SQLITE_OK)
+        rc = cm__sqlite_add_city_hash(db);
     return rc == SQLITE_OK ? 0 : CM_EUNAVAIL;
 }

@@ -20,4 +20,7 @@ int cm__sqlite_add_re_fns(sqlite3 *db);
 /* db_sqlite_text.c: cm_lower_utf8, cm_upper_utf8, cm_encode_url. */
 int cm__sqlite_add_text_fns(sqlite3 *db);
 
+/* db_sqlite_cityhash.c: cm_city_hash64 (ClickHouse's cityHash64 of strings). */
+int cm__sqlite_add_city_hash(sqlite3 *db);
+
 #endif

@@ -309,12 +309,25 @@ static bool misc_call(q_printer_t *pr, const q_expr_t *e)
         return true;
     }
     case Q_FN_CITY_HASH64:
-        if (!pr->ch) {
-            q_pfail(pr, "cityHash64 is not supported on the SQLite store (its answers are "
-                        "UInt64, past SQLite's integers)");
+        if (pr->ch) {
+            q_psame(pr, "cityHash64", e);
             return true;
         }
-        q_psame(pr, "cityHash64", e);
+        /* SQLite: libcommon's cm_city_hash64 (db_sqlite_cityhash.c), as the
+         * UInt64's digits: exact as an answer, not for arithmetic */
+        for (size_t i = 0; i < e->args.n; i++)
+            if (ARG(i)->type != Q_T_STRING) {
+                q_pfail(pr, "cityHash64 on the SQLite store takes strings: convert with "
+                            "toString() (ClickHouse hashes other types' bytes)");
+                return true;
+            }
+        if (pr->answer_col != e) {
+            q_pfail(pr, "cityHash64 is supported on the SQLite store only as a column of the "
+                        "answer (its UInt64 values are past SQLite's integers for arithmetic "
+                        "or comparisons)");
+            return true;
+        }
+        q_psame(pr, "cm_city_hash64", e);
         return true;
     case Q_FN_TO_STRING:
         if (pr->ch) {

@@ -214,7 +214,9 @@ static void pcolumns(q_printer_t *pr, const q_select_t *s, const char *as, bool 
         const char *close = top ? q_pout_open(pr, e) : NULL;
         if (utc)
             P("toTimeZone(");
+        pr->answer_col = top ? e : NULL;
         q_pexpr(pr, e);
+        pr->answer_col = NULL;
         if (utc)
             P(", 'UTC')");
         if (close != NULL)
