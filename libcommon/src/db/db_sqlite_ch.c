@@ -283,5 +283,7 @@ int cm_db_conn_add_clickhouse_fns(cm_db_conn_t *conn)
         rc = cm__sqlite_add_text_fns(db);
     if (rc == SQLITE_OK)
         rc = cm__sqlite_add_city_hash(db);
+    if (rc == SQLITE_OK)
+        rc = cm__sqlite_add_week(db);
     return rc == SQLITE_OK ? 0 : CM_EUNAVAIL;
 }

@@ -23,4 +23,7 @@ int cm__sqlite_add_text_fns(sqlite3 *db);
 /* db_sqlite_cityhash.c: cm_city_hash64 (ClickHouse's cityHash64 of strings). */
 int cm__sqlite_add_city_hash(sqlite3 *db);
 
+/* db_sqlite_week.c: cm_to_week (ClickHouse's toWeek, modes 0 to 7). */
+int cm__sqlite_add_week(sqlite3 *db);
+
 #endif

@@ -152,6 +152,8 @@ static const q_fn_t fns[] = {
     F("subtractYears", 2, 2, QR_ARG0, Q_T_ANY, false, Q_FN_SUB_YEARS),
     F("toISOWeek", 1, 2, QR_FIXED, Q_T_INT, false, Q_FN_TO_ISO_WEEK),
     F("toISOYear", 1, 2, QR_FIXED, Q_T_INT, false, Q_FN_TO_ISO_YEAR),
+    /* toWeek(x[, mode[, zone]]): MySQL's modes 0..7 (SQLite's cm_to_week); 8, 9 ClickHouse 21+ */
+    F("toWeek", 1, 3, QR_FIXED, Q_T_INT, false, Q_FN_TO_WEEK),
     /* (more dates above this line) */
 
     /* JSON (a properties column or a string holding JSON; then key names) */

@@ -152,6 +152,7 @@ enum {
     Q_FN_SUB_YEARS,
     Q_FN_TO_ISO_WEEK,
     Q_FN_TO_ISO_YEAR,
+    Q_FN_TO_WEEK,
     /* (more dates above this line) */
 
     /* strings and JSON: print_fn_string.c */

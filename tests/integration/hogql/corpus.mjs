@@ -180,3 +180,4 @@ CLICKHOUSE_18_REFUSES.push(/arrayCompact|arrayZip|range\(\d+, /); // part A: 21+
 CLICKHOUSE_18_REFUSES.push(/=~\*? [a-z]\b/); // a regex pattern per row
 CLICKHOUSE_18_REFUSES.push(/sumMap\(\[(event|'|"|properties)/); // part T: sumMap's string keys need 21+
 CLICKHOUSE_18_REFUSES.push(/encodeURLComponent/); // part T: not in 18.16
+CLICKHOUSE_18_REFUSES.push(/toWeek/); // part T: not in 18.16

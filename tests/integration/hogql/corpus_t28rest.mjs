@@ -5,6 +5,26 @@
 // a key whose sum is zero left out, ([], []) over no rows. String keys need
 // ClickHouse 21+ (18.16 refuses them): checked on SQLite against the answer.
 
+// C's strftime week numbers of a UTC day: %U from Sunday, %W from Monday.
+function strftimeWeek(t, monday) {
+  const d = new Date(t);
+  const yday = Math.round((t - Date.UTC(d.getUTCFullYear(), 0, 1)) / 86400000);
+  const wday = monday ? (d.getUTCDay() + 6) % 7 : d.getUTCDay();
+  return Math.floor((yday + 7 - wday) / 7);
+}
+const WEEK_DAYS = 3000;
+function weekSums() {
+  const sums = [0, 0, 0, 0];
+  for (let i = 0; i < WEEK_DAYS; i++) {
+    const t = Date.UTC(1999, 11, 20 + i);
+    const w0 = strftimeWeek(t, false), w5 = strftimeWeek(t, true);
+    const lastOfPrev = Date.UTC(new Date(t).getUTCFullYear() - 1, 11, 31);
+    const weeks = [w0, w5, w0 || strftimeWeek(lastOfPrev, false), w5 || strftimeWeek(lastOfPrev, true)];
+    weeks.forEach((w, k) => { sums[k] += w * (i + 1); });
+  }
+  return sums;
+}
+
 export const queries = [
   {
     q: 'SELECT sumMap(k, v) AS m FROM (SELECT [1, 2] AS k, [10, 20] AS v UNION ALL SELECT [2, 3] AS k, [5, 7] AS v)',
@@ -33,6 +53,19 @@ export const queries = [
   // encodeURLComponent: ClickHouse 21+ and SQLite; every byte but letters, digits and -_.~ as %XX
   { q: "SELECT encodeURLComponent('a b/c?d=\u00e9~_-.') AS e", want: [['a%20b%2Fc%3Fd%3D%C3%A9~_-.']] },
   { q: "SELECT count() FROM events WHERE decodeURLComponent(encodeURLComponent(properties.label)) != properties.label", want: [[0]] },
+  // toWeek: ClickHouse 21+ and SQLite (modes 0 to 7); the answers MySQL's manual states for
+  // its WEEK(), whose modes ClickHouse's toWeek takes, and ClickHouse's own example (2016-12-27)
+  {
+    q: "SELECT toWeek(toDate('2008-02-20')) AS a, toWeek(toDate('2008-02-20'), 1) AS b, toWeek(toDate('2008-12-31'), 1) AS c, toWeek(toDate('2000-01-01'), 0) AS d, toWeek(toDate('2000-01-01'), 2) AS e, toWeek(toDate('2016-12-27')) AS f, toWeek(toDate('2016-12-27'), 1) AS g",
+    want: [[7, 8, 53, 0, 52, 52, 52]],
+  },
+  // mode 3 is ISO 8601's week: toISOWeek's answer on eight years of days
+  { q: "SELECT count() FROM (SELECT addDays(toDate('1999-12-20'), number) AS d FROM numbers(3000)) WHERE toWeek(d, 3) != toISOWeek(d)", want: [[0]] },
+  "SELECT toWeek(timestamp) AS w0, toWeek(timestamp, 1) AS w1, toWeek(timestamp, 2) AS w2, toWeek(timestamp, 5) AS w5, toWeek(timestamp, 7) AS w7, count() FROM events GROUP BY w0, w1, w2, w5, w7 ORDER BY w0, w1",
+  // modes 0 and 5 are C's strftime %U and %W (weeks from the first Sunday / Monday, 0 before
+  // it), modes 2 and 7 the same with week 0 counted as the last year's last week
+  // (over 3000 days, each day's week weighted by its place: one row of sums)
+  { q: `SELECT sum(toWeek(d) * k) AS w0, sum(toWeek(d, 5) * k) AS w5, sum(toWeek(d, 2) * k) AS w2, sum(toWeek(d, 7) * k) AS w7 FROM (SELECT number + 1 AS k, addDays(toDate('1999-12-20'), number) AS d FROM numbers(${WEEK_DAYS}))`, want: [weekSums()] },
   // lowerUTF8 / upperUTF8 of the events' own text
   "SELECT upperUTF8(event) AS u, lowerUTF8(upperUTF8(distinct_id)) AS l FROM events ORDER BY u, l LIMIT 20",
 ];
