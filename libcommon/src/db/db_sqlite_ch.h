@@ -1,6 +1,7 @@
 /*
  * db_sqlite_ch.h - the parts of db_sqlite_ch.c's ClickHouse functions
- * kept in files of their own (db_sqlite_url.c, db_sqlite_re.c). Not part of the public API.
+ * kept in files of their own (db_sqlite_url.c, db_sqlite_re.c, db_sqlite_text.c,
+ * db_sqlite_cityhash.c, db_sqlite_week.c). Not part of the public API.
  */
 #ifndef CM_DB_SQLITE_CH_H
 #define CM_DB_SQLITE_CH_H
