@@ -492,8 +492,11 @@ q_expr_t *q_array_join_element(cm_arena_t *arena, const q_from_t *f, unsigned id
 bool q_bind_array_join(q_expr_t *e, const q_select_t *s)
 {
     const q_from_t *f = s->from;
-    if (f == NULL || f->kind != QJ_ARRAY || f->element == NULL || e->nchain != 1 ||
-        !cm_slice_eq(f->alias, e->chain[0]))
+    if (e->nchain != 1)
+        return false;
+    while (f != NULL && f->kind == QJ_ARRAY && !cm_slice_eq(f->alias, e->chain[0]))
+        f = f->zipped ? f->left : NULL; /* the clause's other arrays */
+    if (f == NULL || f->kind != QJ_ARRAY || f->element == NULL)
         return false;
     e->fkind = QF_ALIAS;
     e->alias_of = f->element;

@@ -66,6 +66,10 @@ export const queries = [
   // it), modes 2 and 7 the same with week 0 counted as the last year's last week
   // (over 3000 days, each day's week weighted by its place: one row of sums)
   { q: `SELECT sum(toWeek(d) * k) AS w0, sum(toWeek(d, 5) * k) AS w5, sum(toWeek(d, 2) * k) AS w2, sum(toWeek(d, 7) * k) AS w7 FROM (SELECT number + 1 AS k, addDays(toDate('1999-12-20'), number) AS d FROM numbers(${WEEK_DAYS}))`, want: [weekSums()] },
+  // ARRAY JOIN of several arrays in one clause: zipped, element by element (ClickHouse's)
+  { q: "SELECT DISTINCT x, y FROM events ARRAY JOIN [1, 2, 3] AS x, ['a', 'b', 'c'] AS y ORDER BY x", want: [[1, 'a'], [2, 'b'], [3, 'c']] },
+  'SELECT x, y, z, count() AS n FROM events ARRAY JOIN range(length(event) % 4) AS x, arrayMap(v -> v * 10, range(length(event) % 4)) AS y, arrayMap(v -> toString(v), range(length(event) % 4)) AS z GROUP BY x, y, z ORDER BY x',
+  'SELECT x, y, count() AS n FROM events LEFT ARRAY JOIN range(length(event) % 3) AS x, arrayMap(v -> concat(event, toString(v)), range(length(event) % 3)) AS y GROUP BY x, y ORDER BY x, y',
   // lowerUTF8 / upperUTF8 of the events' own text
   "SELECT upperUTF8(event) AS u, lowerUTF8(upperUTF8(distinct_id)) AS l FROM events ORDER BY u, l LIMIT 20",
 ];
