@@ -70,6 +70,8 @@ export const queries = [
   { q: "SELECT DISTINCT x, y FROM events ARRAY JOIN [1, 2, 3] AS x, ['a', 'b', 'c'] AS y ORDER BY x", want: [[1, 'a'], [2, 'b'], [3, 'c']] },
   'SELECT x, y, z, count() AS n FROM events ARRAY JOIN range(length(event) % 4) AS x, arrayMap(v -> v * 10, range(length(event) % 4)) AS y, arrayMap(v -> toString(v), range(length(event) % 4)) AS z GROUP BY x, y, z ORDER BY x',
   'SELECT x, y, count() AS n FROM events LEFT ARRAY JOIN range(length(event) % 3) AS x, arrayMap(v -> concat(event, toString(v)), range(length(event) % 3)) AS y GROUP BY x, y ORDER BY x, y',
+  // numbers() of a constant expression
+  { q: 'SELECT sum(number) AS s, count() AS n FROM numbers(2 * 3 - 1, 4 % 3 + 2)', want: [[18, 3]] },
   // lowerUTF8 / upperUTF8 of the events' own text
   "SELECT upperUTF8(event) AS u, lowerUTF8(upperUTF8(distinct_id)) AS l FROM events ORDER BY u, l LIMIT 20",
 ];
