@@ -4,7 +4,7 @@
  *
  * cm_lower_utf8(s), cm_upper_utf8(s): ClickHouse 18.16's lowerUTF8 /
  * upperUTF8, code point by code point: ICU's simple case mapping (u_tolower
- * / u_toupper), kept as it is where the mapped code point's UTF-8 takes
+ * / u_toupper, codec/ucase.c), kept as it is where the mapped code point's UTF-8 takes
  * another number of bytes ('ı' stays, 'Σ' becomes 'σ'), and 18.16's own
  * tables where they differ from ICU's: the code points it leaves alone
  * (newer scripts, titlecase digraphs, ...) and a few Greek lower-case
@@ -23,8 +23,8 @@
 #include <string.h>
 
 #include <sqlite3.h>
-#include <unicode/uchar.h>
 
+#include "cm/ucase.h"
 #include "db_sqlite_ch.h"
 
 /* The code point at s (n bytes left) and its length, or -1 for bytes that
@@ -100,8 +100,7 @@ static uint32_t map_case(uint32_t cp, bool upper)
         for (size_t i = 0; i < sizeof(upper_odd) / sizeof(upper_odd[0]); i++)
             if (upper_odd[i][0] == cp)
                 return upper_odd[i][1];
-    int32_t to = upper ? u_toupper((UChar32)cp) : u_tolower((UChar32)cp);
-    return to < 0 ? cp : (uint32_t)to;
+    return cm_ucase_simple(cp, upper);
 }
 
 static void change_case(sqlite3_context *ctx, int argc, sqlite3_value **argv)
