@@ -415,7 +415,9 @@ static void pselect(q_printer_t *pr, const q_select_t *s, bool top, bool answer)
         return;
     }
     const q_from_t *outer = pr->outer_join;
+    const q_select_t *cur = pr->cur;
     pr->outer_join = q_outer_join(pr, s);
+    pr->cur = s;
     P(s->distinct ? "SELECT DISTINCT " : "SELECT ");
     pcolumns(pr, s, NULL, answer);
     pbody(pr, s);
@@ -424,6 +426,7 @@ static void pselect(q_printer_t *pr, const q_select_t *s, bool top, bool answer)
         if (s->limit_by_offset != NULL && !pr->o->clickhouse_modern) {
             q_pfail(pr, "LIMIT n OFFSET m BY needs ClickHouse 19 or later (this store runs 18.16)");
             pr->outer_join = outer;
+            pr->cur = cur;
             return;
         }
         PF(" LIMIT %" PRId64, s->limit_by_n->ival);
@@ -433,6 +436,7 @@ static void pselect(q_printer_t *pr, const q_select_t *s, bool top, bool answer)
         plist(pr, &s->limit_by);
     }
     pr->outer_join = outer;
+    pr->cur = cur;
     plimits(pr, limits_of(pr, s, top));
 }
 

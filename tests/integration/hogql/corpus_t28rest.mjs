@@ -1,9 +1,13 @@
-// corpus_t28rest.mjs - issue 28's rest (part T): sumMap (docs/endpoints.md
-// "Arrays, tuples and lambdas"), the same tuple of arrays on SQLite
-// (libcommon's cm_sum_map) and ClickHouse. The stated answers are ClickHouse
-// 18.16's own, read from its server: keys sorted, each key's values summed,
-// a key whose sum is zero left out, ([], []) over no rows. String keys need
-// ClickHouse 21+ (18.16 refuses them): checked on SQLite against the answer.
+// corpus_t28rest.mjs - issue 28's rest (part T), each on SQLite and ClickHouse
+// 18.16 (docs/endpoints.md): sumMap (the stated answers ClickHouse 18.16's
+// own, read from its server: keys sorted, each key's values summed, a key
+// whose sum is zero left out, ([], []) over no rows; string keys need 21+),
+// toBool of a number, encodeURLComponent and toWeek (21+ and SQLite: checked
+// on SQLite against the stated answers), ARRAY JOIN of several arrays,
+// numbers() of a constant expression, regular expressions whose pattern is
+// one text in every row, and lowerUTF8/upperUTF8 over every code point.
+
+import { dataset } from './dataset.mjs';
 
 // C's strftime week numbers of a UTC day: %U from Sunday, %W from Monday.
 function strftimeWeek(t, monday) {
@@ -72,6 +76,12 @@ export const queries = [
   'SELECT x, y, count() AS n FROM events LEFT ARRAY JOIN range(length(event) % 3) AS x, arrayMap(v -> concat(event, toString(v)), range(length(event) % 3)) AS y GROUP BY x, y ORDER BY x, y',
   // numbers() of a constant expression
   { q: 'SELECT sum(number) AS s, count() AS n FROM numbers(2 * 3 - 1, 4 % 3 + 2)', want: [[18, 3]] },
+  // a regular expression that is one text in every row (a column of a FROM-less subquery, or
+  // concat() of such): ClickHouse 18.16 runs it; PostHog's answers (its test_null_equality)
+  { q: "SELECT match(a, b) AS m FROM (SELECT '3' AS a, '3' AS b)", want: [[1]] },
+  { q: "SELECT '3' !~* b AS m FROM (SELECT '4' AS b)", want: [[1]] },
+  { q: "SELECT a !~ b AS m FROM (SELECT '3' AS a, '3' AS b)", want: [[0]] },
+  { q: "SELECT count() AS n FROM (SELECT '^\\$page' AS p, event FROM events) WHERE match(event, p) AND NOT match(event, concat(p, 'x'))", want: [[dataset().filter((e) => e.event === '$pageview').length]] },
   // lowerUTF8 / upperUTF8 of the events' own text
   "SELECT upperUTF8(event) AS u, lowerUTF8(upperUTF8(distinct_id)) AS l FROM events ORDER BY u, l LIMIT 20",
 ];
