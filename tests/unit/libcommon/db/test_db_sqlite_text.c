@@ -20,9 +20,9 @@ static void test_case_utf8(void **state)
     sqlite3 *db = ch_open();
     EXPECT_ONE(db, "SELECT cm_lower_utf8('ÄÖÜ ABC Σ İ ẞ')", "äöü abc σ İ ẞ");
     EXPECT_ONE(db, "SELECT cm_upper_utf8('äöü abc ß ı ſ')", "ÄÖÜ ABC ß ı ſ");
-    EXPECT_ONE(db, "SELECT cm_upper_utf8('μ ς ι')", "µ σ ͅ"); /* 18.16's own upper cases */
-    EXPECT_ONE(db, "SELECT cm_lower_utf8('ǅ Ⓐ Ⰰ')", "ǅ Ⓐ Ⰰ");  /* ones 18.16 leaves alone */
-    EXPECT_ONE(db, "SELECT cm_lower_utf8('𐐀')", "𐐨");          /* Deseret, past the BMP */
+    EXPECT_ONE(db, "SELECT cm_upper_utf8('μ ς ι')", "µ σ ͅ");  /* 18.16's own upper cases */
+    EXPECT_ONE(db, "SELECT cm_lower_utf8('ǅ Ⓐ Ⰰ')", "ǅ Ⓐ Ⰰ"); /* ones 18.16 leaves alone */
+    EXPECT_ONE(db, "SELECT cm_lower_utf8('𐐀')", "𐐨");         /* Deseret, past the BMP */
     EXPECT_ONE(db, "SELECT hex(cm_upper_utf8(x'61C3FF62E282'))", "41C3FF42E282"); /* bad bytes */
     EXPECT_ONE(db, "SELECT cm_lower_utf8(NULL)", "NULL");
     EXPECT_ONE(db, "SELECT cm_upper_utf8('')", "");
@@ -75,7 +75,8 @@ static void test_same_size(void **state)
     (void)state;
     sqlite3 *db = ch_open();
     EXPECT_ONE(db, "SELECT cm_same_size(2, 2)", "1");
-    EXPECT_ONE(db, "SELECT cm_same_size(2, 3)", "error: Sizes of ARRAY-JOIN-ed arrays do not match");
+    EXPECT_ONE(db, "SELECT cm_same_size(2, 3)",
+               "error: Sizes of ARRAY-JOIN-ed arrays do not match");
     sqlite3_close(db);
 }
 
