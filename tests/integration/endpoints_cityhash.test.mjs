@@ -93,14 +93,31 @@ describe(`cityHash64 on SQLite equals ClickHouse 18.16's: ${pairName(lite)}`, ()
     assert.ok(compared > 220);
   });
 
+  test('as a GROUP BY and ORDER BY key: ClickHouse\'s groups in its number order', async () => {
+    const q = 'SELECT cityHash64(toString(number)) AS h, count() AS n FROM numbers(60) GROUP BY h ORDER BY h';
+    const want = (await ch.query(`${q} FORMAT TabSeparated`)).trim().split('\n').map((l) => l.split('\t')[0]);
+    const c = await s.call('POST', E, { name: 'ordered', query: { kind: 'HogQLQuery', query: q } });
+    assert.equal(c.status, 201, JSON.stringify(c.json));
+    const r = await fetch(`${s.apiUrl}${E}ordered/run`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${s.boot.personal_api_key}`, 'Content-Type': 'application/json' },
+      body: '{}',
+    });
+    const text = await r.text();
+    assert.equal(r.status, 200, text.slice(0, 500));
+    const got = [...text.matchAll(/\[(\d+),1\]/g)].map((m) => m[1]);
+    assert.equal(want.length, 60);
+    assert.deepEqual(got, want);
+  });
+
   test('of a column: the answer only; arithmetic and other types are refused with the reason', async () => {
     const ok = await s.call('POST', E, { name: 'col', query: { kind: 'HogQLQuery', query: "SELECT cityHash64('') AS h, cityHash64(event) AS e FROM events" } });
     assert.equal(ok.status, 201, JSON.stringify(ok.json));
     const run = await s.call('POST', `${E}col/run`, {});
     assert.equal(run.status, 200, JSON.stringify(run.json));
     for (const [name, query, why] of [
-      ['mod', 'SELECT cityHash64(event) % 10 AS b FROM events', /only as a column of the answer/],
-      ['where', "SELECT count() FROM events WHERE cityHash64(event) > 5", /only as a column of the answer/],
+      ['mod', 'SELECT cityHash64(event) % 10 AS b FROM events', /only as a column of the answer or a GROUP BY/],
+      ['where', "SELECT count() FROM events WHERE cityHash64(event) > 5", /only as a column of the answer or a GROUP BY/],
       ['num', 'SELECT cityHash64(1) AS h', /takes strings/],
     ]) {
       const c = await s.call('POST', E, { name, query: { kind: 'HogQLQuery', query } });

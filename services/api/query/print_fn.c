@@ -314,17 +314,18 @@ static bool misc_call(q_printer_t *pr, const q_expr_t *e)
             return true;
         }
         /* SQLite: libcommon's cm_city_hash64 (db_sqlite_cityhash.c), as the
-         * UInt64's digits: exact as an answer, not for arithmetic */
+         * UInt64's 20 digits: exact as an answer, a group or an order (text
+         * order is number order), not for arithmetic */
         for (size_t i = 0; i < e->args.n; i++)
             if (ARG(i)->type != Q_T_STRING) {
                 q_pfail(pr, "cityHash64 on the SQLite store takes strings: convert with "
                             "toString() (ClickHouse hashes other types' bytes)");
                 return true;
             }
-        if (pr->answer_col != e) {
+        if (pr->as_is != e) {
             q_pfail(pr, "cityHash64 is supported on the SQLite store only as a column of the "
-                        "answer (its UInt64 values are past SQLite's integers for arithmetic "
-                        "or comparisons)");
+                        "answer or a GROUP BY / ORDER BY key (its UInt64 values are past "
+                        "SQLite's integers for arithmetic or comparisons)");
             return true;
         }
         q_psame(pr, "cm_city_hash64", e);

@@ -214,9 +214,9 @@ static void pcolumns(q_printer_t *pr, const q_select_t *s, const char *as, bool 
         const char *close = top ? q_pout_open(pr, e) : NULL;
         if (utc)
             P("toTimeZone(");
-        pr->answer_col = top ? e : NULL;
+        pr->as_is = top ? e : NULL;
         q_pexpr(pr, e);
-        pr->answer_col = NULL;
+        pr->as_is = NULL;
         if (utc)
             P(", 'UTC')");
         if (close != NULL)
@@ -231,12 +231,20 @@ static void pcolumns(q_printer_t *pr, const q_select_t *s, const char *as, bool 
     }
 }
 
+/* A GROUP BY, LIMIT BY or ORDER BY key: its value used as it is (q_printer_t.as_is). */
+static void pkey(q_printer_t *pr, const q_expr_t *e)
+{
+    pr->as_is = e->kind == QE_FIELD && e->fkind == QF_ALIAS ? e->alias_of : e;
+    q_pexpr(pr, e);
+    pr->as_is = NULL;
+}
+
 static void plist(q_printer_t *pr, const q_list_t *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         if (i)
             P(", ");
-        q_pexpr(pr, l->v[i]);
+        pkey(pr, l->v[i]);
     }
 }
 
@@ -253,7 +261,7 @@ static void porder(q_printer_t *pr, const q_order_t *order, size_t n)
         if (!pr->ch && (t == Q_T_ARRAY || t == Q_T_TUPLE)) /* JSON text does not sort as values */
             q_pfail(pr, "Ordering by an array or a tuple is not supported on the SQLite store");
         P(i ? ", " : " ORDER BY ");
-        q_pexpr(pr, order[i].expr);
+        pkey(pr, order[i].expr);
         porder_item(pr, &order[i]);
     }
 }
