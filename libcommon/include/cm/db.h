@@ -76,7 +76,8 @@ int cm_db_conn_add_aggregate(cm_db_conn_t *conn, const cm_db_aggregate_t *agg);
  * db_sqlite_re.c): cm_argmax, cm_argmin, cm_finite, cm_pad, cm_repeat,
  * cm_base64_encode, cm_base64_decode, cm_domain, cm_path,
  * cm_url_param, cm_cut_query, cm_decode_url, cm_reverse, cm_match, cm_extract, cm_replace_one,
- * cm_replace_all. 0, or CM_EUNAVAIL. */
+ * cm_replace_all, cm_lower_utf8, cm_upper_utf8, cm_encode_url (db_sqlite_text.c),
+ * cm_city_hash64 (db_sqlite_cityhash.c), cm_to_week (db_sqlite_week.c). 0, or CM_EUNAVAIL. */
 int cm_db_conn_add_clickhouse_fns(cm_db_conn_t *conn);
 
 /* A scalar function of text (db_sqlite_fns.c): call sees the arguments as

@@ -235,6 +235,19 @@ static void divisor_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_value(ctx, argv[0]);
 }
 
+/* cm_same_size(n, m): 1, failing the query with ClickHouse's words when the
+ * zipped arrays of one ARRAY JOIN differ in length. */
+static void same_size_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    if (sqlite3_value_type(argv[0]) != SQLITE_NULL && sqlite3_value_type(argv[1]) != SQLITE_NULL &&
+        sqlite3_value_int64(argv[0]) != sqlite3_value_int64(argv[1])) {
+        sqlite3_result_error(ctx, "Sizes of ARRAY-JOIN-ed arrays do not match", -1);
+        return;
+    }
+    sqlite3_result_int(ctx, 1);
+}
+
 static int add_aggregate(sqlite3 *db, const char *name, int nargs, void *ud,
                          void (*step)(sqlite3_context *, int, sqlite3_value **),
                          void (*final)(sqlite3_context *))
@@ -276,8 +289,18 @@ int cm_db_conn_add_clickhouse_fns(cm_db_conn_t *conn)
                                         SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
                                         base64_fn, NULL, NULL, NULL);
     if (rc == SQLITE_OK)
+        rc = sqlite3_create_function_v2(db, "cm_same_size", 2,
+                                        SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+                                        same_size_fn, NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
         rc = cm__sqlite_add_url_fns(db);
     if (rc == SQLITE_OK)
         rc = cm__sqlite_add_re_fns(db);
+    if (rc == SQLITE_OK)
+        rc = cm__sqlite_add_text_fns(db);
+    if (rc == SQLITE_OK)
+        rc = cm__sqlite_add_city_hash(db);
+    if (rc == SQLITE_OK)
+        rc = cm__sqlite_add_week(db);
     return rc == SQLITE_OK ? 0 : CM_EUNAVAIL;
 }

@@ -72,5 +72,7 @@ bool cm_evstore__unquote(const char **p, cm_buf_t *out);
 /* evstore_arrayfns.c: cm_array_agg for SQLite connections (the printer's
  * groupArray, groupUniqArray and topK: docs/endpoints.md). */
 int cm__evstore_add_array_fns(cm_db_conn_t *conn);
+/* evstore_summap.c: cm_sum_map, the printer's sumMap on SQLite. */
+int cm__evstore_add_sum_map(cm_db_conn_t *conn);
 
 #endif

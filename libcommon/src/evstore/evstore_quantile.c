@@ -122,5 +122,7 @@ int cm__evstore_on_connect(cm_db_conn_t *conn, void *ud)
         rc = cm__evstore_add_tz(conn);
     if (rc == 0)
         rc = cm__evstore_add_array_fns(conn);
+    if (rc == 0)
+        rc = cm__evstore_add_sum_map(conn);
     return rc;
 }

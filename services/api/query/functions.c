@@ -152,6 +152,8 @@ static const q_fn_t fns[] = {
     F("subtractYears", 2, 2, QR_ARG0, Q_T_ANY, false, Q_FN_SUB_YEARS),
     F("toISOWeek", 1, 2, QR_FIXED, Q_T_INT, false, Q_FN_TO_ISO_WEEK),
     F("toISOYear", 1, 2, QR_FIXED, Q_T_INT, false, Q_FN_TO_ISO_YEAR),
+    /* toWeek(x[, mode[, zone]]): MySQL's modes 0..7 (SQLite's cm_to_week); 8, 9 ClickHouse 21+ */
+    F("toWeek", 1, 3, QR_FIXED, Q_T_INT, false, Q_FN_TO_WEEK),
     /* (more dates above this line) */
 
     /* JSON (a properties column or a string holding JSON; then key names) */
@@ -205,6 +207,11 @@ static const q_fn_t fns[] = {
     F("base64Encode", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_BASE64_ENCODE),
     F("base64Decode", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_BASE64_DECODE),
     F("tryBase64Decode", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_TRY_BASE64_DECODE),
+    /* code points' simple case mappings of the same UTF-8 length (db_sqlite_text.c) */
+    F("lowerUTF8", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_LOWER_UTF8),
+    F("upperUTF8", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_UPPER_UTF8),
+    /* ClickHouse 21+ (not in 18.16) and SQLite */
+    F("encodeURLComponent", 1, 1, QR_ARG0, Q_T_STRING, false, Q_FN_ENCODE_URL),
     /* (more strings above this line) */
 
     /* NULLs and conditions */
@@ -261,6 +268,8 @@ static const q_fn_t fns[] = {
     F("cityHash64", 1, 16, QR_FIXED, Q_T_INT, false, Q_FN_CITY_HASH64),
     /* NULL for text that is no UUID (18.16 would read garbage, 21+ fail) */
     F("toUUID", 1, 1, QR_FIXED, Q_T_UUID, true, Q_FN_TO_UUID),
+    /* a number's x != 0 (a string's reading differs between ClickHouse versions) */
+    F("toBool", 1, 1, QR_FIXED, Q_T_BOOL, false, Q_FN_TO_BOOL),
     /* (more conditions and numbers above this line) */
 
     /* window functions */
@@ -313,6 +322,8 @@ static const q_fn_t fns[] = {
     /* a string cut at a constant separator: Array(String) */
     F("splitByChar", 2, 2, QR_FIXED, Q_T_ARRAY, false, Q_FN_SPLIT_BY_CHAR),
     F("splitByString", 2, 2, QR_FIXED, Q_T_ARRAY, false, Q_FN_SPLIT_BY_STRING),
+    /* the values summed per key: a tuple (keys sorted, values), zero sums dropped */
+    A("sumMap", 2, 2, QR_FIXED, Q_T_TUPLE, false, Q_FN_SUM_MAP),
     /* (more arrays above this line) */
 };
 

@@ -152,6 +152,7 @@ enum {
     Q_FN_SUB_YEARS,
     Q_FN_TO_ISO_WEEK,
     Q_FN_TO_ISO_YEAR,
+    Q_FN_TO_WEEK,
     /* (more dates above this line) */
 
     /* strings and JSON: print_fn_string.c */
@@ -195,6 +196,9 @@ enum {
     Q_FN_BASE64_ENCODE,
     Q_FN_BASE64_DECODE,
     Q_FN_TRY_BASE64_DECODE,
+    Q_FN_LOWER_UTF8,
+    Q_FN_UPPER_UTF8,
+    Q_FN_ENCODE_URL,
     /* (more strings above this line) */
 
     /* conditions, numbers, conversions: print_fn.c */
@@ -238,6 +242,7 @@ enum {
     Q_FN_SIGN,
     Q_FN_CITY_HASH64,
     Q_FN_TO_UUID,
+    Q_FN_TO_BOOL,
     /* (more conditions and numbers above this line) */
 
     /* window functions: print_fn_agg.c */
@@ -287,6 +292,7 @@ enum {
     Q_FN_ARRAY_NOT_EMPTY,
     Q_FN_SPLIT_BY_CHAR, /* strings into arrays */
     Q_FN_SPLIT_BY_STRING,
+    Q_FN_SUM_MAP, /* sumMap(keys, values): an aggregate answering a tuple of two arrays */
     /* (more arrays above this line) */
 
     /* strings (cont.) */

@@ -5,7 +5,7 @@
  *
  * What it accepts is PostHog's HogQL SELECT (its ANTLR grammar,
  * HogQLParser.g4, read for the syntax) minus what neither store here can
- * run: ARRAY JOIN of several arrays, SAMPLE, FINAL, SETTINGS,
+ * run: SAMPLE, FINAL, SETTINGS,
  * ANY/ASOF/SEMI/ANTI joins. Those are syntax errors. A lambda (x -> body)
  * parses as an expression; resolve.c accepts it only where an array
  * function takes one. Names are not checked here: resolve.c decides what a
@@ -168,9 +168,14 @@ name(A) ::= QIDENT(T). { A = q_ident(p, T.text); }
 from_opt(A) ::= . { A = NULL; }
 from_opt(A) ::= FROM joined(B). { A = B; }
 /* [LEFT] ARRAY JOIN arr [AS x]: a row per element, at the end of FROM */
-from_opt(A) ::= FROM joined(B) ARRAY JOIN expr(E) alias_opt(N). { A = q_array_join(p, false, B, E, N); }
-from_opt(A) ::= FROM joined(B) LEFT ARRAY JOIN expr(E) alias_opt(N). { A = q_array_join(p, true, B, E, N); }
-from_opt(A) ::= FROM joined(B) INNER ARRAY JOIN expr(E) alias_opt(N). { A = q_array_join(p, false, B, E, N); }
+from_opt(A) ::= FROM array_joined(B). { A = B; }
+
+/* several arrays in one clause are zipped: ARRAY JOIN a AS x, b AS y */
+%type array_joined {q_from_t *}
+array_joined(A) ::= joined(B) ARRAY JOIN expr(E) alias_opt(N). { A = q_array_join(p, false, B, E, N); }
+array_joined(A) ::= joined(B) LEFT ARRAY JOIN expr(E) alias_opt(N). { A = q_array_join(p, true, B, E, N); }
+array_joined(A) ::= joined(B) INNER ARRAY JOIN expr(E) alias_opt(N). { A = q_array_join(p, false, B, E, N); }
+array_joined(A) ::= array_joined(B) COMMA expr(E) alias_opt(N). { A = q_array_join_zip(p, B, E, N); }
 
 %type joined {q_from_t *}
 joined(A) ::= table_ref(B). { A = B; }

@@ -537,6 +537,15 @@ q_from_t *q_join(q_parse_t *p, int join, q_from_t *l, q_from_t *r, q_expr_t *on,
     return f;
 }
 
+/* ARRAY JOIN a AS x, b AS y: each further array joins element by element
+ * with the first (ClickHouse zips them), LEFT as the clause is. */
+q_from_t *q_array_join_zip(q_parse_t *p, q_from_t *l, q_expr_t *array, cm_slice_t alias)
+{
+    q_from_t *f = q_array_join(p, l->join == QJ_LEFT, l, array, alias);
+    f->zipped = true;
+    return f;
+}
+
 /* ---- the driver ---------------------------------------------------------------------- */
 
 q_select_t *q_parse_text(q_parse_t *p)

@@ -296,13 +296,39 @@ static bool misc_call(q_printer_t *pr, const q_expr_t *e)
         P(")");
         return true;
     case Q_FN_TO_UUID: to_uuid(pr, e); return true;
-    case Q_FN_CITY_HASH64:
-        if (!pr->ch) {
-            q_pfail(pr, "cityHash64 is not supported on the SQLite store (its answers are "
-                        "UInt64, past SQLite's integers)");
+    case Q_FN_TO_BOOL: { /* a number's x != 0, NULL for NULL, as ClickHouse's toBool */
+        q_type_t t = q_ptype_of(pr, ARG(0));
+        if (t != Q_T_INT && t != Q_T_FLOAT && t != Q_T_BOOL && t != Q_T_NULL) {
+            q_pfail(pr, "toBool takes a number here: which strings read as true differs between "
+                        "ClickHouse versions (compare the string instead, as x = 'true')");
             return true;
         }
-        q_psame(pr, "cityHash64", e);
+        P("(");
+        q_pexpr(pr, ARG(0));
+        P(" != 0)");
+        return true;
+    }
+    case Q_FN_CITY_HASH64:
+        if (pr->ch) {
+            q_psame(pr, "cityHash64", e);
+            return true;
+        }
+        /* SQLite: libcommon's cm_city_hash64 (db_sqlite_cityhash.c), as the
+         * UInt64's 20 digits: exact as an answer, a group or an order (text
+         * order is number order), not for arithmetic */
+        for (size_t i = 0; i < e->args.n; i++)
+            if (ARG(i)->type != Q_T_STRING) {
+                q_pfail(pr, "cityHash64 on the SQLite store takes strings: convert with "
+                            "toString() (ClickHouse hashes other types' bytes)");
+                return true;
+            }
+        if (pr->as_is != e) {
+            q_pfail(pr, "cityHash64 is supported on the SQLite store only as a column of the "
+                        "answer or a GROUP BY / ORDER BY key (its UInt64 values are past "
+                        "SQLite's integers for arithmetic or comparisons)");
+            return true;
+        }
+        q_psame(pr, "cm_city_hash64", e);
         return true;
     case Q_FN_TO_STRING:
         if (pr->ch) {

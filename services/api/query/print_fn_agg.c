@@ -595,6 +595,11 @@ static void window_fn(q_printer_t *pr, const q_expr_t *e, int id)
     default:
         if (pr->ch && !pr->o->clickhouse_modern)
             return;
+        if (id < Q_FN_COUNT || id >= Q_FN_AGGREGATES_END) { /* groupArray, topK, sumMap, ... */
+            q_pfail(pr, "%.*s over a window is not supported yet (an aggregate answering an array)",
+                    (int)e->text.len, e->text.p);
+            return;
+        }
         aggregate(pr, e, id);
         break;
     }

@@ -266,6 +266,8 @@ const char *q_pout_open(q_printer_t *pr, const q_expr_t *e)
                     "name its members (t.1, t.2) or answer it from the subquery");
         return NULL;
     }
+    if (e->type == Q_T_TUPLE && e->nmembers == 2 && e->members[0] == Q_T_ARRAY)
+        return q_psum_map_out_open(pr, e); /* the only tuple of arrays */
     if (e->type == Q_T_TUPLE && has_string_member(e)) {
         P("arrayMap(");
         escaped_tuple(pr, e);
@@ -694,7 +696,9 @@ bool q_pcall_array(q_printer_t *pr, const q_expr_t *e)
         P(")");
         return true;
     }
-    if (id >= Q_FN_ARRAY_MAP && id <= Q_FN_ARRAY_FIRST)
+    if (id == Q_FN_SUM_MAP)
+        q_psum_map(pr, e);
+    else if (id >= Q_FN_ARRAY_MAP && id <= Q_FN_ARRAY_FIRST)
         q_plambda_call(pr, e, id);
     else if (id >= Q_FN_GROUP_ARRAY && id <= Q_FN_TOP_K)
         aggregate(pr, e, id);

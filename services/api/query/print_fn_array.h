@@ -17,5 +17,9 @@ void q_plite_v(q_printer_t *pr, q_type_t t);
 bool q_phas_aggregate(const q_expr_t *e);
 /* arrayMap and the other functions that may take a lambda (print_fn_lambda.c). */
 void q_plambda_call(q_printer_t *pr, const q_expr_t *e, int id);
+/* sumMap(keys, values) (print_fn_map.c), and what opens its answer for the
+ * reading on ClickHouse: the text closing it, or NULL (q_pout_open). */
+void q_psum_map(q_printer_t *pr, const q_expr_t *e);
+const char *q_psum_map_out_open(q_printer_t *pr, const q_expr_t *e);
 
 #endif

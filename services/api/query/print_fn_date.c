@@ -251,6 +251,47 @@ static void day_of_week(q_printer_t *pr, const q_expr_t *e)
     }
 }
 
+/* toWeek(x[, mode[, zone]]): ClickHouse 21+ (18.16 has none); SQLite's
+ * cm_to_week (libcommon's db_sqlite_week.c) does MySQL's modes 0 to 7, which
+ * ClickHouse follows; its own 8 and 9 are refused there. */
+static void to_week(q_printer_t *pr, const q_expr_t *e)
+{
+    int64_t mode = 0;
+    if (e->args.n > 1) {
+        if (ARG(1)->kind != QE_INT || ARG(1)->ival < 0 || ARG(1)->ival > 9) {
+            q_pfail(pr, "toWeek's mode must be a constant from 0 to 9");
+            return;
+        }
+        mode = ARG(1)->ival;
+    }
+    cm_slice_t zone;
+    if (!q_pdate_call_zone(pr, e, 2, &zone))
+        return;
+    if (pr->ch && !pr->o->clickhouse_modern) {
+        q_pfail(pr, "toWeek needs ClickHouse 21+ (this store runs 18.16)");
+        return;
+    }
+    if (!pr->ch && mode > 7) {
+        q_pfail(pr, "toWeek's modes 8 and 9 are not supported on the SQLite store (modes 0 to 7 "
+                    "are)");
+        return;
+    }
+    if (pr->ch) {
+        P("toWeek(");
+        q_pdatetime(pr, ARG(0));
+        PF(", %d", (int)mode);
+        if (e->args.n > 2) {
+            P(", ");
+            q_pstring(pr, zone);
+        }
+        P(")");
+        return;
+    }
+    P("cm_to_week(date(");
+    q_plocal_in(pr, ARG(0), zone);
+    PF("), %d)", (int)mode);
+}
+
 /* A DateTime on the wall clock's minute, hour, day or n minutes. */
 static void start_of_time(q_printer_t *pr, const q_expr_t *e, int id)
 {
@@ -576,6 +617,7 @@ bool q_pcall_date(q_printer_t *pr, const q_expr_t *e)
     switch (id) {
     case Q_FN_START_OF_WEEK: start_of_week(pr, e); return true;
     case Q_FN_TO_DAY_OF_WEEK: day_of_week(pr, e); return true;
+    case Q_FN_TO_WEEK: to_week(pr, e); return true;
     case Q_FN_START_OF_MINUTE:
     case Q_FN_START_OF_HOUR:
     case Q_FN_START_OF_DAY:

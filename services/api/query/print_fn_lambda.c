@@ -302,13 +302,30 @@ void q_parray_join_clause(q_printer_t *pr, const q_from_t *f)
     const q_expr_t *el = f->element;
     bool left = f->join == QJ_LEFT;
     if (pr->ch) {
-        P(left ? " LEFT ARRAY JOIN " : " ARRAY JOIN ");
+        P(f->zipped ? ", " : left ? " LEFT ARRAY JOIN " : " ARRAY JOIN ");
         q_pexpr(pr, f->on);
         PF(" AS _aj%zu", el->value);
         return;
     }
     if (q_phas_aggregate(f->on)) {
         q_pfail(pr, "ARRAY JOIN cannot read an aggregate");
+        return;
+    }
+    if (f->zipped) {
+        /* the element at the first array's position; arrays of other
+         * lengths fail the query, as ClickHouse's "Sizes of ARRAY-JOIN-ed
+         * arrays do not match" (cm_same_size, libcommon's db_sqlite_ch.c) */
+        const q_from_t *first = f->left;
+        while (first->zipped)
+            first = first->left;
+        P(left ? " LEFT JOIN json_each(" : " JOIN json_each(");
+        q_pexpr(pr, f->on);
+        PF(") AS _j%zu ON _j%zu.key = _j%zu.key AND cm_same_size(json_array_length(", el->value,
+           el->value, first->element->value);
+        q_pexpr(pr, first->on);
+        P("), json_array_length(");
+        q_pexpr(pr, f->on);
+        P("))");
         return;
     }
     P(left ? " LEFT JOIN json_each(" : " CROSS JOIN json_each(");

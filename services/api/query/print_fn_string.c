@@ -299,6 +299,38 @@ static void url_fn(q_printer_t *pr, const q_expr_t *e, int id)
     q_psame(pr, pr->ch ? ch[k] : lite[k], e);
 }
 
+/* A pattern that is one constant text in every row, appended to out: a
+ * string, concat() of such (=~* puts (?i) in front), or a column of the
+ * SELECT's only source, a subquery (no set of parts) whose column is such
+ * a text: (SELECT '4' AS b) gives '4' in each of its rows. */
+static bool const_pattern(const q_printer_t *pr, const q_expr_t *e, cm_buf_t *out, int depth)
+{
+    if (depth > 8)
+        return false;
+    if (e->kind == QE_STRING) {
+        cm_buf_append(out, e->text.p, e->text.len);
+        return true;
+    }
+    if (e->kind == QE_CALL && e->ival == Q_FN_CONCAT && e->over == NULL) {
+        for (size_t i = 0; i < e->args.n; i++)
+            if (!const_pattern(pr, e->args.v[i], out, depth + 1))
+                return false;
+        return true;
+    }
+    const q_select_t *s = pr->cur;
+    if (e->kind != QE_FIELD || e->fkind != QF_COLUMN || e->source == NULL || s == NULL ||
+        s->from == NULL || s->from->kind != QJ_SUBQUERY || s->from->entry == NULL ||
+        s->from->entry->id != e->source->id || e->source->sub == NULL)
+        return false;
+    const q_select_t *sub = e->source->sub;
+    if (sub->nparts > 0 || e->ival < 0 || (size_t)e->ival >= sub->nout ||
+        sub->out_exprs[e->ival] == NULL || sub->out_exprs[e->ival]->kind != QE_STRING)
+        return false;
+    const q_expr_t *c = sub->out_exprs[e->ival];
+    cm_buf_append(out, c->text.p, c->text.len);
+    return true;
+}
+
 /* match, extract, replaceRegexpOne/All: a constant pattern both stores
  * read alike (regex.c refuses the rest); SQLite runs PCRE2 through
  * libcommon's db/db_sqlite_re.c. */
@@ -315,6 +347,20 @@ static void regex_fn(q_printer_t *pr, const q_expr_t *e, int id)
         /* a pattern per row: ClickHouse 21+ takes it, 18.16 does not; SQLite
          * checks each one as it meets it (libcommon's cm_regex_check) */
         if (pr->ch && !pr->o->clickhouse_modern) {
+            /* 18.16 takes it where the pattern is one text in every row */
+            cm_buf_t text = CM_BUF_INIT;
+            if (const_pattern(pr, ARG(1), &text, 0)) {
+                q_expr_t lit = *ARG(1), one = *e;
+                lit.kind = QE_STRING;
+                lit.text = text.len ? cm_buf_slice(&text) : CM_SLICE_LIT("");
+                lit.type = Q_T_STRING;
+                q_expr_t *args[2] = {ARG(0), &lit};
+                one.args = (q_list_t){args, 2};
+                regex_fn(pr, &one, id);
+                cm_buf_free(&text);
+                return;
+            }
+            cm_buf_free(&text);
             q_pfail(pr, "match with a pattern that is not a constant needs ClickHouse 21+ (this "
                         "store runs 18.16)");
             return;
@@ -527,6 +573,21 @@ static void more_string_fn(q_printer_t *pr, const q_expr_t *e, int id)
         if (pr->ch)
             return q_psame(pr, id == Q_FN_REVERSE ? "reverse" : "decodeURLComponent", e);
         return q_psame(pr, id == Q_FN_REVERSE ? "cm_reverse" : "cm_decode_url", e);
+    case Q_FN_LOWER_UTF8: /* SQLite: libcommon's db_sqlite_text.c */
+    case Q_FN_UPPER_UTF8:
+        if (!text_arg(pr, e, 0))
+            return;
+        if (pr->ch)
+            return q_psame(pr, id == Q_FN_LOWER_UTF8 ? "lowerUTF8" : "upperUTF8", e);
+        return q_psame(pr, id == Q_FN_LOWER_UTF8 ? "cm_lower_utf8" : "cm_upper_utf8", e);
+    case Q_FN_ENCODE_URL:
+        if (!text_arg(pr, e, 0))
+            return;
+        if (pr->ch && !pr->o->clickhouse_modern) {
+            q_pfail(pr, "encodeURLComponent needs ClickHouse 21+ (this store runs 18.16)");
+            return;
+        }
+        return q_psame(pr, pr->ch ? "encodeURLComponent" : "cm_encode_url", e);
     case Q_FN_SUBSTRING_UTF8: substring_utf8(pr, e); return;
     case Q_FN_LEFT_PAD:
     case Q_FN_RIGHT_PAD:
@@ -584,7 +645,10 @@ bool q_pcall_string(q_printer_t *pr, const q_expr_t *e)
     case Q_FN_HEX:
     case Q_FN_BASE64_ENCODE:
     case Q_FN_BASE64_DECODE:
-    case Q_FN_TRY_BASE64_DECODE: more_string_fn(pr, e, id); return true;
+    case Q_FN_TRY_BASE64_DECODE:
+    case Q_FN_LOWER_UTF8:
+    case Q_FN_UPPER_UTF8:
+    case Q_FN_ENCODE_URL: more_string_fn(pr, e, id); return true;
     default: return false;
     }
 }

@@ -359,7 +359,7 @@ static void from_(const q_from_t *f, cm_buf_t *out, const q_hogql_opts_t *o)
     switch (f->kind) {
     case QJ_ARRAY:
         from_(f->left, out, o);
-        P(f->join == QJ_LEFT ? " LEFT ARRAY JOIN " : " ARRAY JOIN ");
+        P(f->zipped ? ", " : f->join == QJ_LEFT ? " LEFT ARRAY JOIN " : " ARRAY JOIN ");
         expr(f->on, out, o);
         P(" AS ");
         name(out, f->alias);

@@ -23,6 +23,10 @@ typedef struct {
     const q_window_t *over; /* print_fn_agg.c: the OVER an aggregate being printed still owes */
     const q_select_t *root; /* the query: its columns are the answer's */
     const q_from_t *outer_join; /* print_join.c: the SELECT's outer JOIN, on 18.16 */
+    /* print_select.c: the answer's column, or a GROUP BY / ORDER BY key, being
+     * printed (its value is used as it is: cityHash64's digits on SQLite) */
+    const q_expr_t *as_is;
+    const q_select_t *cur; /* print_select.c: the plain SELECT being printed, if any */
 } q_printer_t;
 
 void q_pfail(q_printer_t *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -214,7 +214,9 @@ static void pcolumns(q_printer_t *pr, const q_select_t *s, const char *as, bool 
         const char *close = top ? q_pout_open(pr, e) : NULL;
         if (utc)
             P("toTimeZone(");
+        pr->as_is = top ? e : NULL;
         q_pexpr(pr, e);
+        pr->as_is = NULL;
         if (utc)
             P(", 'UTC')");
         if (close != NULL)
@@ -229,12 +231,20 @@ static void pcolumns(q_printer_t *pr, const q_select_t *s, const char *as, bool 
     }
 }
 
+/* A GROUP BY, LIMIT BY or ORDER BY key: its value used as it is (q_printer_t.as_is). */
+static void pkey(q_printer_t *pr, const q_expr_t *e)
+{
+    pr->as_is = e->kind == QE_FIELD && e->fkind == QF_ALIAS ? e->alias_of : e;
+    q_pexpr(pr, e);
+    pr->as_is = NULL;
+}
+
 static void plist(q_printer_t *pr, const q_list_t *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         if (i)
             P(", ");
-        q_pexpr(pr, l->v[i]);
+        pkey(pr, l->v[i]);
     }
 }
 
@@ -251,7 +261,7 @@ static void porder(q_printer_t *pr, const q_order_t *order, size_t n)
         if (!pr->ch && (t == Q_T_ARRAY || t == Q_T_TUPLE)) /* JSON text does not sort as values */
             q_pfail(pr, "Ordering by an array or a tuple is not supported on the SQLite store");
         P(i ? ", " : " ORDER BY ");
-        q_pexpr(pr, order[i].expr);
+        pkey(pr, order[i].expr);
         porder_item(pr, &order[i]);
     }
 }
@@ -413,7 +423,9 @@ static void pselect(q_printer_t *pr, const q_select_t *s, bool top, bool answer)
         return;
     }
     const q_from_t *outer = pr->outer_join;
+    const q_select_t *cur = pr->cur;
     pr->outer_join = q_outer_join(pr, s);
+    pr->cur = s;
     P(s->distinct ? "SELECT DISTINCT " : "SELECT ");
     pcolumns(pr, s, NULL, answer);
     pbody(pr, s);
@@ -422,6 +434,7 @@ static void pselect(q_printer_t *pr, const q_select_t *s, bool top, bool answer)
         if (s->limit_by_offset != NULL && !pr->o->clickhouse_modern) {
             q_pfail(pr, "LIMIT n OFFSET m BY needs ClickHouse 19 or later (this store runs 18.16)");
             pr->outer_join = outer;
+            pr->cur = cur;
             return;
         }
         PF(" LIMIT %" PRId64, s->limit_by_n->ival);
@@ -431,6 +444,7 @@ static void pselect(q_printer_t *pr, const q_select_t *s, bool top, bool answer)
         plist(pr, &s->limit_by);
     }
     pr->outer_join = outer;
+    pr->cur = cur;
     plimits(pr, limits_of(pr, s, top));
 }
 

@@ -219,6 +219,7 @@ struct q_from {
     /* resolve.c: QJ_TABLE and QJ_SUBQUERY */
     const struct q_scope_entry *entry;
     q_expr_t *element;       /* QJ_ARRAY: the element, an arrayJoin call marked negated */
+    bool zipped;             /* QJ_ARRAY: in the same clause as the ARRAY JOIN on its left */
     const struct q_cte *cte; /* QJ_TABLE naming a CTE */
     /* QJ_NUMBERS: numbers(n) or numbers(start, n); name holds the function */
     q_list_t fn_args;
@@ -408,5 +409,7 @@ q_from_t *q_table(q_parse_t *p, cm_slice_t name, cm_slice_t alias);
 q_from_t *q_from_sub(q_parse_t *p, q_select_t *s, cm_slice_t alias);
 q_from_t *q_join(q_parse_t *p, int join, q_from_t *l, q_from_t *r, q_expr_t *on, q_list_t *using_);
 q_from_t *q_array_join(q_parse_t *p, bool left, q_from_t *l, q_expr_t *array, cm_slice_t alias);
+/* one more array in l's ARRAY JOIN clause (zipped with the ones before) */
+q_from_t *q_array_join_zip(q_parse_t *p, q_from_t *l, q_expr_t *array, cm_slice_t alias);
 
 #endif

@@ -119,6 +119,11 @@ static bool member(q_expr_t *e, const q_expr_t *t, const q_expr_t *n, cm_buf_t *
                        (long long)n->ival);
         return false;
     }
+    if (t->members[n->ival - 1] == Q_T_ARRAY) { /* sumMap's: its elements' types are not kept */
+        cm_buf_append_cstr(err, "A tuple's array member cannot be read with .n or tupleElement "
+                                "yet: answer the tuple itself");
+        return false;
+    }
     e->type = t->members[n->ival - 1];
     e->nullable = t->nullable || e->type == Q_T_NULL;
     return true;
@@ -217,7 +222,7 @@ bool q_resolve_array_call(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err)
         e->type = id == Q_FN_LENGTH ? Q_T_INT : Q_T_BOOL;
         return true;
     }
-    if (id < Q_FN_HAS || id > Q_FN_SPLIT_BY_STRING)
+    if (id < Q_FN_HAS || id > Q_FN_SUM_MAP)
         return true; /* not an array function */
     if (id >= Q_FN_ARRAY_MAP && id <= Q_FN_ARRAY_FIRST && !lambda &&
         (id == Q_FN_ARRAY_MAP || id == Q_FN_ARRAY_FILTER || id == Q_FN_ARRAY_FIRST ||
@@ -389,6 +394,25 @@ bool q_resolve_array_call(q_expr_t *e, cm_arena_t *arena, cm_buf_t *err)
         set_members(e, arena, types, e->args.n);
         return true;
     }
+    case Q_FN_SUM_MAP: {
+        /* ClickHouse sums each key's values; the keys whole numbers or
+         * strings (which compare alike on both stores), the values numbers,
+         * neither nullable (ClickHouse refuses Nullable elements) */
+        q_type_t val;
+        if (!array_arg(e, 0, err, &el) || !array_arg(e, 1, err, &val))
+            return false;
+        if ((el != Q_T_INT && el != Q_T_STRING) || ARG(0)->elem_nullable)
+            return fail(err, e,
+                        "takes an array of whole numbers or strings, none NULL, as its keys");
+        if ((val != Q_T_INT && val != Q_T_FLOAT) || ARG(1)->elem_nullable)
+            return fail(err, e,
+                        "takes an array of numbers, none NULL, as its values (wrap a "
+                        "nullable one in ifNull(x, 0))");
+        q_type_t two[2] = {Q_T_ARRAY, Q_T_ARRAY};
+        set_members(e, arena, two, 2);
+        e->elem = el; /* the keys' type, for the printers (print_fn_map.c) */
+        return true;
+    }
     case Q_FN_ARRAY_JOIN:
         if (!array_arg(e, 0, err, &el))
             return false;
@@ -468,8 +492,11 @@ q_expr_t *q_array_join_element(cm_arena_t *arena, const q_from_t *f, unsigned id
 bool q_bind_array_join(q_expr_t *e, const q_select_t *s)
 {
     const q_from_t *f = s->from;
-    if (f == NULL || f->kind != QJ_ARRAY || f->element == NULL || e->nchain != 1 ||
-        !cm_slice_eq(f->alias, e->chain[0]))
+    if (e->nchain != 1)
+        return false;
+    while (f != NULL && f->kind == QJ_ARRAY && !cm_slice_eq(f->alias, e->chain[0]))
+        f = f->zipped ? f->left : NULL; /* the clause's other arrays */
+    if (f == NULL || f->kind != QJ_ARRAY || f->element == NULL)
         return false;
     e->fkind = QF_ALIAS;
     e->alias_of = f->element;

@@ -114,21 +114,49 @@ bool q_resolve_window(struct api_query *q, const q_select_t *s, q_expr_t *e, cm_
 static const q_col_t numbers_cols[] = {{"number", "num", Q_T_INT, false, false}};
 static const q_table_t numbers_table = {"numbers", NULL, numbers_cols, 1, false, false};
 
+/* A constant whole number computed from literals with + - * % and
+ * negation (numbers(10 * 24)); false for anything else or an overflow. */
+static bool const_int(const q_expr_t *e, int64_t *v)
+{
+    int64_t a, b;
+    switch (e->kind) {
+    case QE_INT: *v = e->ival; return true;
+    case QE_NEG:
+        return e->args.n == 1 && const_int(e->args.v[0], &a) && !__builtin_sub_overflow(0, a, v);
+    case QE_BINARY:
+        if (e->args.n != 2 || !const_int(e->args.v[0], &a) || !const_int(e->args.v[1], &b))
+            return false;
+        switch (e->op) {
+        case QB_PLUS: return !__builtin_add_overflow(a, b, v);
+        case QB_MINUS: return !__builtin_sub_overflow(a, b, v);
+        case QB_MUL: return !__builtin_mul_overflow(a, b, v);
+        case QB_MOD:
+            if (b == 0 || (a == INT64_MIN && b == -1))
+                return false;
+            *v = a % b; /* truncated, as ClickHouse's modulo of integers */
+            return true;
+        default: return false;
+        }
+    default: return false;
+    }
+}
+
 const q_table_t *q_resolve_numbers(q_from_t *f, cm_buf_t *err)
 {
     const q_list_t *a = &f->fn_args;
+    int64_t v[2] = {0, 0};
     if (a->n < 1 || a->n > 2) {
         cm_buf_appendf(err, "Table function 'numbers' expects 1 or 2 arguments, found %zu", a->n);
         return NULL;
     }
     for (size_t i = 0; i < a->n; i++)
-        if (a->v[i]->kind != QE_INT || a->v[i]->ival < 0) {
+        if (!const_int(a->v[i], &v[i]) || v[i] < 0) {
             cm_buf_appendf(err, "numbers() takes whole numbers, 0 or more, as in numbers(10) or "
                                 "numbers(5, 10)");
             return NULL;
         }
-    f->num_start = a->n == 2 ? a->v[0]->ival : 0;
-    f->num_count = a->v[a->n - 1]->ival;
+    f->num_start = a->n == 2 ? v[0] : 0;
+    f->num_count = v[a->n - 1];
     if (f->num_count > Q_MAX_NUMBERS || f->num_start > INT64_MAX - Q_MAX_NUMBERS) {
         cm_buf_appendf(err, "numbers() yields at most %d rows", Q_MAX_NUMBERS);
         return NULL;

@@ -178,3 +178,6 @@ export const CLICKHOUSE_18_REFUSES = [/JSONExtract/, /OFFSET \d+ BY/, /\bsign\(/
 CLICKHOUSE_18_REFUSES.push(/\bINTERSECT\b|\bEXCEPT\b|\bOVER\b|WITH TIES|JOIN.*JOIN/); // part S: 21+ syntax
 CLICKHOUSE_18_REFUSES.push(/arrayCompact|arrayZip|range\(\d+, /); // part A: 21+ array functions
 CLICKHOUSE_18_REFUSES.push(/=~\*? [a-z]\b/); // a regex pattern per row
+CLICKHOUSE_18_REFUSES.push(/sumMap\(\[(event|'|"|properties)/); // part T: sumMap's string keys need 21+
+CLICKHOUSE_18_REFUSES.push(/encodeURLComponent/); // part T: not in 18.16
+CLICKHOUSE_18_REFUSES.push(/toWeek/); // part T: not in 18.16

@@ -336,6 +336,43 @@ static void test_array_agg(void **state)
     assert_int_not_equal(a.status, 0);
 }
 
+/* cm_sum_map (evstore_summap.c): sumMap's answer from every row's two
+ * arrays: keys sorted, sums in row order, zero sums dropped, Int64 wrap. */
+static void test_sum_map(void **state)
+{
+    fx_t *fx = *state;
+    static const struct {
+        const char *sql, *want;
+    } cases[] = {
+        {"SELECT cm_sum_map('[[[1,2],[10,20]],[[2,3],[5,7]]]')", "[[1,2,3],[10,25,7]]"},
+        {"SELECT cm_sum_map('[[[1,2],[10,-10]],[[2],[10]]]')", "[[1],[10]]"},
+        {"SELECT cm_sum_map('[[[1],[0.5]],[[1],[0.25]]]')", "[[1],[0.75]]"},
+        {"SELECT cm_sum_map('[[[\"b\",\"a\"],[1,2]],[[\"a\"],[1]]]')", "[[\"a\",\"b\"],[3,1]]"},
+        {"SELECT cm_sum_map('[[null,null],[[-1],[1]]]')", "[[-1],[1]]"},
+        {"SELECT cm_sum_map('[[[1,1],[9223372036854775807,1]]]')", "[[1],[-9223372036854775808]]"},
+        {"SELECT cm_sum_map(NULL)", "[[],[]]"},
+        {"SELECT cm_sum_map('[]')", "[[],[]]"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        answer_t a;
+        query(fx, cases[i].sql, &a);
+        assert_int_equal(a.status, 0);
+        if (strcmp(a.cells[0][0], cases[i].want) != 0)
+            fail_msg("%s: %s, want %s", cases[i].sql, a.cells[0][0], cases[i].want);
+    }
+    static const char *const bad[] = {
+        "SELECT cm_sum_map('[[[1,2],[1]]]')", /* lengths differ: ClickHouse fails too */
+        "SELECT cm_sum_map('[[[1],[\"x\"]]]')", "SELECT cm_sum_map('[[[1.5],[1]]]')",
+        "SELECT cm_sum_map('not json')",        "SELECT cm_sum_map('[1]')",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        answer_t a;
+        query(fx, bad[i], &a);
+        if (a.status == 0)
+            fail_msg("%s: answered %s", bad[i], a.cells[0][0]);
+    }
+}
+
 /* cm_split (evstore_arrayfns.c): ClickHouse 18.16's own answers for
  * splitByString / splitByChar, read from its server. */
 static void test_split(void **state)
@@ -373,6 +410,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_variance, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_array_agg, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_split, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_sum_map, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
