@@ -8,8 +8,10 @@
 #include "cm/err.h"
 #include "cm/json.h"
 #include "cm/log.h"
+#include "cm/timefmt.h"
 #include "cm/tzone.h"
 #include "insights/insights.h"
+#include "metrics.h"
 #include "endpoints/endpoints.h"
 #include "endpoints/endpoints_int.h"
 #include "query/query.h"
@@ -39,6 +41,7 @@ struct api_materializer {
     api_insight_t *ins;
     int64_t ins_now;
     char table[96];
+    uint64_t started_ns; /* uv_hrtime() when the job was claimed */
     char **params;
     char *types;
     void (*done)(void *ud);
@@ -118,6 +121,39 @@ static void on_store_noted(int status, const cm_db_res_t *res, void *ud)
     next_job(m);
 }
 
+/* A build's start and end: a log line each (the version, its project, the
+ * result, the time taken, the error) and the api_materialization* series. */
+static void build_started(api_materializer_t *m, const job_t *j)
+{
+    m->started_ns = uv_hrtime();
+    cm_gauge_add(m->ctx->m->mat_running, 1);
+    const cm_log_field_t f[] = {{"version_id", j->version_id}, {"project_id", j->project_id}};
+    cm_log_fields(CM_LOG_INFO, NULL, f, 2, "materialization started");
+}
+
+static void build_ended(api_materializer_t *m, const job_t *j, const char *error)
+{
+    api_metrics_t *am = m->ctx->m;
+    double secs = (double)(uv_hrtime() - m->started_ns) / 1e9;
+    char ms[32];
+    snprintf(ms, sizeof(ms), "%.3f", secs * 1000);
+    cm_gauge_add(am->mat_running, -1);
+    cm_histogram_observe(am->mat_seconds, secs);
+    if (error == NULL) {
+        cm_counter_inc(am->mat_completed);
+        cm_gauge_set(am->mat_last_success, (double)cm_now_us() / 1e6);
+    } else {
+        cm_counter_inc(am->mat_failed);
+    }
+    const cm_log_field_t f[] = {{"version_id", j->version_id},
+                                {"project_id", j->project_id},
+                                {"result", error ? "failed" : "completed"},
+                                {"table", error ? NULL : m->table},
+                                {"error", error}};
+    const cm_log_field_t n[] = {{"duration_ms", ms}};
+    cm_log_record(error ? CM_LOG_WARN : CM_LOG_INFO, NULL, f, 5, n, 1, "materialization ended");
+}
+
 static void fail_job(api_materializer_t *m, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void fail_job(api_materializer_t *m, const char *fmt, ...)
@@ -128,7 +164,7 @@ static void fail_job(api_materializer_t *m, const char *fmt, ...)
     va_start(ap, fmt);
     cm_buf_vappendf(&e, fmt, ap);
     va_end(ap);
-    cm_log(CM_LOG_WARN, NULL, "materialize %s: %s", j->version_id, cm_buf_cstr(&e));
+    build_ended(m, j, cm_buf_cstr(&e));
     job_clear(m);
     api_store_mat_finish(m->ctx->db, j->version_id, "Failed", cm_buf_cstr(&e), NULL, NULL,
                          on_store_noted, m);
@@ -293,6 +329,7 @@ static void on_columns(int status, const char *err, const cm_evstore_rows_t *row
         return;
     }
     char *info = info_json(m, rows);
+    build_ended(m, j, NULL);
     job_clear(m);
     api_store_mat_finish(m->ctx->db, j->version_id, "Completed", NULL, m->table, info, on_completed,
                          m);
@@ -488,6 +525,7 @@ static void on_claimed(int status, const cm_db_res_t *res, void *ud)
         next_job(m);
         return;
     }
+    build_started(m, &m->jobs[m->next - 1]);
     build(m, &m->jobs[m->next - 1]);
 }
 
