@@ -206,16 +206,19 @@ static void write_all(const char *p, size_t n)
     }
 }
 
-/* A JSON number: -?digits[.digits][e[+-]digits], nothing else. */
+/* A JSON number (RFC 8259: -?(0|[1-9]digits)[.digits][e[+-]digits]), nothing else. */
 static bool is_json_number(const char *s)
 {
     const char *p = s;
     if (*p == '-')
         p++;
-    if (*p < '0' || *p > '9')
+    if (*p == '0')
+        p++; /* no leading zeros: "007" is not JSON */
+    else if (*p >= '1' && *p <= '9')
+        while (*p >= '0' && *p <= '9')
+            p++;
+    else
         return false;
-    while (*p >= '0' && *p <= '9')
-        p++;
     if (*p == '.') {
         p++;
         if (*p < '0' || *p > '9')
