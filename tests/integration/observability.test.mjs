@@ -115,7 +115,13 @@ describe('observability', () => {
   });
 
   after(async () => {
+    const procs = s ? [s.api, s.ingest, s.flags, s.writer] : [];
     await s?.stop();
+    // a clean exit: in the sanitizer tree, no leak or error report either
+    for (const p of procs) {
+      const { code } = await p.exited;
+      assert.equal(code, 0, p.stderr().slice(-4000));
+    }
   });
 
   test('api: one access line per request, with the route pattern, project and status, 401s and 404s included', async () => {
@@ -263,7 +269,8 @@ describe('observability', () => {
       await accessLine(ingest, refused);
       for (const id of ok) assert.equal(accessLines(ingest, id).length, 0, id);
     } finally {
-      await ingest.stop();
+      const { code } = await ingest.stop();
+      assert.equal(code, 0, ingest.stderr().slice(-4000));
     }
     await assert.rejects(
       startServer(path.join(BUILD, 'bin', 'ingest'), { INGEST_PORT: '0', REDIS_URL: s.redis.url, ACCESS_LOG_SAMPLE: '1.5' }),
@@ -354,5 +361,33 @@ describe('observability', () => {
       for (const n of names) if (!exposed.has(n)) missing.push(`${where}: ${n}`);
     }
     assert.deepEqual(missing, []);
+  });
+});
+
+// The Kafka writer's lag comes from librdkafka's statistics (every second),
+// per partition: series appear for the partitions the group consumed, and
+// fall to 0 once the writer has stored everything.
+const kafka = PAIRS.find((p) => p.queue === 'kafka');
+if (kafka) describe('observability: writer lag on Kafka', () => {
+  let s;
+  before(async () => {
+    s = await startPair(kafka, { writer: { LOG_LEVEL: 'warn' } });
+  });
+  after(async () => {
+    await s?.stop();
+  });
+
+  test('queue_consumer_lag_messages per partition, back to 0 once the events are stored', async () => {
+    const events = Array.from({ length: 40 }, (_, i) => ({ event: 'obs-kafka', distinct_id: `user-${i}` }));
+    const r = await fetch(`${s.ingestUrl}/batch/`, { method: 'POST', body: JSON.stringify({ api_key: s.boot.project_api_token, batch: events }) });
+    assert.equal(r.status, 200);
+    await within(30000, 'the events stored', async () => (await s.store.count("event = 'obs-kafka'")) === 40);
+    let lags = [];
+    await within(15000, 'every reported partition caught up', async () => {
+      const m = await scrape(s.writer.port);
+      lags = (m.series.get('queue_consumer_lag_messages') ?? []).filter((x) => x.labels.startsWith(`{topic="${MAIN}",`));
+      return lags.length > 0 && lags.every((x) => x.value === 0);
+    });
+    for (const x of lags) assert.match(x.labels, /^\{topic="[^"]+",partition="[0-3]"\}$/);
   });
 });
