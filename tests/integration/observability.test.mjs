@@ -186,6 +186,8 @@ describe('observability', () => {
     // the refused refresh never reached a source: not a run
     assert.equal(delta('api_endpoint_runs_total', '{result="invalid"}'), 0);
     assert.ok(delta('store_operation_duration_seconds_count', '{store="store",op="read"}') >= 2);
+    // the computed run read the event store; the cached one did not
+    assert.equal(delta('store_operation_duration_seconds_count', '{store="events",op="query"}'), 1);
   });
 
   test('api: a materialization logs its start and end (duration, table) and counts', async () => {
@@ -317,6 +319,7 @@ describe('observability', () => {
     assert.ok(value(w, 'queue_consumer_lag_messages', `{topic="${MAIN}",partition="0"}`) >= 0);
     assert.ok(value(w, 'queue_consumer_pending_messages', `{topic="${MAIN}"}`) >= 0);
     assert.ok(value(w, 'store_operation_duration_seconds_count', '{store="persons",op="transaction"}') >= 0);
+    assert.ok(value(w, 'store_operation_duration_seconds_count', '{store="events",op="insert"}') > 0, 'the writer stored batches');
     const a = await scrape(s.api.port);
     assert.equal(value(a, 'api_outbox_entries'), 0, 'the bootstrap changes are published');
     assert.equal(value(a, 'api_outbox_oldest_age_seconds'), 0);

@@ -517,8 +517,7 @@ int cm__evstore_open_sqlite(uv_loop_t *loop, const cm_evstore_opts_t *opts, cons
                       .name = st->base.name,
                       .on_open_sql = "PRAGMA case_sensitive_like = ON",
                       .on_connect = cm__evstore_on_connect,
-                      .worker = st->wpool,
-                      .metrics = opts->metrics};
+                      .worker = st->wpool};
     if (cm_db_open(loop, &o, &st->db) != CM_OK)
         goto fail_db; /* cannot happen past the scheme check */
     st->readers = cm_xcalloc(st->nreaders, sizeof(*st->readers));
