@@ -15,7 +15,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { PAIRS, MAIN, startPair } from './lib/suite.mjs';
 import { BUILD, ROOT, startServer } from './lib/proc.mjs';
-import { within } from './lib/rawhttp.mjs';
+import { connect, within } from './lib/rawhttp.mjs';
 
 const run = promisify(execFile);
 const OBS = path.join(ROOT, 'deploy', 'observability');
@@ -142,6 +142,23 @@ describe('observability', () => {
       assert.equal(line.project_id, c.project, `${c.what}: ${JSON.stringify(line)}`);
       assert.ok(!JSON.stringify(line).includes(s.boot.personal_api_key), 'the key is never logged');
     }
+  });
+
+  test('a request refused while parsing gets its line (method null); HEAD sends no body bytes', async () => {
+    const id = rid('malformed');
+    const c = await connect(s.api.port);
+    c.write(`GET /api/projects/ HTTP/1.1\r\nHost: a\r\nX-Request-Id: ${id}\r\nBad Header: x\r\n\r\n`);
+    const res = await c.response();
+    c.destroy();
+    assert.equal(res.status, 400);
+    let line = await accessLine(s.api, id);
+    checkCommon(line, { service: 'api', method: null, route: 'unmatched', status: 400, bytes: res.body.length });
+
+    const head = rid('head');
+    const r = await fetch(`${s.apiUrl}/_health`, { method: 'HEAD', headers: { 'X-Request-Id': head } });
+    assert.equal(r.status, 200);
+    line = await accessLine(s.api, head);
+    checkCommon(line, { service: 'api', method: 'HEAD', route: '/_health', status: 200, bytes: 0 });
   });
 
   test('api: an endpoint run says which endpoint, version, materialization and cache; the run counters follow', async () => {
