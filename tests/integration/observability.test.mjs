@@ -384,6 +384,43 @@ describe('observability', () => {
   });
 });
 
+describe('observability: writer pending on Redis Streams', () => {
+  let s;
+  before(async () => {
+    // entries of a writer gone are claimed after 1 s idle, not 30 s
+    s = await startPair(pair, { writer: { WRITER_CLAIM_IDLE: '1s' } });
+  });
+  after(async () => {
+    await s?.stop();
+  });
+
+  test('entries delivered and never acknowledged show as pending; lag and pending return to 0 once stored', async () => {
+    const gauges = async () => {
+      const m = await scrape(s.writer.port);
+      return { lag: value(m, 'queue_consumer_lag_messages', `{topic="${MAIN}",partition="0"}`), pending: value(m, 'queue_consumer_pending_messages', `{topic="${MAIN}"}`) };
+    };
+    s.writer.child.kill('SIGTERM');
+    await s.writer.exited;
+    const N = 30;
+    const events = Array.from({ length: N }, (_, i) => ({ event: 'obs-pending', distinct_id: `pending-${i}` }));
+    const post = () => fetch(`${s.ingestUrl}/batch/`, { method: 'POST', body: JSON.stringify({ api_key: s.boot.project_api_token, batch: events }) });
+    assert.equal((await post()).status, 200);
+    const good = s.writerEnv;
+    s.writerEnv = { ...good, PERSONS_DATABASE_URL: 'postgres://obs@127.0.0.1:1/none' };
+    s.writer = await startServer(path.join(BUILD, 'bin', 'writer'), s.writerEnv);
+    let g;
+    await within(20000, `${N} pending`, async () => (g = await gauges()).pending === N).catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(g)}`); });
+    assert.equal(g.lag, 0, 'every entry was delivered');
+    // a working writer takes them over and stores them
+    s.writer.child.kill('SIGTERM');
+    await s.writer.exited;
+    s.writerEnv = good;
+    s.writer = await startServer(path.join(BUILD, 'bin', 'writer'), s.writerEnv, { ready: true });
+    await within(30000, 'the entries stored', async () => (await s.store.count("event = 'obs-pending'")) === N);
+    await within(20000, 'nothing pending', async () => (g = await gauges()).pending === 0 && g.lag === 0).catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(g)}`); });
+  });
+});
+
 // The Kafka writer's lag comes from librdkafka's statistics (every second),
 // per partition: series appear for the partitions the group consumed, and
 // fall to 0 once the writer has stored everything.
@@ -409,5 +446,26 @@ if (kafka) describe('observability: writer lag on Kafka', () => {
       return lags.length > 0 && lags.every((x) => x.value === 0);
     });
     for (const x of lags) assert.match(x.labels, /^\{topic="[^"]+",partition="[0-3]"\}$/);
+  });
+
+  test('a backlog shows as lag: a writer that cannot store (its persons store away) lags by what waits', async () => {
+    // The group's offsets are committed (the test above); this writer
+    // joins, fetches and hands every batch back, committing nothing.
+    s.writer.child.kill('SIGTERM');
+    await s.writer.exited;
+    const N = 30;
+    const events = Array.from({ length: N }, (_, i) => ({ event: 'obs-backlog', distinct_id: `backlog-${i}` }));
+    const r = await fetch(`${s.ingestUrl}/batch/`, { method: 'POST', body: JSON.stringify({ api_key: s.boot.project_api_token, batch: events }) });
+    assert.equal(r.status, 200);
+    s.writerEnv = { ...s.writerEnv, PERSONS_DATABASE_URL: 'postgres://obs@127.0.0.1:1/none' };
+    s.writer = await startServer(path.join(BUILD, 'bin', 'writer'), s.writerEnv);
+    let total = -1;
+    await within(30000, `a lag of ${N}`, async () => {
+      const m = await scrape(s.writer.port);
+      const lags = (m.series.get('queue_consumer_lag_messages') ?? []).filter((x) => x.labels.startsWith(`{topic="${MAIN}",`));
+      total = lags.reduce((a, x) => a + x.value, 0);
+      return total === N;
+    }).catch((e) => { throw new Error(`${e.message}: last total ${total}`); });
+    assert.equal(await s.store.count("event = 'obs-backlog'"), 0, 'nothing was stored meanwhile');
   });
 });

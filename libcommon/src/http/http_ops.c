@@ -56,7 +56,7 @@ void cm_http_ops_routes(cm_http_server_t *srv, cm_metrics_t *metrics, cm_ready_f
     ops.metrics = metrics;
     ops.ready = ready;
     ops.ud = ud;
-    cm_metrics_process_update(metrics); /* the process_* families render first */
+    cm_metrics_process_update(metrics); /* the process_* families exist before a scrape */
     ops.conns = cm_metrics_gauge(metrics, "http_open_connections", "Open HTTP connections", NULL);
     /* What /_ready says, as a series: alerts see a writer cut off from its
      * queue or an api without its store without probing each pod. */
