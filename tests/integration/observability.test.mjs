@@ -2,10 +2,11 @@
 // (docs/operations.md): one access line per request on every service
 // (401s, 404s and endpoint runs included, the route's pattern and never
 // the raw path), sampling that keeps every error, the materializer's
-// start and end lines, the process_* and new series on /metrics, and
-// deploy/observability/: the alert rules pass promtool, the dashboard has
-// what Grafana needs, and every series either names is one the running
-// services expose.
+// start and end lines, the process_* and new series on /metrics, the
+// writer's lag and pending against a real backlog (Redis Streams and
+// Kafka), and deploy/observability/: the alert rules pass promtool, the
+// dashboard has what Grafana needs, and every series either names is one
+// the running services expose.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
