@@ -211,6 +211,12 @@ describe('observability', () => {
   test('api: a materialization logs its start and end (duration, table) and counts', async () => {
     const P = s.boot.project_id;
     const E = `/api/projects/${P}/endpoints/`;
+    // three event names stored first: the table has a row per name
+    const names = ['obs-m-1', 'obs-m-2', 'obs-m-3'];
+    const sent = await fetch(`${s.ingestUrl}/batch/`, { method: 'POST', body: JSON.stringify({ api_key: s.boot.project_api_token, batch: names.map((event) => ({ event, distinct_id: 'obs-m' })) }) });
+    assert.equal(sent.status, 200);
+    await within(20000, 'the events stored', async () => (await s.store.count("event LIKE 'obs-m-%'")) === 3);
+    assert.equal(await s.store.count(), 3, 'no other events in the store');
     const r = await s.call('POST', E, { name: 'obs-mat', is_materialized: true, query: { kind: 'HogQLQuery', query: 'SELECT event, count() AS c FROM events GROUP BY event' } });
     assert.equal(r.status, 201, JSON.stringify(r.json));
     await within(20000, 'the table built', async () => (await s.call('GET', `${E}obs-mat/materialization_status`)).json.status === 'Completed');
@@ -225,6 +231,7 @@ describe('observability', () => {
     assert.ok(ended[0].duration_ms >= 0);
     assert.match(ended[0].table, /\S/);
     assert.equal(ended[0].error, null);
+    assert.equal(ended[0].rows, 3);
     const m = await scrape(s.api.port);
     assert.equal(value(m, 'api_materializations_total', '{result="completed"}'), 1);
     assert.equal(value(m, 'api_materializations_total', '{result="failed"}'), 0);
