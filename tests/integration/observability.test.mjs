@@ -353,7 +353,10 @@ describe('observability', () => {
 
   test('deploy/observability: promtool accepts the rules; the dashboard has what Grafana needs; every series they name is exposed', async () => {
     const rulesFile = path.join(OBS, 'alerts.yml');
-    const { stdout } = await run('promtool', ['check', 'rules', rulesFile]);
+    const { stdout } = await run('promtool', ['check', 'rules', rulesFile]).catch((e) => {
+      if (e.code === 'ENOENT') throw new Error('promtool is missing: scripts/setup installs it (Debian\'s prometheus package)');
+      throw new Error(`promtool refused ${rulesFile}: ${e.stdout}${e.stderr}`);
+    });
     assert.match(stdout, /SUCCESS: \d+ rules found/);
 
     const dash = JSON.parse(fs.readFileSync(path.join(OBS, 'dashboard.json'), 'utf8'));
