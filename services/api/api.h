@@ -61,11 +61,13 @@ typedef struct api_publisher api_publisher_t;
 typedef struct api_materializer api_materializer_t;
 typedef struct api_oauth api_oauth_t;
 typedef struct api_admit api_admit_t;
+typedef struct api_metrics api_metrics_t; /* metrics.h */
 
 typedef struct {
     api_config_t cfg;
     uv_loop_t *loop;
     cm_metrics_t *metrics;
+    api_metrics_t *m; /* the api's series in metrics (metrics.h) */
     cm_db_t *db;
     cm_evstore_t *events; /* read-only here: the writer fills it */
     api_admit_t *admit;   /* http/admit.c: reads of it, per project */

@@ -11,6 +11,7 @@
 const cm_cfg_key_t api_config_keys[] = {
     CM_SERVICE_ROWS(api_config_t, svc, "API", "8001", "1MiB", 64LL << 20, "0",
                     "Redis: what the api publishes for the flags fleet", NULL, NULL),
+    CM_SERVICE_ACCESS_LOG_ROW(api_config_t, svc, "1"),
     {"DATABASE_URL", CM_CFG_STR, F(database_url), "sqlite:var/meta.db", 0, 0,
      "metadata store: sqlite:<path> (default) or postgres://user:password@host:port/db",
      CM_CFG_SECRET},

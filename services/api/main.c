@@ -32,6 +32,7 @@
 #include "api.h"
 #include "bootstrap.h"
 #include "cm/cli.h"
+#include "metrics.h"
 #include "cm/err.h"
 #include "cm/log.h"
 #include "cm/service.h"
@@ -186,8 +187,10 @@ static void migrate(void)
 
 static int start(void)
 {
-    if (cm_db_open(ctx.loop, &(cm_db_opts_t){.url = ctx.cfg.database_url, .name = "store"},
-                   &ctx.db) != 0) {
+    if (cm_db_open(
+            ctx.loop,
+            &(cm_db_opts_t){.url = ctx.cfg.database_url, .name = "store", .metrics = ctx.metrics},
+            &ctx.db) != 0) {
         cm_log(CM_LOG_ERROR, NULL, "DATABASE_URL: use sqlite:<path> or postgres://...");
         return CM_EINVAL;
     }
@@ -207,7 +210,8 @@ static int start(void)
         cm_evstore_open(ctx.loop,
                         &(cm_evstore_opts_t){.url = events_url,
                                              .name = "events",
-                                             .readers = (unsigned)ctx.cfg.events_readers},
+                                             .readers = (unsigned)ctx.cfg.events_readers,
+                                             .metrics = ctx.metrics},
                         &ctx.events) != 0) {
         cm_log(CM_LOG_ERROR, NULL, "cannot open the event store (CLICKHOUSE_URL / EVENTS_DB)");
         return CM_EINVAL;
@@ -301,6 +305,9 @@ int main(int argc, char **argv)
         return 1;
     ctx.loop = uv_default_loop();
     ctx.metrics = cm_metrics_new();
+    static api_metrics_t api_metrics; /* lives as long as the process: routes point at it */
+    api_metrics_init(&api_metrics, ctx.metrics);
+    ctx.m = &api_metrics;
     signals = cm_signals_start(ctx.loop, on_term, NULL); /* runs only once the loop does */
     if (start() != 0)
         return 1;

@@ -11,6 +11,7 @@ const cm_cfg_key_t flg_config_keys[] = {
     /* PostHog's flags service believes every X-Forwarded-For hop: "all". */
     CM_SERVICE_ROWS(flg_config_t, svc, "FLAGS", "8003", "1MiB", 1LL << 30, "all",
                     "Redis: projects, definitions, persons, quota", NULL, NULL),
+    CM_SERVICE_ACCESS_LOG_ROW(flg_config_t, svc, "0.01"),
     {"DEFINITIONS_REFRESH", CM_CFG_DURATION, F(refresh_ms), "30s", 50, 3600000,
      "how often every project's definitions are re-read (flags:changed reloads one at once)", 0},
     {"PERSON_TIMEOUT", CM_CFG_DURATION, F(person_timeout_ms), "500ms", 10, 60000,

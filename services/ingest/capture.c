@@ -218,7 +218,12 @@ static void admit(capture_t *c)
     cm_http_req_t *req = c->req;
     const char *why = NULL;
     cm_slice_t token = cm_slice_from_cstr(c->batch.token);
+    char logged[72];
 
+    /* The access line's project: ingest knows tokens, not their ids (a
+     * project token is public: pages embed it). Cut: it is the client's. */
+    snprintf(logged, sizeof(logged), "%.64s", c->batch.token);
+    cm_http_req_log_field(req, "project_token", logged);
     cm_counter_add(ctx->events_filtered, c->batch.dropped);
     if (ing_registry_quota_limited(ctx->registry, token)) {
         /* As PostHog does: drop, count, and answer 200 so clients do not retry. */

@@ -13,6 +13,7 @@ const cm_cfg_key_t ing_config_keys[] = {
     CM_SERVICE_ROWS(ing_config_t, svc, "INGEST", "8002", "20MiB", 1LL << 31, "0",
                     "Redis: token registry, quota list, and the queue when KAFKA_BROKERS is empty",
                     "MAX_BODY", "TRUST_PROXY"),
+    CM_SERVICE_ACCESS_LOG_ROW(ing_config_t, svc, "0.01"),
     {"KAFKA_BROKERS", CM_CFG_STR, F(kafka_brokers), "", 0, 0,
      "Kafka bootstrap servers; empty = queue on Redis Streams", 0},
     {"KAFKA_TOPIC", CM_CFG_STR, F(topic_main), CM_REDISKEY_EVENTS_STREAM, 0, 0,

@@ -14,6 +14,7 @@ const cm_cfg_key_t wr_config_keys[] = {
                     "Redis: project tokens, the person and group copies for flags, and the queue "
                     "when KAFKA_BROKERS is empty",
                     NULL, NULL),
+    CM_SERVICE_ACCESS_LOG_ROW(wr_config_t, svc, "1"),
     {"KAFKA_BROKERS", CM_CFG_STR, F(kafka_brokers), "", 0, 0,
      "Kafka bootstrap servers; empty = the queue is Redis Streams", 0},
     {"KAFKA_TOPIC", CM_CFG_STR, F(topic_main), CM_REDISKEY_EVENTS_STREAM, 0, 0,

@@ -257,8 +257,10 @@ static int start(void)
         cm_log(CM_LOG_ERROR, NULL, "cannot open the event store (CLICKHOUSE_URL / EVENTS_DB)");
         return CM_EINVAL;
     }
-    if (cm_db_open(ctx.loop, &(cm_db_opts_t){.url = ctx.cfg.persons_url, .name = "persons"},
-                   &ctx.persons) != 0) {
+    if (cm_db_open(
+            ctx.loop,
+            &(cm_db_opts_t){.url = ctx.cfg.persons_url, .name = "persons", .metrics = ctx.metrics},
+            &ctx.persons) != 0) {
         cm_log(CM_LOG_ERROR, NULL, "PERSONS_DATABASE_URL: not sqlite:<path> or postgres://");
         return CM_EINVAL;
     }

@@ -48,6 +48,7 @@
 #include <uv.h>
 
 #include "cm/buf.h"
+#include "cm/metrics.h"
 #include "cm/worker.h"
 
 typedef struct cm_db cm_db_t;
@@ -125,6 +126,10 @@ typedef struct {
     /* SQLite: open the file read-only (it must exist, in WAL mode: another
      * handle made it); such a handle reads beside a writer's. */
     bool read_only;
+    /* Optional: store_operation_duration_seconds{store=name,op=read|write|
+     * transaction}, from the call to the callback (queue wait included:
+     * what the caller waits). Answers from the read cache are not counted. */
+    cm_metrics_t *metrics;
 } cm_db_opts_t;
 
 /* Copied by cm_db_run: the caller may free it all once the call returns. */

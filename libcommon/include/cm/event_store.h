@@ -56,6 +56,8 @@ typedef struct {
     /* SQLite: reads run on this many read-only connections at once, each
      * on a dedicated thread (not libuv's pool); default 4, at most 64 */
     unsigned readers;
+    /* Optional: store_operation_duration_seconds{store=name,op=query|insert},
+     * from the call to the callback, whichever backend. */
     cm_metrics_t *metrics;
 } cm_evstore_opts_t;
 

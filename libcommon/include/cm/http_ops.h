@@ -4,8 +4,9 @@
  *   GET /_health  200 {"status":"ok"} while the process runs its loop
  *   GET /_ready   200 {"status":"ready"} when ready(ud) says so, else 503 with
  *                 the error envelope (code "not_ready", detail = the reason)
- *   GET /metrics  Prometheus text: the registry plus process gauges
- *                 (resident memory, open connections)
+ *   GET /metrics  Prometheus text: the registry, the process_* series read
+ *                 from /proc/self at each scrape, open connections and
+ *                 service_ready{service} (what /_ready would answer)
  */
 #ifndef CM_HTTP_OPS_H
 #define CM_HTTP_OPS_H

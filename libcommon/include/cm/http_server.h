@@ -81,6 +81,8 @@ typedef struct {
     const char *cors_methods;    /* Access-Control-Allow-Methods; default "GET, POST, OPTIONS" */
     const char *service;         /* label for metrics and logs; default "http" */
     cm_metrics_t *metrics;       /* optional: per-route request counters and latency */
+    double access_log_sample;    /* share of requests under 400 given an access line, 0..1;
+                                    default 1. Statuses >= 400 always get one. */
 } cm_http_server_opts_t;
 
 /* Fills opts with the defaults above. */
@@ -133,6 +135,15 @@ cm_slice_t cm_http_req_param(const cm_http_req_t *req, const char *name);
 const char *cm_http_req_peer(const cm_http_req_t *req);
 /* X-Request-Id when the client sent a sane one, else a fresh UUIDv7. */
 const char *cm_http_req_id(cm_http_req_t *req);
+/*
+ * Adds key=value to the request's access line (both copied; at most 16
+ * fields, later ones dropped): what only the handler knows, such as
+ * "project_id" or an endpoint run's name, version and cache result. The
+ * line itself is written when the response is: one JSON line per request,
+ * {"msg":"access","method","route" (the pattern, not the path),"status",
+ * "duration_ms","bytes_out","peer", then these}.
+ */
+void cm_http_req_log_field(cm_http_req_t *req, const char *key, const char *value);
 /* Monotonic ms when the first byte of the request arrived. */
 uint64_t cm_http_req_start_ms(const cm_http_req_t *req);
 /* False once the client has gone (its answer will be dropped). */

@@ -55,6 +55,18 @@ void cm_log_set_fd(int fd);
     } while (0)
 
 /*
+ * The same with numeric fields as well: nums[i].value is a number's text
+ * ("200", "1.25"), written unquoted so a log query can compare it; text
+ * that is not a JSON number is written as null. Access lines use it.
+ */
+#define cm_log_record(level, request_id, fields, nfields, nums, nnums, ...)                        \
+    do {                                                                                           \
+        if ((level) >= cm_log_min_level)                                                           \
+            cm__log_write_ex((level), (request_id), (fields), (nfields), (nums), (nnums),          \
+                             __VA_ARGS__);                                                         \
+    } while (0)
+
+/*
  * A recurring line (every refused request of an outage, say) is written at
  * most once per interval, with the count of those held back since:
  *
@@ -72,5 +84,8 @@ bool cm_log_limit(cm_log_limit_t *l, uint64_t now_ms, uint64_t interval_ms, uint
 
 void cm__log_write(cm_log_level_t level, const char *request_id, const cm_log_field_t *fields,
                    int nfields, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void cm__log_write_ex(cm_log_level_t level, const char *request_id, const cm_log_field_t *fields,
+                      int nfields, const cm_log_field_t *nums, int nnums, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
 
 #endif

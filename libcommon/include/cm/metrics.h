@@ -29,6 +29,10 @@ cm_counter_t *cm_metrics_counter(cm_metrics_t *m, const char *name, const char *
                                  const char *labels);
 cm_gauge_t *cm_metrics_gauge(cm_metrics_t *m, const char *name, const char *help,
                              const char *labels);
+/* A counter whose total is kept elsewhere and copied in with cm_gauge_set
+ * (fractional, e.g. CPU seconds read from /proc): TYPE counter. */
+cm_gauge_t *cm_metrics_counter_set(cm_metrics_t *m, const char *name, const char *help,
+                                   const char *labels);
 /* buckets: ascending upper bounds (the +Inf bucket is implicit); copied. */
 cm_histogram_t *cm_metrics_histogram(cm_metrics_t *m, const char *name, const char *help,
                                      const char *labels, const double *buckets, size_t nbuckets);
@@ -47,6 +51,15 @@ void cm_histogram_observe(cm_histogram_t *h, double v);
 /* Default latency buckets in seconds (0.0005 .. 10). */
 extern const double cm_metrics_latency_buckets[];
 extern const size_t cm_metrics_latency_nbuckets;
+
+/*
+ * The standard process series, read from /proc/self when called (the
+ * /metrics route calls it before rendering): process_cpu_seconds_total,
+ * process_resident_memory_bytes, process_virtual_memory_bytes,
+ * process_open_fds, process_max_fds, process_start_time_seconds. Linux
+ * only; a file that cannot be read leaves its series as they were.
+ */
+void cm_metrics_process_update(cm_metrics_t *m);
 
 /* Appends every family (HELP, TYPE, samples) in registration order. */
 void cm_metrics_render(const cm_metrics_t *m, cm_buf_t *out);

@@ -40,6 +40,8 @@ typedef struct {
     char *redis_url;
     long long drain_timeout_ms;
     char *log_level;
+    char *access_log_sample_text; /* ACCESS_LOG_SAMPLE as configured (CM_SERVICE_ACCESS_LOG_ROW) */
+    double access_log_sample;     /* parsed by cm_service_config: 0..1 */
 } cm_service_cfg_t;
 
 /*
@@ -65,7 +67,18 @@ typedef struct {
      "on SIGTERM, longest wait for requests in progress", 0, NULL},                            \
     {"LOG_LEVEL", CM_CFG_STR, offsetof(T, m.log_level), "info", 0, 0,                          \
      "debug, info, warn or error", 0, NULL}
+
+/* ACCESS_LOG_SAMPLE, the share of requests under 400 given an access line
+ * (0..1; errors always get one): def is the service's default as text. A
+ * table without this row logs every request. */
+#define CM_SERVICE_ACCESS_LOG_ROW(T, m, def)                                                   \
+    {"ACCESS_LOG_SAMPLE", CM_CFG_STR, offsetof(T, m.access_log_sample_text), def, 0, 0,        \
+     "share of requests under 400 given an access log line, 0 to 1 (status >= 400: always)",   \
+     0, NULL}
 // clang-format on
+
+/* A sampling rate: a decimal number from 0 to 1. 0 or CM_EINVAL. */
+int cm_service_parse_sample(const char *text, double *out);
 
 /* "all" -> CM_TRUST_ALL_PROXIES, a count 0..64, and the old TRUST_PROXY's
  * booleans (true/yes/on -> all, false/no/off -> 0). 0 or CM_EINVAL. */

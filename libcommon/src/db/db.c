@@ -2,6 +2,7 @@
 #include "cm/db.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -10,15 +11,33 @@
 #include "cm/err.h"
 #include "db_internal.h"
 
+static void make_latency(cm_db_t *db, cm_metrics_t *m)
+{
+    char labels[160];
+    const char *help = "Store operations from the call to the answer, queue wait included";
+    snprintf(labels, sizeof(labels), "store=\"%.64s\",op=\"read\"", db->name);
+    db->lat_read = cm_metrics_histogram(m, "store_operation_duration_seconds", help, labels,
+                                        cm_metrics_latency_buckets, cm_metrics_latency_nbuckets);
+    snprintf(labels, sizeof(labels), "store=\"%.64s\",op=\"write\"", db->name);
+    db->lat_write = cm_metrics_histogram(m, "store_operation_duration_seconds", help, labels,
+                                         cm_metrics_latency_buckets, cm_metrics_latency_nbuckets);
+    snprintf(labels, sizeof(labels), "store=\"%.64s\",op=\"transaction\"", db->name);
+    db->lat_txn = cm_metrics_histogram(m, "store_operation_duration_seconds", help, labels,
+                                       cm_metrics_latency_buckets, cm_metrics_latency_nbuckets);
+}
+
 int cm_db_open(uv_loop_t *loop, const cm_db_opts_t *opts, cm_db_t **out)
 {
     const char *url = opts->url ? opts->url : "";
+    int rc = CM_EINVAL;
     *out = NULL;
     if (strncmp(url, "sqlite:", 7) == 0 && url[7] != '\0')
-        return cm_db_open_sqlite(loop, opts, url + 7, out);
-    if (strncmp(url, "postgres://", 11) == 0 || strncmp(url, "postgresql://", 13) == 0)
-        return cm_db_open_pg(loop, opts, out);
-    return CM_EINVAL;
+        rc = cm_db_open_sqlite(loop, opts, url + 7, out);
+    else if (strncmp(url, "postgres://", 11) == 0 || strncmp(url, "postgresql://", 13) == 0)
+        rc = cm_db_open_pg(loop, opts, out);
+    if (rc == CM_OK && *out && opts->metrics)
+        make_latency(*out, opts->metrics);
+    return rc;
 }
 
 static void on_kick(uv_timer_t *t);
@@ -71,6 +90,7 @@ static cm__db_job_t *job_new(cm_db_t *db, const cm_db_stmt_t *stmts, size_t n)
     }
     cm__db_job_t *job = cm_xcalloc(1, bytes);
     job->db = db;
+    job->queued_ns = uv_hrtime();
     job->stmts = (cm_db_stmt_t *)(job + 1);
     job->nstmts = n;
     char **arrays = (char **)(job->stmts + n);
@@ -185,9 +205,22 @@ struct cm_db_txn {
     uint64_t gen;
 };
 
+static bool job_may_write(const cm__db_job_t *job);
+
+static void observe(cm_db_t *db, const cm__db_job_t *job)
+{
+    if (db->lat_read == NULL)
+        return;
+    cm_histogram_t *h = cm__db_job_in_tx(job) ? db->lat_txn
+                        : job_may_write(job)  ? db->lat_write
+                                              : db->lat_read;
+    cm_histogram_observe(h, (double)(uv_hrtime() - job->queued_ns) / 1e9);
+}
+
 void cm__db_job_done(cm__db_job_t *job)
 {
     cm_db_t *db = job->db;
+    observe(db, job);
     if (db->running == job)
         db->running = NULL;
     if (job->tx == CM__TX_OPEN) {

@@ -59,6 +59,7 @@ struct cm__db_job {
     cm_db_res_t res;
     /* a cached read's miss (db_cache.c): its key, the cache's generation
      * and the loop's time when it was submitted, its time to live */
+    uint64_t queued_ns; /* uv_hrtime() at submission: the latency histogram */
     cm_buf_t cache_key; /* empty: not a cached read */
     uint64_t cache_gen, cache_since;
     unsigned cache_ms;
@@ -105,6 +106,8 @@ struct cm_db {
     size_t cache_bytes;      /* the answers' text, to bound memory */
     struct cm__db_hit *hits; /* answered from the cache, callbacks due */
     struct cm__db_hit *hits_tail;
+    /* store_operation_duration_seconds by kind (db.c); NULL: not measured */
+    cm_histogram_t *lat_read, *lat_write, *lat_txn;
 };
 
 /* db_cache.c: cm_db_run's read cache (see db.h). */

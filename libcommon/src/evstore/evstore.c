@@ -1,6 +1,7 @@
 /* evstore.c - dispatch, rows and literals of the event store (see event_store.h). */
 #include "cm/event_store.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,15 +27,72 @@ __asm__(".pushsection .rodata\n"
         ".byte 0\n"
         ".popsection\n");
 
+static void make_latency(cm_evstore_t *es, cm_metrics_t *m)
+{
+    char labels[160];
+    const char *help = "Store operations from the call to the answer, queue wait included";
+    snprintf(labels, sizeof(labels), "store=\"%.64s\",op=\"query\"", es->name);
+    es->lat_query = cm_metrics_histogram(m, "store_operation_duration_seconds", help, labels,
+                                         cm_metrics_latency_buckets, cm_metrics_latency_nbuckets);
+    snprintf(labels, sizeof(labels), "store=\"%.64s\",op=\"insert\"", es->name);
+    es->lat_insert = cm_metrics_histogram(m, "store_operation_duration_seconds", help, labels,
+                                          cm_metrics_latency_buckets, cm_metrics_latency_nbuckets);
+}
+
 int cm_evstore_open(uv_loop_t *loop, const cm_evstore_opts_t *opts, cm_evstore_t **out)
 {
     const char *url = opts && opts->url ? opts->url : "";
+    int rc = CM_EINVAL;
     *out = NULL;
     if (strncmp(url, "sqlite:", 7) == 0 && url[7] != '\0')
-        return cm__evstore_open_sqlite(loop, opts, url + 7, out);
-    if (strncmp(url, "http://", 7) == 0 || strncmp(url, "https://", 8) == 0)
-        return cm__evstore_open_clickhouse(loop, opts, out);
-    return CM_EINVAL;
+        rc = cm__evstore_open_sqlite(loop, opts, url + 7, out);
+    else if (strncmp(url, "http://", 7) == 0 || strncmp(url, "https://", 8) == 0)
+        rc = cm__evstore_open_clickhouse(loop, opts, out);
+    if (rc == CM_OK && *out && opts->metrics)
+        make_latency(*out, opts->metrics);
+    return rc;
+}
+
+/* ---- timing: the caller's callback, behind one that observes the time --- */
+
+typedef struct {
+    cm_histogram_t *h;
+    uint64_t start_ns;
+    union {
+        cm_evstore_write_cb write;
+        cm_evstore_query_cb query;
+    } cb;
+    void *ud;
+} timed_t;
+
+static timed_t *timed_new(cm_histogram_t *h, void *ud)
+{
+    timed_t *t = cm_xmalloc(sizeof(*t));
+    t->h = h;
+    t->start_ns = uv_hrtime();
+    t->ud = ud;
+    return t;
+}
+
+static void timed_observe(const timed_t *t)
+{
+    cm_histogram_observe(t->h, (double)(uv_hrtime() - t->start_ns) / 1e9);
+}
+
+static void on_timed_write(int status, const char *err, size_t inserted, void *ud)
+{
+    timed_t t = *(timed_t *)ud;
+    free(ud);
+    timed_observe(&t);
+    t.cb.write(status, err, inserted, t.ud);
+}
+
+static void on_timed_query(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
+{
+    timed_t t = *(timed_t *)ud;
+    free(ud);
+    timed_observe(&t);
+    t.cb.query(status, err, rows, t.ud);
 }
 
 void cm__evstore_init(cm_evstore_t *es, const cm__evstore_ops_t *ops, uv_loop_t *loop,
@@ -81,18 +139,30 @@ bool cm_evstore_ready(cm_evstore_t *es, cm_buf_t *why)
 void cm_evstore_write(cm_evstore_t *es, const cm_evstore_rows_in_t *rows, cm_evstore_write_cb cb,
                       void *ud)
 {
-    es->ops->write(es, rows, cb, ud);
+    if (es->lat_insert == NULL) {
+        es->ops->write(es, rows, cb, ud);
+        return;
+    }
+    timed_t *t = timed_new(es->lat_insert, ud);
+    t->cb.write = cb;
+    es->ops->write(es, rows, on_timed_write, t);
 }
 
 void cm_evstore_query(cm_evstore_t *es, const char *sql, cm_evstore_query_cb cb, void *ud)
 {
-    es->ops->query(es, &(cm_evstore_select_t){.sql = sql}, cb, ud);
+    cm_evstore_select(es, &(cm_evstore_select_t){.sql = sql}, cb, ud);
 }
 
 void cm_evstore_select(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_query_cb cb,
                        void *ud)
 {
-    es->ops->query(es, q, cb, ud);
+    if (es->lat_query == NULL) {
+        es->ops->query(es, q, cb, ud);
+        return;
+    }
+    timed_t *t = timed_new(es->lat_query, ud);
+    t->cb.query = cb;
+    es->ops->query(es, q, on_timed_query, t);
 }
 
 void cm_evstore_close(cm_evstore_t *es, cm_evstore_closed_cb done, void *ud)

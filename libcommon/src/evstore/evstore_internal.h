@@ -30,6 +30,9 @@ struct cm_evstore {
     uv_loop_t *loop;
     char *name;
     bool closing;
+    /* store_operation_duration_seconds{store=name,op=query|insert} (evstore.c);
+     * NULL without opts.metrics */
+    cm_histogram_t *lat_query, *lat_insert;
 };
 
 /* A query's rows: ncols names, then nrows * ncols values, row-major. */

@@ -74,6 +74,7 @@ static int on_message_begin(llhttp_t *p)
     req->conn = c;
     req->srv = c->srv;
     req->start_ms = uv_now(c->srv->loop);
+    req->start_ns = uv_hrtime();
     memcpy(req->peer, c->peer, sizeof(req->peer));
     c->req = req;
     c->deadline_ms = req->start_ms + c->srv->opts.header_timeout_ms;

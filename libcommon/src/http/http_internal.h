@@ -74,6 +74,9 @@ struct cm_http_req {
     size_t nparams;
     cm_buf_t res_headers; /* extra response header lines */
     uint64_t start_ms;
+    uint64_t start_ns;  /* uv_hrtime() at the first byte: the access line's duration */
+    cm_buf_t log_extra; /* cm_http_req_log_field: "key\0value\0" pairs */
+    uint8_t nlog_extra;
     char id[CM_UUID_STR_LEN + 1];
     char peer[48];
 };
@@ -129,6 +132,7 @@ struct cm_http_server {
     void (*drain_done)(void *ud);
     void *drain_ud;
     int port;
+    uint64_t sample_state; /* xorshift state of the access log's sampling */
 };
 
 /* http_conn.c */
@@ -154,5 +158,8 @@ void cm__req_free(cm_http_req_t *req);
 void cm__respond_early_error(cm__conn_t *c, int status, const char *code, const char *detail);
 void cm__req_record(cm_http_req_t *req, const cm__route_t *route, int status);
 unsigned cm__method_bit(uint8_t llhttp_method);
+
+/* http_access.c: the request's access line (sampled; errors always). */
+void cm__access_log(cm_http_req_t *req, int status, size_t bytes_out);
 
 #endif

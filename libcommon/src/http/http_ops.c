@@ -7,13 +7,14 @@
 
 #include "cm/alloc.h"
 #include "cm/api_error.h"
+#include "http_internal.h"
 
 typedef struct {
     cm_metrics_t *metrics;
     cm_ready_fn ready;
     void *ud;
-    cm_gauge_t *rss;
     cm_gauge_t *conns;
+    cm_gauge_t *ready_gauge;
 } ops_t;
 
 static void on_health(cm_http_req_t *req, void *ud)
@@ -35,23 +36,13 @@ static void on_ready(cm_http_req_t *req, void *ud)
     cm_buf_free(&why);
 }
 
-/* Resident set size from /proc/self/statm (pages). */
-static double resident_bytes(void)
-{
-    FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long size = 0, rss = 0;
-    if (f == NULL)
-        return 0;
-    if (fscanf(f, "%lu %lu", &size, &rss) != 2)
-        rss = 0;
-    fclose(f);
-    return (double)rss * (double)sysconf(_SC_PAGESIZE);
-}
-
 static void on_metrics(cm_http_req_t *req, void *ud)
 {
     ops_t *ops = ud;
-    cm_gauge_set(ops->rss, resident_bytes());
+    cm_metrics_process_update(ops->metrics);
+    cm_buf_t why = CM_BUF_INIT;
+    cm_gauge_set(ops->ready_gauge, ops->ready == NULL || ops->ready(ops->ud, &why) ? 1 : 0);
+    cm_buf_free(&why);
     cm_gauge_set(ops->conns, (double)cm_http_server_connections(cm_http_req_server(req)));
     cm_buf_t out = CM_BUF_INIT;
     cm_metrics_render(ops->metrics, &out);
@@ -65,9 +56,15 @@ void cm_http_ops_routes(cm_http_server_t *srv, cm_metrics_t *metrics, cm_ready_f
     ops.metrics = metrics;
     ops.ready = ready;
     ops.ud = ud;
-    ops.rss = cm_metrics_gauge(metrics, "process_resident_memory_bytes",
-                               "Resident memory size in bytes", NULL);
+    cm_metrics_process_update(metrics); /* the process_* families exist before a scrape */
     ops.conns = cm_metrics_gauge(metrics, "http_open_connections", "Open HTTP connections", NULL);
+    /* What /_ready says, as a series: alerts see a writer cut off from its
+     * queue or an api without its store without probing each pod. */
+    char labels[96];
+    snprintf(labels, sizeof(labels), "service=\"%.64s\"", srv->service);
+    ops.ready_gauge =
+        cm_metrics_gauge(metrics, "service_ready",
+                         "1 while /_ready answers 200, else 0 (at the last scrape)", labels);
     cm_http_server_route(srv, CM_HTTP_GET, "/_health", on_health, &ops);
     cm_http_server_route(srv, CM_HTTP_GET, "/_ready", on_ready, &ops);
     cm_http_server_route(srv, CM_HTTP_GET, "/metrics", on_metrics, &ops);

@@ -136,6 +136,7 @@ void cm__req_free(cm_http_req_t *req)
     cm_buf_free(&req->head);
     cm_buf_free(&req->body);
     cm_buf_free(&req->res_headers);
+    cm_buf_free(&req->log_extra);
     free(req->hdrs);
     free(req);
 }
@@ -233,12 +234,7 @@ static void respond(cm_http_req_t *req, int status, const char *ctype, cm_buf_t 
 {
     cm__conn_t *c = req->conn;
     cm__req_record(req, req->route, status);
-    if (status >= 500)
-        cm_log(CM_LOG_WARN, cm_http_req_id(req), "%s %.*s -> %d", cm_http_req_method_name(req),
-               (int)req->path_len, req->head.p, status);
-    else
-        cm_log(CM_LOG_DEBUG, cm_http_req_id(req), "%s %.*s -> %d", cm_http_req_method_name(req),
-               (int)req->path_len, req->head.p, status);
+    cm__access_log(req, status, cm__method_bit(req->method) == CM_HTTP_HEAD ? 0 : body->len);
     if (c == NULL || c->state != CM__CONN_OPEN) { /* the client has gone */
         cm_buf_free(body);
         cm__req_free(req);
@@ -354,6 +350,7 @@ void cm__respond_early_error(cm__conn_t *c, int status, const char *code, const 
         req = cm_xcalloc(1, sizeof(*req));
         req->srv = c->srv;
         req->start_ms = uv_now(c->srv->loop);
+        req->start_ns = uv_hrtime();
         memcpy(req->peer, c->peer, sizeof(req->peer));
     }
     req->conn = c;

@@ -31,6 +31,7 @@ void cm_http_server_opts_init(cm_http_server_opts_t *o)
     o->cors = false;
     o->cors_methods = "GET, POST, OPTIONS";
     o->service = "http";
+    o->access_log_sample = 1.0;
 }
 
 cm_http_server_t *cm_http_server_new(uv_loop_t *loop, const cm_http_server_opts_t *opts)

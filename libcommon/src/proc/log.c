@@ -206,13 +206,55 @@ static void write_all(const char *p, size_t n)
     }
 }
 
-void cm__log_write(cm_log_level_t level, const char *request_id, const cm_log_field_t *fields,
-                   int nfields, const char *fmt, ...)
+/* A JSON number (RFC 8259: -?(0|[1-9]digits)[.digits][e[+-]digits]), nothing else. */
+static bool is_json_number(const char *s)
 {
-    va_list ap;
-    va_start(ap, fmt);
+    const char *p = s;
+    if (*p == '-')
+        p++;
+    if (*p == '0')
+        p++; /* no leading zeros: "007" is not JSON */
+    else if (*p >= '1' && *p <= '9')
+        while (*p >= '0' && *p <= '9')
+            p++;
+    else
+        return false;
+    if (*p == '.') {
+        p++;
+        if (*p < '0' || *p > '9')
+            return false;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        if (*p < '0' || *p > '9')
+            return false;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    return *p == '\0' && p - s < 32;
+}
+
+/* ,"key":number (or null), all-or-nothing like put_field's prefix. */
+static void put_number(line_t *l, const char *key, const char *value)
+{
+    size_t mark = l->len;
+    put_cstr(l, ",\"");
+    put_escaped(l, key, strlen(key));
+    put_cstr(l, "\":");
+    put_cstr(l, value && is_json_number(value) ? value : "null");
+    if (l->full)
+        l->len = mark;
+}
+
+__attribute__((format(printf, 7, 0))) static void
+log_write_v(cm_log_level_t level, const char *request_id, const cm_log_field_t *fields, int nfields,
+            const cm_log_field_t *nums, int nnums, const char *fmt, va_list ap)
+{
     int n = vsnprintf(msg_buf, sizeof(msg_buf), fmt, ap);
-    va_end(ap);
     bool cut = n >= (int)sizeof(msg_buf);
     size_t msg_len = n < 0 ? 0 : cut ? sizeof(msg_buf) - 1 : (size_t)n;
 
@@ -229,6 +271,8 @@ void cm__log_write(cm_log_level_t level, const char *request_id, const cm_log_fi
     if (request_id)
         put_field(&l, "request_id", request_id, strlen(request_id));
     put_field(&l, "msg", msg_buf, msg_len);
+    for (int i = 0; i < nnums; i++)
+        put_number(&l, nums[i].key ? nums[i].key : "", nums[i].value);
     for (int i = 0; i < nfields; i++) {
         const char *v = fields[i].value;
         put_field(&l, fields[i].key ? fields[i].key : "", v, v ? strlen(v) : 0);
@@ -238,6 +282,24 @@ void cm__log_write(cm_log_level_t level, const char *request_id, const cm_log_fi
     size_t tlen = strlen(tail);
     memcpy(l.p + l.len, tail, tlen);
     write_all(l.p, l.len + tlen);
+}
+
+void cm__log_write(cm_log_level_t level, const char *request_id, const cm_log_field_t *fields,
+                   int nfields, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    log_write_v(level, request_id, fields, nfields, NULL, 0, fmt, ap);
+    va_end(ap);
+}
+
+void cm__log_write_ex(cm_log_level_t level, const char *request_id, const cm_log_field_t *fields,
+                      int nfields, const cm_log_field_t *nums, int nnums, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    log_write_v(level, request_id, fields, nfields, nums, nnums, fmt, ap);
+    va_end(ap);
 }
 
 bool cm_log_limit(cm_log_limit_t *l, uint64_t now_ms, uint64_t interval_ms, uint64_t *skipped)

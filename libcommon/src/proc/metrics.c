@@ -22,7 +22,9 @@
 #include "cm/alloc.h"
 #include "cm/common.h"
 
-typedef enum { KIND_COUNTER, KIND_GAUGE, KIND_HISTOGRAM } kind_t;
+/* KIND_SET_COUNTER: a counter kept elsewhere (CPU seconds read from
+ * /proc), stored as a gauge's double and rendered as a counter. */
+typedef enum { KIND_COUNTER, KIND_GAUGE, KIND_HISTOGRAM, KIND_SET_COUNTER } kind_t;
 
 struct cm_counter {
     uint64_t value;
@@ -68,7 +70,9 @@ const size_t cm_metrics_latency_nbuckets = CM_ARRAY_LEN(cm_metrics_latency_bucke
 
 static const char *kind_name(kind_t k)
 {
-    return k == KIND_COUNTER ? "counter" : k == KIND_GAUGE ? "gauge" : "histogram";
+    return k == KIND_COUNTER || k == KIND_SET_COUNTER ? "counter"
+           : k == KIND_GAUGE                          ? "gauge"
+                                                      : "histogram";
 }
 
 /* ---- registry ------------------------------------------------------------ */
@@ -169,6 +173,13 @@ cm_gauge_t *cm_metrics_gauge(cm_metrics_t *m, const char *name, const char *help
 {
     bool created;
     return &series_get(family_get(m, name, help, KIND_GAUGE), labels, &created)->u.gauge;
+}
+
+cm_gauge_t *cm_metrics_counter_set(cm_metrics_t *m, const char *name, const char *help,
+                                   const char *labels)
+{
+    bool created;
+    return &series_get(family_get(m, name, help, KIND_SET_COUNTER), labels, &created)->u.gauge;
 }
 
 cm_histogram_t *cm_metrics_histogram(cm_metrics_t *m, const char *name, const char *help,
@@ -312,6 +323,7 @@ static void put_family(cm_buf_t *out, const family_t *f)
             cm_buf_appendf(out, " %" PRIu64 "\n", s->u.counter.value);
             break;
         case KIND_GAUGE:
+        case KIND_SET_COUNTER:
             format_double(s->u.gauge.value, num);
             put_series_name(out, f->name, "", s->labels, NULL);
             cm_buf_appendf(out, " %s\n", num);

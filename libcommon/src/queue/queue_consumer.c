@@ -30,6 +30,7 @@ static void default_name(char *out, size_t cap)
 
 static void make_metrics(cm_consumer_t *c, cm_metrics_t *m, const char *backend)
 {
+    c->metrics = m;
     if (m == NULL)
         return;
     char labels[64];
@@ -50,6 +51,36 @@ static void make_metrics(cm_consumer_t *c, cm_metrics_t *m, const char *backend)
                                       "Batches handed back to be delivered again", labels);
     c->m_gaps = cm_metrics_counter(m, "queue_consumer_offset_gaps_total",
                                    "Jumps forward in a partition's offsets (Kafka)", labels);
+}
+
+/* Topic names come from the configuration: a quote or backslash would
+ * break the label, so such a name is not labelled (never expected). */
+static bool label_safe(const char *s)
+{
+    return strlen(s) < 200 && strpbrk(s, "\"\\\n") == NULL;
+}
+
+void cm__consumer_note_lag(cm_consumer_t *c, const char *topic, int32_t partition, double lag)
+{
+    if (c->metrics == NULL || !label_safe(topic))
+        return;
+    char labels[256];
+    snprintf(labels, sizeof(labels), "topic=\"%s\",partition=\"%d\"", topic, (int)partition);
+    cm_gauge_set(cm_metrics_gauge(c->metrics, "queue_consumer_lag_messages",
+                                  "Messages in the partition the group has not read yet", labels),
+                 lag);
+}
+
+void cm__consumer_note_pending(cm_consumer_t *c, const char *topic, double pending)
+{
+    if (c->metrics == NULL || !label_safe(topic))
+        return;
+    char labels[256];
+    snprintf(labels, sizeof(labels), "topic=\"%s\"", topic);
+    cm_gauge_set(cm_metrics_gauge(c->metrics, "queue_consumer_pending_messages",
+                                  "Messages delivered to the group and not acknowledged yet",
+                                  labels),
+                 pending);
 }
 
 int cm__consumer_init(cm_consumer_t *c, const cm__consumer_ops_t *ops, uv_loop_t *loop,

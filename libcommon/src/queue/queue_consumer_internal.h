@@ -75,7 +75,16 @@ struct cm_consumer {
 
     cm_counter_t *m_messages, *m_batches, *m_redelivered, *m_commits, *m_commit_failures,
         *m_retries, *m_gaps;
+    cm_metrics_t *metrics; /* opts.metrics (may be NULL): the lag gauges, made as topics show */
 };
+
+/* The group's lag behind the end of topic's partition (Kafka: librdkafka's
+ * consumer_lag; a Redis stream is partition 0: XINFO GROUPS' lag) and the
+ * entries delivered but not acknowledged (Redis: the group's pending). As
+ * gauges queue_consumer_lag_messages{topic,partition} and
+ * queue_consumer_pending_messages{topic}. Loop thread. */
+void cm__consumer_note_lag(cm_consumer_t *c, const char *topic, int32_t partition, double lag);
+void cm__consumer_note_pending(cm_consumer_t *c, const char *topic, double pending);
 
 /* The common part from opts (copied; NULL metrics allowed). CM_EINVAL when
  * topics or group are missing. */

@@ -203,6 +203,28 @@ void cm__kc_on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 /* Connected: some broker connection UP and the group coordinator "up"
  * (cgrp.state); joined once cgrp.join_state is "steady" (the rebalance
  * callback usually says so first). */
+/* Per partition of t's topic, for the lag gauges: assigned here, its
+ * consumer_lag (the high watermark less the group's committed offset; -1
+ * while unknown: left as it was); assigned elsewhere, 0, so that a
+ * partition's owner is the only writer reporting it and the fleet's
+ * max by partition is the group's lag (docs/operations.md).
+ * librdkafka's internal partition -1 is skipped. */
+static void note_lag(ktopic_t *t, cm_json_t root)
+{
+    cm_json_t parts = cm_json_get(cm_json_get(cm_json_get(root, "topics"), t->name), "partitions");
+    cm_json_iter_t it = cm_json_iter(parts);
+    cm_json_t k, v;
+    while (cm_json_next(&it, &k, &v)) {
+        int64_t p, lag;
+        if (cm_json_as_int64(cm_json_get(v, "partition"), &p) != 0 || p < 0 || p > INT32_MAX)
+            continue;
+        if (!cm__kc_is_assigned(t, (int32_t)p))
+            cm__consumer_note_lag(&t->k->base, t->name, (int32_t)p, 0);
+        else if (cm_json_as_int64(cm_json_get(v, "consumer_lag"), &lag) == 0 && lag >= 0)
+            cm__consumer_note_lag(&t->k->base, t->name, (int32_t)p, (double)lag);
+    }
+}
+
 int cm__kc_on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
 {
     ktopic_t *t = opaque;
@@ -216,6 +238,7 @@ int cm__kc_on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
     cm_json_t g = cm_json_get(root, "cgrp");
     bool coord_up = cm_json_str_eq(cm_json_get(g, "state"), CM_SLICE_LIT("up"));
     bool steady = cm_json_str_eq(cm_json_get(g, "join_state"), CM_SLICE_LIT("steady"));
+    note_lag(t, root);
     cm_json_doc_free(doc);
     if (coord_up && steady)
         t->joined = true;

@@ -35,6 +35,7 @@
 
 #define RETRY_MS      500  /* after an error or while disconnected */
 #define TRIM_EVERY_MS 5000 /* per stream, at most */
+#define LAG_EVERY_MS  5000 /* XINFO GROUPS for the lag gauges, at most */
 #define MAX_HEADERS   64
 
 typedef struct {
@@ -54,6 +55,7 @@ typedef struct {
     rtopic_t *t;
     size_t creating; /* XGROUP CREATE replies still to come */
     uint64_t next_claim;
+    uint64_t next_lag;  /* the next XINFO GROUPS round (lag gauges) */
     size_t claim_topic; /* the stream the current claim round is on */
     size_t probe;       /* step 4: the stream being read without blocking */
     size_t in_flight;   /* commands whose reply has not come (XACK, trims) */
@@ -69,6 +71,7 @@ typedef struct {
 } cmd_ud_t;
 
 static void fetch(cm_consumer_t *c);
+static void ask_lag(rc_t *rc);
 
 static void log_err(rc_t *rc, const char *what, const redisReply *reply, const char *err)
 {
@@ -382,6 +385,7 @@ static void fetch(cm_consumer_t *c)
             }
         return;
     }
+    ask_lag(rc);
     uint64_t now = uv_now(c->loop);
     if (now >= rc->next_claim) {
         while (rc->claim_topic < c->ntopics && rc->t[rc->claim_topic].claim_done)
@@ -419,6 +423,56 @@ static void fetch(cm_consumer_t *c)
         return;
     }
     send_read(rc, SIZE_MAX, ">", true, on_new);
+}
+
+/* ---- lag --------------------------------------------------------------------- */
+
+/* XINFO GROUPS <stream>: our group's "lag" (Redis 7: entries not yet
+ * delivered to the group; nil when Redis cannot tell) and "pending". */
+static void on_lag_info(cm_redis_t *r, const redisReply *reply, const char *err, void *ud)
+{
+    size_t topic;
+    (void)r;
+    rc_t *rc = cmd_done(ud, &topic);
+    if (rc == NULL || err || reply->type != REDIS_REPLY_ARRAY)
+        return;
+    for (size_t i = 0; i < reply->elements; i++) {
+        const redisReply *g = reply->element[i];
+        if (g->type != REDIS_REPLY_ARRAY)
+            continue;
+        bool ours = false;
+        const redisReply *lag = NULL, *pending = NULL;
+        for (size_t k = 0; k + 1 < g->elements; k += 2) {
+            const redisReply *name = g->element[k], *v = g->element[k + 1];
+            if (!is_str(name))
+                continue;
+            if (!strcmp(name->str, "name"))
+                ours = is_str(v) && !strcmp(v->str, rc->base.group);
+            else if (!strcmp(name->str, "lag"))
+                lag = v;
+            else if (!strcmp(name->str, "pending"))
+                pending = v;
+        }
+        if (!ours)
+            continue;
+        if (lag && lag->type == REDIS_REPLY_INTEGER)
+            cm__consumer_note_lag(&rc->base, rc->base.topics[topic], 0, (double)lag->integer);
+        if (pending && pending->type == REDIS_REPLY_INTEGER)
+            cm__consumer_note_pending(&rc->base, rc->base.topics[topic], (double)pending->integer);
+    }
+}
+
+/* Queued before a read, at most every LAG_EVERY_MS: a writer that is
+ * stuck still fetches (a batch handed back comes through here again). */
+static void ask_lag(rc_t *rc)
+{
+    uint64_t now = uv_now(rc->base.loop);
+    if (rc->base.metrics == NULL || now < rc->next_lag)
+        return;
+    rc->next_lag = now + LAG_EVERY_MS;
+    for (size_t i = 0; i < rc->base.ntopics; i++)
+        cm_redis_command(rc->client, on_lag_info, cmd_ud(rc, i), "XINFO GROUPS %s",
+                         rc->base.topics[i]);
 }
 
 /* ---- commit, rewind, trim ------------------------------------------------------- */

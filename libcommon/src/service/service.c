@@ -38,6 +38,20 @@ int cm_service_parse_trusted_proxies(const char *text, int *out)
     return CM_EINVAL;
 }
 
+int cm_service_parse_sample(const char *text, double *out)
+{
+    if (text == NULL || text[0] == '\0') {
+        *out = 1.0;
+        return CM_OK;
+    }
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || *end != '\0' || !(v >= 0.0 && v <= 1.0))
+        return CM_EINVAL;
+    *out = v;
+    return CM_OK;
+}
+
 int cm_service_config(const char *name, int argc, char **argv, const cm_cfg_key_t *keys,
                       size_t nkeys, void *cfg, cm_service_cfg_t *common, bool *printed)
 {
@@ -53,6 +67,14 @@ int cm_service_config(const char *name, int argc, char **argv, const cm_cfg_key_
                 "%s: configuration: trusted proxies: \"%s\" is not all, a count "
                 "(0-64) or a boolean\n",
                 name, common->trusted_proxies_text);
+        cm_config_free(keys, nkeys, cfg);
+        return CM_EINVAL;
+    }
+    if (common && cm_service_parse_sample(common->access_log_sample_text,
+                                          &common->access_log_sample) != CM_OK) {
+        fprintf(stderr,
+                "%s: configuration: ACCESS_LOG_SAMPLE: \"%s\" is not a number from 0 to 1\n", name,
+                common->access_log_sample_text);
         cm_config_free(keys, nkeys, cfg);
         return CM_EINVAL;
     }
@@ -133,6 +155,7 @@ cm_http_server_t *cm_service_http_new(uv_loop_t *loop, const char *name,
     ho.cors = true;
     ho.service = name;
     ho.metrics = metrics;
+    ho.access_log_sample = svc->access_log_sample;
     cm_http_server_t *srv = cm_http_server_new(loop, &ho);
     cm_http_ops_routes(srv, metrics, ready, ud);
     return srv;

@@ -172,6 +172,7 @@ struct api_endpoints__run {
     const api_endpoints__source_t *const *sources;
     const api_endpoints__source_t *src;
     char cache_key[96];
+    const char *cache_result; /* the access line's "cache": hit, miss, or NULL (not looked up) */
     cm_buf_t out;
     cm_json_writer_t w;
 };

@@ -8,8 +8,10 @@
 #include "cm/err.h"
 #include "cm/json.h"
 #include "cm/log.h"
+#include "cm/timefmt.h"
 #include "cm/tzone.h"
 #include "insights/insights.h"
+#include "metrics.h"
 #include "endpoints/endpoints.h"
 #include "endpoints/endpoints_int.h"
 #include "query/query.h"
@@ -39,6 +41,8 @@ struct api_materializer {
     api_insight_t *ins;
     int64_t ins_now;
     char table[96];
+    uint64_t started_ns; /* uv_hrtime() when the job was claimed */
+    char *info;          /* a built table's description, kept while its rows are counted */
     char **params;
     char *types;
     void (*done)(void *ud);
@@ -118,6 +122,39 @@ static void on_store_noted(int status, const cm_db_res_t *res, void *ud)
     next_job(m);
 }
 
+/* A build's start and end: a log line each (the version, its project, the
+ * result, the time taken, the error) and the api_materialization* series. */
+static void build_started(api_materializer_t *m, const job_t *j)
+{
+    m->started_ns = uv_hrtime();
+    cm_gauge_add(m->ctx->m->mat_running, 1);
+    const cm_log_field_t f[] = {{"version_id", j->version_id}, {"project_id", j->project_id}};
+    cm_log_fields(CM_LOG_INFO, NULL, f, 2, "materialization started");
+}
+
+static void build_ended(api_materializer_t *m, const job_t *j, const char *error, const char *rows)
+{
+    api_metrics_t *am = m->ctx->m;
+    double secs = (double)(uv_hrtime() - m->started_ns) / 1e9;
+    char ms[32];
+    snprintf(ms, sizeof(ms), "%.3f", secs * 1000);
+    cm_gauge_add(am->mat_running, -1);
+    cm_histogram_observe(am->mat_seconds, secs);
+    if (error == NULL) {
+        cm_counter_inc(am->mat_completed);
+        cm_gauge_set(am->mat_last_success, (double)cm_now_us() / 1e6);
+    } else {
+        cm_counter_inc(am->mat_failed);
+    }
+    const cm_log_field_t f[] = {{"version_id", j->version_id},
+                                {"project_id", j->project_id},
+                                {"result", error ? "failed" : "completed"},
+                                {"table", error ? NULL : m->table},
+                                {"error", error}};
+    const cm_log_field_t n[] = {{"duration_ms", ms}, {"rows", rows}};
+    cm_log_record(error ? CM_LOG_WARN : CM_LOG_INFO, NULL, f, 5, n, 2, "materialization ended");
+}
+
 static void fail_job(api_materializer_t *m, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void fail_job(api_materializer_t *m, const char *fmt, ...)
@@ -128,7 +165,7 @@ static void fail_job(api_materializer_t *m, const char *fmt, ...)
     va_start(ap, fmt);
     cm_buf_vappendf(&e, fmt, ap);
     va_end(ap);
-    cm_log(CM_LOG_WARN, NULL, "materialize %s: %s", j->version_id, cm_buf_cstr(&e));
+    build_ended(m, j, cm_buf_cstr(&e), NULL);
     job_clear(m);
     api_store_mat_finish(m->ctx->db, j->version_id, "Failed", cm_buf_cstr(&e), NULL, NULL,
                          on_store_noted, m);
@@ -279,10 +316,11 @@ static char *info_json(api_materializer_t *m, const cm_evstore_rows_t *rows)
     return cm_buf_detach(&b, NULL);
 }
 
+static void on_counted(int status, const char *err, const cm_evstore_rows_t *rows, void *ud);
+
 static void on_columns(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
 {
     api_materializer_t *m = ud;
-    job_t *j = &m->jobs[m->next - 1];
     if (status != 0) {
         fail_store(m, "the read of the new table", err);
         return;
@@ -292,8 +330,26 @@ static void on_columns(int status, const char *err, const cm_evstore_rows_t *row
                  m->sql.ncols);
         return;
     }
-    char *info = info_json(m, rows);
+    m->info = info_json(m, rows);
     job_clear(m);
+    cm_buf_t sql = CM_BUF_INIT;
+    api_query_table_count(&sql, cm_evstore_dialect(m->ctx->events), m->table);
+    cm_evstore_query(m->ctx->events, cm_buf_cstr(&sql), on_counted, m);
+    cm_buf_free(&sql);
+}
+
+/* The table's rows, for the end's log line only: a count that fails is
+ * logged as null and the table is used all the same. */
+static void on_counted(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
+{
+    api_materializer_t *m = ud;
+    job_t *j = &m->jobs[m->next - 1];
+    (void)err;
+    const char *n =
+        status == 0 && cm_evstore_nrows(rows) == 1 ? cm_evstore_value(rows, 0, 0) : NULL;
+    build_ended(m, j, NULL, n);
+    char *info = m->info;
+    m->info = NULL;
     api_store_mat_finish(m->ctx->db, j->version_id, "Completed", NULL, m->table, info, on_completed,
                          m);
     free(info);
@@ -488,6 +544,7 @@ static void on_claimed(int status, const cm_db_res_t *res, void *ud)
         next_job(m);
         return;
     }
+    build_started(m, &m->jobs[m->next - 1]);
     build(m, &m->jobs[m->next - 1]);
 }
 
@@ -617,6 +674,7 @@ static void timer_closed(uv_handle_t *h)
     void (*done)(void *) = m->done;
     void *ud = m->done_ud;
     job_clear(m);
+    free(m->info);
     free(m);
     if (done)
         done(ud);

@@ -31,6 +31,7 @@
 #include "endpoints/endpoints_int.h"
 #include "http/admit.h"
 #include "insights/insights.h"
+#include "metrics.h"
 #include "query/variables.h"
 #include "store/store.h"
 
@@ -56,6 +57,7 @@ static void on_paged(api_endpoints__run_t *r, int status, const char *err);
 static void envelope(api_endpoints__run_t *r, cm_json_writer_t *w, bool cached, const char *when);
 static void failed(api_endpoints__run_t *r, int status, const char *err);
 static void run_free(void *p);
+static void note_run(api_endpoints__run_t *r, cm_counter_t *result);
 
 /* ---- the request ----------------------------------------------------------------------------- */
 
@@ -389,9 +391,14 @@ static void on_cache_get(cm_redis_t *rd, const redisReply *reply, const char *er
     char when[48];
     cm_slice_t page;
     if (!api_endpoints__cache_hit(reply, err, when, &page)) {
+        cm_counter_inc(call->ctx->m->cache_miss);
+        r->cache_result = "miss";
         r->src->execute(r, on_executed);
         return;
     }
+    cm_counter_inc(call->ctx->m->cache_hit);
+    r->cache_result = "hit";
+    note_run(r, call->ctx->m->runs_cached);
     cm_json_writer_init(&r->w, &r->out);
     cm_json_begin_object(&r->w);
     cm_json_members_raw(&r->w, page); /* results first, as PostHog's */
@@ -429,7 +436,25 @@ static void on_paged(api_endpoints__run_t *r, int status, const char *err)
     if (r->cache_key[0])
         api_endpoints__cache_put(call, r->cache_key, when, &r->out, r->cache_age);
     envelope(r, &r->w, false, when);
+    note_run(r, call->ctx->m->runs_ok);
     api_respond_json(call, 200, &r->out);
+}
+
+/* A run that reached its sources, counted by result and described on the
+ * request's access line: the endpoint, its version, whether it is
+ * materialized and whether its table answered, the cache's part. */
+static void note_run(api_endpoints__run_t *r, cm_counter_t *result)
+{
+    cm_http_req_t *req = r->call->req;
+    char version[24];
+    cm_counter_inc(result);
+    snprintf(version, sizeof(version), "%lld", (long long)r->version_n);
+    cm_http_req_log_field(req, "endpoint", r->name);
+    cm_http_req_log_field(req, "endpoint_version", version);
+    cm_http_req_log_field(req, "materialized", r->materialized ? "true" : "false");
+    bool hit = r->cache_result && strcmp(r->cache_result, "hit") == 0;
+    cm_http_req_log_field(req, "answered_by", hit ? "cache" : r->built_at ? "table" : "query");
+    cm_http_req_log_field(req, "cache", r->cache_result ? r->cache_result : "skipped");
 }
 
 /* ---- the answer ------------------------------------------------------------------------------ */
@@ -463,9 +488,11 @@ static void failed(api_endpoints__run_t *r, int status, const char *err)
 {
     api_call_t *call = r->call;
     if (status == API_ENDPOINTS__FAILED) {
+        note_run(r, call->ctx->m->runs_invalid);
         api_respond_invalid(call, r->fail_attr, "%s", cm_buf_cstr(&r->fail));
         return;
     }
+    note_run(r, call->ctx->m->runs_error);
     api_endpoints__query_failed(call, status, err, QUERY_TIMEOUT_MS);
 }
 

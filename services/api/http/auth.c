@@ -135,6 +135,7 @@ static void permitted(api_call_t *call, const cm_db_res_t *res, bool token)
             return;
         }
         snprintf(call->org_id, sizeof(call->org_id), "%s", org);
+        cm_http_req_log_field(call->req, "project_id", call->project_id); /* the access line */
     }
     /* An organization's own routes: a key scoped to organizations reaches
      * only those (as it reaches only their projects); found nowhere else. */

@@ -12,6 +12,7 @@
 #include "access/access.h"
 #include "publish/publish.h"
 #include "publish/publish_int.h"
+#include "metrics.h"
 #include "store/store.h"
 
 #define BATCH 100
@@ -291,8 +292,26 @@ static void on_head(int status, const cm_db_res_t *res, void *ud)
     next_project(p);
 }
 
+/* The outbox's depth for the api_outbox_* gauges, read before each head:
+ * every drain and every retry while Redis is away, so the gauges follow a
+ * growing outbox. */
+static void on_depth(int status, const cm_db_res_t *res, void *ud)
+{
+    api_publisher_t *p = ud;
+    if (status != 0 || cm_db_nrows(res, 0) != 1)
+        return; /* the head's read, next, reports the store */
+    const char *n = cm_db_value(res, 0, 0, API_OUTBOX_DEPTH_N);
+    const char *oldest = cm_db_value(res, 0, 0, API_OUTBOX_DEPTH_OLDEST);
+    char now[24];
+    api_store_now(now);
+    cm_gauge_set(p->ctx->m->outbox_entries, n ? atof(n) : 0);
+    double age = oldest ? (atof(now) - atof(oldest)) / 1000.0 : 0;
+    cm_gauge_set(p->ctx->m->outbox_oldest_age, age > 0 ? age : 0);
+}
+
 static void read_head(api_publisher_t *p)
 {
+    api_store_outbox_depth(p->ctx->db, on_depth, p);
     char limit[8];
     snprintf(limit, sizeof(limit), "%d", BATCH);
     api_store_outbox_head(p->ctx->db, limit, on_head, p);

@@ -64,6 +64,12 @@ void api_query_table_columns(cm_buf_t *b, cm_evstore_dialect_t d, const char *ta
     cm_buf_append_cstr(b, " LIMIT 0");
 }
 
+void api_query_table_count(cm_buf_t *b, cm_evstore_dialect_t d, const char *table)
+{
+    cm_buf_append_cstr(b, "SELECT count(*) FROM ");
+    api_query_table_name(b, d, table);
+}
+
 /* A value for the read: a SQLite parameter, or a ClickHouse literal. */
 static void value(api_query_table_sql_t *o, cm_evstore_dialect_t d, const api_query_value_t *v,
                   bool day)

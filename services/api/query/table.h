@@ -7,6 +7,7 @@
  *   api_query_table_create()   CREATE TABLE t [ENGINE = Log] AS <select>
  *   api_query_table_drop()     DROP TABLE IF EXISTS t
  *   api_query_table_columns()  SELECT * FROM t LIMIT 0 (its column names)
+ *   api_query_table_count()    SELECT count(*) FROM t (its rows, for the log)
  *   api_query_table_read()     a HogQL endpoint's read: the columns, its
  *                              variables' comparisons, the aggregation again
  *                              over day buckets, the page
@@ -38,6 +39,7 @@ void api_query_table_create(cm_buf_t *b, cm_evstore_dialect_t d, const char *tab
                             const char *select);
 void api_query_table_drop(cm_buf_t *b, cm_evstore_dialect_t d, const char *table);
 void api_query_table_columns(cm_buf_t *b, cm_evstore_dialect_t d, const char *table);
+void api_query_table_count(cm_buf_t *b, cm_evstore_dialect_t d, const char *table);
 
 /* A HogQL endpoint's table read. */
 typedef struct {

@@ -11,6 +11,12 @@ void api_store_outbox_head(cm_db_t *db, const char *limit, cm_db_done_cb done, v
     cm_db_run(db, &s, 1, done, ud);
 }
 
+void api_store_outbox_depth(cm_db_t *db, cm_db_done_cb done, void *ud)
+{
+    cm_db_stmt_t s = {"SELECT count(*), min(created_at) FROM outbox", NULL, 0};
+    cm_db_run(db, &s, 1, done, ud);
+}
+
 void api_store_outbox_ack(cm_db_t *db, const char *id, cm_db_done_cb done, void *ud)
 {
     const char *p[] = {id};

@@ -287,6 +287,9 @@ void api_store_outbox_head(cm_db_t *db, const char *limit, cm_db_done_cb done, v
 void api_store_outbox_ack(cm_db_t *db, const char *id, cm_db_done_cb done, void *ud);
 /* Queues every project and the key table (start-up: republish everything). */
 void api_store_outbox_all(cm_db_t *db, cm_db_done_cb done, void *ud);
+/* One row: the number of entries and the oldest one's created_at (ms; NULL when none). */
+enum { API_OUTBOX_DEPTH_N, API_OUTBOX_DEPTH_OLDEST };
+void api_store_outbox_depth(cm_db_t *db, cm_db_done_cb done, void *ud);
 
 /* What the fleet needs of one project: table 0 the project (id, api_token,
  * secret_token_hash, timezone, deleted, quota_until of its organization). */

@@ -38,6 +38,8 @@ static void on_definitions(cm_http_req_t *req, void *ud)
     }
     const char *pid = flg_store_project_for_token(ctx->store, cm_buf_slice(&token));
     cm_buf_free(&token);
+    if (pid != NULL)
+        cm_http_req_log_field(req, "project_id", pid); /* the access line */
     if (pid == NULL && flg_store_unloaded(ctx->store, req))
         return;
     if (pid == NULL) {

@@ -413,6 +413,8 @@ static void on_flags(cm_http_req_t *req, void *ud)
         return;
     }
     const char *pid = flg_store_project_for_token(ctx->store, token);
+    if (pid != NULL)
+        cm_http_req_log_field(req, "project_id", pid); /* the access line */
     if (pid == NULL && flg_store_unloaded(ctx->store, req)) {
         free_flags_req(f);
         return;

@@ -53,7 +53,7 @@ async function stopAll(s) {
   fs.rmSync(s.tmp, { recursive: true, force: true });
 }
 
-async function start(s, { writer: writerOpts = {}, flags = false, ingestEnv = {}, apiEnv: apiExtra = {}, partitions = 4 }) {
+async function start(s, { writer: writerOpts = {}, flags = false, ingestEnv = {}, apiEnv: apiExtra = {}, flagsEnv = {}, partitions = 4 }) {
   const pair = s.pair;
   s.redis = await startRedis();
   if (pair.queue === 'kafka') {
@@ -82,7 +82,7 @@ async function start(s, { writer: writerOpts = {}, flags = false, ingestEnv = {}
     throw e;
   }
   s.ingest = await startServer(BIN('ingest'), { INGEST_PORT: '0', REDIS_URL: s.redis.url, LOG_LEVEL: 'warn', ...queueEnv, ...ingestEnv });
-  if (flags) s.flags = await startServer(BIN('flags'), { FLAGS_PORT: '0', REDIS_URL: s.redis.url, LOG_LEVEL: 'warn' });
+  if (flags) s.flags = await startServer(BIN('flags'), { FLAGS_PORT: '0', REDIS_URL: s.redis.url, LOG_LEVEL: 'warn', ...flagsEnv });
   s.writerEnv = {
     WRITER_PORT: '0', REDIS_URL: s.redis.url, LOG_LEVEL: 'warn', PERSONS_DATABASE_URL: personsUrl,
     // Kafka: rejoining after a kill in a second, not librdkafka's 45 s.

@@ -87,7 +87,37 @@ static const char *skip_string(const char *p)
     return p + 1;
 }
 
-/* One line: {"k":"v"|null|true, ...}\n and nothing else. */
+/* A JSON number (RFC 8259 grammar), or NULL. */
+static const char *skip_number(const char *p)
+{
+    if (*p == '-')
+        p++;
+    if (*p == '0')
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        while (*p >= '0' && *p <= '9')
+            p++;
+    else
+        return NULL;
+    if (*p == '.') {
+        if (*++p < '0' || *p > '9')
+            return NULL;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        if (*p < '0' || *p > '9')
+            return NULL;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    return p;
+}
+
+/* One line: {"k":"v"|null|true|number, ...}\n and nothing else. */
 static void assert_valid_line(const char *line, size_t len)
 {
     assert_true(len >= 3);
@@ -102,6 +132,8 @@ static void assert_valid_line(const char *line, size_t len)
         assert_int_equal(*p++, ':');
         if (strncmp(p, "null", 4) == 0 || strncmp(p, "true", 4) == 0)
             p += 4;
+        else if (*p == '-' || (*p >= '0' && *p <= '9'))
+            p = skip_number(p);
         else
             p = skip_string(p);
         assert_non_null(p);
@@ -222,6 +254,26 @@ static void test_fields(void **state)
     assert_string_equal(drain(), "");
 }
 
+/* Numeric fields are written unquoted, before the text fields; text that
+ * is not a JSON number (a client's, say) becomes null, never raw JSON. */
+static void test_number_fields(void **state)
+{
+    (void)state;
+    const cm_log_field_t f[] = {{"route", "/batch/"}};
+    const cm_log_field_t n[] = {
+        {"status", "401"}, {"duration_ms", "0.125"}, {"big", "-1.5e+10"},
+        {"bad", "1}"},     {"lead", "007"},          {"empty", ""},
+        {"dot", "1."},     {"none", NULL},
+    };
+    cm_log_record(CM_LOG_INFO, "abc", f, 1, n, 8, "access");
+    const char *l = one_line();
+    assert_non_null(strstr(l, "\"msg\":\"access\",\"status\":401,\"duration_ms\":0.125,"
+                              "\"big\":-1.5e+10,\"bad\":null,\"lead\":null,\"empty\":null,"
+                              "\"dot\":null,\"none\":null,\"route\":\"/batch/\"}\n"));
+    cm_log_record(CM_LOG_DEBUG, "abc", f, 1, n, 8, "filtered");
+    assert_string_equal(drain(), "");
+}
+
 static void test_service_name(void **state)
 {
     (void)state;
@@ -329,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_level_parse),
         cmocka_unit_test(test_escaping),
         cmocka_unit_test(test_fields),
+        cmocka_unit_test(test_number_fields),
         cmocka_unit_test(test_service_name),
         cmocka_unit_test(test_truncate_message),
         cmocka_unit_test(test_truncate_boundaries),

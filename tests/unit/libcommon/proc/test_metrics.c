@@ -45,6 +45,22 @@ static void test_render_small_registry(void **state)
     cm_metrics_free(m);
 }
 
+/* A counter kept elsewhere: fractional, set rather than added, TYPE counter. */
+static void test_counter_set(void **state)
+{
+    (void)state;
+    cm_metrics_t *m = cm_metrics_new();
+    cm_gauge_t *cpu = cm_metrics_counter_set(m, "process_cpu_seconds_total", "CPU.", NULL);
+    cm_gauge_set(cpu, 1.25);
+    assert_ptr_equal(cpu, cm_metrics_counter_set(m, "process_cpu_seconds_total", NULL, NULL));
+    cm_buf_t b = CM_BUF_INIT;
+    assert_string_equal(render(m, &b), "# HELP process_cpu_seconds_total CPU.\n"
+                                       "# TYPE process_cpu_seconds_total counter\n"
+                                       "process_cpu_seconds_total 1.25\n");
+    cm_buf_free(&b);
+    cm_metrics_free(m);
+}
+
 static void test_histogram_render(void **state)
 {
     (void)state;
@@ -241,7 +257,7 @@ int main(void)
         cmocka_unit_test(test_histogram_bucket_math), cmocka_unit_test(test_latency_buckets),
         cmocka_unit_test(test_handle_reuse),          cmocka_unit_test(test_one_header_per_family),
         cmocka_unit_test(test_number_formats),        cmocka_unit_test(test_help_escaping),
-        cmocka_unit_test(test_empty_registry),
+        cmocka_unit_test(test_empty_registry),        cmocka_unit_test(test_counter_set),
     };
     return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);
 }
