@@ -195,7 +195,7 @@ static void maybe_free(cm_http_client_t *c)
         return;
     cm_http_client_closed_cb done = c->on_closed;
     void *ud = c->closed_ud;
-    cm__http_client_tls_conf_free(c->tls);
+    cm_tls_conf_free(c->tls);
     free(c->ca_file);
     free(c->user_agent);
     free(c->name);

@@ -22,6 +22,7 @@
 
 #include "cm/buf.h"
 #include "cm/http_client.h"
+#include "cm/tls_conf.h"
 
 /* ---- the response parser (http_client_parse.c) --------------------------- */
 
@@ -82,16 +83,15 @@ void cm__http_client_wire_free(cm__http_client_wire_t *w);
 
 /* ---- TLS over memory buffers (http_client_tls.c) ----------------------------- */
 
-typedef struct cm__http_client_tls_conf cm__http_client_tls_conf_t;
 typedef struct cm__http_client_tls cm__http_client_tls_t;
 
-/* One per client: the DRBG seeded once, the CA chain read from ca_file. */
-int cm__http_client_tls_conf_new(const char *ca_file, cm__http_client_tls_conf_t **out, char *why,
+/* One per client (cm/tls_conf.h): the DRBG seeded once, the CA chain read
+ * from ca_file, verification required. */
+int cm__http_client_tls_conf_new(const char *ca_file, cm_tls_conf_t **out, char *why,
                                  size_t why_size);
-void cm__http_client_tls_conf_free(cm__http_client_tls_conf_t *conf);
 /* One per connection; host is sent as SNI and checked against the
  * certificate. */
-int cm__http_client_tls_new(cm__http_client_tls_conf_t *conf, const char *host,
+int cm__http_client_tls_new(const cm_tls_conf_t *conf, const char *host,
                             cm__http_client_tls_t **out);
 void cm__http_client_tls_free(cm__http_client_tls_t *t);
 /* Ciphertext from the socket. */
@@ -183,7 +183,7 @@ struct cm_http_client {
     char *ca_file, *user_agent, *name;
     cm_http_client_filter_cb filter;
     void *filter_ud;
-    cm__http_client_tls_conf_t *tls; /* made on the first https request */
+    cm_tls_conf_t *tls; /* made on the first https request */
     cm_http_client_call_t *calls, *calls_tail;
     cm__hc_conn_t *conns;
     size_t nconns;

@@ -8,33 +8,21 @@
  * that have arrived, and "need more" is MBEDTLS_ERR_SSL_WANT_READ, never a
  * blocking read. Sends never block: `out` takes everything.
  *
- * The configuration is one per client: the CTR-DRBG is seeded once from
- * the entropy pool, the CA file parsed once, and peer verification is
- * required (MBEDTLS_SSL_VERIFY_REQUIRED: the handshake fails on an
- * untrusted chain or a host name the certificate does not carry; the host
- * name is also the SNI). TLS 1.2 is the least accepted.
+ * The configuration is one per client (cm/tls_conf.h, shared with the
+ * Redis client): the CA file read once, peer verification required (the
+ * handshake fails on an untrusted chain or a host name the certificate
+ * does not carry; the host name is also the SNI), TLS 1.2 the least.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <mbedtls/ctr_drbg.h>
-#include <mbedtls/entropy.h>
-#include <mbedtls/error.h>
 #include <mbedtls/ssl.h>
-#include <mbedtls/x509_crt.h>
 
 #include "cm/alloc.h"
 #include "cm/common.h"
 #include "cm/err.h"
 #include "http_client_internal.h"
-
-struct cm__http_client_tls_conf {
-    mbedtls_entropy_context entropy;
-    mbedtls_ctr_drbg_context drbg;
-    mbedtls_x509_crt ca;
-    mbedtls_ssl_config conf;
-};
 
 struct cm__http_client_tls {
     mbedtls_ssl_context ssl;
@@ -43,67 +31,11 @@ struct cm__http_client_tls {
     cm_buf_t out; /* ciphertext to send */
 };
 
-static void describe(int rc, const char *what, char *why, size_t why_size)
-{
-    char msg[160];
-    mbedtls_strerror(rc, msg, sizeof(msg));
-    snprintf(why, why_size, "%s: %s", what, msg);
-}
-
-void cm__http_client_tls_conf_free(cm__http_client_tls_conf_t *t)
-{
-    if (t == NULL)
-        return;
-    mbedtls_ssl_config_free(&t->conf);
-    mbedtls_x509_crt_free(&t->ca);
-    mbedtls_ctr_drbg_free(&t->drbg);
-    mbedtls_entropy_free(&t->entropy);
-    free(t);
-}
-
-int cm__http_client_tls_conf_new(const char *ca_file, cm__http_client_tls_conf_t **out, char *why,
+int cm__http_client_tls_conf_new(const char *ca_file, cm_tls_conf_t **out, char *why,
                                  size_t why_size)
 {
-    static const char pers[] = "cm_http_client";
-    cm__http_client_tls_conf_t *t = cm_xcalloc(1, sizeof(*t));
-    char what[300];
-    int rc;
-
-    *out = NULL;
-    mbedtls_entropy_init(&t->entropy);
-    mbedtls_ctr_drbg_init(&t->drbg);
-    mbedtls_x509_crt_init(&t->ca);
-    mbedtls_ssl_config_init(&t->conf);
-    rc = mbedtls_ctr_drbg_seed(&t->drbg, mbedtls_entropy_func, &t->entropy,
-                               (const unsigned char *)pers, sizeof(pers) - 1);
-    if (rc != 0) {
-        describe(rc, "cannot seed the TLS random generator", why, why_size);
-        goto fail;
-    }
-    /* A bundle may hold a certificate mbedTLS cannot parse (rc > 0 counts
-     * them): usable as long as one was read. */
-    rc = mbedtls_x509_crt_parse_file(&t->ca, ca_file);
-    if (rc < 0 || t->ca.version == 0) {
-        snprintf(what, sizeof(what), "cannot read the CA file %s", ca_file);
-        describe(rc < 0 ? rc : MBEDTLS_ERR_X509_INVALID_FORMAT, what, why, why_size);
-        goto fail;
-    }
-    rc = mbedtls_ssl_config_defaults(&t->conf, MBEDTLS_SSL_IS_CLIENT, MBEDTLS_SSL_TRANSPORT_STREAM,
-                                     MBEDTLS_SSL_PRESET_DEFAULT);
-    if (rc != 0) {
-        describe(rc, "cannot configure TLS", why, why_size);
-        goto fail;
-    }
-    mbedtls_ssl_conf_authmode(&t->conf, MBEDTLS_SSL_VERIFY_REQUIRED);
-    mbedtls_ssl_conf_ca_chain(&t->conf, &t->ca, NULL);
-    mbedtls_ssl_conf_rng(&t->conf, mbedtls_ctr_drbg_random, &t->drbg);
-    mbedtls_ssl_conf_min_version(&t->conf, MBEDTLS_SSL_MAJOR_VERSION_3,
-                                 MBEDTLS_SSL_MINOR_VERSION_3);
-    *out = t;
-    return CM_OK;
-fail:
-    cm__http_client_tls_conf_free(t);
-    return CM_EINVAL;
+    cm_tls_conf_opts_t o = {.ca_file = ca_file, .purpose = "cm_http_client"};
+    return cm_tls_conf_new(&o, out, why, why_size);
 }
 
 /* ---- the memory bio ------------------------------------------------------------ */
@@ -133,13 +65,13 @@ static int bio_recv(void *ctx, unsigned char *p, size_t n)
 
 /* ---- one connection --------------------------------------------------------------- */
 
-int cm__http_client_tls_new(cm__http_client_tls_conf_t *conf, const char *host,
+int cm__http_client_tls_new(const cm_tls_conf_t *conf, const char *host,
                             cm__http_client_tls_t **out)
 {
     cm__http_client_tls_t *t = cm_xcalloc(1, sizeof(*t));
     mbedtls_ssl_init(&t->ssl);
     *out = NULL;
-    if (mbedtls_ssl_setup(&t->ssl, &conf->conf) != 0 ||
+    if (mbedtls_ssl_setup(&t->ssl, cm_tls_conf_ssl(conf)) != 0 ||
         mbedtls_ssl_set_hostname(&t->ssl, host) != 0) {
         cm__http_client_tls_free(t);
         return CM_EINVAL;
@@ -190,7 +122,7 @@ int cm__http_client_tls_handshake(cm__http_client_tls_t *t, char *why, size_t wh
     if (rc == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED && flags != 0 && flags != (uint32_t)-1)
         verify_failure(flags, why, why_size);
     else
-        describe(rc, "TLS handshake failed", why, why_size);
+        cm_tls_describe(rc, "TLS handshake failed", why, why_size);
     return CM_EUNAVAIL;
 }
 
@@ -204,7 +136,7 @@ int cm__http_client_tls_read(cm__http_client_tls_t *t, char *buf, size_t cap, ch
         return 0;
     if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE)
         return CM_EAGAIN;
-    describe(rc, "TLS", why, why_size);
+    cm_tls_describe(rc, "TLS", why, why_size);
     return CM_EIO;
 }
 

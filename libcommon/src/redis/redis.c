@@ -135,9 +135,9 @@ struct cm_redis {
 
     /* configuration */
     char *name, *host, *username, *password;
-    char *path;                     /* unix://: the socket; host is NULL then */
-    char *where;                    /* host:port or the path, for log lines */
-    cm__redis_tls_conf_t *tls_conf; /* rediss:// only */
+    char *path;              /* unix://: the socket; host is NULL then */
+    char *where;             /* host:port or the path, for log lines */
+    cm_tls_conf_t *tls_conf; /* rediss:// only */
     int port, db;
     uint64_t connect_timeout, command_timeout; /* ms; command_timeout 0: none */
     uint64_t backoff_min, backoff_max;
@@ -781,13 +781,14 @@ int cm_redis_new(uv_loop_t *loop, const cm_redis_opts_t *opts, cm_redis_t **out)
         cm_log(CM_LOG_ERROR, NULL, "redis %s: bad URL: %s", opts->name ? opts->name : "redis", why);
         return CM_EINVAL;
     }
-    cm__redis_tls_conf_t *tls = NULL;
+    cm_tls_conf_t *tls = NULL;
     char tls_why[400];
-    cm__redis_tls_opts_t to = {.ca_file = u.tls_ca_file ? u.tls_ca_file : CM_REDIS_TLS_CA_FILE,
-                               .cert_file = u.tls_cert_file,
-                               .key_file = u.tls_key_file,
-                               .insecure = u.tls_insecure};
-    if (u.tls && cm__redis_tls_conf_new(&to, &tls, tls_why, sizeof(tls_why)) != CM_OK) {
+    cm_tls_conf_opts_t to = {.ca_file = u.tls_ca_file ? u.tls_ca_file : CM_REDIS_TLS_CA_FILE,
+                             .cert_file = u.tls_cert_file,
+                             .key_file = u.tls_key_file,
+                             .insecure = u.tls_insecure,
+                             .purpose = "cm_redis_tls"};
+    if (u.tls && cm_tls_conf_new(&to, &tls, tls_why, sizeof(tls_why)) != CM_OK) {
         cm_log(CM_LOG_ERROR, NULL, "redis %s: %s", opts->name ? opts->name : "redis", tls_why);
         cm_redis_url_free(&u);
         return CM_EINVAL;
@@ -874,7 +875,7 @@ static void on_handle_closed(uv_handle_t *h)
     free(r->host);
     free(r->path);
     free(r->where);
-    cm__redis_tls_conf_free(r->tls_conf);
+    cm_tls_conf_free(r->tls_conf);
     free(r->username);
     free(r->password);
     free(r);

@@ -35,12 +35,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <mbedtls/ctr_drbg.h>
-#include <mbedtls/entropy.h>
-#include <mbedtls/error.h>
-#include <mbedtls/pk.h>
 #include <mbedtls/ssl.h>
-#include <mbedtls/x509_crt.h>
 
 #include "cm/alloc.h"
 #include "cm/buf.h"
@@ -48,15 +43,6 @@
 #include "cm/err.h"
 
 #define SOCK_PATH_MAX sizeof(((struct sockaddr_un *)NULL)->sun_path)
-
-struct cm__redis_tls_conf {
-    mbedtls_entropy_context entropy;
-    mbedtls_ctr_drbg_context drbg;
-    mbedtls_x509_crt ca;
-    mbedtls_x509_crt own_cert;
-    mbedtls_pk_context own_key;
-    mbedtls_ssl_config conf;
-};
 
 typedef enum { R_CONNECTING, R_HANDSHAKE, R_LISTENING, R_RELAYING, R_FAILED } relay_state_t;
 
@@ -86,106 +72,6 @@ typedef struct {
     cm__redis_tls_relay_t *t;
     char *data;
 } wreq_t;
-
-static void describe(int rc, const char *what, char *why, size_t why_size)
-{
-    char msg[160];
-    mbedtls_strerror(rc, msg, sizeof(msg));
-    snprintf(why, why_size, "%s: %s", what, msg);
-}
-
-/* ---- configuration ------------------------------------------------------------- */
-
-void cm__redis_tls_conf_free(cm__redis_tls_conf_t *c)
-{
-    if (c == NULL)
-        return;
-    mbedtls_ssl_config_free(&c->conf);
-    mbedtls_pk_free(&c->own_key);
-    mbedtls_x509_crt_free(&c->own_cert);
-    mbedtls_x509_crt_free(&c->ca);
-    mbedtls_ctr_drbg_free(&c->drbg);
-    mbedtls_entropy_free(&c->entropy);
-    free(c);
-}
-
-static int read_files(cm__redis_tls_conf_t *c, const cm__redis_tls_opts_t *o, char *why,
-                      size_t why_size)
-{
-    char what[300];
-    int rc;
-
-    if (!o->insecure) {
-        /* A bundle may hold a certificate mbedTLS cannot parse (rc > 0
-         * counts them): usable as long as one was read. */
-        rc = mbedtls_x509_crt_parse_file(&c->ca, o->ca_file);
-        if (rc < 0 || c->ca.version == 0) {
-            snprintf(what, sizeof(what), "cannot read the CA file %s", o->ca_file);
-            describe(rc < 0 ? rc : MBEDTLS_ERR_X509_INVALID_FORMAT, what, why, why_size);
-            return CM_EINVAL;
-        }
-    }
-    if (o->cert_file == NULL)
-        return CM_OK;
-    if ((rc = mbedtls_x509_crt_parse_file(&c->own_cert, o->cert_file)) != 0) {
-        snprintf(what, sizeof(what), "cannot read the client certificate %s", o->cert_file);
-        describe(rc, what, why, why_size);
-        return CM_EINVAL;
-    }
-    if ((rc = mbedtls_pk_parse_keyfile(&c->own_key, o->key_file, NULL)) != 0) {
-        snprintf(what, sizeof(what), "cannot read the client key %s", o->key_file);
-        describe(rc, what, why, why_size);
-        return CM_EINVAL;
-    }
-    if ((rc = mbedtls_pk_check_pair(&c->own_cert.pk, &c->own_key)) != 0 ||
-        (rc = mbedtls_ssl_conf_own_cert(&c->conf, &c->own_cert, &c->own_key)) != 0) {
-        describe(rc, "the client certificate does not go with its key", why, why_size);
-        return CM_EINVAL;
-    }
-    return CM_OK;
-}
-
-int cm__redis_tls_conf_new(const cm__redis_tls_opts_t *o, cm__redis_tls_conf_t **out, char *why,
-                           size_t why_size)
-{
-    static const char pers[] = "cm_redis_tls";
-    cm__redis_tls_conf_t *c = cm_xcalloc(1, sizeof(*c));
-    int rc;
-
-    *out = NULL;
-    mbedtls_entropy_init(&c->entropy);
-    mbedtls_ctr_drbg_init(&c->drbg);
-    mbedtls_x509_crt_init(&c->ca);
-    mbedtls_x509_crt_init(&c->own_cert);
-    mbedtls_pk_init(&c->own_key);
-    mbedtls_ssl_config_init(&c->conf);
-    rc = mbedtls_ctr_drbg_seed(&c->drbg, mbedtls_entropy_func, &c->entropy,
-                               (const unsigned char *)pers, sizeof(pers) - 1);
-    if (rc != 0) {
-        describe(rc, "cannot seed the TLS random generator", why, why_size);
-        goto fail;
-    }
-    rc = mbedtls_ssl_config_defaults(&c->conf, MBEDTLS_SSL_IS_CLIENT, MBEDTLS_SSL_TRANSPORT_STREAM,
-                                     MBEDTLS_SSL_PRESET_DEFAULT);
-    if (rc != 0) {
-        describe(rc, "cannot configure TLS", why, why_size);
-        goto fail;
-    }
-    if (read_files(c, o, why, why_size) != CM_OK)
-        goto fail;
-    mbedtls_ssl_conf_authmode(&c->conf,
-                              o->insecure ? MBEDTLS_SSL_VERIFY_NONE : MBEDTLS_SSL_VERIFY_REQUIRED);
-    if (!o->insecure)
-        mbedtls_ssl_conf_ca_chain(&c->conf, &c->ca, NULL);
-    mbedtls_ssl_conf_rng(&c->conf, mbedtls_ctr_drbg_random, &c->drbg);
-    mbedtls_ssl_conf_min_version(&c->conf, MBEDTLS_SSL_MAJOR_VERSION_3,
-                                 MBEDTLS_SSL_MINOR_VERSION_3);
-    *out = c;
-    return CM_OK;
-fail:
-    cm__redis_tls_conf_free(c);
-    return CM_EINVAL;
-}
 
 /* ---- the memory bio ------------------------------------------------------------- */
 
@@ -300,7 +186,7 @@ static void decrypt_records(cm__redis_tls_relay_t *t)
             fail(t, "the server closed the TLS session");
             return;
         }
-        describe(n, "TLS", why, sizeof(why));
+        cm_tls_describe(n, "TLS", why, sizeof(why));
         fail(t, why);
         return;
     }
@@ -407,7 +293,7 @@ static void handshake_step(cm__redis_tls_relay_t *t)
         if (rc == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED && flags != 0 && flags != (uint32_t)-1)
             verify_failure(flags, why, sizeof(why));
         else
-            describe(rc, "TLS handshake failed", why, sizeof(why));
+            cm_tls_describe(rc, "TLS handshake failed", why, sizeof(why));
         fail(t, why);
         return;
     }
@@ -474,7 +360,7 @@ static void on_peer_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         int rc = mbedtls_ssl_write(&t->ssl, p, n);
         if (rc <= 0) { /* never WANT_WRITE: bio_send takes everything */
             char why[200];
-            describe(rc, "TLS", why, sizeof(why));
+            cm_tls_describe(rc, "TLS", why, sizeof(why));
             fail(t, why);
             return;
         }
@@ -486,7 +372,7 @@ static void on_peer_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 
 /* ---- life cycle ------------------------------------------------------------------------------ */
 
-int cm__redis_tls_relay_start(uv_loop_t *loop, cm__redis_tls_conf_t *conf, const char *ip, int port,
+int cm__redis_tls_relay_start(uv_loop_t *loop, const cm_tls_conf_t *conf, const char *ip, int port,
                               const char *server_name, const cm__redis_tls_cbs_t *cbs,
                               cm__redis_tls_relay_t **out, char *why, size_t why_size)
 {
@@ -503,9 +389,9 @@ int cm__redis_tls_relay_start(uv_loop_t *loop, cm__redis_tls_conf_t *conf, const
     t->loop = loop;
     t->cbs = *cbs;
     mbedtls_ssl_init(&t->ssl);
-    if ((rc = mbedtls_ssl_setup(&t->ssl, &conf->conf)) != 0 ||
+    if ((rc = mbedtls_ssl_setup(&t->ssl, cm_tls_conf_ssl(conf))) != 0 ||
         (rc = mbedtls_ssl_set_hostname(&t->ssl, server_name)) != 0) {
-        describe(rc, "cannot start TLS", why, why_size);
+        cm_tls_describe(rc, "cannot start TLS", why, why_size);
         mbedtls_ssl_free(&t->ssl);
         free(t);
         return CM_ERR;

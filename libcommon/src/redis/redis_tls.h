@@ -17,22 +17,12 @@
 
 #include <uv.h>
 
-typedef struct cm__redis_tls_conf cm__redis_tls_conf_t;
+#include "cm/tls_conf.h"
+
 typedef struct cm__redis_tls_relay cm__redis_tls_relay_t;
 
-typedef struct {
-    const char *ca_file;   /* PEM bundle; required unless insecure */
-    const char *cert_file; /* client certificate and key (mutual TLS); both or neither */
-    const char *key_file;
-    bool insecure; /* no verification of the server's certificate */
-} cm__redis_tls_opts_t;
-
-/* One per client: the DRBG seeded and the files read. CM_OK, or CM_EINVAL
- * with why. */
-int cm__redis_tls_conf_new(const cm__redis_tls_opts_t *o, cm__redis_tls_conf_t **out, char *why,
-                           size_t why_size);
-/* Any relay must have been closed before. */
-void cm__redis_tls_conf_free(cm__redis_tls_conf_t *c);
+/* The configuration is one per client, cm/tls_conf.h's (shared with the
+ * HTTP client); any relay must have been closed before it is freed. */
 
 typedef struct {
     /* The handshake is done: connect hiredis to this unix socket now. */
@@ -45,7 +35,7 @@ typedef struct {
 /* Starts connecting to ip:port; server_name is the SNI and the name the
  * certificate must carry. Callbacks never run from here. On failure (CM_ERR
  * with why) nothing is left to close. */
-int cm__redis_tls_relay_start(uv_loop_t *loop, cm__redis_tls_conf_t *conf, const char *ip, int port,
+int cm__redis_tls_relay_start(uv_loop_t *loop, const cm_tls_conf_t *conf, const char *ip, int port,
                               const char *server_name, const cm__redis_tls_cbs_t *cbs,
                               cm__redis_tls_relay_t **out, char *why, size_t why_size);
 /* No callback runs after this; the memory goes with the handles' close
