@@ -59,6 +59,10 @@ struct ch_op {
 
 enum { OP_SETUP, OP_QUERY, OP_DEDUP, OP_INSERT, OP_KILL };
 
+/* Start: the server's version, the table of applied migrations, the
+ * highest applied version, then the statements of the later migrations. */
+enum { SETUP_VERSION, SETUP_TABLE, SETUP_APPLIED, SETUP_MIGRATE };
+
 typedef struct ch_write {
     ch_store_t *st;
     cm_evstore_rows_in_t rows; /* deep copy of the events' text (see copy_events) */
@@ -74,8 +78,10 @@ struct ch_store {
     char *url; /* scheme://host:port/?database=... (no credentials) */
     char *user, *password;
     int timeout_ms;
-    char **ddl; /* statements still to run at start */
-    size_t nddl, ddl_next;
+    cm__ch_ddl_t ddl; /* the migrations (evstore_ch_migrations.c) */
+    size_t ddl_next;  /* the next statement to run */
+    int setup_phase;  /* SETUP_* */
+    unsigned applied; /* the highest version schema_migrations records */
     bool ready;
     bool shut; /* the close sequence started */
     char version[64];
@@ -775,18 +781,33 @@ static void on_setup_answer(ch_store_t *st, int status, const char *err, cm_slic
         uv_timer_start(&st->retry, on_retry, SETUP_RETRY_MS, 0);
         return;
     }
-    if (st->ddl_next == 0 && st->version[0] == '\0') {
+    switch (st->setup_phase) {
+    case SETUP_VERSION:
         snprintf(st->version, sizeof(st->version), "%.*s", (int)line_len(body),
                  body.p ? body.p : "");
         cm_log(CM_LOG_INFO, NULL, "%s: ClickHouse %s", st->base.name, st->version);
-    } else
-        st->ddl_next++;
+        st->setup_phase = SETUP_TABLE;
+        break;
+    case SETUP_TABLE: st->setup_phase = SETUP_APPLIED; break;
+    case SETUP_APPLIED:
+        /* max() of no rows is 0: a new database, or one from before the
+         * migrations, whose tables migration 1 finds as they are */
+        st->applied = (unsigned)strtoul(body.p ? body.p : "0", NULL, 10);
+        cm_log(CM_LOG_INFO, NULL, "%s: ClickHouse schema at version %u of %u", st->base.name,
+               st->applied, st->ddl.latest);
+        st->setup_phase = SETUP_MIGRATE;
+        break;
+    default: st->ddl_next++; break;
+    }
     setup_step(st);
 }
 
 static void setup_step(ch_store_t *st)
 {
-    if (st->ddl_next == st->nddl) {
+    while (st->setup_phase == SETUP_MIGRATE && st->ddl_next < st->ddl.n &&
+           st->ddl.stmts[st->ddl_next].version <= st->applied)
+        st->ddl_next++;
+    if (st->setup_phase == SETUP_MIGRATE && st->ddl_next == st->ddl.n) {
         st->ready = true;
         while (st->waiting) {
             ch_op_t *op = st->waiting;
@@ -797,41 +818,13 @@ static void setup_step(ch_store_t *st)
         return;
     }
     ch_op_t *op = op_new(st, OP_SETUP);
-    if (st->version[0] == '\0')
-        cm_buf_append_cstr(&op->sql, "SELECT version()");
-    else
-        cm_buf_append_cstr(&op->sql, st->ddl[st->ddl_next]);
+    switch (st->setup_phase) {
+    case SETUP_VERSION: cm_buf_append_cstr(&op->sql, "SELECT version()"); break;
+    case SETUP_TABLE: cm_buf_append_cstr(&op->sql, cm__ch_migrations_table_ddl); break;
+    case SETUP_APPLIED: cm_buf_append_cstr(&op->sql, cm__ch_migrations_applied_sql); break;
+    default: cm_buf_append_cstr(&op->sql, st->ddl.stmts[st->ddl_next].sql); break;
+    }
     send_op(op);
-}
-
-/* The DDL file, its "--" comment lines dropped, cut at each ';'. */
-static void split_ddl(ch_store_t *st, const char *text)
-{
-    cm_buf_t clean = CM_BUF_INIT;
-    for (const char *p = text; *p;) {
-        size_t n = strcspn(p, "\n");
-        const char *q = p;
-        while (q < p + n && (*q == ' ' || *q == '\t'))
-            q++;
-        if (!(q + 1 < p + n && q[0] == '-' && q[1] == '-')) {
-            cm_buf_append(&clean, p, n);
-            cm_buf_putc(&clean, '\n');
-        }
-        p += n + (p[n] == '\n');
-    }
-    const char *s = cm_buf_cstr(&clean);
-    while (*s) {
-        size_t n = strcspn(s, ";");
-        size_t lead = strspn(s, " \t\n");
-        if (lead < n) {
-            st->ddl = cm_xrealloc(st->ddl, (st->nddl + 1) * sizeof(char *));
-            st->ddl[st->nddl] = cm_xmalloc(n - lead + 1);
-            memcpy(st->ddl[st->nddl], s + lead, n - lead);
-            st->ddl[st->nddl++][n - lead] = '\0';
-        }
-        s += n + (s[n] == ';');
-    }
-    cm_buf_free(&clean);
 }
 
 /* ---- the ops ----------------------------------------------------------------------------- */
@@ -977,9 +970,7 @@ static void on_http_closed(void *ud)
     ch_store_t *st = ud;
     cm_evstore_closed_cb done = st->done;
     void *done_ud = st->done_ud;
-    for (size_t i = 0; i < st->nddl; i++)
-        free(st->ddl[i]);
-    free(st->ddl);
+    cm__ch_ddl_free(&st->ddl);
     free(st->url);
     free(st->user);
     free(st->password);
@@ -1040,6 +1031,14 @@ int cm__evstore_open_clickhouse(uv_loop_t *loop, const cm_evstore_opts_t *opts, 
         free(st);
         return CM_EINVAL;
     }
+    /* the built-in file: only a broken build fails here (a unit test pins it) */
+    if (cm__ch_ddl_parse(cm__evstore_ddl_clickhouse, &st->ddl) != CM_OK) {
+        free(st->url);
+        free(st->user);
+        free(st->password);
+        free(st);
+        return CM_EINVAL;
+    }
     st->timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 30000;
     /* ClickHouse closes idle connections after 3 s (18.16's default):
      * keep them for less, so a pooled one is rarely stale. */
@@ -1048,6 +1047,7 @@ int cm__evstore_open_clickhouse(uv_loop_t *loop, const cm_evstore_opts_t *opts, 
                                 .max_response_bytes = 256u << 20,
                                 .name = "clickhouse"};
     if (cm_http_client_new(loop, &ho, &st->http) != CM_OK) {
+        cm__ch_ddl_free(&st->ddl);
         free(st->url);
         free(st->user);
         free(st->password);
@@ -1057,7 +1057,6 @@ int cm__evstore_open_clickhouse(uv_loop_t *loop, const cm_evstore_opts_t *opts, 
     cm__evstore_init(&st->base, &clickhouse_ops, loop, opts->name);
     uv_timer_init(loop, &st->retry);
     st->retry.data = st;
-    split_ddl(st, cm__evstore_ddl_clickhouse);
     setup_step(st);
     *out = &st->base;
     return CM_OK;

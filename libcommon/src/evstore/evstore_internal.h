@@ -73,4 +73,23 @@ bool cm_evstore__unquote(const char **p, cm_buf_t *out);
  * groupArray, groupUniqArray and topK: docs/endpoints.md). */
 int cm__evstore_add_array_fns(cm_db_conn_t *conn);
 
+/* evstore_ch_migrations.c: clickhouse.sql's "-- migration N" sections as
+ * statements, each migration followed by the INSERT of its version row
+ * into schema_migrations. Versions rise; a statement before the first
+ * marker is an error (CM_EINVAL). */
+typedef struct {
+    char *sql;
+    unsigned version; /* the migration it belongs to */
+} cm__ch_stmt_t;
+typedef struct {
+    cm__ch_stmt_t *stmts;
+    size_t n;
+    unsigned latest; /* the highest version */
+} cm__ch_ddl_t;
+int cm__ch_ddl_parse(const char *text, cm__ch_ddl_t *out);
+void cm__ch_ddl_free(cm__ch_ddl_t *d);
+/* Run first at start: the table of applied versions, then its max. */
+extern const char cm__ch_migrations_table_ddl[];
+extern const char cm__ch_migrations_applied_sql[];
+
 #endif
