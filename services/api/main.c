@@ -207,6 +207,7 @@ static int start(void)
         cm_evstore_open(ctx.loop,
                         &(cm_evstore_opts_t){.url = events_url,
                                              .name = "events",
+                                             .cluster = ctx.cfg.clickhouse_cluster,
                                              .readers = (unsigned)ctx.cfg.events_readers},
                         &ctx.events) != 0) {
         cm_log(CM_LOG_ERROR, NULL, "cannot open the event store (CLICKHOUSE_URL / EVENTS_DB)");

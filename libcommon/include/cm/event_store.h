@@ -57,6 +57,10 @@ typedef struct {
      * on a dedicated thread (not libuv's pool); default 4, at most 64 */
     unsigned readers;
     cm_metrics_t *metrics;
+    /* ClickHouse: the cluster's name (remote_servers) for cluster mode:
+     * replicated tables ON CLUSTER, events through a Distributed table
+     * (docs/deploy.md); NULL or "": one server */
+    const char *cluster;
 } cm_evstore_opts_t;
 
 /* Rows to write. Text is borrowed for the duration of cm_evstore_write. */

@@ -24,6 +24,10 @@ __asm__(".pushsection .rodata\n"
         "cm__evstore_ddl_clickhouse:\n"
         ".incbin \"proto/event_store/clickhouse.sql\"\n"
         ".byte 0\n"
+        ".global cm__evstore_ddl_clickhouse_cluster\n"
+        "cm__evstore_ddl_clickhouse_cluster:\n"
+        ".incbin \"proto/event_store/clickhouse_cluster.sql\"\n"
+        ".byte 0\n"
         ".popsection\n");
 
 int cm_evstore_open(uv_loop_t *loop, const cm_evstore_opts_t *opts, cm_evstore_t **out)

@@ -12,6 +12,7 @@
  * so duplicates never matter.
  */
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,42 @@ const char cm__ch_migrations_table_ddl[] =
     "CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, "
     "applied_at DateTime('UTC') DEFAULT now()) ENGINE = ReplacingMergeTree() ORDER BY version";
 
+const char cm__ch_migrations_table_ddl_cluster[] =
+    "CREATE TABLE IF NOT EXISTS $DATABASE.schema_migrations ON CLUSTER $CLUSTER (version UInt32, "
+    "applied_at DateTime('UTC') DEFAULT now()) ENGINE = ReplicatedReplacingMergeTree("
+    "'/clickhouse/tables/noshard/$DATABASE.schema_migrations', '{shard}-{replica}') ORDER BY version";
+
 const char cm__ch_migrations_applied_sql[] = "SELECT max(version) FROM schema_migrations";
+
+static bool identifier(const char *s)
+{
+    if (s == NULL || *s == '\0' || strlen(s) > 128)
+        return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_')
+            return false;
+    return true;
+}
+
+char *cm__ch_ddl_expand(const char *text, const char *cluster, const char *database)
+{
+    if (!identifier(cluster) || !identifier(database))
+        return NULL;
+    cm_buf_t out = CM_BUF_INIT;
+    for (const char *p = text; *p;) {
+        if (strncmp(p, "$CLUSTER", 8) == 0) {
+            cm_buf_append_cstr(&out, cluster);
+            p += 8;
+        } else if (strncmp(p, "$DATABASE", 9) == 0) {
+            cm_buf_append_cstr(&out, database);
+            p += 9;
+        } else
+            cm_buf_putc(&out, *p++);
+    }
+    char *s = cm_xstrdup(cm_buf_cstr(&out));
+    cm_buf_free(&out);
+    return s;
+}
 
 static void add(cm__ch_ddl_t *d, const char *sql, size_t n, unsigned version)
 {

@@ -77,6 +77,9 @@ struct ch_store {
     cm_http_client_t *http;
     char *url; /* scheme://host:port/?database=... (no credentials) */
     char *user, *password;
+    char *database;        /* the URL's (default "default") */
+    char *cluster;         /* cluster mode: its name; NULL: one server */
+    char *migrations_ddl;  /* schema_migrations' CREATE (cluster mode: expanded) */
     int timeout_ms;
     cm__ch_ddl_t ddl; /* the migrations (evstore_ch_migrations.c) */
     size_t ddl_next;  /* the next statement to run */
@@ -152,6 +155,10 @@ static int parse_url(ch_store_t *st, const char *url)
                 free(st->password);
                 st->password = cm_xstrdup(cm_buf_cstr(&v));
             } else {
+                if (cm_slice_eq_cstr(name, "database")) {
+                    free(st->database);
+                    st->database = cm_xstrdup(cm_buf_cstr(&v));
+                }
                 if (params.len)
                     cm_buf_putc(&params, '&');
                 cm_buf_append(&params, name.p, name.len);
@@ -444,6 +451,10 @@ static ch_op_t *insert_op(ch_store_t *st, ch_write_t *w, const char *table)
     ch_op_t *op = op_new(st, OP_INSERT);
     op->w = w;
     cm_buf_appendf(&op->sql, "INSERT INTO %s FORMAT JSONEachRow", table);
+    /* through the Distributed table: acknowledged once on the shards, not
+     * when queued on the node the URL reached (a kill -9 there loses it) */
+    if (st->cluster)
+        cm_buf_append_cstr(&op->settings, "&insert_distributed_sync=1");
     return op;
 }
 
@@ -820,7 +831,7 @@ static void setup_step(ch_store_t *st)
     ch_op_t *op = op_new(st, OP_SETUP);
     switch (st->setup_phase) {
     case SETUP_VERSION: cm_buf_append_cstr(&op->sql, "SELECT version()"); break;
-    case SETUP_TABLE: cm_buf_append_cstr(&op->sql, cm__ch_migrations_table_ddl); break;
+    case SETUP_TABLE: cm_buf_append_cstr(&op->sql, st->migrations_ddl); break;
     case SETUP_APPLIED: cm_buf_append_cstr(&op->sql, cm__ch_migrations_applied_sql); break;
     default: cm_buf_append_cstr(&op->sql, st->ddl.stmts[st->ddl_next].sql); break;
     }
@@ -971,6 +982,9 @@ static void on_http_closed(void *ud)
     cm_evstore_closed_cb done = st->done;
     void *done_ud = st->done_ud;
     cm__ch_ddl_free(&st->ddl);
+    free(st->database);
+    free(st->cluster);
+    free(st->migrations_ddl);
     free(st->url);
     free(st->user);
     free(st->password);
@@ -1024,6 +1038,28 @@ static const cm__evstore_ops_t clickhouse_ops = {
     .close = ch_close,
 };
 
+/* The migrations of one server, or of the cluster with its names filled
+ * in (a cluster or database name that is not a plain identifier: EINVAL).
+ * A parse error means a broken build: the integration tests run both. */
+static int setup_ddl(ch_store_t *st, const char *cluster)
+{
+    if (cluster == NULL || cluster[0] == '\0') {
+        st->migrations_ddl = cm_xstrdup(cm__ch_migrations_table_ddl);
+        return cm__ch_ddl_parse(cm__evstore_ddl_clickhouse, &st->ddl);
+    }
+    const char *db = st->database ? st->database : "default";
+    char *text = cm__ch_ddl_expand(cm__evstore_ddl_clickhouse_cluster, cluster, db);
+    st->migrations_ddl = cm__ch_ddl_expand(cm__ch_migrations_table_ddl_cluster, cluster, db);
+    if (text == NULL || st->migrations_ddl == NULL) {
+        free(text);
+        return CM_EINVAL;
+    }
+    st->cluster = cm_xstrdup(cluster);
+    int rc = cm__ch_ddl_parse(text, &st->ddl);
+    free(text);
+    return rc;
+}
+
 int cm__evstore_open_clickhouse(uv_loop_t *loop, const cm_evstore_opts_t *opts, cm_evstore_t **out)
 {
     ch_store_t *st = cm_xcalloc(1, sizeof(*st));
@@ -1031,8 +1067,11 @@ int cm__evstore_open_clickhouse(uv_loop_t *loop, const cm_evstore_opts_t *opts, 
         free(st);
         return CM_EINVAL;
     }
-    /* the built-in file: only a broken build fails here (a unit test pins it) */
-    if (cm__ch_ddl_parse(cm__evstore_ddl_clickhouse, &st->ddl) != CM_OK) {
+    if (setup_ddl(st, opts->cluster) != CM_OK) {
+        cm__ch_ddl_free(&st->ddl);
+        free(st->database);
+        free(st->cluster);
+        free(st->migrations_ddl);
         free(st->url);
         free(st->user);
         free(st->password);
@@ -1048,6 +1087,9 @@ int cm__evstore_open_clickhouse(uv_loop_t *loop, const cm_evstore_opts_t *opts, 
                                 .name = "clickhouse"};
     if (cm_http_client_new(loop, &ho, &st->http) != CM_OK) {
         cm__ch_ddl_free(&st->ddl);
+        free(st->database);
+        free(st->cluster);
+        free(st->migrations_ddl);
         free(st->url);
         free(st->user);
         free(st->password);

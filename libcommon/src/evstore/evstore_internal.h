@@ -41,6 +41,7 @@ struct cm_evstore_rows {
 /* The DDL of proto/event_store/<backend>.sql, embedded at build time. */
 extern const char cm__evstore_ddl_sqlite[];
 extern const char cm__evstore_ddl_clickhouse[];
+extern const char cm__evstore_ddl_clickhouse_cluster[];
 
 void cm__evstore_init(cm_evstore_t *es, const cm__evstore_ops_t *ops, uv_loop_t *loop,
                       const char *name);
@@ -88,8 +89,13 @@ typedef struct {
 } cm__ch_ddl_t;
 int cm__ch_ddl_parse(const char *text, cm__ch_ddl_t *out);
 void cm__ch_ddl_free(cm__ch_ddl_t *d);
-/* Run first at start: the table of applied versions, then its max. */
+/* Run first at start: the table of applied versions (one server; the
+ * cluster's, with $CLUSTER and $DATABASE), then its max. */
 extern const char cm__ch_migrations_table_ddl[];
+extern const char cm__ch_migrations_table_ddl_cluster[];
+/* text with $CLUSTER and $DATABASE replaced (owned by the caller); NULL
+ * when a name is not a plain identifier ([A-Za-z0-9_]+). */
+char *cm__ch_ddl_expand(const char *text, const char *cluster, const char *database);
 extern const char cm__ch_migrations_applied_sql[];
 
 #endif
