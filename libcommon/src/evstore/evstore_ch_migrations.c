@@ -87,8 +87,8 @@ static void add_migration(cm__ch_ddl_t *d, const char *s, unsigned version)
     if (d->n == before)
         return;
     char row[80];
-    int len = snprintf(row, sizeof(row), "INSERT INTO schema_migrations (version) VALUES (%u)",
-                       version);
+    int len =
+        snprintf(row, sizeof(row), "INSERT INTO schema_migrations (version) VALUES (%u)", version);
     add(d, row, (size_t)len, version);
 }
 

@@ -77,9 +77,9 @@ struct ch_store {
     cm_http_client_t *http;
     char *url; /* scheme://host:port/?database=... (no credentials) */
     char *user, *password;
-    char *database;        /* the URL's (default "default") */
-    char *cluster;         /* cluster mode: its name; NULL: one server */
-    char *migrations_ddl;  /* schema_migrations' CREATE (cluster mode: expanded) */
+    char *database;       /* the URL's (default "default") */
+    char *cluster;        /* cluster mode: its name; NULL: one server */
+    char *migrations_ddl; /* schema_migrations' CREATE (cluster mode: expanded) */
     int timeout_ms;
     cm__ch_ddl_t ddl; /* the migrations (evstore_ch_migrations.c) */
     size_t ddl_next;  /* the next statement to run */
