@@ -10,8 +10,11 @@
 // different nodes starting at once migrate the cluster once (replicated
 // tables ON CLUSTER on every node, events Distributed), and events written
 // through the Distributed table are counted the same through either api.
-// (The writer through ingest, the differential corpus and materialized
-// endpoints on the cluster are not here yet.)
+// Last, the whole path: events acknowledged by ingest, written by the
+// writer in cluster mode through the Distributed table while a replica is
+// killed with kill -9, each counted once on every node.
+// (The differential corpus and materialized endpoints on the cluster are
+// not here yet.)
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -22,6 +25,7 @@ import path from 'node:path';
 import { startCluster } from './lib/ch_cluster.mjs';
 import { BUILD, startServer } from './lib/proc.mjs';
 import { startRedis } from './lib/redis.mjs';
+import { startPair } from './lib/suite.mjs';
 
 const run = promisify(execFile);
 const API = path.join(BUILD, 'bin', 'api');
@@ -143,5 +147,38 @@ describe('ClickHouse cluster on loopback: 2 shards x 2 replicas, one ZooKeeper',
     }
     const want = [events.length, new Set(events.map((e) => e.distinct_id)).size];
     assert.deepEqual(await Promise.all(two.map((a, i) => count(a, `full-${i}`))), [want, want]);
+  });
+
+  test('cluster mode: every event acknowledged by ingest counted once, a replica killed with kill -9 meanwhile', async () => {
+    const env = { CLICKHOUSE_URL: `${c.nodes[0].url}/?database=default`, CLICKHOUSE_CLUSTER: c.name };
+    const s = await startPair({ queue: 'redis', store: 'clickhouse', persons: 'sqlite' }, { store: { env, stop: async () => {} } });
+    try {
+      const victim = c.nodes[3]; // shard 02's second replica (the writer's URL is node 0)
+      const sent = [];
+      const send = async (b) => {
+        const batch = Array.from({ length: 50 }, (_, i) => ({ event: 'through-ingest', distinct_id: `p-${(b * 50 + i) % 23}`, properties: { b, i } }));
+        const r = await fetch(`${s.ingestUrl}/batch/`, { method: 'POST', body: JSON.stringify({ api_key: s.boot.project_api_token, batch }) });
+        assert.equal(r.status, 200, await r.text());
+        sent.push(...batch);
+      };
+      for (let b = 0; b < 4; b++) await send(b);
+      const outage = victim.down(2000);
+      for (let b = 4; b < 8; b++) await send(b);
+      await outage;
+      const where = "event = 'through-ingest'";
+      const deadline = Date.now() + 60000;
+      for (;;) {
+        await syncAll('events_local');
+        if (await one(c.nodes[1], `SELECT count() FROM events WHERE ${where}`) >= sent.length || Date.now() > deadline) break;
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      for (const n of c.nodes) {
+        assert.equal(await one(n, `SELECT count() FROM events WHERE ${where}`), sent.length, n.replica);
+        assert.equal(await one(n, `SELECT uniqExact(uuid) FROM events WHERE ${where}`), sent.length, n.replica);
+      }
+      assert.equal(await one(victim, `SELECT count() FROM events_local WHERE ${where}`), await one(c.nodes[2], `SELECT count() FROM events_local WHERE ${where}`));
+    } finally {
+      await s.stop();
+    }
   });
 });
