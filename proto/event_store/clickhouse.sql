@@ -1,6 +1,20 @@
--- The event store's tables on ClickHouse (version 1), in a spelling both
--- ClickHouse 18.16 and current releases accept. proto/event-store.md gives
--- each column's meaning and the reasons. One statement per ';'.
+-- The event store's tables on ClickHouse, in a spelling both ClickHouse
+-- 18.16 and current releases accept. proto/event-store.md gives each
+-- column's meaning and the reasons. One statement per ';'.
+--
+-- Versioned migrations: each "-- migration N: ..." line starts migration N
+-- (N rising). At start the store creates schema_migrations, reads
+-- max(version) and runs the statements of every later migration in order,
+-- inserting the row (N) after the last of N's statements succeeded. There
+-- are no transactions, so every statement must be idempotent (IF NOT
+-- EXISTS and the like): a starter that died half way or a second starter
+-- racing the first re-runs a step harmlessly, and a duplicate version row
+-- is ignored (max). Never edit a released migration; add the next one.
+-- Migration 1 is the schema from before migrations existed, so a database
+-- of that time upgrades in place (its tables are found, only the row is
+-- added).
+
+-- migration 1: events, persons, person_distinct_ids, groups
 
 CREATE TABLE IF NOT EXISTS events (
     uuid UUID,

@@ -33,6 +33,7 @@ typedef struct {
     size_t answer_max_bytes; /* ENDPOINT_MAX_ANSWER_BYTES */
     size_t cache_max_bytes;  /* ENDPOINT_CACHE_MAX_BYTES */
     char *clickhouse_url;
+    char *clickhouse_cluster; /* "": one server */
     char *events_sqlite;
     long long query_timeout_ms;  /* QUERY_TIMEOUT */
     long long events_readers;    /* EVENTS_READERS */

@@ -35,6 +35,8 @@ const cm_cfg_key_t api_config_keys[] = {
      0},
     {"CLICKHOUSE_URL", CM_CFG_STR, F(clickhouse_url), "", 0, 0,
      "the event store on ClickHouse (as the writer's); empty = SQLite (EVENTS_DB)", CM_CFG_SECRET},
+    {"CLICKHOUSE_CLUSTER", CM_CFG_STR, F(clickhouse_cluster), "", 0, 0,
+     "ClickHouse cluster mode: the cluster's name (as the writer's); empty = one server", 0},
     {"EVENTS_DB", CM_CFG_STR, F(events_sqlite), "var/events.db", 0, 0,
      "the SQLite event store the writer fills, when CLICKHOUSE_URL is empty", 0},
     /* Event-store reads (docs/endpoints.md "Sharing the event store") */

@@ -210,6 +210,7 @@ static int start(void)
         cm_evstore_open(ctx.loop,
                         &(cm_evstore_opts_t){.url = events_url,
                                              .name = "events",
+                                             .cluster = ctx.cfg.clickhouse_cluster,
                                              .readers = (unsigned)ctx.cfg.events_readers,
                                              .metrics = ctx.metrics},
                         &ctx.events) != 0) {

@@ -44,6 +44,8 @@ const cm_cfg_key_t wr_config_keys[] = {
      "largest message; a larger one goes to the dead letters", 0},
     {"CLICKHOUSE_URL", CM_CFG_STR, F(clickhouse_url), "", 0, 0,
      "ClickHouse's HTTP interface for the event store; empty = SQLite (EVENTS_DB)", CM_CFG_SECRET},
+    {"CLICKHOUSE_CLUSTER", CM_CFG_STR, F(clickhouse_cluster), "", 0, 0,
+     "ClickHouse cluster mode: the cluster's name in remote_servers; empty = one server", 0},
     {"EVENTS_DB", CM_CFG_STR, F(events_sqlite), "var/events.db", 0, 0,
      "SQLite file of the event store when CLICKHOUSE_URL is empty", 0},
     {"PERSONS_DATABASE_URL", CM_CFG_STR, F(persons_url), "sqlite:var/persons.db", 0, 0,

@@ -252,7 +252,10 @@ static int start(void)
         snprintf(events_url, sizeof(events_url), "%s", ctx.cfg.clickhouse_url);
     else
         snprintf(events_url, sizeof(events_url), "sqlite:%s", ctx.cfg.events_sqlite);
-    if (cm_evstore_open(ctx.loop, &(cm_evstore_opts_t){.url = events_url, .metrics = ctx.metrics},
+    if (cm_evstore_open(ctx.loop,
+                        &(cm_evstore_opts_t){.url = events_url,
+                                             .metrics = ctx.metrics,
+                                             .cluster = ctx.cfg.clickhouse_cluster},
                         &ctx.events) != 0) {
         cm_log(CM_LOG_ERROR, NULL, "cannot open the event store (CLICKHOUSE_URL / EVENTS_DB)");
         return CM_EINVAL;

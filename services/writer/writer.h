@@ -41,6 +41,7 @@ typedef struct {
     long long retry_max_ms;
     size_t max_event;
     char *clickhouse_url;
+    char *clickhouse_cluster; /* "": one server */
     char *events_sqlite;
     char *persons_url;
     long long seen_days;

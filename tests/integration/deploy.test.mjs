@@ -48,7 +48,7 @@ const selects = (selector, labels) => Object.entries(selector.matchLabels ?? {})
 
 describe('deploy/', () => {
   test('docker-compose accepts both stacks, and refuses a broken one', () => {
-    for (const f of ['full.yml', 'minimal.yml']) {
+    for (const f of ['full.yml', 'minimal.yml', 'cluster.yml']) {
       const r = spawnSync('docker-compose', ['-f', path.join(DEPLOY, 'compose', f), 'config', '-q'], { encoding: 'utf8' });
       assert.equal(r.status, 0, `${f}: ${r.stderr}`);
     }
@@ -60,6 +60,25 @@ describe('deploy/', () => {
     assert.notEqual(r.status, 0);
     assert.match(r.stderr, /depends_onn/);
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the compose cluster: every ClickHouse node in remote_servers once, its own macros, the services in cluster mode', () => {
+    const stack = composeConfig('cluster.yml').services;
+    const xml = fs.readFileSync(path.join(DEPLOY, 'compose', 'clickhouse-cluster.xml'), 'utf8');
+    const cluster = xml.match(/<remote_servers>\s*<(\w+)>/)[1];
+    const hosts = [...xml.matchAll(/<host>(clickhouse-[^<]+)<\/host>/g)].map((m) => m[1]).sort();
+    const nodes = Object.keys(stack).filter((n) => n.startsWith('clickhouse-')).sort();
+    assert.deepEqual(hosts, nodes);
+    const macros = nodes.map((n) => `${stack[n].environment.CH_SHARD}/${stack[n].environment.CH_REPLICA}`);
+    assert.equal(new Set(macros).size, nodes.length);
+    for (const n of nodes) {
+      assert.equal(stack[n].hostname, n);
+      assert.ok(stack[n].volumes.some((v) => /clickhouse-cluster\.xml:\/etc\/clickhouse-server\/config\.d\//.test(typeof v === 'string' ? v : `${v.source}:${v.target}`)), n);
+    }
+    for (const svc of ['api', 'writer']) {
+      assert.equal(stack[svc].environment.CLICKHOUSE_CLUSTER, cluster, svc);
+      assert.ok(nodes.includes(new URL(stack[svc].environment.CLICKHOUSE_URL).hostname), svc);
+    }
   });
 
   for (const overlay of OVERLAYS) {

@@ -59,6 +59,10 @@ typedef struct {
     /* Optional: store_operation_duration_seconds{store=name,op=query|insert},
      * from the call to the callback, whichever backend. */
     cm_metrics_t *metrics;
+    /* ClickHouse: the cluster's name (remote_servers) for cluster mode:
+     * replicated tables ON CLUSTER, events through a Distributed table
+     * (docs/deploy.md); NULL or "": one server */
+    const char *cluster;
 } cm_evstore_opts_t;
 
 /* Rows to write. Text is borrowed for the duration of cm_evstore_write. */

@@ -25,6 +25,10 @@ __asm__(".pushsection .rodata\n"
         "cm__evstore_ddl_clickhouse:\n"
         ".incbin \"proto/event_store/clickhouse.sql\"\n"
         ".byte 0\n"
+        ".global cm__evstore_ddl_clickhouse_cluster\n"
+        "cm__evstore_ddl_clickhouse_cluster:\n"
+        ".incbin \"proto/event_store/clickhouse_cluster.sql\"\n"
+        ".byte 0\n"
         ".popsection\n");
 
 static void make_latency(cm_evstore_t *es, cm_metrics_t *m)

@@ -59,6 +59,10 @@ struct ch_op {
 
 enum { OP_SETUP, OP_QUERY, OP_DEDUP, OP_INSERT, OP_KILL };
 
+/* Start: the server's version, the table of applied migrations, the
+ * highest applied version, then the statements of the later migrations. */
+enum { SETUP_VERSION, SETUP_TABLE, SETUP_APPLIED, SETUP_MIGRATE };
+
 typedef struct ch_write {
     ch_store_t *st;
     cm_evstore_rows_in_t rows; /* deep copy of the events' text (see copy_events) */
@@ -73,9 +77,14 @@ struct ch_store {
     cm_http_client_t *http;
     char *url; /* scheme://host:port/?database=... (no credentials) */
     char *user, *password;
+    char *database;       /* the URL's (default "default") */
+    char *cluster;        /* cluster mode: its name; NULL: one server */
+    char *migrations_ddl; /* schema_migrations' CREATE (cluster mode: expanded) */
     int timeout_ms;
-    char **ddl; /* statements still to run at start */
-    size_t nddl, ddl_next;
+    cm__ch_ddl_t ddl; /* the migrations (evstore_ch_migrations.c) */
+    size_t ddl_next;  /* the next statement to run */
+    int setup_phase;  /* SETUP_* */
+    unsigned applied; /* the highest version schema_migrations records */
     bool ready;
     bool shut; /* the close sequence started */
     char version[64];
@@ -146,6 +155,10 @@ static int parse_url(ch_store_t *st, const char *url)
                 free(st->password);
                 st->password = cm_xstrdup(cm_buf_cstr(&v));
             } else {
+                if (cm_slice_eq_cstr(name, "database")) {
+                    free(st->database);
+                    st->database = cm_xstrdup(cm_buf_cstr(&v));
+                }
                 if (params.len)
                     cm_buf_putc(&params, '&');
                 cm_buf_append(&params, name.p, name.len);
@@ -438,6 +451,10 @@ static ch_op_t *insert_op(ch_store_t *st, ch_write_t *w, const char *table)
     ch_op_t *op = op_new(st, OP_INSERT);
     op->w = w;
     cm_buf_appendf(&op->sql, "INSERT INTO %s FORMAT JSONEachRow", table);
+    /* through the Distributed table: acknowledged once on the shards, not
+     * when queued on the node the URL reached (a kill -9 there loses it) */
+    if (st->cluster)
+        cm_buf_append_cstr(&op->settings, "&insert_distributed_sync=1");
     return op;
 }
 
@@ -775,18 +792,33 @@ static void on_setup_answer(ch_store_t *st, int status, const char *err, cm_slic
         uv_timer_start(&st->retry, on_retry, SETUP_RETRY_MS, 0);
         return;
     }
-    if (st->ddl_next == 0 && st->version[0] == '\0') {
+    switch (st->setup_phase) {
+    case SETUP_VERSION:
         snprintf(st->version, sizeof(st->version), "%.*s", (int)line_len(body),
                  body.p ? body.p : "");
         cm_log(CM_LOG_INFO, NULL, "%s: ClickHouse %s", st->base.name, st->version);
-    } else
-        st->ddl_next++;
+        st->setup_phase = SETUP_TABLE;
+        break;
+    case SETUP_TABLE: st->setup_phase = SETUP_APPLIED; break;
+    case SETUP_APPLIED:
+        /* max() of no rows is 0: a new database, or one from before the
+         * migrations, whose tables migration 1 finds as they are */
+        st->applied = (unsigned)strtoul(body.p ? body.p : "0", NULL, 10);
+        cm_log(CM_LOG_INFO, NULL, "%s: ClickHouse schema at version %u of %u", st->base.name,
+               st->applied, st->ddl.latest);
+        st->setup_phase = SETUP_MIGRATE;
+        break;
+    default: st->ddl_next++; break;
+    }
     setup_step(st);
 }
 
 static void setup_step(ch_store_t *st)
 {
-    if (st->ddl_next == st->nddl) {
+    while (st->setup_phase == SETUP_MIGRATE && st->ddl_next < st->ddl.n &&
+           st->ddl.stmts[st->ddl_next].version <= st->applied)
+        st->ddl_next++;
+    if (st->setup_phase == SETUP_MIGRATE && st->ddl_next == st->ddl.n) {
         st->ready = true;
         while (st->waiting) {
             ch_op_t *op = st->waiting;
@@ -797,41 +829,13 @@ static void setup_step(ch_store_t *st)
         return;
     }
     ch_op_t *op = op_new(st, OP_SETUP);
-    if (st->version[0] == '\0')
-        cm_buf_append_cstr(&op->sql, "SELECT version()");
-    else
-        cm_buf_append_cstr(&op->sql, st->ddl[st->ddl_next]);
+    switch (st->setup_phase) {
+    case SETUP_VERSION: cm_buf_append_cstr(&op->sql, "SELECT version()"); break;
+    case SETUP_TABLE: cm_buf_append_cstr(&op->sql, st->migrations_ddl); break;
+    case SETUP_APPLIED: cm_buf_append_cstr(&op->sql, cm__ch_migrations_applied_sql); break;
+    default: cm_buf_append_cstr(&op->sql, st->ddl.stmts[st->ddl_next].sql); break;
+    }
     send_op(op);
-}
-
-/* The DDL file, its "--" comment lines dropped, cut at each ';'. */
-static void split_ddl(ch_store_t *st, const char *text)
-{
-    cm_buf_t clean = CM_BUF_INIT;
-    for (const char *p = text; *p;) {
-        size_t n = strcspn(p, "\n");
-        const char *q = p;
-        while (q < p + n && (*q == ' ' || *q == '\t'))
-            q++;
-        if (!(q + 1 < p + n && q[0] == '-' && q[1] == '-')) {
-            cm_buf_append(&clean, p, n);
-            cm_buf_putc(&clean, '\n');
-        }
-        p += n + (p[n] == '\n');
-    }
-    const char *s = cm_buf_cstr(&clean);
-    while (*s) {
-        size_t n = strcspn(s, ";");
-        size_t lead = strspn(s, " \t\n");
-        if (lead < n) {
-            st->ddl = cm_xrealloc(st->ddl, (st->nddl + 1) * sizeof(char *));
-            st->ddl[st->nddl] = cm_xmalloc(n - lead + 1);
-            memcpy(st->ddl[st->nddl], s + lead, n - lead);
-            st->ddl[st->nddl++][n - lead] = '\0';
-        }
-        s += n + (s[n] == ';');
-    }
-    cm_buf_free(&clean);
 }
 
 /* ---- the ops ----------------------------------------------------------------------------- */
@@ -977,9 +981,10 @@ static void on_http_closed(void *ud)
     ch_store_t *st = ud;
     cm_evstore_closed_cb done = st->done;
     void *done_ud = st->done_ud;
-    for (size_t i = 0; i < st->nddl; i++)
-        free(st->ddl[i]);
-    free(st->ddl);
+    cm__ch_ddl_free(&st->ddl);
+    free(st->database);
+    free(st->cluster);
+    free(st->migrations_ddl);
     free(st->url);
     free(st->user);
     free(st->password);
@@ -1033,10 +1038,43 @@ static const cm__evstore_ops_t clickhouse_ops = {
     .close = ch_close,
 };
 
+/* The migrations of one server, or of the cluster with its names filled
+ * in (a cluster or database name that is not a plain identifier: EINVAL).
+ * A parse error means a broken build: the integration tests run both. */
+static int setup_ddl(ch_store_t *st, const char *cluster)
+{
+    if (cluster == NULL || cluster[0] == '\0') {
+        st->migrations_ddl = cm_xstrdup(cm__ch_migrations_table_ddl);
+        return cm__ch_ddl_parse(cm__evstore_ddl_clickhouse, &st->ddl);
+    }
+    const char *db = st->database ? st->database : "default";
+    char *text = cm__ch_ddl_expand(cm__evstore_ddl_clickhouse_cluster, cluster, db);
+    st->migrations_ddl = cm__ch_ddl_expand(cm__ch_migrations_table_ddl_cluster, cluster, db);
+    if (text == NULL || st->migrations_ddl == NULL) {
+        free(text);
+        return CM_EINVAL;
+    }
+    st->cluster = cm_xstrdup(cluster);
+    int rc = cm__ch_ddl_parse(text, &st->ddl);
+    free(text);
+    return rc;
+}
+
 int cm__evstore_open_clickhouse(uv_loop_t *loop, const cm_evstore_opts_t *opts, cm_evstore_t **out)
 {
     ch_store_t *st = cm_xcalloc(1, sizeof(*st));
     if (parse_url(st, opts->url) != CM_OK) {
+        free(st);
+        return CM_EINVAL;
+    }
+    if (setup_ddl(st, opts->cluster) != CM_OK) {
+        cm__ch_ddl_free(&st->ddl);
+        free(st->database);
+        free(st->cluster);
+        free(st->migrations_ddl);
+        free(st->url);
+        free(st->user);
+        free(st->password);
         free(st);
         return CM_EINVAL;
     }
@@ -1048,6 +1086,10 @@ int cm__evstore_open_clickhouse(uv_loop_t *loop, const cm_evstore_opts_t *opts, 
                                 .max_response_bytes = 256u << 20,
                                 .name = "clickhouse"};
     if (cm_http_client_new(loop, &ho, &st->http) != CM_OK) {
+        cm__ch_ddl_free(&st->ddl);
+        free(st->database);
+        free(st->cluster);
+        free(st->migrations_ddl);
         free(st->url);
         free(st->user);
         free(st->password);
@@ -1057,7 +1099,6 @@ int cm__evstore_open_clickhouse(uv_loop_t *loop, const cm_evstore_opts_t *opts, 
     cm__evstore_init(&st->base, &clickhouse_ops, loop, opts->name);
     uv_timer_init(loop, &st->retry);
     st->retry.data = st;
-    split_ddl(st, cm__evstore_ddl_clickhouse);
     setup_step(st);
     *out = &st->base;
     return CM_OK;

@@ -44,6 +44,7 @@ struct cm_evstore_rows {
 /* The DDL of proto/event_store/<backend>.sql, embedded at build time. */
 extern const char cm__evstore_ddl_sqlite[];
 extern const char cm__evstore_ddl_clickhouse[];
+extern const char cm__evstore_ddl_clickhouse_cluster[];
 
 void cm__evstore_init(cm_evstore_t *es, const cm__evstore_ops_t *ops, uv_loop_t *loop,
                       const char *name);
@@ -77,5 +78,29 @@ bool cm_evstore__unquote(const char **p, cm_buf_t *out);
 int cm__evstore_add_array_fns(cm_db_conn_t *conn);
 /* evstore_summap.c: cm_sum_map, the printer's sumMap on SQLite. */
 int cm__evstore_add_sum_map(cm_db_conn_t *conn);
+
+/* evstore_ch_migrations.c: clickhouse.sql's "-- migration N" sections as
+ * statements, each migration followed by the INSERT of its version row
+ * into schema_migrations. Versions rise; a statement before the first
+ * marker is an error (CM_EINVAL). */
+typedef struct {
+    char *sql;
+    unsigned version; /* the migration it belongs to */
+} cm__ch_stmt_t;
+typedef struct {
+    cm__ch_stmt_t *stmts;
+    size_t n;
+    unsigned latest; /* the highest version */
+} cm__ch_ddl_t;
+int cm__ch_ddl_parse(const char *text, cm__ch_ddl_t *out);
+void cm__ch_ddl_free(cm__ch_ddl_t *d);
+/* Run first at start: the table of applied versions (one server; the
+ * cluster's, with $CLUSTER and $DATABASE), then its max. */
+extern const char cm__ch_migrations_table_ddl[];
+extern const char cm__ch_migrations_table_ddl_cluster[];
+/* text with $CLUSTER and $DATABASE replaced (owned by the caller); NULL
+ * when a name is not a plain identifier ([A-Za-z0-9_]+). */
+char *cm__ch_ddl_expand(const char *text, const char *cluster, const char *database);
+extern const char cm__ch_migrations_applied_sql[];
 
 #endif

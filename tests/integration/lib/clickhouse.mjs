@@ -80,7 +80,7 @@ async function pickPorts() {
 
 const xml = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-function configXml(dir, httpPort, tcpPort, keepAlive) {
+function configXml(dir, httpPort, tcpPort, keepAlive, extra = '') {
   const p = (sub) => xml(path.join(dir, sub) + '/');
   return `<?xml version="1.0"?>
 <clickhouse>
@@ -108,7 +108,7 @@ function configXml(dir, httpPort, tcpPort, keepAlive) {
   <keep_alive_timeout>${keepAlive}</keep_alive_timeout>
   <mark_cache_size>67108864</mark_cache_size>
   <uncompressed_cache_size>67108864</uncompressed_cache_size>
-</clickhouse>
+${extra}</clickhouse>
 `;
 }
 
@@ -149,8 +149,9 @@ async function pingOk(url) {
 
 // One try on the given ports: resolves with the child once /ping answers,
 // with null if the server exited first (e.g. a port was taken meanwhile).
-async function tryStart(dir, httpPort, tcpPort, { timeoutMs, keepAliveTimeout }) {
-  fs.writeFileSync(path.join(dir, 'config.xml'), configXml(dir, httpPort, tcpPort, keepAliveTimeout));
+async function tryStart(dir, httpPort, tcpPort, { timeoutMs, keepAliveTimeout, extraConfig }) {
+  const extra = extraConfig ? await extraConfig() : '';
+  fs.writeFileSync(path.join(dir, 'config.xml'), configXml(dir, httpPort, tcpPort, keepAliveTimeout, extra));
   const [bin, pre] = serverCommand();
   const args = [...pre, `--config-file=${path.join(dir, 'config.xml')}`];
   // setpriv execs the server in place (same PID) with SIGKILL as its
@@ -172,7 +173,7 @@ async function tryStart(dir, httpPort, tcpPort, { timeoutMs, keepAliveTimeout })
   const url = `http://127.0.0.1:${httpPort}`;
   const deadline = Date.now() + timeoutMs;
   while (!gone && Date.now() < deadline) {
-    if (await pingOk(url)) return { child, exited, url };
+    if (await pingOk(url)) return { child, exited, url, extra };
     await new Promise((r) => setTimeout(r, 10));
   }
   if (!gone) {
@@ -199,7 +200,11 @@ export class ClickHouseError extends Error {
 // stop}. The default user has the given password ('' by default);
 // keepAliveTimeout is the seconds an idle HTTP connection stays open (3, the
 // value Debian's packaged config ships; newer servers default to 30).
-export async function startClickHouse({ password = '', keepAliveTimeout = 3, timeoutMs = 20000 } = {}) {
+// extraConfig: an async () -> XML text added inside <clickhouse> at each
+// start attempt (lib/ch_cluster.mjs: macros, ZooKeeper, interserver port).
+export { pickPorts };
+
+export async function startClickHouse({ password = '', keepAliveTimeout = 3, timeoutMs = 20000, extraConfig } = {}) {
   sweepStale();
   const t0 = performance.now();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${PREFIX}${process.pid}-`));
@@ -208,7 +213,7 @@ export async function startClickHouse({ password = '', keepAliveTimeout = 3, tim
   try {
     for (let attempt = 0; attempt < 10; attempt++) {
       const [httpPort, tcpPort] = await pickPorts();
-      const started = await tryStart(dir, httpPort, tcpPort, { timeoutMs, keepAliveTimeout });
+      const started = await tryStart(dir, httpPort, tcpPort, { timeoutMs, keepAliveTimeout, extraConfig });
       if (started) return handle(started, { dir, httpPort, tcpPort, password, startupMs: performance.now() - t0 });
     }
     throw new Error('could not start clickhouse: no free ports');
@@ -218,7 +223,7 @@ export async function startClickHouse({ password = '', keepAliveTimeout = 3, tim
   }
 }
 
-function handle({ child, exited, url }, { dir, httpPort, tcpPort, password, startupMs }) {
+function handle({ child, exited, url, extra }, { dir, httpPort, tcpPort, password, startupMs }) {
   let cur = { child, exited };
   const user = 'default';
   const auth = { 'X-ClickHouse-User': user };
@@ -257,7 +262,7 @@ function handle({ child, exited, url }, { dir, httpPort, tcpPort, password, star
       try { process.kill(cur.child.pid, 'SIGKILL'); } catch { /* gone */ }
       await cur.exited;
       await new Promise((r) => setTimeout(r, ms));
-      const again = await tryStart(dir, httpPort, tcpPort, { timeoutMs: 20000, keepAliveTimeout: 3 });
+      const again = await tryStart(dir, httpPort, tcpPort, { timeoutMs: 20000, keepAliveTimeout: 3, extraConfig: extra ? () => extra : undefined });
       if (!again) throw new Error('clickhouse could not take its ports back');
       cur = again;
     },

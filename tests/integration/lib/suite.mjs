@@ -53,7 +53,9 @@ async function stopAll(s) {
   fs.rmSync(s.tmp, { recursive: true, force: true });
 }
 
-async function start(s, { writer: writerOpts = {}, flags = false, ingestEnv = {}, apiEnv: apiExtra = {}, flagsEnv = {}, partitions = 4 }) {
+// store: an event store the caller started and stops ({env, stop}), in
+// place of pair.store's (clickhouse_cluster.test.mjs: the cluster).
+async function start(s, { writer: writerOpts = {}, flags = false, ingestEnv = {}, apiEnv: apiExtra = {}, flagsEnv = {}, partitions = 4, store = null }) {
   const pair = s.pair;
   s.redis = await startRedis();
   if (pair.queue === 'kafka') {
@@ -64,7 +66,7 @@ async function start(s, { writer: writerOpts = {}, flags = false, ingestEnv = {}
     s.broker = await startServer(SUPPORT('kafka_broker'), { TOPICS: `${MAIN},${HISTORICAL},${DEAD}`, PARTITIONS: String(partitions) });
     s.brokers = `127.0.0.1:${s.broker.port}`;
   }
-  s.store = await openStore(pair.store, s.tmp);
+  s.store = store ?? await openStore(pair.store, s.tmp);
   let personsUrl = `sqlite:${s.tmp}/persons.db`;
   if (pair.persons === 'postgres') {
     s.pg = startPostgres();
