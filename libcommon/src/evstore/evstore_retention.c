@@ -10,7 +10,10 @@
  * statement in 18.16: ALTER TABLE ... DELETE is a mutation the server
  * applies in the background, so the answer says "pending". A count comes
  * first, so that a condition matching nothing submits no mutation (18.16
- * rewrites every part a mutation covers, matches or not).
+ * rewrites every part a mutation covers, matches or not); by age (the
+ * periodic prune), none is submitted while the last one is still pending
+ * in system.mutations, so a prune cycle shorter than a mutation neither
+ * queues mutations behind each other nor counts the same rows twice.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -33,6 +36,9 @@ typedef struct {
     char *stmts[4];
     size_t next;
     bool counting; /* ClickHouse: the count's answer is awaited */
+    /* ClickHouse, by age: no new mutation while one on events is pending
+     * (the count also reads system.mutations) */
+    bool one_at_a_time;
     cm_evstore_deleted_cb cb;
     void *ud;
 } del_t;
@@ -103,6 +109,15 @@ static void on_count(int status, const char *err, const cm_evstore_rows_t *rows,
         return;
     }
     d->deleted = strtoull(v, NULL, 10);
+    const char *running = d->one_at_a_time ? cm_evstore_value(rows, 0, 1) : NULL;
+    if (running != NULL && strtoull(running, NULL, 10) > 0) {
+        /* The last cycle's mutation is still being applied: its rows are
+         * counted again here, and another mutation would only queue behind
+         * it (18.16 applies them one by one, each rewriting every part). */
+        d->deleted = 0;
+        finish(d, 0, NULL, true);
+        return;
+    }
     if (d->deleted == 0 || d->es->closing) {
         finish(d, 0, NULL, false);
         return;
@@ -150,8 +165,13 @@ void cm_evstore_delete_events(cm_evstore_t *es, const cm_evstore_delete_t *q,
         return;
     }
     d->counting = true;
+    d->one_at_a_time = q->person_id == NULL; /* an erasure is always submitted */
     cm_buf_t sql = CM_BUF_INIT;
-    cm_buf_appendf(&sql, "SELECT count() FROM events WHERE %s", cm_buf_cstr(&d->where));
+    cm_buf_append_cstr(&sql, "SELECT count()");
+    if (d->one_at_a_time)
+        cm_buf_append_cstr(&sql, ", (SELECT count() FROM system.mutations WHERE database = "
+                                 "currentDatabase() AND table = 'events' AND is_done = 0)");
+    cm_buf_appendf(&sql, " FROM events WHERE %s", cm_buf_cstr(&d->where));
     run(d, cm_buf_cstr(&sql), on_count);
     cm_buf_free(&sql);
 }
