@@ -206,6 +206,17 @@ bool flg_store_ready(const flg_store_t *s, cm_buf_t *why)
     return s->loaded;
 }
 
+bool flg_store_current(const flg_store_t *s, cm_buf_t *why)
+{
+    const char *no = !s->loaded                ? "definitions not loaded yet"
+                     : !s->sub || !cm_redis_connected(s->sub) ? "not subscribed to flags:changed"
+                     : s->have_gen < s->want_gen  ? "a full re-read is owed (a notice may be missed)"
+                                                  : NULL;
+    if (no && why)
+        cm_buf_append_cstr(why, no);
+    return no == NULL;
+}
+
 bool flg_store_unloaded(const flg_store_t *s, cm_http_req_t *req)
 {
     if (s->loaded)
