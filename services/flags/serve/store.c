@@ -24,6 +24,7 @@ typedef struct {
     int pending;
     bool failed;
     bool full;
+    bool unsynced; /* a replica cut from its primary answered: nothing is swapped */
     unsigned gen; /* the store's want_gen when the read started */
     cm_strset_t *tokens, *secrets, *keys, *projects, *limited, *timezones;
 } refresh_t;
@@ -255,7 +256,7 @@ static void refresh_done(refresh_t *r)
     else
         s->one_offs--;
     /* A table read before the first full one has nothing to complete. */
-    if (r->failed || s->closing || (!r->full && !s->loaded)) {
+    if (r->failed || r->unsynced || s->closing || (!r->full && !s->loaded)) {
         cm_strset_free_with(r->tokens, free);
         cm_strset_free_with(r->secrets, free);
         cm_strset_free_with(r->keys, free);
@@ -283,10 +284,11 @@ static void refresh_done(refresh_t *r)
             cm_gauge_set(s->nprojects, (double)cm_strset_count(s->projects));
         }
     }
-    bool owed = r->full && !s->closing && s->have_gen < s->want_gen;
+    bool owed = r->full && !s->closing && (s->have_gen < s->want_gen || !s->loaded);
+    uint64_t again = r->unsynced ? 1000 : 100; /* a replica resyncs in seconds, not ms */
     free(r);
     if (owed) /* failed, or a notice was missed while it ran: again soon */
-        uv_timer_start(&s->timer, on_timer, 100, s->refresh_ms);
+        uv_timer_start(&s->timer, on_timer, again, s->refresh_ms);
     maybe_finish_close(s);
 }
 
@@ -299,6 +301,26 @@ static bool reply_ok(refresh_t *r, const redisReply *reply, const char *err, con
                err ? err : (reply && reply->str ? reply->str : "unexpected reply"));
     r->failed = true;
     return false;
+}
+
+/* A full read starts with INFO replication, pipelined before the tables:
+ * a replica whose link to its primary is down (restarted, still syncing,
+ * cut off) may hold nothing or an old copy, and the last definitions are
+ * better than those. A server refusing INFO is read as it is. */
+static void on_role(cm_redis_t *c, const redisReply *reply, const char *err, void *ud)
+{
+    refresh_t *r = ud;
+    (void)c;
+    if (err) {
+        r->failed = true;
+    } else if (reply->type == REDIS_REPLY_STRING && strstr(reply->str, "role:slave") &&
+               !strstr(reply->str, "master_link_status:up")) {
+        if (!r->unsynced)
+            cm_log(CM_LOG_WARN, NULL, "full read skipped: the replica is not in sync with its primary");
+        r->unsynced = true;
+    }
+    if (--r->pending == 0)
+        refresh_done(r);
 }
 
 static void on_tokens(cm_redis_t *c, const redisReply *reply, const char *err, void *ud)
@@ -411,13 +433,15 @@ static void read_tables(flg_store_t *s, bool full)
     r->s = s;
     r->full = full;
     r->gen = s->want_gen;
-    r->pending = full ? 7 : 6; /* the commands plus this function's own hold */
+    r->pending = full ? 8 : 6; /* the commands plus this function's own hold */
     if (full)
         s->inflight = r;
     else
         s->one_offs++;
     char now[32];
     snprintf(now, sizeof(now), "%lld", (long long)time(NULL));
+    if (full)
+        cm_redis_command(s->cmd, on_role, r, "INFO replication");
     cm_redis_command(s->cmd, on_tokens, r, "HGETALL %s", CM_REDISKEY_PROJECT_TOKENS);
     cm_redis_command(s->cmd, on_secrets, r, "HGETALL %s", CM_REDISKEY_PROJECT_SECRET_TOKENS);
     cm_redis_command(s->cmd, on_keys, r, "HGETALL %s", CM_REDISKEY_PERSONAL_KEYS);
