@@ -87,11 +87,9 @@ static int start(void)
     make_metrics();
     signals = cm_signals_start(ctx.loop, on_term, NULL); /* runs only once the loop does */
     const char *url = ctx.cfg.read_url[0] ? ctx.cfg.read_url : ctx.cfg.svc.redis_url;
-    cm_redis_opts_t tables = {
-        .url = url, .name = "redis-tables", .command_timeout_ms = 10000};
-    cm_redis_opts_t persons = {.url = url,
-                               .name = "redis-persons",
-                               .command_timeout_ms = (int)ctx.cfg.person_timeout_ms};
+    cm_redis_opts_t tables = {.url = url, .name = "redis-tables", .command_timeout_ms = 10000};
+    cm_redis_opts_t persons = {
+        .url = url, .name = "redis-persons", .command_timeout_ms = (int)ctx.cfg.person_timeout_ms};
     if (cm_redis_new(ctx.loop, &tables, &tables_redis) != 0 ||
         cm_redis_new(ctx.loop, &persons, &ctx.redis) != 0) {
         cm_log(CM_LOG_ERROR, NULL, "%s is not a valid redis:// URL",

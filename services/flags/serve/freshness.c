@@ -18,7 +18,7 @@ struct flg_fresh {
     bool probing;      /* an INFO is under way (at most one) */
     bool closing;
     bool timer_closed;
-    bool was_stale; /* logged once per stale spell */
+    bool was_stale;   /* logged once per stale spell */
     char reason[160]; /* why the last tick did not confirm, "" when it did */
     void (*done)(void *ud);
     void *done_ud;
@@ -75,7 +75,8 @@ static bool server_in_sync(flg_fresh_t *f, const redisReply *reply, const char *
     cm_slice_t link = info_field(reply->str, (size_t)reply->len, "master_link_status");
     if (cm_slice_eq_cstr(link, "up"))
         return true;
-    set_reason(f, "the replica's link to its primary is ", link.len ? link : cm_slice_from_cstr("?"));
+    set_reason(f, "the replica's link to its primary is ",
+               link.len ? link : cm_slice_from_cstr("?"));
     return false;
 }
 

@@ -25,7 +25,7 @@ typedef struct {
     bool failed;
     bool full;
     bool unsynced; /* a replica cut from its primary answered: nothing is swapped */
-    unsigned gen; /* the store's want_gen when the read started */
+    unsigned gen;  /* the store's want_gen when the read started */
     cm_strset_t *tokens, *secrets, *keys, *projects, *limited, *timezones;
 } refresh_t;
 
@@ -209,10 +209,10 @@ bool flg_store_ready(const flg_store_t *s, cm_buf_t *why)
 
 bool flg_store_current(const flg_store_t *s, cm_buf_t *why)
 {
-    const char *no = !s->loaded                ? "definitions not loaded yet"
+    const char *no = !s->loaded                               ? "definitions not loaded yet"
                      : !s->sub || !cm_redis_connected(s->sub) ? "not subscribed to flags:changed"
-                     : s->have_gen < s->want_gen  ? "a full re-read is owed (a notice may be missed)"
-                                                  : NULL;
+                     : s->have_gen < s->want_gen ? "a full re-read is owed (a notice may be missed)"
+                                                 : NULL;
     if (no && why)
         cm_buf_append_cstr(why, no);
     return no == NULL;
@@ -316,7 +316,8 @@ static void on_role(cm_redis_t *c, const redisReply *reply, const char *err, voi
     } else if (reply->type == REDIS_REPLY_STRING && strstr(reply->str, "role:slave") &&
                !strstr(reply->str, "master_link_status:up")) {
         if (!r->unsynced)
-            cm_log(CM_LOG_WARN, NULL, "full read skipped: the replica is not in sync with its primary");
+            cm_log(CM_LOG_WARN, NULL,
+                   "full read skipped: the replica is not in sync with its primary");
         r->unsynced = true;
     }
     if (--r->pending == 0)

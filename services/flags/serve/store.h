@@ -8,7 +8,9 @@
  * zone, and the quota-limited tokens. A timer re-reads everything every
  * refresh interval; a message on `flags:changed` reloads one project's
  * definitions and re-reads the other (small) tables at once; a subscriber
- * reconnect triggers a full re-read (messages may have been missed).
+ * reconnect triggers a full re-read (messages may have been missed). A
+ * full read from a replica whose link to its primary is down is skipped
+ * (it may be empty after a restart): the last tables keep serving.
  *
  * Requests never wait for definitions: they use whatever snapshot is
  * current, taking a reference for as long as they need it. If Redis is
