@@ -29,10 +29,15 @@ async function closedPort() {
 }
 
 test('a flags fleet reading a replica serves changes and bounds its staleness', async (t) => {
-  const primary = await startRedis(0, { persist: true });
+  // Redis 7 waits 5 s before a diskless full sync (for more replicas to
+  // join); one replica need not wait.
+  const primaryArgs = ['--repl-diskless-sync-delay', '0'];
+  const primary = await startRedis(0, { persist: true, args: primaryArgs });
   const replicaArgs = ['--replicaof', '127.0.0.1', String(primary.port)];
   let replica = await startRedis(0, { args: replicaArgs });
   const replicaPort = replica.port;
+  const linkUp = async () => /master_link_status:up/.test(await redisCommand(replicaPort, 'INFO', 'replication'));
+  await within(10000, 'the replica in sync', linkUp);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-flagsreplica-'));
   const env = { API_PORT: '0', REDIS_URL: primary.url, DATABASE_URL: `sqlite:${tmp}/meta.db`, EVENTS_DB: `${tmp}/events.db`, LOG_LEVEL: 'error' };
   const boot = JSON.parse((await run(API, ['bootstrap'], { env: { ...process.env, ...env } })).stdout);
@@ -68,7 +73,7 @@ test('a flags fleet reading a replica serves changes and bounds its staleness', 
   const made = await fetch(flagsPath, { method: 'POST', headers: auth, body: JSON.stringify({ key: 'regional', ...rollout(0) }) });
   assert.equal(made.status, 201);
   const flag = await made.json();
-  for (const srv of both) await within(5000, 'the fleet sees the new flag off', async () => (await value(srv)) === false);
+  for (const srv of both) await within(10000, 'the fleet sees the new flag off', async () => (await value(srv)) === false);
   await setRollout(flag.id, 100);
   // DEFINITIONS_REFRESH is 60 s: seeing it within 3 s means flags:changed
   // was forwarded by the replica to its subscribers.
@@ -117,7 +122,7 @@ test('a flags fleet reading a replica serves changes and bounds its staleness', 
   for (const srv of both) assert.equal(await value(srv), false);
   // The primary back (its data persisted): the replica resyncs, the
   // fleet is ready again and follows changes.
-  await startRedis(primary.port, { persist: true, dir: primary.dir }).then((p) => t.after(() => p.stop()));
+  await startRedis(primary.port, { persist: true, dir: primary.dir, args: primaryArgs }).then((p) => t.after(() => p.stop()));
   await within(15000, 'ready again once the link is up', async () => (await ready(strict)).ok);
   await within(10000, 'the api reaches the primary again', async () => {
     const r = await fetch(`${flagsPath}${flag.id}/`, { method: 'PATCH', headers: auth, body: JSON.stringify(rollout(100)) });
