@@ -98,6 +98,9 @@ test('a flags fleet reading a replica serves changes and bounds its staleness', 
   assert.ok((await ready(lax)).ok, 'within the default bound the fleet stays ready');
   // While the replica is away the flag changes on the primary.
   await setRollout(flag.id, 0);
+  // The primary now delays the resync by 3 s, so the flags processes find
+  // the restarted replica up, empty and not in sync.
+  await redisCommand(primary.port, 'CONFIG', 'SET', 'repl-diskless-sync-delay', '3');
   replica = await startRedis(replicaPort, { args: replicaArgs });
   // Until it has resynced the restarted replica is empty: flags must not
   // read that (every token would be unknown). Every answer meanwhile is the
@@ -109,6 +112,7 @@ test('a flags fleet reading a replica serves changes and bounds its staleness', 
     return v.every((x) => x === false);
   });
   assert.deepEqual([...seen].filter((x) => typeof x !== 'boolean'), []);
+  await redisCommand(primary.port, 'CONFIG', 'SET', 'repl-diskless-sync-delay', '0');
   await within(10000, 'ready again', async () => (await ready(strict)).ok);
   assert.ok((await ready(lax)).ok);
 
