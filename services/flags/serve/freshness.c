@@ -54,6 +54,16 @@ static cm_slice_t info_field(const char *text, size_t len, const char *field)
     return (cm_slice_t){"", 0};
 }
 
+bool flg_info_in_sync(const char *text, size_t len, cm_slice_t *link)
+{
+    if (!cm_slice_eq_cstr(info_field(text, len, "role"), "slave"))
+        return true; /* a primary is its own truth */
+    cm_slice_t l = info_field(text, len, "master_link_status");
+    if (link)
+        *link = l;
+    return cm_slice_eq_cstr(l, "up");
+}
+
 static void set_reason(flg_fresh_t *f, const char *what, cm_slice_t detail)
 {
     int dl = detail.len > 80 ? 80 : (int)detail.len;
@@ -69,11 +79,8 @@ static bool server_in_sync(flg_fresh_t *f, const redisReply *reply, const char *
     }
     if (reply->type != REDIS_REPLY_STRING)
         return true; /* INFO refused (renamed, ACL): the server's state cannot be judged */
-    cm_slice_t role = info_field(reply->str, (size_t)reply->len, "role");
-    if (!cm_slice_eq_cstr(role, "slave"))
-        return true; /* a primary is its own truth */
-    cm_slice_t link = info_field(reply->str, (size_t)reply->len, "master_link_status");
-    if (cm_slice_eq_cstr(link, "up"))
+    cm_slice_t link;
+    if (flg_info_in_sync(reply->str, (size_t)reply->len, &link))
         return true;
     set_reason(f, "the replica's link to its primary is ",
                link.len ? link : cm_slice_from_cstr("?"));

@@ -30,6 +30,11 @@
 
 typedef struct flg_fresh flg_fresh_t;
 
+/* Reads INFO replication's text: false when the server is a replica whose
+ * master_link_status is not "up" (*link then gets the status, "" when the
+ * field is missing); true for a primary. Shared by the store's full reads. */
+bool flg_info_in_sync(const char *text, size_t len, cm_slice_t *link);
+
 /* cmd: a command client on the server the store reads; max_ms: the bound
  * (0 = none: no probe, always fresh). The clock starts now. */
 flg_fresh_t *flg_fresh_new(uv_loop_t *loop, cm_redis_t *cmd, const flg_store_t *store,

@@ -15,6 +15,7 @@
 #include "cm/log.h"
 #include "cm/strset.h"
 #include "core/tzone.h"
+#include "serve/freshness.h"
 
 /* The replies of one read, collected before anything is swapped. A full
  * read takes every table; a table read (on flags:changed) all but the
@@ -313,8 +314,8 @@ static void on_role(cm_redis_t *c, const redisReply *reply, const char *err, voi
     (void)c;
     if (err) {
         r->failed = true;
-    } else if (reply->type == REDIS_REPLY_STRING && strstr(reply->str, "role:slave") &&
-               !strstr(reply->str, "master_link_status:up")) {
+    } else if (reply->type == REDIS_REPLY_STRING &&
+               !flg_info_in_sync(reply->str, (size_t)reply->len, NULL)) {
         if (!r->unsynced)
             cm_log(CM_LOG_WARN, NULL,
                    "full read skipped: the replica is not in sync with its primary");
