@@ -100,8 +100,8 @@ static int start(void)
         return CM_EIO;
     ctx.store =
         flg_store_new(ctx.loop, tables_redis, &tables, (uint64_t)ctx.cfg.refresh_ms, ctx.metrics);
-    ctx.fresh =
-        flg_fresh_new(ctx.loop, tables_redis, ctx.store, (uint64_t)ctx.cfg.max_staleness_ms);
+    ctx.fresh = flg_fresh_new(ctx.loop, tables_redis, ctx.store, (uint64_t)ctx.cfg.max_staleness_ms,
+                              ctx.metrics);
     ctx.http = cm_service_http_new(ctx.loop, "flags", &ctx.cfg.svc, ctx.metrics, ready, &ctx);
     flg_flags_routes(&ctx);
     flg_definitions_routes(&ctx);

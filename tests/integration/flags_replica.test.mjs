@@ -96,6 +96,8 @@ test('a flags fleet reading a replica serves changes and bounds its staleness', 
   assert.match(why, /unreachable|subscribed/);
   for (const srv of both) assert.equal(await value(srv), true, 'the last definitions are served');
   assert.ok((await ready(lax)).ok, 'within the default bound the fleet stays ready');
+  const age = (await (await fetch(`http://127.0.0.1:${lax.port}/metrics`)).text()).match(/^flags_definitions_age_seconds (\S+)/m);
+  assert.ok(age && Number(age[1]) > 0, 'the age the probe measures grows while the replica is away');
   // While the replica is away the flag changes on the primary.
   await setRollout(flag.id, 0);
   // The primary now delays the resync by 3 s, so the flags processes find

@@ -14,6 +14,7 @@ struct flg_fresh {
     cm_redis_t *cmd;
     const flg_store_t *store;
     uint64_t max_ms;
+    cm_gauge_t *age;
     uint64_t fresh_at; /* uv_now of the last tick that found everything current */
     bool probing;      /* an INFO is under way (at most one) */
     bool closing;
@@ -106,6 +107,7 @@ static void on_info(cm_redis_t *c, const redisReply *reply, const char *err, voi
         }
     }
     cm_buf_free(&why);
+    cm_gauge_set(f->age, (double)flg_fresh_age_ms(f) / 1000.0);
     bool stale = !flg_fresh_ok(f, NULL);
     if (stale != f->was_stale)
         cm_log(stale ? CM_LOG_WARN : CM_LOG_INFO, NULL,
@@ -125,13 +127,17 @@ static void on_tick(uv_timer_t *t)
 }
 
 flg_fresh_t *flg_fresh_new(uv_loop_t *loop, cm_redis_t *cmd, const flg_store_t *store,
-                           uint64_t max_ms)
+                           uint64_t max_ms, cm_metrics_t *metrics)
 {
     flg_fresh_t *f = cm_xcalloc(1, sizeof(*f));
     f->loop = loop;
     f->cmd = cmd;
     f->store = store;
     f->max_ms = max_ms;
+    f->age = cm_metrics_gauge(metrics, "flags_definitions_age_seconds",
+                              "Seconds since the served definitions were last confirmed current "
+                              "(FLAGS_MAX_STALENESS bounds it)",
+                              NULL);
     f->fresh_at = uv_now(loop);
     snprintf(f->reason, sizeof(f->reason), "not confirmed since start");
     uv_timer_init(loop, &f->timer);

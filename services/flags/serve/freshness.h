@@ -25,6 +25,7 @@
 #include <uv.h>
 
 #include "cm/buf.h"
+#include "cm/metrics.h"
 #include "cm/redis.h"
 #include "serve/store.h"
 
@@ -36,9 +37,10 @@ typedef struct flg_fresh flg_fresh_t;
 bool flg_info_in_sync(const char *text, size_t len, cm_slice_t *link);
 
 /* cmd: a command client on the server the store reads; max_ms: the bound
- * (0 = none: no probe, always fresh). The clock starts now. */
+ * (0 = none: no probe, always fresh). The clock starts now. Each probe sets
+ * the gauge flags_definitions_age_seconds. */
 flg_fresh_t *flg_fresh_new(uv_loop_t *loop, cm_redis_t *cmd, const flg_store_t *store,
-                           uint64_t max_ms);
+                           uint64_t max_ms, cm_metrics_t *metrics);
 /* True within the bound; why gets the age, the bound and the last reason. */
 bool flg_fresh_ok(const flg_fresh_t *f, cm_buf_t *why);
 /* Milliseconds since definitions were last confirmed current. */
