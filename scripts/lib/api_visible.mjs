@@ -1,4 +1,4 @@
-// api_visible.mjs API_URL FLAGS_URL KEY PROJECT_ID TOKEN [N] - how long a flag
+// api_visible.mjs API_URL FLAGS_URL KEY PROJECT_ID TOKEN [N] [FLAG_KEY] - how long a flag
 // change takes from the api's answer to the flags service serving it.
 //
 // N times: PATCH one flag's rollout between 0 % and 100 % over the api, then
@@ -6,19 +6,20 @@
 // answered) until the flag's value follows. Prints one JSON line with p50,
 // p99 and max in milliseconds, counted from the PATCH's answer (the commit)
 // to the first /flags answer showing the change.
-const [api, flags, key, project, token, nArg] = process.argv.slice(2);
+const [api, flags, key, project, token, nArg, flagKeyArg] = process.argv.slice(2);
+const flagKey = flagKeyArg || 'visible-probe'; /* one per run: keys are unique in a project */
 const n = Number(nArg || 200);
 const auth = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
 
 async function flagValue() {
   const r = await fetch(`${flags}/flags?v=2`, { method: 'POST', body: JSON.stringify({ token, distinct_id: 'probe' }) });
   const j = await r.json();
-  return j.flags?.['visible-probe']?.enabled;
+  return j.flags?.[flagKey]?.enabled;
 }
 
 const made = await fetch(`${api}/api/projects/${project}/feature_flags/`, {
   method: 'POST', headers: auth,
-  body: JSON.stringify({ key: 'visible-probe', filters: { groups: [{ properties: [], rollout_percentage: 0 }] } }),
+  body: JSON.stringify({ key: flagKey, filters: { groups: [{ properties: [], rollout_percentage: 0 }] } }),
 });
 const flag = await made.json();
 if (made.status !== 201) throw new Error(`create: ${made.status} ${JSON.stringify(flag)}`);

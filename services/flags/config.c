@@ -22,6 +22,15 @@ const cm_cfg_key_t flg_config_keys[] = {
      "regex matching time one /flags request may spend; then its remaining regex conditions "
      "are errors (0 = no budget)",
      0},
+    /* A regional fleet reads a replica; the flags service writes nothing to Redis. */
+    {"FLAGS_REDIS_URL", CM_CFG_STR, F(read_url), "", 0, 0,
+     "Redis the flags service reads (and subscribes to flags:changed on), e.g. a regional "
+     "replica; empty = REDIS_URL",
+     CM_CFG_SECRET},
+    {"FLAGS_MAX_STALENESS", CM_CFG_DURATION, F(max_staleness_ms), "5m", 0, 86400000,
+     "longest time definitions may go unconfirmed as current (replica link down, Redis "
+     "unreachable) before /_ready answers not ready; they are still served (0 = no bound)",
+     0},
 };
 
 const size_t flg_config_nkeys = CM_ARRAY_LEN(flg_config_keys);

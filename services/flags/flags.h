@@ -14,6 +14,7 @@
 #include "cm/metrics.h"
 #include "cm/redis.h"
 #include "cm/service.h"
+#include "serve/freshness.h"
 #include "serve/geoip.h"
 #include "serve/store.h"
 
@@ -23,6 +24,8 @@ typedef struct {
     long long person_timeout_ms;
     char *geoip_db;
     long long regex_budget_ms;
+    char *read_url; /* FLAGS_REDIS_URL; empty: svc.redis_url */
+    long long max_staleness_ms;
 } flg_config_t;
 
 extern const cm_cfg_key_t flg_config_keys[];
@@ -34,6 +37,7 @@ typedef struct {
     cm_metrics_t *metrics;
     cm_redis_t *redis;
     flg_store_t *store;
+    flg_fresh_t *fresh;
     flg_geoip_t *geoip; /* NULL without GEOIP_DB */
     cm_http_server_t *http;
     cm_counter_t *evaluations;

@@ -5,7 +5,10 @@
  * reads every refresh) and one for per-request person reads with a short
  * timeout, so a slow table read can never time out (and drop) the
  * connection that requests wait on. A third, subscriber, client listens on
- * flags:changed (made by the store). Prints {"listening":PORT} on stdout.
+ * flags:changed (made by the store). All three use FLAGS_REDIS_URL when set
+ * (a regional replica: the service only reads), else REDIS_URL; the
+ * freshness probe (serve/freshness.h) bounds how stale /_ready tolerates.
+ * Prints {"listening":PORT} on stdout.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +30,7 @@ static cm_signals_t *signals;
 static bool ready(void *ud, cm_buf_t *why)
 {
     flg_ctx_t *c = ud;
-    return flg_store_ready(c->store, why);
+    return flg_store_ready(c->store, why) && flg_fresh_ok(c->fresh, why);
 }
 
 static void redis_closed(void *ud)
@@ -43,11 +46,17 @@ static void store_closed(void *ud)
     cm_signals_close(signals);
 }
 
+static void fresh_closed(void *ud)
+{
+    (void)ud;
+    flg_store_close(ctx.store, store_closed, NULL);
+}
+
 static void http_drained(void *ud)
 {
     (void)ud;
     cm_http_server_free(ctx.http);
-    flg_store_close(ctx.store, store_closed, NULL);
+    flg_fresh_close(ctx.fresh, fresh_closed, NULL);
 }
 
 static void on_term(void *ud)
@@ -77,20 +86,22 @@ static int start(void)
     ctx.loop = uv_default_loop();
     make_metrics();
     signals = cm_signals_start(ctx.loop, on_term, NULL); /* runs only once the loop does */
-    cm_redis_opts_t tables = {
-        .url = ctx.cfg.svc.redis_url, .name = "redis-tables", .command_timeout_ms = 10000};
-    cm_redis_opts_t persons = {.url = ctx.cfg.svc.redis_url,
-                               .name = "redis-persons",
-                               .command_timeout_ms = (int)ctx.cfg.person_timeout_ms};
+    const char *url = ctx.cfg.read_url[0] ? ctx.cfg.read_url : ctx.cfg.svc.redis_url;
+    cm_redis_opts_t tables = {.url = url, .name = "redis-tables", .command_timeout_ms = 10000};
+    cm_redis_opts_t persons = {
+        .url = url, .name = "redis-persons", .command_timeout_ms = (int)ctx.cfg.person_timeout_ms};
     if (cm_redis_new(ctx.loop, &tables, &tables_redis) != 0 ||
         cm_redis_new(ctx.loop, &persons, &ctx.redis) != 0) {
-        cm_log(CM_LOG_ERROR, NULL, "REDIS_URL is not a valid redis:// URL");
+        cm_log(CM_LOG_ERROR, NULL, "%s is not a valid redis:// URL",
+               ctx.cfg.read_url[0] ? "FLAGS_REDIS_URL" : "REDIS_URL");
         return CM_EINVAL;
     }
     if (ctx.cfg.geoip_db[0] != '\0' && flg_geoip_open(ctx.cfg.geoip_db, &ctx.geoip) != 0)
         return CM_EIO;
     ctx.store =
         flg_store_new(ctx.loop, tables_redis, &tables, (uint64_t)ctx.cfg.refresh_ms, ctx.metrics);
+    ctx.fresh = flg_fresh_new(ctx.loop, tables_redis, ctx.store, (uint64_t)ctx.cfg.max_staleness_ms,
+                              ctx.metrics);
     ctx.http = cm_service_http_new(ctx.loop, "flags", &ctx.cfg.svc, ctx.metrics, ready, &ctx);
     flg_flags_routes(&ctx);
     flg_definitions_routes(&ctx);

@@ -15,6 +15,7 @@
 #include "cm/log.h"
 #include "cm/strset.h"
 #include "core/tzone.h"
+#include "serve/freshness.h"
 
 /* The replies of one read, collected before anything is swapped. A full
  * read takes every table; a table read (on flags:changed) all but the
@@ -24,7 +25,8 @@ typedef struct {
     int pending;
     bool failed;
     bool full;
-    unsigned gen; /* the store's want_gen when the read started */
+    bool unsynced; /* a replica cut from its primary answered: nothing is swapped */
+    unsigned gen;  /* the store's want_gen when the read started */
     cm_strset_t *tokens, *secrets, *keys, *projects, *limited, *timezones;
 } refresh_t;
 
@@ -206,6 +208,17 @@ bool flg_store_ready(const flg_store_t *s, cm_buf_t *why)
     return s->loaded;
 }
 
+bool flg_store_current(const flg_store_t *s, cm_buf_t *why)
+{
+    const char *no = !s->loaded                               ? "definitions not loaded yet"
+                     : !s->sub || !cm_redis_connected(s->sub) ? "not subscribed to flags:changed"
+                     : s->have_gen < s->want_gen ? "a full re-read is owed (a notice may be missed)"
+                                                 : NULL;
+    if (no && why)
+        cm_buf_append_cstr(why, no);
+    return no == NULL;
+}
+
 bool flg_store_unloaded(const flg_store_t *s, cm_http_req_t *req)
 {
     if (s->loaded)
@@ -244,7 +257,7 @@ static void refresh_done(refresh_t *r)
     else
         s->one_offs--;
     /* A table read before the first full one has nothing to complete. */
-    if (r->failed || s->closing || (!r->full && !s->loaded)) {
+    if (r->failed || r->unsynced || s->closing || (!r->full && !s->loaded)) {
         cm_strset_free_with(r->tokens, free);
         cm_strset_free_with(r->secrets, free);
         cm_strset_free_with(r->keys, free);
@@ -272,10 +285,11 @@ static void refresh_done(refresh_t *r)
             cm_gauge_set(s->nprojects, (double)cm_strset_count(s->projects));
         }
     }
-    bool owed = r->full && !s->closing && s->have_gen < s->want_gen;
+    bool owed = r->full && !s->closing && (s->have_gen < s->want_gen || !s->loaded);
+    uint64_t again = r->unsynced ? 1000 : 100; /* a replica resyncs in seconds, not ms */
     free(r);
     if (owed) /* failed, or a notice was missed while it ran: again soon */
-        uv_timer_start(&s->timer, on_timer, 100, s->refresh_ms);
+        uv_timer_start(&s->timer, on_timer, again, s->refresh_ms);
     maybe_finish_close(s);
 }
 
@@ -288,6 +302,27 @@ static bool reply_ok(refresh_t *r, const redisReply *reply, const char *err, con
                err ? err : (reply && reply->str ? reply->str : "unexpected reply"));
     r->failed = true;
     return false;
+}
+
+/* A full read starts with INFO replication, pipelined before the tables:
+ * a replica whose link to its primary is down (restarted, still syncing,
+ * cut off) may hold nothing or an old copy, and the last definitions are
+ * better than those. A server refusing INFO is read as it is. */
+static void on_role(cm_redis_t *c, const redisReply *reply, const char *err, void *ud)
+{
+    refresh_t *r = ud;
+    (void)c;
+    if (err) {
+        r->failed = true;
+    } else if (reply->type == REDIS_REPLY_STRING &&
+               !flg_info_in_sync(reply->str, (size_t)reply->len, NULL)) {
+        if (!r->unsynced)
+            cm_log(CM_LOG_WARN, NULL,
+                   "full read skipped: the replica is not in sync with its primary");
+        r->unsynced = true;
+    }
+    if (--r->pending == 0)
+        refresh_done(r);
 }
 
 static void on_tokens(cm_redis_t *c, const redisReply *reply, const char *err, void *ud)
@@ -400,13 +435,15 @@ static void read_tables(flg_store_t *s, bool full)
     r->s = s;
     r->full = full;
     r->gen = s->want_gen;
-    r->pending = full ? 7 : 6; /* the commands plus this function's own hold */
+    r->pending = full ? 8 : 6; /* the commands plus this function's own hold */
     if (full)
         s->inflight = r;
     else
         s->one_offs++;
     char now[32];
     snprintf(now, sizeof(now), "%lld", (long long)time(NULL));
+    if (full)
+        cm_redis_command(s->cmd, on_role, r, "INFO replication");
     cm_redis_command(s->cmd, on_tokens, r, "HGETALL %s", CM_REDISKEY_PROJECT_TOKENS);
     cm_redis_command(s->cmd, on_secrets, r, "HGETALL %s", CM_REDISKEY_PROJECT_SECRET_TOKENS);
     cm_redis_command(s->cmd, on_keys, r, "HGETALL %s", CM_REDISKEY_PERSONAL_KEYS);

@@ -8,7 +8,9 @@
  * zone, and the quota-limited tokens. A timer re-reads everything every
  * refresh interval; a message on `flags:changed` reloads one project's
  * definitions and re-reads the other (small) tables at once; a subscriber
- * reconnect triggers a full re-read (messages may have been missed).
+ * reconnect triggers a full re-read (messages may have been missed). A
+ * full read from a replica whose link to its primary is down is skipped
+ * (it may be empty after a restart): the last tables keep serving.
  *
  * Requests never wait for definitions: they use whatever snapshot is
  * current, taking a reference for as long as they need it. If Redis is
@@ -66,6 +68,11 @@ int flg_store_put_project(flg_store_t *s, const char *token, const char *project
                           const char *envelope, size_t len);
 /* True once a full read succeeded; why gets the reason otherwise. */
 bool flg_store_ready(const flg_store_t *s, cm_buf_t *why);
+/* True when nothing is known to be missing from what the store holds: it
+ * is loaded, subscribed to flags:changed, and owes no full re-read. Says
+ * nothing about the server's own data (a replica may lag: freshness.h).
+ * why gets the reason otherwise. */
+bool flg_store_current(const flg_store_t *s, cm_buf_t *why);
 /* Before the first full read no token is known, valid or not: a token
  * not found then is not a reason for 401. Answers req 503 not_ready (with
  * Retry-After) and returns true in that case; false once loaded. */

@@ -34,8 +34,9 @@ function tryStart(port, dir, persist, extra = []) {
 // tls: {cert, key, ca} (PEM files) also serves TLS on tlsPort (random when
 // not given: pass the first server's on a restart), clients not asked for a
 // certificate; unixSocket: also listens on <dir>/redis.sock (mode 0700).
-// The plain port stays open for redisCommand().
-export async function startRedis(port, { persist = false, dir, tls, tlsPort, unixSocket = false } = {}) {
+// The plain port stays open for redisCommand(). args: more redis-server
+// arguments (e.g. ['--replicaof', '127.0.0.1', primaryPort]).
+export async function startRedis(port, { persist = false, dir, tls, tlsPort, unixSocket = false, args = [] } = {}) {
   const own = !dir;
   dir ||= fs.mkdtempSync(path.join(os.tmpdir(), 'cm-redis-'));
   for (let attempt = 0; attempt < 20; attempt++) {
@@ -48,6 +49,7 @@ export async function startRedis(port, { persist = false, dir, tls, tlsPort, uni
       ...(tls ? ['--tls-port', String(tp), '--tls-cert-file', tls.cert, '--tls-key-file', tls.key,
         '--tls-ca-cert-file', tls.ca, '--tls-auth-clients', 'no'] : []),
       ...(unixSocket ? ['--unixsocket', sock, '--unixsocketperm', '700'] : []),
+      ...args,
     ];
     const child = await tryStart(p, dir, persist, extra);
     if (child) {
