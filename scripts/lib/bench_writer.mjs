@@ -17,41 +17,19 @@
 // stored counter passes it (the counter moves after the store's commit).
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
-import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BUILD, ROOT, startServer } from '../../tests/integration/lib/proc.mjs';
 import { startRedis, redisCommand } from '../../tests/integration/lib/redis.mjs';
 import { startClickHouse } from '../../tests/integration/lib/clickhouse.mjs';
+import { TOKEN, message } from './bench_writer_events.mjs';
 
 const run = promisify(execFile);
 const N = Number(process.argv[2] || process.env.BENCH_WRITER_EVENTS || 100000);
 const BATCH = Number(process.env.WRITER_BATCH || 1000);
 const SECS = Number(process.env.BENCH_SECONDS || 5);
-const TOKEN = 'phc_bench_writer';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function message(i, t0) {
-  const uuid = randomUUID();
-  const user = `user-${i % 1000}`;
-  const identify = i % 20 === 0;
-  const event = identify ? '$identify' : i % 3 ? '$pageview' : 'button clicked';
-  const ts = new Date(t0 + i).toISOString();
-  const properties = {
-    $lib: 'web', $lib_version: '1.449.2', $browser: 'Firefox', $browser_version: 133, $os: 'Linux',
-    $device_type: 'Desktop', $current_url: `https://shop.example.com/p/${i % 97}`, $pathname: `/p/${i % 97}`,
-    $host: 'shop.example.com', $referrer: '$direct', $referring_domain: '$direct', $screen_height: 1080,
-    $screen_width: 1920, $viewport_height: 960, $viewport_width: 1800, $session_id: randomUUID(),
-    $window_id: randomUUID(), $insert_id: Math.random().toString(36).slice(2), price: i % 100, sku: `sku-${i % 500}`,
-  };
-  if (identify) properties.$set = { email: `${user}@example.com`, plan: i % 40 ? 'free' : 'pro' };
-  const data = { uuid, event, properties, timestamp: ts };
-  return JSON.stringify({
-    uuid, distinct_id: user, ip: '10.1.2.3', data: JSON.stringify(data), now: ts.replace('Z', '000Z'),
-    token: TOKEN, event, timestamp: ts,
-  });
-}
 
 // The stream filled through redis-cli --pipe (raw protocol), in one go.
 async function prefill(port) {

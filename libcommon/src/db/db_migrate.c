@@ -5,6 +5,13 @@
  * order, each in its own job (one transaction: the migration's script and
  * its row in schema_migrations). When a migration fails, the versions are
  * read again: if another process applied it meanwhile, the run goes on.
+ *
+ * PostgreSQL: every job first takes a transaction-scoped advisory lock, so
+ * processes starting at once (several writers on a fresh database) take
+ * turns. Without it two concurrent CREATE TABLE IF NOT EXISTS of
+ * schema_migrations can both pass the existence check and the loser fails
+ * on the catalog's unique index (pg_type_typname_nsp_index), which left a
+ * writer with no tables for good (scripts/bench writer, four writers).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +36,14 @@ typedef struct {
 } migrate_t;
 
 static void read_versions(migrate_t *mg);
+
+/* Any constant, the same in every process: the lock's key. */
+#define MIGRATION_LOCK "SELECT pg_advisory_xact_lock(7306500430)"
+
+static bool is_pg(const migrate_t *mg)
+{
+    return cm_db_dialect(mg->db) == CM_DB_POSTGRES;
+}
 
 static void finish(migrate_t *mg, int status, const cm_db_res_t *res)
 {
@@ -71,10 +86,12 @@ static void apply(migrate_t *mg)
     snprintf(version, sizeof(version), "%d", m->version);
     const char *params[] = {version};
     cm_db_stmt_t stmts[] = {
-        {cm_db_dialect(mg->db) == CM_DB_POSTGRES ? m->postgres : m->sqlite, NULL, 0},
+        {MIGRATION_LOCK, NULL, 0},
+        {is_pg(mg) ? m->postgres : m->sqlite, NULL, 0},
         {"INSERT INTO schema_migrations (version) VALUES ($1)", params, 1},
     };
-    cm_db_run(mg->db, stmts, 2, on_applied, mg);
+    size_t skip = is_pg(mg) ? 0 : 1; /* SQLite: the write lock serialises already */
+    cm_db_run(mg->db, stmts + skip, 3 - skip, on_applied, mg);
 }
 
 static void on_versions(int status, const cm_db_res_t *res, void *ud)
@@ -85,7 +102,7 @@ static void on_versions(int status, const cm_db_res_t *res, void *ud)
         return;
     }
     long long have = 0;
-    const char *v = cm_db_value(res, 1, 0, 0);
+    const char *v = cm_db_value(res, is_pg(mg) ? 2 : 1, 0, 0);
     if (v)
         have = atoll(v);
     size_t i = 0;
@@ -106,10 +123,12 @@ static void on_versions(int status, const cm_db_res_t *res, void *ud)
 static void read_versions(migrate_t *mg)
 {
     cm_db_stmt_t stmts[] = {
+        {MIGRATION_LOCK, NULL, 0},
         {"CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)", NULL, 0},
         {"SELECT MAX(version) FROM schema_migrations", NULL, 0},
     };
-    cm_db_run(mg->db, stmts, 2, on_versions, mg);
+    size_t skip = is_pg(mg) ? 0 : 1;
+    cm_db_run(mg->db, stmts + skip, 3 - skip, on_versions, mg);
 }
 
 void cm_db_migrate(cm_db_t *db, const cm_db_migration_t *m, size_t n, cm_db_done_cb done, void *ud)

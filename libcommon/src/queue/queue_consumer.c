@@ -71,6 +71,17 @@ void cm__consumer_note_lag(cm_consumer_t *c, const char *topic, int32_t partitio
                  lag);
 }
 
+void cm__consumer_note_assigned(cm_consumer_t *c, const char *topic, size_t partitions)
+{
+    if (c->metrics == NULL || !label_safe(topic))
+        return;
+    char labels[256];
+    snprintf(labels, sizeof(labels), "topic=\"%s\"", topic);
+    cm_gauge_set(cm_metrics_gauge(c->metrics, "queue_consumer_assigned_partitions",
+                                  "Partitions of the topic this member holds (Kafka)", labels),
+                 (double)partitions);
+}
+
 void cm__consumer_note_pending(cm_consumer_t *c, const char *topic, double pending)
 {
     if (c->metrics == NULL || !label_safe(topic))

@@ -85,6 +85,8 @@ struct cm_consumer {
  * queue_consumer_pending_messages{topic}. Loop thread. */
 void cm__consumer_note_lag(cm_consumer_t *c, const char *topic, int32_t partition, double lag);
 void cm__consumer_note_pending(cm_consumer_t *c, const char *topic, double pending);
+/* How many partitions of topic this member holds now (Kafka: set on every rebalance). */
+void cm__consumer_note_assigned(cm_consumer_t *c, const char *topic, size_t partitions);
 
 /* The common part from opts (copied; NULL metrics allowed). CM_EINVAL when
  * topics or group are missing. */

@@ -146,6 +146,7 @@ void cm__kc_on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         else
             cm__kc_unassign_all(t);
     }
+    cm__consumer_note_assigned(&t->k->base, t->name, t->nassigned);
     if (err != RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS && err != RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS)
         cm_log(CM_LOG_ERROR, NULL, WHO " %s: rebalance error: %s", t->name, rd_kafka_err2str(err));
     else

@@ -232,6 +232,25 @@ static void test_migrate_once_in_order(void **state)
     assert_int_equal(o.changes, 1);
 }
 
+/* Two processes starting at once on a fresh database (writers of one
+ * group): both runs succeed and each migration is applied once. On
+ * PostgreSQL the concurrent CREATE TABLE IF NOT EXISTS of schema_migrations
+ * failed one of them before the runs took an advisory lock. */
+static void test_migrate_concurrently(void **state)
+{
+    fixture_t *fx = *state;
+    assert_int_equal(
+        cm_db_open(&fx->loop, &(cm_db_opts_t){.url = fx->url, .name = "other"}, &fx->extra), 0);
+    outcome_t a = {.pick = SIZE_MAX}, b = {.pick = SIZE_MAX};
+    cm_db_migrate(fx->db, migrations, 2, on_done, &a);
+    cm_db_migrate(fx->extra, migrations, 2, on_done, &b);
+    WAIT_WHILE(&fx->loop, !a.done || !b.done);
+    assert_int_equal(a.status, 0);
+    assert_int_equal(b.status, 0);
+    outcome_t o = run1(fx, "SELECT COUNT(*) FROM schema_migrations", NULL, 0);
+    assert_string_equal(o.first, "2");
+}
+
 static void test_params_in_text_out(void **state)
 {
     fixture_t *fx = *state;
@@ -774,6 +793,7 @@ int main(void)
     cm_log_init("test_db", CM_LOG_ERROR);
     const struct CMUnitTest tests[] = {
         BOTH(test_migrate_once_in_order),
+        BOTH(test_migrate_concurrently),
         BOTH(test_params_in_text_out),
         BOTH(test_transaction_rolls_back_on_conflict),
         BOTH(test_txn_holds_until_commit),
