@@ -22,7 +22,7 @@
 
 #include "cm/buf.h"
 #include "cm/http_client.h"
-#include "cm/tls_conf.h"
+#include "cm/tls.h"
 
 /* ---- the response parser (http_client_parse.c) --------------------------- */
 
@@ -85,7 +85,7 @@ void cm__http_client_wire_free(cm__http_client_wire_t *w);
 
 typedef struct cm__http_client_tls cm__http_client_tls_t;
 
-/* One per client (cm/tls_conf.h): the DRBG seeded once, the CA chain read
+/* One per client (cm/tls.h): the DRBG seeded once, the CA chain read
  * from ca_file, verification required. */
 int cm__http_client_tls_conf_new(const char *ca_file, cm_tls_conf_t **out, char *why,
                                  size_t why_size);

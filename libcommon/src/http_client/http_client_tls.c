@@ -1,14 +1,12 @@
 /*
  * http_client_tls.c - mbedTLS for the HTTP client, over memory buffers.
  *
- * mbedTLS never sees the socket. Its bio callbacks take ciphertext from
- * `in`, which the connection fills from its libuv reads, and put what it
- * sends into `out`, which the connection hands to uv_write. Every step
- * (handshake, record in, record out) so runs synchronously on the bytes
- * that have arrived, and "need more" is MBEDTLS_ERR_SSL_WANT_READ, never a
- * blocking read. Sends never block: `out` takes everything.
+ * mbedTLS never sees the socket: it runs over cm/tls.h's memory bio,
+ * which the connection fills from its libuv reads and empties into
+ * uv_write, so every step runs on the bytes that have arrived and never
+ * blocks.
  *
- * The configuration is one per client (cm/tls_conf.h, shared with the
+ * The configuration is one per client (cm/tls.h, shared with the
  * Redis client): the CA file read once, peer verification required (the
  * handshake fails on an untrusted chain or a host name the certificate
  * does not carry; the host name is also the SNI), TLS 1.2 the least.
@@ -26,9 +24,7 @@
 
 struct cm__http_client_tls {
     mbedtls_ssl_context ssl;
-    cm_buf_t in; /* ciphertext received; in.p[in_off..] not yet read by mbedTLS */
-    size_t in_off;
-    cm_buf_t out; /* ciphertext to send */
+    cm_tls_membio_t bio; /* the ciphertext both ways (cm/tls.h) */
 };
 
 int cm__http_client_tls_conf_new(const char *ca_file, cm_tls_conf_t **out, char *why,
@@ -36,31 +32,6 @@ int cm__http_client_tls_conf_new(const char *ca_file, cm_tls_conf_t **out, char 
 {
     cm_tls_conf_opts_t o = {.ca_file = ca_file, .purpose = "cm_http_client"};
     return cm_tls_conf_new(&o, out, why, why_size);
-}
-
-/* ---- the memory bio ------------------------------------------------------------ */
-
-static int bio_send(void *ctx, const unsigned char *p, size_t n)
-{
-    cm__http_client_tls_t *t = ctx;
-    cm_buf_append(&t->out, p, n);
-    return (int)n; /* records are at most 16 KiB and change */
-}
-
-static int bio_recv(void *ctx, unsigned char *p, size_t n)
-{
-    cm__http_client_tls_t *t = ctx;
-    size_t avail = t->in.len - t->in_off;
-    if (avail == 0)
-        return MBEDTLS_ERR_SSL_WANT_READ;
-    n = CM_MIN(n, avail);
-    memcpy(p, t->in.p + t->in_off, n);
-    t->in_off += n;
-    if (t->in_off == t->in.len) {
-        cm_buf_reset(&t->in);
-        t->in_off = 0;
-    }
-    return (int)n;
 }
 
 /* ---- one connection --------------------------------------------------------------- */
@@ -76,7 +47,7 @@ int cm__http_client_tls_new(const cm_tls_conf_t *conf, const char *host,
         cm__http_client_tls_free(t);
         return CM_EINVAL;
     }
-    mbedtls_ssl_set_bio(&t->ssl, t, bio_send, bio_recv, NULL);
+    cm_tls_membio_attach(&t->ssl, &t->bio);
     *out = t;
     return CM_OK;
 }
@@ -86,18 +57,13 @@ void cm__http_client_tls_free(cm__http_client_tls_t *t)
     if (t == NULL)
         return;
     mbedtls_ssl_free(&t->ssl);
-    cm_buf_free(&t->in);
-    cm_buf_free(&t->out);
+    cm_tls_membio_free(&t->bio);
     free(t);
 }
 
 void cm__http_client_tls_feed(cm__http_client_tls_t *t, const char *p, size_t n)
 {
-    if (t->in_off > 0) {
-        cm_buf_consume(&t->in, t->in_off);
-        t->in_off = 0;
-    }
-    cm_buf_append(&t->in, p, n);
+    cm_tls_membio_feed(&t->bio, p, n);
 }
 
 /* mbedTLS's verification report is one line per problem. */
@@ -145,7 +111,7 @@ int cm__http_client_tls_write(cm__http_client_tls_t *t, const char *p, size_t n)
     while (n > 0) {
         int rc = mbedtls_ssl_write(&t->ssl, (const unsigned char *)p, n);
         if (rc <= 0)
-            return CM_EIO; /* never WANT_WRITE: bio_send takes everything */
+            return CM_EIO; /* never WANT_WRITE: the memory bio takes everything */
         p += rc;
         n -= (size_t)rc;
     }
@@ -154,13 +120,13 @@ int cm__http_client_tls_write(cm__http_client_tls_t *t, const char *p, size_t n)
 
 bool cm__http_client_tls_pending(const cm__http_client_tls_t *t)
 {
-    return t->in.len > t->in_off || mbedtls_ssl_get_bytes_avail(&t->ssl) > 0 ||
+    return cm_tls_membio_unread(&t->bio) || mbedtls_ssl_get_bytes_avail(&t->ssl) > 0 ||
            mbedtls_ssl_check_pending(&t->ssl) != 0;
 }
 
 char *cm__http_client_tls_output(cm__http_client_tls_t *t, size_t *len)
 {
-    if (t->out.len == 0)
+    if (t->bio.out.len == 0)
         return NULL;
-    return cm_buf_detach(&t->out, len);
+    return cm_buf_detach(&t->bio.out, len);
 }

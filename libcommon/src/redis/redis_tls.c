@@ -57,10 +57,8 @@ struct cm__redis_tls_relay {
     uv_connect_t connect_req;
     uv_pipe_t listener, peer;
     mbedtls_ssl_context ssl;
-    cm_buf_t in; /* ciphertext received; in.p[in_off..] not yet read by mbedTLS */
-    size_t in_off;
-    cm_buf_t out;   /* ciphertext to send */
-    cm_buf_t early; /* plaintext from the server before hiredis connected */
+    cm_tls_membio_t bio; /* the ciphertext both ways (cm/tls.h) */
+    cm_buf_t early;      /* plaintext from the server before hiredis connected */
     cm__redis_tls_cbs_t cbs;
     char dir[64]; /* this relay's private directory; "" when there is none */
     char path[SOCK_PATH_MAX];
@@ -72,31 +70,6 @@ typedef struct {
     cm__redis_tls_relay_t *t;
     char *data;
 } wreq_t;
-
-/* ---- the memory bio ------------------------------------------------------------- */
-
-static int bio_send(void *ctx, const unsigned char *p, size_t n)
-{
-    cm__redis_tls_relay_t *t = ctx;
-    cm_buf_append(&t->out, p, n);
-    return (int)n;
-}
-
-static int bio_recv(void *ctx, unsigned char *p, size_t n)
-{
-    cm__redis_tls_relay_t *t = ctx;
-    size_t avail = t->in.len - t->in_off;
-    if (avail == 0)
-        return MBEDTLS_ERR_SSL_WANT_READ;
-    n = CM_MIN(n, avail);
-    memcpy(p, t->in.p + t->in_off, n);
-    t->in_off += n;
-    if (t->in_off == t->in.len) {
-        cm_buf_reset(&t->in);
-        t->in_off = 0;
-    }
-    return (int)n;
-}
 
 /* ---- plumbing ----------------------------------------------------------------------- */
 
@@ -139,9 +112,9 @@ static bool send_owned(cm__redis_tls_relay_t *t, uv_stream_t *s, char *data, siz
 static bool flush_out(cm__redis_tls_relay_t *t)
 {
     size_t len;
-    if (t->out.len == 0)
+    if (t->bio.out.len == 0)
         return true;
-    char *data = cm_buf_detach(&t->out, &len);
+    char *data = cm_buf_detach(&t->bio.out, &len);
     return send_owned(t, (uv_stream_t *)&t->tcp, data, len);
 }
 
@@ -299,7 +272,7 @@ static void handshake_step(cm__redis_tls_relay_t *t)
     }
     start_listening(t);
     /* Records that came with the last handshake flight. */
-    if (!t->closed && t->st != R_FAILED && t->in.len > t->in_off)
+    if (!t->closed && t->st != R_FAILED && cm_tls_membio_unread(&t->bio))
         decrypt_records(t);
 }
 
@@ -316,11 +289,7 @@ static void on_tcp_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
                                 : uv_strerror((int)nread));
         return;
     }
-    if (t->in_off > 0) {
-        cm_buf_consume(&t->in, t->in_off);
-        t->in_off = 0;
-    }
-    cm_buf_append(&t->in, buf->base, (size_t)nread);
+    cm_tls_membio_feed(&t->bio, buf->base, (size_t)nread);
     if (t->st == R_HANDSHAKE)
         handshake_step(t);
     else
@@ -358,7 +327,7 @@ static void on_peer_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     }
     while (n > 0) {
         int rc = mbedtls_ssl_write(&t->ssl, p, n);
-        if (rc <= 0) { /* never WANT_WRITE: bio_send takes everything */
+        if (rc <= 0) { /* never WANT_WRITE: the memory bio takes everything */
             char why[200];
             cm_tls_describe(rc, "TLS", why, sizeof(why));
             fail(t, why);
@@ -396,7 +365,7 @@ int cm__redis_tls_relay_start(uv_loop_t *loop, const cm_tls_conf_t *conf, const 
         free(t);
         return CM_ERR;
     }
-    mbedtls_ssl_set_bio(&t->ssl, t, bio_send, bio_recv, NULL);
+    cm_tls_membio_attach(&t->ssl, &t->bio);
     uv_tcp_init(loop, &t->tcp);
     t->tcp.data = t;
     uv_tcp_keepalive(&t->tcp, 1, 60); /* as hiredis does for a plain connection */
@@ -419,8 +388,7 @@ static void on_handle_closed(uv_handle_t *h)
 
     if (--t->handles_open > 0)
         return;
-    cm_buf_free(&t->in);
-    cm_buf_free(&t->out);
+    cm_tls_membio_free(&t->bio);
     cm_buf_free(&t->early);
     free(t);
 }

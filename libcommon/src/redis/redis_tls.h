@@ -17,11 +17,11 @@
 
 #include <uv.h>
 
-#include "cm/tls_conf.h"
+#include "cm/tls.h"
 
 typedef struct cm__redis_tls_relay cm__redis_tls_relay_t;
 
-/* The configuration is one per client, cm/tls_conf.h's (shared with the
+/* The configuration is one per client, cm/tls.h's (shared with the
  * HTTP client); any relay must have been closed before it is freed. */
 
 typedef struct {

@@ -1,9 +1,9 @@
 /*
- * tls_conf.c - the client TLS configuration shared by the HTTP and Redis
- * clients (cm/tls_conf.h). Only the configuration lives here: each client
- * drives its own sessions over its own transport.
+ * tls.c - what the HTTP and Redis clients share of TLS (cm/tls.h): the
+ * client configuration and the memory bio. Each client drives its own
+ * sessions over its own transport.
  */
-#include "cm/tls_conf.h"
+#include "cm/tls.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +17,7 @@
 #include <mbedtls/x509_crt.h>
 
 #include "cm/alloc.h"
+#include "cm/common.h"
 #include "cm/err.h"
 
 struct cm_tls_conf {
@@ -127,4 +128,50 @@ int cm_tls_conf_new(const cm_tls_conf_opts_t *o, cm_tls_conf_t **out, char *why,
 fail:
     cm_tls_conf_free(c);
     return CM_EINVAL;
+}
+
+/* ---- the memory bio ------------------------------------------------------------ */
+
+static int membio_send(void *ctx, const unsigned char *p, size_t n)
+{
+    cm_tls_membio_t *b = ctx;
+    cm_buf_append(&b->out, p, n);
+    return (int)n; /* records are at most 16 KiB and change */
+}
+
+static int membio_recv(void *ctx, unsigned char *p, size_t n)
+{
+    cm_tls_membio_t *b = ctx;
+    size_t avail = b->in.len - b->in_off;
+    if (avail == 0)
+        return MBEDTLS_ERR_SSL_WANT_READ;
+    n = CM_MIN(n, avail);
+    memcpy(p, b->in.p + b->in_off, n);
+    b->in_off += n;
+    if (b->in_off == b->in.len) {
+        cm_buf_reset(&b->in);
+        b->in_off = 0;
+    }
+    return (int)n;
+}
+
+void cm_tls_membio_attach(struct mbedtls_ssl_context *ssl, cm_tls_membio_t *b)
+{
+    mbedtls_ssl_set_bio(ssl, b, membio_send, membio_recv, NULL);
+}
+
+void cm_tls_membio_feed(cm_tls_membio_t *b, const void *p, size_t n)
+{
+    if (b->in_off > 0) { /* drop what mbedTLS has read before growing */
+        cm_buf_consume(&b->in, b->in_off);
+        b->in_off = 0;
+    }
+    cm_buf_append(&b->in, p, n);
+}
+
+void cm_tls_membio_free(cm_tls_membio_t *b)
+{
+    cm_buf_free(&b->in);
+    cm_buf_free(&b->out);
+    b->in_off = 0;
 }
