@@ -241,7 +241,19 @@ function handle({ child, exited, url, extra }, { dir, httpPort, tcpPort, passwor
       u.searchParams.set('query', sql);
       payload = Array.isArray(body) ? body.map((r) => JSON.stringify(r)).join('\n') + '\n' : body;
     }
-    const r = await fetch(u, { method: 'POST', headers: { ...auth, ...headers }, body: payload });
+    // A kept-alive connection the server closes as idle (keep_alive_timeout,
+    // 3 s) just as a request goes out fails with a reset before the server
+    // read anything: sent again on a fresh connection, at most twice.
+    let r;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        r = await fetch(u, { method: 'POST', headers: { ...auth, ...headers }, body: payload });
+        break;
+      } catch (e) {
+        const code = e?.cause?.code;
+        if (attempt >= 2 || !['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'].includes(code)) throw e;
+      }
+    }
     const text = await r.text();
     if (!r.ok) throw new ClickHouseError(r.status, text);
     return text;
