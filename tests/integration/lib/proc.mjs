@@ -8,6 +8,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+// How long a stopped process may take to exit (the sanitizer tree included).
+const STOP_BOUND_MS = 60000;
+
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 // CM_BUILD selects the tree under test: build (default) or build/san.
 export const BUILD = path.resolve(ROOT, process.env.CM_BUILD || 'build');
@@ -77,9 +80,20 @@ function listening(bin, env, { timeoutMs, args }) {
           port: Number(m[1]),
           exited,
           stderr: () => err,
+          // A process that has not exited STOP_BOUND_MS after the signal is
+          // killed and the stop fails naming it: a shutdown that hangs fails
+          // its test instead of holding the whole suite until CI's limit.
           stop: async (signal = 'SIGTERM') => {
-            if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-            return exited;
+            if (child.exitCode !== null || child.signalCode !== null) return exited;
+            child.kill(signal);
+            let timer;
+            const bound = new Promise((resolve) => { timer = setTimeout(resolve, STOP_BOUND_MS, 'hung'); });
+            const first = await Promise.race([exited, bound]);
+            clearTimeout(timer);
+            if (first !== 'hung') return first;
+            child.kill('SIGKILL');
+            await exited;
+            throw new Error(`${bin} (pid ${child.pid}) did not exit within ${STOP_BOUND_MS / 1000} s of ${signal}; killed. Its stderr ends: ${err.slice(-2000)}`);
           },
         });
       }
