@@ -16,6 +16,7 @@
 #include "cm/token.h"
 #include "cm/uuid.h"
 #include "http/http.h"
+#include "resources/resources.h"
 #include "store/store.h"
 
 #define DEFAULT_LABEL "api admin keys create"
@@ -32,30 +33,11 @@ static void time_text(const char *ms, char out[CM_ISO8601_MAX])
         cm_iso8601_format(atoll(ms) * 1000, 0, out);
 }
 
-/* One key row (API_KEYROW_* columns) as JSON. */
+/* One key row as JSON: the HTTP answer's fields (resources/). */
 static void key_json(cm_json_writer_t *w, const cm_db_res_t *res, size_t row, const char *value)
 {
     cm_json_begin_object(w);
-    cm_json_key(w, "id");
-    cm_json_str_cstr(w, cm_db_value(res, 0, row, API_KEYROW_ID));
-    cm_json_key(w, "label");
-    cm_json_str_cstr(w, cm_db_value(res, 0, row, API_KEYROW_LABEL));
-    if (value) {
-        cm_json_key(w, "value");
-        cm_json_str_cstr(w, value);
-    }
-    cm_json_key(w, "mask_value");
-    cm_json_str_cstr(w, cm_db_value(res, 0, row, API_KEYROW_MASK));
-    cm_json_key(w, "scopes");
-    api_json_stored(w, cm_db_value(res, 0, row, API_KEYROW_SCOPES));
-    cm_json_key(w, "scoped_organizations");
-    api_json_stored(w, cm_db_value(res, 0, row, API_KEYROW_SCOPED_ORGS));
-    cm_json_key(w, "scoped_teams");
-    api_json_stored(w, cm_db_value(res, 0, row, API_KEYROW_SCOPED_TEAMS));
-    cm_json_key(w, "created_at");
-    api_json_time(w, cm_db_value(res, 0, row, API_KEYROW_CREATED));
-    cm_json_key(w, "last_used_at");
-    api_json_time(w, cm_db_value(res, 0, row, API_KEYROW_LAST_USED));
+    api_key_json_fields(w, res, row, value);
     cm_json_end_object(w);
 }
 

@@ -30,12 +30,10 @@ typedef struct {
     bool has_orgs, has_teams;
 } create_t;
 
-/* The key's value only in the answer that made it (call->state). */
-static void write_key(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res, size_t row)
+/* A key row's fields (API_KEYROW_* columns), value only when given: the
+ * answer that made the key, here and in `api admin keys create`. */
+void api_key_json_fields(cm_json_writer_t *w, const cm_db_res_t *res, size_t row, const char *value)
 {
-    const create_t *made = call->state;
-    const char *value = made ? made->value : NULL;
-    cm_json_begin_object(w);
     cm_json_key(w, "id");
     cm_json_str_cstr(w, cm_db_value(res, 0, row, API_KEYROW_ID));
     cm_json_key(w, "label");
@@ -50,14 +48,22 @@ static void write_key(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *
     api_json_time(w, cm_db_value(res, 0, row, API_KEYROW_CREATED));
     cm_json_key(w, "last_used_at");
     api_json_time(w, cm_db_value(res, 0, row, API_KEYROW_LAST_USED));
-    cm_json_key(w, "user_id");
-    cm_json_int(w, atoll(call->user_id));
     cm_json_key(w, "scopes");
     api_json_stored(w, cm_db_value(res, 0, row, API_KEYROW_SCOPES));
     cm_json_key(w, "scoped_organizations");
     api_json_stored(w, cm_db_value(res, 0, row, API_KEYROW_SCOPED_ORGS));
     cm_json_key(w, "scoped_teams");
     api_json_stored(w, cm_db_value(res, 0, row, API_KEYROW_SCOPED_TEAMS));
+}
+
+/* The key's value only in the answer that made it (call->state). */
+static void write_key(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t *res, size_t row)
+{
+    const create_t *made = call->state;
+    cm_json_begin_object(w);
+    api_key_json_fields(w, res, row, made ? made->value : NULL);
+    cm_json_key(w, "user_id");
+    cm_json_int(w, atoll(call->user_id));
     cm_json_end_object(w);
 }
 

@@ -27,8 +27,11 @@ void api_users_me(api_call_t *call);        /* GET */
 void api_users_me_update(api_call_t *call); /* PATCH first_name, email, password */
 
 /* personal_api_keys.c */
-void api_keys_list(api_call_t *call);     /* GET /api/personal_api_keys/ */
-void api_keys_create(api_call_t *call);   /* POST /api/personal_api_keys/ */
+void api_keys_list(api_call_t *call);   /* GET /api/personal_api_keys/ */
+void api_keys_create(api_call_t *call); /* POST /api/personal_api_keys/ */
+/* A personal key row's fields as JSON (inside an object the caller opens). */
+void api_key_json_fields(cm_json_writer_t *w, const cm_db_res_t *res, size_t row,
+                         const char *value);
 void api_keys_retrieve(api_call_t *call); /* GET /api/personal_api_keys/{id}/ */
 void api_keys_delete(api_call_t *call);   /* DELETE /api/personal_api_keys/{id}/ */
 
