@@ -102,7 +102,13 @@
  * callbacks on another thread, racing the loop's state. Then
  * rd_kafka_destroy(), which joins librdkafka's threads, runs on the thread
  * pool; callbacks librdkafka might still make meanwhile see `destroying`
- * and touch nothing.
+ * and touch nothing. A close not done within CLOSE_DEADLINE_MS (a group
+ * stuck waiting on a coordinator, or librdkafka 2.0's close racing a
+ * rebalance: queue_consumer_kafka_group.c) is abandoned with an error
+ * line: the handles are left to the process's exit instead of an
+ * rd_kafka_destroy() that would wait on the same state. Nothing is lost:
+ * offsets are committed only for stored batches, so the group's next
+ * owner reads again what was not committed.
  *
  * Settings (then opts `extra`, applied last, may override any):
  *   group.id                       opts.group
@@ -492,12 +498,23 @@ static void check_closed(kc_t *k)
 {
     if (k->destroy_queued)
         return;
+    bool late = uv_now(k->base.loop) - k->closing_since >= CLOSE_DEADLINE_MS;
     for (size_t i = 0; i < k->nt; i++) {
         ktopic_t *t = &k->t[i];
         if (!t->closed && rd_kafka_consumer_closed(t->rk))
             t->closed = true;
-        if (!t->closed)
+        if (!t->closed && !late)
             return;
+    }
+    if (late) {
+        for (size_t i = 0; i < k->nt; i++)
+            if (!k->t[i].closed) {
+                cm_log(CM_LOG_ERROR, NULL,
+                       WHO " %s: close not done after %d ms: abandoned (uncommitted "
+                           "batches are read again by the group)",
+                       k->t[i].name, CLOSE_DEADLINE_MS);
+                k->abandoned = true;
+            }
     }
     /* The last results (commits answered before the close ended). */
     serve_mains(k);
@@ -509,6 +526,11 @@ static void check_closed(kc_t *k)
         cm__kafka_wake_detach(k->t[i].mq);
     }
     k->destroying = true;
+    if (k->abandoned) {
+        cm__kafka_close(&k->handles, k->efd, &k->poll, (uv_handle_t *)&k->backstop, shutdown_done,
+                        k);
+        return;
+    }
     k->destroy_work.data = k;
     uv_queue_work(k->base.loop, &k->destroy_work, destroy_work, after_destroy);
 }
@@ -518,6 +540,7 @@ static void kc_shutdown(cm_consumer_t *c)
     kc_t *k = (kc_t *)c;
 
     k->closing = true;
+    k->closing_since = uv_now(k->base.loop);
     k->parked = false;
     for (size_t i = 0; i < k->nt; i++) {
         ktopic_t *t = &k->t[i];

@@ -119,6 +119,19 @@ void cm__kc_on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     rd_kafka_error_t *e = NULL;
     rd_kafka_resp_err_t re = RD_KAFKA_RESP_ERR_NO_ERROR;
 
+    /* A second eager revoke while closing, with nothing assigned, is one
+     * the close already answered (the group was mid-rebalance when the
+     * close began): librdkafka 2.0's cgrp may finish terminating while
+     * such an unassign is on its way and purge it unanswered, leaving
+     * rd_kafka_assign() waiting forever on the loop thread. Nothing to
+     * unassign, so no call; should librdkafka wait for one after all, the
+     * close deadline ends the wait (queue_consumer_kafka.c). */
+    if (t->k->closing && !assign && !coop && t->nassigned == 0) {
+        if (!t->k->destroying) /* else from librdkafka's threads: no cm_log */
+            cm_log(CM_LOG_INFO, NULL,
+                   WHO " %s: revoke while closing with nothing assigned: skipped", t->name);
+        return;
+    }
     if (assign && coop)
         e = rd_kafka_incremental_assign(rk, parts);
     else if (assign)

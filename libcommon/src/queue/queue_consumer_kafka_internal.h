@@ -22,12 +22,14 @@
 #define HEARTBEAT_INTERVAL_MS    "1000"
 #define RECONNECT_BACKOFF_MAX_MS "1000"
 #define STATS_INTERVAL_MS        "1000"
-#define BACKSTOP_MS              100   /* a parked fetch or a close looks again this often */
-#define CATCH_UP_MS              1000  /* longest a partition holds the next topics back */
-#define JOIN_WAIT_MS             10000 /* longest a topic not joined yet holds them back */
-#define ERROR_LOG_INTERVAL_MS    1000
-#define SERVE_CHUNK              64 /* ops taken from a main queue per call */
-#define HEADERS_ON_STACK         16
+#define BACKSTOP_MS              100 /* a parked fetch or a close looks again this often */
+#define CLOSE_DEADLINE_MS                                                                          \
+    20000 /* a close not done by then is abandoned (see the top of queue_consumer_kafka.c) */
+#define CATCH_UP_MS           1000  /* longest a partition holds the next topics back */
+#define JOIN_WAIT_MS          10000 /* longest a topic not joined yet holds them back */
+#define ERROR_LOG_INTERVAL_MS 1000
+#define SERVE_CHUNK           64 /* ops taken from a main queue per call */
+#define HEADERS_ON_STACK      16
 
 typedef struct kc kc_t;
 
@@ -74,6 +76,8 @@ struct kc {
     cm__kafka_closing_t handles; /* poll + backstop, closed at shutdown */
     bool parked;                 /* a fetch is in flight, waiting for a wake-up */
     bool closing;                /* ops->shutdown ran */
+    uint64_t closing_since;      /* uv_now() when it ran */
+    bool abandoned;              /* the close passed CLOSE_DEADLINE_MS: no rd_kafka_destroy() */
     bool destroy_queued;         /* every consumer closed, destroy work queued */
     bool destroying;             /* librdkafka may call back from its own threads */
     uv_work_t destroy_work;
