@@ -940,6 +940,8 @@ static void ch_query(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_
      * the api's materialized tables are written without readonly */
     cm_buf_append_cstr(&op->settings,
                        q->ddl ? "&join_use_nulls=1" : "&readonly=2&join_use_nulls=1&max_threads=1");
+    /* what this server's version needs to read its dialect's SQL (cm/evstore_sql.h) */
+    cm_buf_append_cstr(&op->settings, cm_evstore_sql_clickhouse_settings(st->version));
     op->limit_ms = q->timeout_ms;
     if (!q->ddl) { /* named, so that a read given up can be stopped (kill_query) */
         cm_uuid_v4(op->query_id);

@@ -252,7 +252,7 @@ static void pproperty(q_printer_t *pr, const q_expr_t *e)
         P(")], NULL)");
         return;
     }
-    if (!pr->o->clickhouse_modern) {
+    if (!q_ch_modern(pr)) {
         q_pfail(pr, "A nested property path (%.*s.%.*s) needs ClickHouse 19.3 or later",
                 (int)keys[0].len, keys[0].p, (int)keys[1].len, keys[1].p);
         return;

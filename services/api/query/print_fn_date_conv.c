@@ -150,7 +150,7 @@ static void format_datetime(q_printer_t *pr, const q_expr_t *e)
             break;
         }
         cm_buf_putc(&ch, '%');
-        cm_buf_putc(&ch, k == 'i' && !pr->o->clickhouse_modern ? 'M' : k);
+        cm_buf_putc(&ch, k == 'i' && !q_ch_modern(pr) ? 'M' : k);
         cm_buf_putc(&lite, '%');
         cm_buf_putc(&lite, k);
     }

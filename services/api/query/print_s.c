@@ -35,7 +35,7 @@ static bool wraps(const q_printer_t *pr, const q_select_t *s, size_t k)
     q_setop_t op = s->ops[k];
     if (!pr->ch && semi(op))
         return true;
-    if (pr->ch && !pr->o->clickhouse_modern && op == QS_UNION_DISTINCT)
+    if (pr->ch && !q_ch_modern(pr) && op == QS_UNION_DISTINCT)
         return true;
     return k >= 2 && op != s->ops[k - 1];
 }
@@ -82,7 +82,7 @@ void q_pset(q_printer_t *pr, const q_select_t *s, bool answer)
 {
     for (size_t k = 1; k < s->nparts; k++) {
         q_setop_t op = s->ops[k];
-        if (pr->ch && !pr->o->clickhouse_modern && op != QS_UNION_ALL && op != QS_UNION_DISTINCT) {
+        if (pr->ch && !q_ch_modern(pr) && op != QS_UNION_ALL && op != QS_UNION_DISTINCT) {
             q_pfail(pr, "%s needs ClickHouse 21.8 or later (this store runs 18.16)",
                     op == QS_INTERSECT || op == QS_INTERSECT_DISTINCT ? "INTERSECT" : "EXCEPT");
             return;
@@ -94,7 +94,7 @@ void q_pset(q_printer_t *pr, const q_select_t *s, bool answer)
             continue;
         if (!pr->ch && semi(s->ops[k]))
             P("SELECT * FROM (");
-        else if (pr->ch && !pr->o->clickhouse_modern && s->ops[k] == QS_UNION_DISTINCT)
+        else if (pr->ch && !q_ch_modern(pr) && s->ops[k] == QS_UNION_DISTINCT)
             P("SELECT DISTINCT * FROM (");
         else
             P("SELECT * FROM (");
@@ -114,9 +114,9 @@ void q_pset(q_printer_t *pr, const q_select_t *s, bool answer)
             P(")");
             continue;
         }
-        if (wraps(pr, s, k) && !(pr->ch && !pr->o->clickhouse_modern))
+        if (wraps(pr, s, k) && !(pr->ch && !q_ch_modern(pr)))
             P(")");
-        if (pr->ch && !pr->o->clickhouse_modern) {
+        if (pr->ch && !q_ch_modern(pr)) {
             /* 18.16: UNION ALL only; DISTINCT over it for UNION DISTINCT */
             P(" UNION ALL SELECT * FROM (");
             q_pselect_part(pr, part, answer);
