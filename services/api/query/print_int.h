@@ -114,6 +114,8 @@ const char *q_pout_open(q_printer_t *pr, const q_expr_t *e);
 /* SQLite: the json_each a SELECT's arrayJoin calls read, after its FROM;
  * [LEFT] ARRAY JOIN on both stores. */
 void q_parray_joins(q_printer_t *pr, const q_select_t *s);
+/* Whether e (through its aliases, not its subqueries) calls arrayJoin. */
+bool q_has_array_join(const q_expr_t *e);
 void q_parray_join_clause(q_printer_t *pr, const q_from_t *f);
 /* The value of a placeholder, or NULL (the failure is reported). */
 const api_query_value_t *q_pvalue(q_printer_t *pr, const q_expr_t *e);
