@@ -8,7 +8,9 @@
  * / X-ClickHouse-Key (the only credentials form both take without
  * conflict) and wait_end_of_query=1, so an error during a query is an HTTP
  * error rather than text appended to a 200. The server's version() is read
- * once at start and logged; nothing needs to differ yet.
+ * once at start and logged; it picks the dialect the api prints for
+ * (cm_evstore_dialect) and the settings a read there needs
+ * (cm_evstore_sql_clickhouse_settings, cm/evstore_sql.h).
  *
  * A write: one SELECT of the batch's (project, uuid) pairs already stored
  * (deduplication before the fact, per project), then one JSONEachRow
