@@ -127,8 +127,7 @@ cm_evstore_dialect_t cm_evstore_dialect(const cm_evstore_t *es)
 {
     if (cm_evstore_kind(es) != CM_EVSTORE_CLICKHOUSE)
         return CM_EVSTORE_SQL_SQLITE;
-    return atoi(cm_evstore_server_version(es)) >= 21 ? CM_EVSTORE_SQL_CLICKHOUSE_MODERN
-                                                     : CM_EVSTORE_SQL_CLICKHOUSE_1816;
+    return cm_evstore_sql_clickhouse_dialect(cm_evstore_server_version(es));
 }
 
 bool cm_evstore_ready(cm_evstore_t *es, cm_buf_t *why)

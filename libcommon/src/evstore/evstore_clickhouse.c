@@ -8,7 +8,9 @@
  * / X-ClickHouse-Key (the only credentials form both take without
  * conflict) and wait_end_of_query=1, so an error during a query is an HTTP
  * error rather than text appended to a 200. The server's version() is read
- * once at start and logged; nothing needs to differ yet.
+ * once at start and logged; it picks the dialect the api prints for
+ * (cm_evstore_dialect) and the settings a read there needs
+ * (cm_evstore_sql_clickhouse_settings, cm/evstore_sql.h).
  *
  * A write: one SELECT of the batch's (project, uuid) pairs already stored
  * (deduplication before the fact, per project), then one JSONEachRow
@@ -940,6 +942,8 @@ static void ch_query(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_
      * the api's materialized tables are written without readonly */
     cm_buf_append_cstr(&op->settings,
                        q->ddl ? "&join_use_nulls=1" : "&readonly=2&join_use_nulls=1&max_threads=1");
+    /* what this server's version needs to read its dialect's SQL (cm/evstore_sql.h) */
+    cm_buf_append_cstr(&op->settings, cm_evstore_sql_clickhouse_settings(st->version));
     op->limit_ms = q->timeout_ms;
     if (!q->ddl) { /* named, so that a read given up can be stopped (kill_query) */
         cm_uuid_v4(op->query_id);

@@ -380,7 +380,7 @@ static void create_table(api_materializer_t *m, job_t *j, const char *hogql, con
     cm_evstore_dialect_t d = cm_evstore_dialect(m->ctx->events);
     api_query_print_opts_t o = {
         .dialect = d == CM_EVSTORE_SQL_SQLITE ? API_QUERY_SQLITE : API_QUERY_CLICKHOUSE,
-        .clickhouse_modern = d == CM_EVSTORE_SQL_CLICKHOUSE_MODERN,
+        .clickhouse_version = api_query_ch_version(d),
         .project_id = atoll(j->project_id),
         .var_names = names,
         .var_values = values,
@@ -466,7 +466,7 @@ static void insight_next(api_materializer_t *m, job_t *j)
     cm_evstore_dialect_t d = cm_evstore_dialect(m->ctx->events);
     api_query_print_opts_t o = {
         .dialect = d == CM_EVSTORE_SQL_SQLITE ? API_QUERY_SQLITE : API_QUERY_CLICKHOUSE,
-        .clickhouse_modern = d == CM_EVSTORE_SQL_CLICKHOUSE_MODERN,
+        .clickhouse_version = api_query_ch_version(d),
         .project_id = atoll(j->project_id),
         .var_names = (const char **)names,
         .var_values = values,

@@ -152,7 +152,7 @@ static int compile(api_endpoints__run_t *run, hogql_t *h)
     cm_evstore_dialect_t d = cm_evstore_dialect(call->ctx->events);
     api_query_print_opts_t o = {
         .dialect = d == CM_EVSTORE_SQL_SQLITE ? API_QUERY_SQLITE : API_QUERY_CLICKHOUSE,
-        .clickhouse_modern = d == CM_EVSTORE_SQL_CLICKHOUSE_MODERN,
+        .clickhouse_version = api_query_ch_version(d),
         .project_id = atoll(call->project_id),
         .var_names = run->names,
         .var_values = run->values,

@@ -143,7 +143,7 @@ static void run_next(api_endpoints__run_t *run, ins_run_t *r)
     cm_evstore_dialect_t d = cm_evstore_dialect(call->ctx->events);
     api_query_print_opts_t o = {
         .dialect = d == CM_EVSTORE_SQL_SQLITE ? API_QUERY_SQLITE : API_QUERY_CLICKHOUSE,
-        .clickhouse_modern = d == CM_EVSTORE_SQL_CLICKHOUSE_MODERN,
+        .clickhouse_version = api_query_ch_version(d),
         .project_id = atoll(call->project_id),
         .var_names = (const char **)names,
         .var_values = values,

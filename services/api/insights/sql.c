@@ -37,10 +37,12 @@ int api_insights__compiles(const ins_sql_t *q, cm_buf_t *err)
     if (api_query_parse(q->sql.p, q->sql.len, &aq, err) != 0)
         return CM_EINVAL;
     int rc = 0;
-    for (int d = 0; rc == 0 && d < 3; d++) { /* SQLite, ClickHouse 18.16, current */
+    /* SQLite, then ClickHouse by each version's rules (18.16, 21.8+, 24+) */
+    for (int d = 0; rc == 0 && d < 4; d++) {
         api_query_sql_t sql = {0};
         api_query_print_opts_t o = {.dialect = d ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE,
-                                    .clickhouse_modern = d == 2,
+                                    .clickhouse_version =
+                                        d ? (api_query_ch_version_t)(d - 1) : API_QUERY_CH_1816,
                                     .project_id = 1,
                                     .var_names = (const char **)q->names,
                                     .var_values = q->values,

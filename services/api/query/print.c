@@ -252,7 +252,7 @@ static void pproperty(q_printer_t *pr, const q_expr_t *e)
         P(")], NULL)");
         return;
     }
-    if (!pr->o->clickhouse_modern) {
+    if (!q_ch_modern(pr)) {
         q_pfail(pr, "A nested property path (%.*s.%.*s) needs ClickHouse 19.3 or later",
                 (int)keys[0].len, keys[0].p, (int)keys[1].len, keys[1].p);
         return;
@@ -270,14 +270,43 @@ static void pproperty(q_printer_t *pr, const q_expr_t *e)
     P(")");
 }
 
+/* ClickHouse 24's analyzer: an alias of the SELECT being printed whose
+ * expression calls arrayJoin is read by its column's name (the k-th), not
+ * printed again. The old analyzer took each copy of the same text as one
+ * column, so the copies in WHERE, GROUP BY and ORDER BY read the SELECT's
+ * element; the analyzer keeps textually equal arrayJoin calls apart
+ * (ClickHouse issue 69206), so a copy there would join the array a second
+ * time. A name reads the SELECT's value as it leaves it: not for DateTimes,
+ * arrays and tuples, whose answer columns are converted (toTimeZone,
+ * q_pout_open); those print as before. */
+static bool alias_by_name(const q_printer_t *pr, const q_expr_t *target, size_t *k)
+{
+    const q_select_t *s = pr->cur;
+    if (!pr->ch || !q_ch_24(pr) || s == NULL || !q_has_array_join(target) ||
+        target->type == Q_T_DATETIME || target->type == Q_T_ARRAY || target->type == Q_T_TUPLE)
+        return false;
+    for (size_t i = 0; i < s->nout; i++)
+        if (s->out_exprs[i] == target) {
+            *k = i;
+            return true;
+        }
+    return false;
+}
+
 static void pfield(q_printer_t *pr, const q_expr_t *e)
 {
     switch (e->fkind) {
-    case QF_ALIAS:
+    case QF_ALIAS: {
+        size_t k;
+        if (alias_by_name(pr, e->alias_of, &k)) {
+            q_pcolname(pr, pr->cur, k);
+            return;
+        }
         P("(");
         q_pexpr(pr, e->alias_of);
         P(")");
         return;
+    }
     case QF_PROPERTY: pproperty(pr, e); return;
     case QF_LAMBDA: q_plambda_param(pr, e); return;
     case QF_COLUMN: {

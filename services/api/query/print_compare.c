@@ -461,7 +461,7 @@ static void plogic(q_printer_t *pr, const q_expr_t *e)
     bool na = may_be_null(pr, a), nb = may_be_null(pr, b);
     if (pr->failed)
         return;
-    if (!pr->ch || pr->o->clickhouse_modern || (!na && !nb) || pr->in_join_on) {
+    if (!pr->ch || q_ch_modern(pr) || (!na && !nb) || pr->in_join_on) {
         P("(");
         q_pexpr(pr, a);
         P(and? " AND " : " OR ");

@@ -287,7 +287,7 @@ static bool misc_call(q_printer_t *pr, const q_expr_t *e)
     case Q_FN_PI:
     case Q_FN_E: math(pr, e, id); return true;
     case Q_FN_SIGN: /* -1, 0 or 1 of a number; NULL for text that is no number */
-        if (pr->ch && !pr->o->clickhouse_modern) {
+        if (pr->ch && !q_ch_modern(pr)) {
             q_pfail(pr, "sign() needs ClickHouse 21.3 or later (this store runs 18.16)");
             return true;
         }

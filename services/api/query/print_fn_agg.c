@@ -572,7 +572,7 @@ static void aggregate(q_printer_t *pr, const q_expr_t *e, int id)
 
 static void window_fn(q_printer_t *pr, const q_expr_t *e, int id)
 {
-    if (pr->ch && !pr->o->clickhouse_modern) {
+    if (pr->ch && !q_ch_modern(pr)) {
         q_pfail(pr, "A window function needs ClickHouse 21.3 or later (this store runs 18.16)");
         return;
     }
@@ -593,7 +593,7 @@ static void window_fn(q_printer_t *pr, const q_expr_t *e, int id)
             q_psame(pr, id == Q_FN_FIRST_VALUE ? "first_value" : "last_value", e);
         break;
     default:
-        if (pr->ch && !pr->o->clickhouse_modern)
+        if (pr->ch && !q_ch_modern(pr))
             return;
         if (id < Q_FN_COUNT || id >= Q_FN_AGGREGATES_END) { /* groupArray, topK, sumMap, ... */
             q_pfail(pr, "%.*s over a window is not supported yet (an aggregate answering an array)",

@@ -147,7 +147,7 @@ static void pjson_path_call(q_printer_t *pr, const char *fn, const q_expr_t *f, 
  * JSONExtract's index (1-based), which 18.16 lacks. */
 static void pproperty_element(q_printer_t *pr, const q_expr_t *f, int64_t n)
 {
-    if (pr->ch && !pr->o->clickhouse_modern) {
+    if (pr->ch && !q_ch_modern(pr)) {
         q_pfail(pr, "An element of a property's array (properties.x.1) needs ClickHouse 19.3 or "
                     "later");
         return;
@@ -306,7 +306,7 @@ static void prange(q_printer_t *pr, const q_expr_t *e)
 {
     size_t n = e->args.n;
     if (pr->ch) {
-        if (n > 1 && !pr->o->clickhouse_modern) {
+        if (n > 1 && !q_ch_modern(pr)) {
             q_pfail(pr, "range(start, end) needs ClickHouse 21+ (this store runs 18.16)");
             return;
         }
@@ -508,7 +508,7 @@ static void array_fn(q_printer_t *pr, const q_expr_t *e, int id)
         lite_elements(pr, e, L_DISTINCT);
         return;
     case Q_FN_ARRAY_COMPACT: /* consecutive duplicates dropped */
-        if (pr->ch && !pr->o->clickhouse_modern) {
+        if (pr->ch && !q_ch_modern(pr)) {
             q_pfail(pr, "arrayCompact needs ClickHouse 21+ (this store runs 18.16)");
             return;
         }
@@ -615,7 +615,7 @@ static bool lite_over_aggregate(q_printer_t *pr, const q_expr_t *e, int id)
  * SQLite answers NULL, as it cannot fail one). */
 static void pzip(q_printer_t *pr, const q_expr_t *e)
 {
-    if (pr->ch && !pr->o->clickhouse_modern) {
+    if (pr->ch && !q_ch_modern(pr)) {
         q_pfail(pr, "arrayZip needs ClickHouse 21+ (this store runs 18.16)");
         return;
     }

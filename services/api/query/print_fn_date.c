@@ -267,7 +267,7 @@ static void to_week(q_printer_t *pr, const q_expr_t *e)
     cm_slice_t zone;
     if (!q_pdate_call_zone(pr, e, 2, &zone))
         return;
-    if (pr->ch && !pr->o->clickhouse_modern) {
+    if (pr->ch && !q_ch_modern(pr)) {
         q_pfail(pr, "toWeek needs ClickHouse 21+ (this store runs 18.16)");
         return;
     }
@@ -566,7 +566,7 @@ static void start_of_interval(q_printer_t *pr, const q_expr_t *e)
         return;
     }
     if (n->ival != 1 || unit == 0) {
-        if (!pr->ch || !pr->o->clickhouse_modern) {
+        if (!pr->ch || !q_ch_modern(pr)) {
             q_pfail(pr, "toStartOfInterval over %s needs ClickHouse 21 or later%s",
                     unit == 0 ? "seconds" : "more than one unit",
                     pr->ch ? " (this store runs 18.16)"

@@ -128,8 +128,10 @@ static void format_datetime(q_printer_t *pr, const q_expr_t *e)
     if (!q_pconst_string(pr, ARG(1), "formatDateTime's format", &f) ||
         !q_pdate_call_zone(pr, e, 2, &zone))
         return;
-    /* ClickHouse 21+ (23.4 on) reads %M as the month's name and %i as the
-     * minute; 18.16 knows %M as the minute and no %i */
+    /* The minute: %M on 18.16 and 21.8 to 23.x (23.4 on read it as the
+     * month's name, so the store turns that off there: cm/evstore_sql.h);
+     * %i on 24 (formatDateTime knows %i from 23.2; before, it fails the
+     * query: ClickHouse issue 46184) */
     static const char ok[] = "YmdHSFTyejuwIpRD%i";
     cm_buf_t ch = CM_BUF_INIT, lite = CM_BUF_INIT;
     bool bad = false;
@@ -150,7 +152,7 @@ static void format_datetime(q_printer_t *pr, const q_expr_t *e)
             break;
         }
         cm_buf_putc(&ch, '%');
-        cm_buf_putc(&ch, k == 'i' && !pr->o->clickhouse_modern ? 'M' : k);
+        cm_buf_putc(&ch, k == 'i' && !q_ch_24(pr) ? 'M' : k);
         cm_buf_putc(&lite, '%');
         cm_buf_putc(&lite, k);
     }

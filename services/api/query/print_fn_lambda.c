@@ -271,6 +271,13 @@ static void find_joins(const q_expr_t *e, joins_t *j)
     find_joins(e->else_, j);
 }
 
+bool q_has_array_join(const q_expr_t *e)
+{
+    joins_t j = {.n = 0};
+    find_joins(e, &j);
+    return j.n > 0 || j.over;
+}
+
 void q_parray_joins(q_printer_t *pr, const q_select_t *s)
 {
     if (pr->ch)

@@ -19,7 +19,7 @@
 
 void q_psum_map(q_printer_t *pr, const q_expr_t *e)
 {
-    if (pr->ch && e->elem == Q_T_STRING && !pr->o->clickhouse_modern) {
+    if (pr->ch && e->elem == Q_T_STRING && !q_ch_modern(pr)) {
         q_pfail(pr, "sumMap with string keys needs ClickHouse 21+ (this store runs 18.16)");
         return;
     }
@@ -42,7 +42,7 @@ const char *q_psum_map_out_open(q_printer_t *pr, const q_expr_t *e)
         P(ESCAPED_KEYS);
         return "])[1]";
     }
-    if (pr->o->clickhouse_modern) { /* 18.16 has no string keys: nothing to escape there */
+    if (q_ch_modern(pr)) { /* 18.16 has no string keys: nothing to escape there */
         q_pfail(pr, "sumMap's answer can be answered on ClickHouse only from the SELECT that "
                     "computes it (its keys' type is not known through a subquery)");
     }

@@ -40,7 +40,7 @@ static bool lite_path(q_printer_t *pr, const q_expr_t *e, cm_buf_t *path)
 static void json_fn(q_printer_t *pr, const q_expr_t *e, int id)
 {
     if (pr->ch) {
-        if (!pr->o->clickhouse_modern) {
+        if (!q_ch_modern(pr)) {
             q_pfail(pr, "%.*s needs ClickHouse 19.3 or later: read properties.<key> instead",
                     (int)e->text.len, e->text.p);
             return;
@@ -346,7 +346,7 @@ static void regex_fn(q_printer_t *pr, const q_expr_t *e, int id)
     if (id == Q_FN_MATCH && ARG(1)->kind != QE_STRING) {
         /* a pattern per row: ClickHouse 21+ takes it, 18.16 does not; SQLite
          * checks each one as it meets it (libcommon's cm_regex_check) */
-        if (pr->ch && !pr->o->clickhouse_modern) {
+        if (pr->ch && !q_ch_modern(pr)) {
             /* 18.16 takes it where the pattern is one text in every row */
             cm_buf_t text = CM_BUF_INIT;
             if (const_pattern(pr, ARG(1), &text, 0)) {
@@ -427,7 +427,7 @@ static void pad_repeat(q_printer_t *pr, const q_expr_t *e, int id)
 {
     if (!text_arg(pr, e, 0))
         return;
-    if (pr->ch && !pr->o->clickhouse_modern) {
+    if (pr->ch && !q_ch_modern(pr)) {
         q_pfail(pr, "%.*s needs ClickHouse 21.8 or later (this store runs 18.16)", (int)e->text.len,
                 e->text.p);
         return;
@@ -489,7 +489,7 @@ static void base64(q_printer_t *pr, const q_expr_t *e, int id)
     static const char *const ch[] = {"base64Encode", "base64Decode", "tryBase64Decode"};
     if (!text_arg(pr, e, 0))
         return;
-    if (pr->ch && !pr->o->clickhouse_modern) {
+    if (pr->ch && !q_ch_modern(pr)) {
         q_pfail(pr, "%s needs ClickHouse 21.3 or later (this store runs 18.16, built without it)",
                 ch[id - Q_FN_BASE64_ENCODE]);
         return;
@@ -583,7 +583,7 @@ static void more_string_fn(q_printer_t *pr, const q_expr_t *e, int id)
     case Q_FN_ENCODE_URL:
         if (!text_arg(pr, e, 0))
             return;
-        if (pr->ch && !pr->o->clickhouse_modern) {
+        if (pr->ch && !q_ch_modern(pr)) {
             q_pfail(pr, "encodeURLComponent needs ClickHouse 21+ (this store runs 18.16)");
             return;
         }

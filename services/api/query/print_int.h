@@ -29,6 +29,17 @@ typedef struct {
     const q_select_t *cur; /* print_select.c: the plain SELECT being printed, if any */
 } q_printer_t;
 
+/* ClickHouse 21.8 or later (API_QUERY_CH_21, API_QUERY_CH_24): what 18.16
+ * refuses prints; q_ch_24: the new analyzer's rules and 24's functions. */
+static inline bool q_ch_modern(const q_printer_t *pr)
+{
+    return pr->o->clickhouse_version >= API_QUERY_CH_21;
+}
+static inline bool q_ch_24(const q_printer_t *pr)
+{
+    return pr->o->clickhouse_version >= API_QUERY_CH_24;
+}
+
 void q_pfail(q_printer_t *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void q_pexpr(q_printer_t *pr, const q_expr_t *e);
 void q_pselect(q_printer_t *pr, const q_select_t *s, bool top);
@@ -103,6 +114,8 @@ const char *q_pout_open(q_printer_t *pr, const q_expr_t *e);
 /* SQLite: the json_each a SELECT's arrayJoin calls read, after its FROM;
  * [LEFT] ARRAY JOIN on both stores. */
 void q_parray_joins(q_printer_t *pr, const q_select_t *s);
+/* Whether e (through its aliases, not its subqueries) calls arrayJoin. */
+bool q_has_array_join(const q_expr_t *e);
 void q_parray_join_clause(q_printer_t *pr, const q_from_t *f);
 /* The value of a placeholder, or NULL (the failure is reported). */
 const api_query_value_t *q_pvalue(q_printer_t *pr, const q_expr_t *e);

@@ -24,7 +24,7 @@ static bool null_side(const q_from_t *j, const q_from_t *side)
 const q_from_t *q_outer_join(const q_printer_t *pr, const q_select_t *s)
 {
     const q_from_t *j = s->from;
-    if (!pr->ch || pr->o->clickhouse_modern || j == NULL || j->kind != QJ_JOIN || j->on == NULL)
+    if (!pr->ch || q_ch_modern(pr) || j == NULL || j->kind != QJ_JOIN || j->on == NULL)
         return NULL;
     return j->join == QJ_LEFT || j->join == QJ_RIGHT || j->join == QJ_FULL ? j : NULL;
 }

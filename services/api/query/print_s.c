@@ -26,6 +26,16 @@ static bool semi(q_setop_t op)
     return op == QS_INTERSECT || op == QS_EXCEPT;
 }
 
+/* ClickHouse 21.8 to 23.x: INTERSECT DISTINCT and EXCEPT DISTINCT are
+ * 22.9's (ClickHouse pull request 40792): there the left side is made
+ * distinct and the ALL form applied, which is the same (the rows kept are
+ * some of the left side's; 24 prints the DISTINCT forms). */
+static bool distinct_over_left(const q_printer_t *pr, q_setop_t op)
+{
+    return pr->ch && q_ch_modern(pr) && !q_ch_24(pr) &&
+           (op == QS_INTERSECT_DISTINCT || op == QS_EXCEPT_DISTINCT);
+}
+
 /* Whether step k (joining parts[k] to what is before it) is printed as a
  * SELECT around the left side: SQLite's INTERSECT and EXCEPT that keep
  * duplicates (a semi-join), 18.16's UNION DISTINCT (DISTINCT over UNION
@@ -35,7 +45,9 @@ static bool wraps(const q_printer_t *pr, const q_select_t *s, size_t k)
     q_setop_t op = s->ops[k];
     if (!pr->ch && semi(op))
         return true;
-    if (pr->ch && !pr->o->clickhouse_modern && op == QS_UNION_DISTINCT)
+    if (pr->ch && !q_ch_modern(pr) && op == QS_UNION_DISTINCT)
+        return true;
+    if (distinct_over_left(pr, op))
         return true;
     return k >= 2 && op != s->ops[k - 1];
 }
@@ -82,7 +94,7 @@ void q_pset(q_printer_t *pr, const q_select_t *s, bool answer)
 {
     for (size_t k = 1; k < s->nparts; k++) {
         q_setop_t op = s->ops[k];
-        if (pr->ch && !pr->o->clickhouse_modern && op != QS_UNION_ALL && op != QS_UNION_DISTINCT) {
+        if (pr->ch && !q_ch_modern(pr) && op != QS_UNION_ALL && op != QS_UNION_DISTINCT) {
             q_pfail(pr, "%s needs ClickHouse 21.8 or later (this store runs 18.16)",
                     op == QS_INTERSECT || op == QS_INTERSECT_DISTINCT ? "INTERSECT" : "EXCEPT");
             return;
@@ -94,7 +106,8 @@ void q_pset(q_printer_t *pr, const q_select_t *s, bool answer)
             continue;
         if (!pr->ch && semi(s->ops[k]))
             P("SELECT * FROM (");
-        else if (pr->ch && !pr->o->clickhouse_modern && s->ops[k] == QS_UNION_DISTINCT)
+        else if ((pr->ch && !q_ch_modern(pr) && s->ops[k] == QS_UNION_DISTINCT) ||
+                 distinct_over_left(pr, s->ops[k]))
             P("SELECT DISTINCT * FROM (");
         else
             P("SELECT * FROM (");
@@ -114,16 +127,19 @@ void q_pset(q_printer_t *pr, const q_select_t *s, bool answer)
             P(")");
             continue;
         }
-        if (wraps(pr, s, k) && !(pr->ch && !pr->o->clickhouse_modern))
+        if (wraps(pr, s, k) && !(pr->ch && !q_ch_modern(pr)))
             P(")");
-        if (pr->ch && !pr->o->clickhouse_modern) {
+        if (pr->ch && !q_ch_modern(pr)) {
             /* 18.16: UNION ALL only; DISTINCT over it for UNION DISTINCT */
             P(" UNION ALL SELECT * FROM (");
             q_pselect_part(pr, part, answer);
             P(wraps(pr, s, k) ? "))" : ")");
             continue;
         }
-        P(pr->ch ? ch_op(op) : sqlite_op(op));
+        if (distinct_over_left(pr, op))
+            P(op == QS_INTERSECT_DISTINCT ? " INTERSECT " : " EXCEPT ");
+        else
+            P(pr->ch ? ch_op(op) : sqlite_op(op));
         P("SELECT * FROM (");
         q_pselect_part(pr, part, answer);
         P(")");

@@ -270,7 +270,7 @@ static void porder(q_printer_t *pr, const q_order_t *order, size_t n)
 static void pbody(q_printer_t *pr, const q_select_t *s)
 {
     if (s->from != NULL) {
-        if (pr->ch && !pr->o->clickhouse_modern && count_joins(s->from) > 1)
+        if (pr->ch && !q_ch_modern(pr) && count_joins(s->from) > 1)
             q_pfail(
                 pr,
                 "A second JOIN in one SELECT needs ClickHouse 20 or later (this store runs 18.16): nest the others in a subquery");
@@ -350,7 +350,7 @@ static void plimit_ranked(q_printer_t *pr, const q_select_t *s, bool top)
                          : "DISTINCT with LIMIT BY is not supported on the SQLite store");
         return;
     }
-    if (ties && pr->ch && !pr->o->clickhouse_modern) {
+    if (ties && pr->ch && !q_ch_modern(pr)) {
         q_pfail(pr, "LIMIT ... WITH TIES needs ClickHouse 21.3 or later (this store runs 18.16)");
         return;
     }
@@ -431,7 +431,7 @@ static void pselect(q_printer_t *pr, const q_select_t *s, bool top, bool answer)
     pbody(pr, s);
     porder(pr, s->order, s->norder);
     if (s->limit_by_n != NULL) {
-        if (s->limit_by_offset != NULL && !pr->o->clickhouse_modern) {
+        if (s->limit_by_offset != NULL && !q_ch_modern(pr)) {
             q_pfail(pr, "LIMIT n OFFSET m BY needs ClickHouse 19 or later (this store runs 18.16)");
             pr->outer_join = outer;
             pr->cur = cur;

@@ -188,3 +188,12 @@ void api_query_sql_free(api_query_sql_t *s)
     free(s->cols);
     memset(s, 0, sizeof(*s));
 }
+
+api_query_ch_version_t api_query_ch_version(cm_evstore_dialect_t d)
+{
+    switch (d) {
+    case CM_EVSTORE_SQL_CLICKHOUSE_24: return API_QUERY_CH_24;
+    case CM_EVSTORE_SQL_CLICKHOUSE_MODERN: return API_QUERY_CH_21;
+    default: return API_QUERY_CH_1816;
+    }
+}

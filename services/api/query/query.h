@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "cm/buf.h"
+#include "cm/evstore_sql.h"
 
 typedef struct api_query api_query_t;
 
@@ -64,11 +65,29 @@ typedef struct api_query_value {
 
 typedef enum { API_QUERY_SQLITE, API_QUERY_CLICKHOUSE } api_query_dialect_t;
 
+/* The ClickHouse rules a query is printed for (docs/endpoints.md,
+ * "ClickHouse versions"); the golden files pin the SQL of each.
+ *   API_QUERY_CH_1816  Debian's 18.16, and any server before 21.8 or not
+ *                      yet known: no JSONExtract, window functions, CTEs
+ *                      or several JOINs in one SELECT (refused, "needs
+ *                      ClickHouse 21.8+")
+ *   API_QUERY_CH_21    21.8 (LTS) to 23.x, the old analyzer: what 18.16
+ *                      refuses prints; formatDateTime's minute is %M
+ *   API_QUERY_CH_24    24.x and any later major, the new analyzer (the
+ *                      default from 24.3): its scoping and type rules,
+ *                      formatDateTime's minute is %i */
+typedef enum {
+    API_QUERY_CH_1816,
+    API_QUERY_CH_21,
+    API_QUERY_CH_24,
+} api_query_ch_version_t;
+
+/* The rules for an event store's dialect (cm_evstore_dialect()). */
+api_query_ch_version_t api_query_ch_version(cm_evstore_dialect_t d);
+
 typedef struct {
     api_query_dialect_t dialect;
-    /* ClickHouse 19.x or later (JSONExtract, CTEs, window functions,
-     * several JOINs in one SELECT); 18.16 when false. */
-    bool clickhouse_modern;
+    api_query_ch_version_t clickhouse_version; /* ClickHouse only; 0 is 18.16 */
     int64_t project_id;
     /* Values of the variables, by code name (api_query_variable()). */
     const char *const *var_names;

@@ -4,7 +4,8 @@
  * on every table a hostile query names.
  *
  * Golden cases live in tests/unit/api/query/query_golden*.txt (one file
- * per topic; query_golden_modern*.txt hold ClickHouse 21+ cases):
+ * per topic; query_golden_modern*.txt hold what only ClickHouse 21.8+ runs,
+ * from the "-- clickhouse 21+" section on):
  *
  *   == name
  *   HogQL text (one or more lines)
@@ -12,6 +13,10 @@
  *   expected SQLite text, or "error: message"
  *   -- clickhouse
  *   expected ClickHouse 18.16 text, or "error: message"
+ *   -- clickhouse 21+
+ *   expected ClickHouse 21.8 to 23.x text, or "same as 18.16"
+ *   -- clickhouse 24
+ *   expected ClickHouse 24+ text (the new analyzer), or "same as 21+"
  *
  * UPDATE_GOLDEN=1 rewrites the expected parts from what the compiler
  * prints now (then read the diff before committing it). Variables in a
@@ -71,8 +76,10 @@ static void case_options(const char *name, size_t len)
     }
 }
 
-/* What the compiler makes of text for one store: SQL or "error: ...". */
-static void compile(const char *text, api_query_dialect_t d, bool modern, cm_buf_t *out)
+/* What the compiler makes of text for one store (and ClickHouse version):
+ * SQL or "error: ...". */
+static void compile_v(const char *text, api_query_dialect_t d, api_query_ch_version_t v,
+                      cm_buf_t *out)
 {
     cm_buf_t err = CM_BUF_INIT;
     api_query_t *q = NULL;
@@ -83,7 +90,7 @@ static void compile(const char *text, api_query_dialect_t d, bool modern, cm_buf
         return;
     }
     api_query_print_opts_t o = {.dialect = d,
-                                .clickhouse_modern = modern,
+                                .clickhouse_version = v,
                                 .project_id = 7,
                                 .var_names = var_names,
                                 .var_values = var_values,
@@ -98,6 +105,12 @@ static void compile(const char *text, api_query_dialect_t d, bool modern, cm_buf
     api_query_sql_free(&sql);
     api_query_free(q);
     cm_buf_free(&err);
+}
+
+/* The same for ClickHouse 18.16 (modern false) or 21.8+ (true). */
+static void compile(const char *text, api_query_dialect_t d, bool modern, cm_buf_t *out)
+{
+    compile_v(text, d, modern ? API_QUERY_CH_21 : API_QUERY_CH_1816, out);
 }
 
 /* The query printed back as HogQL (print_hogql.c); false if it does not parse. */
@@ -128,64 +141,111 @@ static char *slurp(const char *path)
     return cm_buf_detach(&b, NULL);
 }
 
-/* One golden file's cases (name, query, expected sqlite, expected
- * clickhouse), counted into *ncases; the failures. */
+/* A golden case's sections, in this order: every store, and every
+ * supported ClickHouse version (query.h). A version's section may instead
+ * say that its SQL is the previous version's ("same as 18.16"), which the
+ * test checks as well, so a change in any version's SQL fails. A file of
+ * query_golden_modern*.txt starts at 21+ (18.16 refuses those queries; the
+ * refusals are pinned by test_clickhouse18_refusals). */
+static const struct {
+    const char *mark;
+    api_query_dialect_t dialect;
+    api_query_ch_version_t version;
+    const char *same; /* what the section may say instead of the previous one's SQL */
+} sections[] = {
+    {"\n-- sqlite\n", API_QUERY_SQLITE, API_QUERY_CH_1816, NULL},
+    {"\n-- clickhouse\n", API_QUERY_CLICKHOUSE, API_QUERY_CH_1816, NULL},
+    {"\n-- clickhouse 21+\n", API_QUERY_CLICKHOUSE, API_QUERY_CH_21, "same as 18.16"},
+    {"\n-- clickhouse 24\n", API_QUERY_CLICKHOUSE, API_QUERY_CH_24, "same as 21+"},
+};
+#define NSECTIONS    (sizeof(sections) / sizeof(sections[0]))
+#define FIRST_MODERN 2 /* sections[2]: a modern file's first */
+
+static char *trimmed(const char *p, size_t n)
+{
+    while (n > 0 && p[n - 1] == '\n')
+        n--;
+    return strndup(p, n);
+}
+
+/* One golden file's cases, counted into *ncases; the failures. Each case's
+ * query is compiled for every section of its file (a missing section is a
+ * failure: UPDATE_GOLDEN=1 adds it), and, printed back as HogQL, compiles
+ * to the same text for each. */
 static int golden_file(const char *path, int *ncases)
 {
     char *text = slurp(path);
     assert_non_null(text);
     bool update = getenv("UPDATE_GOLDEN") != NULL;
-    cm_buf_t rewritten = CM_BUF_INIT, got = CM_BUF_INIT;
+    size_t first = strstr(path, "_modern") != NULL ? FIRST_MODERN : 0;
+    cm_buf_t rewritten = CM_BUF_INIT, got = CM_BUF_INIT, prev = CM_BUF_INIT;
     int cases = 0, failures = 0;
-    char *p = text;
-    while ((p = strstr(p, "== ")) != NULL) {
+    char *p = strstr(text, "== ");
+    assert_non_null(p);
+    cm_buf_append(&rewritten, text, (size_t)(p - text));
+    while (p != NULL) {
         char *name_end = strchr(p, '\n');
         assert_non_null(name_end);
-        char *q = name_end + 1;
-        char *lite = strstr(q, "\n-- sqlite\n");
-        assert_non_null(lite);
-        char *chh = strstr(lite + 1, "\n-- clickhouse\n");
-        assert_non_null(chh);
-        char *next = strstr(chh + 1, "\n== ");
-        char *end = next ? next : chh + strlen(chh);
-        char *query = strndup(q, (size_t)(lite - q));
-        char *want_lite = strndup(lite + 11, (size_t)(chh - lite - 11));
-        char *want_ch = strndup(chh + 15, (size_t)(end - chh - 15));
-        while (strlen(want_ch) && want_ch[strlen(want_ch) - 1] == '\n')
-            want_ch[strlen(want_ch) - 1] = '\0';
-        case_options(p, (size_t)(name_end - p));
-        cm_buf_append(&rewritten, p, (size_t)(q - p));
-        cm_buf_appendf(&rewritten, "%s\n-- sqlite\n", query);
-        compile(query, API_QUERY_SQLITE, false, &got);
-        cm_buf_append(&rewritten, got.p, got.len);
-        if (got.len != strlen(want_lite) || memcmp(got.p, want_lite, got.len) != 0) {
-            failures++;
-            if (!update)
-                print_error("%.*s (sqlite)\n  want: %s\n  got:  %.*s\n", (int)(name_end - p), p,
-                            want_lite, (int)got.len, got.p);
+        int nlen = (int)(name_end - p);
+        char *next = strstr(name_end, "\n== ");
+        char *end = next ? next : name_end + strlen(name_end);
+        char *qend = strstr(name_end, sections[first].mark);
+        assert_true(qend != NULL && qend < end); /* a case has its first section */
+        char *query = strndup(name_end + 1, (size_t)(qend - name_end - 1));
+        case_options(p, (size_t)nlen);
+        cm_buf_append(&rewritten, p, (size_t)(name_end - p + 1));
+        cm_buf_append_cstr(&rewritten, query);
+        char *at = qend;
+        for (size_t k = first; k < NSECTIONS; k++) {
+            compile_v(query, sections[k].dialect, sections[k].version, &got);
+            char *mark = at ? strstr(at, sections[k].mark) : NULL;
+            char *want = NULL;
+            if (mark != NULL && mark < end) {
+                char *body = mark + strlen(sections[k].mark);
+                char *stop = k + 1 < NSECTIONS ? strstr(body - 1, sections[k + 1].mark) : NULL;
+                if (stop == NULL || stop > end)
+                    stop = end;
+                want = trimmed(body, (size_t)(stop - body));
+                at = stop;
+            }
+            bool same_ok = sections[k].same != NULL && k > first;
+            bool same = same_ok && prev.len == got.len && memcmp(prev.p, got.p, got.len) == 0;
+            bool ok;
+            if (want == NULL)
+                ok = false;
+            else if (same_ok && strcmp(want, sections[k].same) == 0)
+                ok = same;
+            else
+                ok = got.len == strlen(want) && memcmp(got.p, want, got.len) == 0;
+            if (!ok) {
+                failures++;
+                if (!update)
+                    print_error("%.*s (%.*s)\n  want: %s\n  got:  %.*s\n", nlen, p,
+                                (int)strlen(sections[k].mark) - 5, sections[k].mark + 4,
+                                want ? want : "(no such section)", (int)got.len, got.p);
+            }
+            cm_buf_append_cstr(&rewritten, sections[k].mark);
+            if (same)
+                cm_buf_append_cstr(&rewritten, sections[k].same);
+            else
+                cm_buf_append(&rewritten, got.p, got.len);
+            cm_buf_reset(&prev);
+            cm_buf_append(&prev, got.p, got.len);
+            free(want);
         }
-        cm_buf_append_cstr(&rewritten, "\n-- clickhouse\n");
-        compile(query, API_QUERY_CLICKHOUSE, false, &got);
-        cm_buf_append(&rewritten, got.p, got.len);
         cm_buf_append_cstr(&rewritten, "\n");
-        if (got.len != strlen(want_ch) || memcmp(got.p, want_ch, got.len) != 0) {
-            failures++;
-            if (!update)
-                print_error("%.*s (clickhouse)\n  want: %s\n  got:  %.*s\n", (int)(name_end - p), p,
-                            want_ch, (int)got.len, got.p);
-        }
-        /* printed back as HogQL, it compiles to the same text for both */
+        /* printed back as HogQL, it compiles to the same text for each */
         cm_buf_t hogql = CM_BUF_INIT, again = CM_BUF_INIT;
         if (as_hogql(query, &hogql)) {
-            for (int d = 0; d < 2; d++) {
-                compile(cm_buf_cstr(&hogql), d ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE, false,
-                        &again);
-                compile(query, d ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE, false, &got);
+            for (size_t k = first; k < NSECTIONS; k++) {
+                compile_v(cm_buf_cstr(&hogql), sections[k].dialect, sections[k].version, &again);
+                compile_v(query, sections[k].dialect, sections[k].version, &got);
                 if (again.len != got.len || memcmp(again.p, got.p, got.len) != 0) {
                     failures++;
-                    print_error("%.*s (printed back as HogQL: %s)\n  want: %.*s\n  got:  %.*s\n",
-                                (int)(name_end - p), p, cm_buf_cstr(&hogql), (int)got.len, got.p,
-                                (int)again.len, again.p);
+                    print_error("%.*s (%.*s, printed back as HogQL: %s)\n  want: %.*s\n"
+                                "  got:  %.*s\n",
+                                nlen, p, (int)strlen(sections[k].mark) - 5, sections[k].mark + 4,
+                                cm_buf_cstr(&hogql), (int)got.len, got.p, (int)again.len, again.p);
                 }
             }
         }
@@ -194,17 +254,12 @@ static int golden_file(const char *path, int *ncases)
         if (next)
             cm_buf_append_cstr(&rewritten, "\n");
         free(query);
-        free(want_lite);
-        free(want_ch);
         cases++;
-        p = next ? next + 1 : end;
+        p = next ? next + 1 : NULL;
     }
     if (update) {
-        /* keep the header comment before the first case */
-        char *first = strstr(text, "== ");
         FILE *f = fopen(path, "wb");
         assert_non_null(f);
-        fwrite(text, 1, first ? (size_t)(first - text) : strlen(text), f);
         fwrite(rewritten.p, 1, rewritten.len, f);
         fclose(f);
         failures = 0;
@@ -212,6 +267,7 @@ static int golden_file(const char *path, int *ncases)
     case_options("", 0); /* the next tests run in UTC */
     cm_buf_free(&rewritten);
     cm_buf_free(&got);
+    cm_buf_free(&prev);
     free(text);
     *ncases += cases;
     return failures;
@@ -233,62 +289,10 @@ static void test_golden(void **state)
     assert_int_equal(failures, 0);
 }
 
-/* ClickHouse 21.3 and later: what 18.16 refuses prints (nested properties,
- * JSON functions, window functions, several JOINs, LIMIT n OFFSET m BY).
- * tests/unit/api/query/query_golden_modern.txt: "== name", the query, "-- clickhouse
- * 21+", the expected text; rewritten by UPDATE_GOLDEN=1 as well. */
-static int golden_modern_file(const char *path, int *ncases)
-{
-    char *text = slurp(path);
-    assert_non_null(text);
-    bool update = getenv("UPDATE_GOLDEN") != NULL;
-    cm_buf_t rewritten = CM_BUF_INIT, got = CM_BUF_INIT;
-    int cases = 0, failures = 0;
-    char *first = strstr(text, "== ");
-    assert_non_null(first);
-    cm_buf_append(&rewritten, text, (size_t)(first - text));
-    for (char *p = first; p != NULL;) {
-        char *q = strchr(p, '\n');
-        char *sec = strstr(q, "\n-- clickhouse 21+\n");
-        assert_non_null(sec);
-        char *next = strstr(sec + 1, "\n== ");
-        char *end = next ? next : sec + strlen(sec);
-        char *query = strndup(q + 1, (size_t)(sec - q - 1));
-        char *want =
-            strndup(sec + 19, (size_t)(end - sec - 19)); /* after "\n-- clickhouse 21+\n" */
-        while (strlen(want) && want[strlen(want) - 1] == '\n')
-            want[strlen(want) - 1] = '\0';
-        case_options(p, (size_t)(q - p));
-        compile(query, API_QUERY_CLICKHOUSE, true, &got);
-        if (got.len != strlen(want) || memcmp(got.p, want, got.len) != 0) {
-            failures++;
-            if (!update)
-                print_error("%.*s\n  want: %s\n  got:  %.*s\n", (int)(q - p), p, want, (int)got.len,
-                            got.p);
-        }
-        cm_buf_append(&rewritten, p, (size_t)(q - p + 1));
-        cm_buf_appendf(&rewritten, "%s\n-- clickhouse 21+\n%.*s\n%s", query, (int)got.len, got.p,
-                       next ? "\n" : "");
-        free(query);
-        free(want);
-        cases++;
-        p = next ? next + 1 : NULL;
-    }
-    if (update) {
-        FILE *f = fopen(path, "wb");
-        assert_non_null(f);
-        fwrite(rewritten.p, 1, rewritten.len, f);
-        fclose(f);
-        failures = 0;
-    }
-    case_options("", 0); /* the next tests run in UTC */
-    cm_buf_free(&rewritten);
-    cm_buf_free(&got);
-    free(text);
-    *ncases += cases;
-    return failures;
-}
-
+/* ClickHouse 21.8 and later: what 18.16 refuses prints (nested properties,
+ * JSON functions, window functions, several JOINs, LIMIT n OFFSET m BY):
+ * tests/unit/api/query/query_golden_modern*.txt, "== name", the query,
+ * "-- clickhouse 21+" and "-- clickhouse 24" with their texts. */
 static void test_golden_modern(void **state)
 {
     (void)state;
@@ -296,7 +300,7 @@ static void test_golden_modern(void **state)
     assert_int_equal(glob(GOLDEN_MODERN_GLOB, 0, NULL, &g), 0);
     int cases = 0, failures = 0;
     for (size_t i = 0; i < g.gl_pathc; i++)
-        failures += golden_modern_file(g.gl_pathv[i], &cases);
+        failures += golden_file(g.gl_pathv[i], &cases);
     globfree(&g);
     assert_true(cases >= 8);
     assert_int_equal(failures, 0);
@@ -1104,6 +1108,49 @@ static void test_clickhouse18_refusals(void **state)
     assert_true(cases >= 40);
 }
 
+/* ---- ClickHouse versions ------------------------------------------------------------------ */
+
+/* What ClickHouse 21.8+ prints, 24 prints too (maybe otherwise): the new
+ * analyzer's rules never cost a query. Over every golden case. (18.16 to
+ * 21.8+ is not such a rule: a sumMap read through a subquery prints on
+ * 18.16, whose keys are never strings, and is refused from 21.8 on.) */
+static void test_versions_only_grow(void **state)
+{
+    (void)state;
+    glob_t g;
+    assert_int_equal(glob(GOLDEN_GLOB, 0, NULL, &g), 0);
+    int cases = 0;
+    cm_buf_t older = CM_BUF_INIT, newer = CM_BUF_INIT;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        char *text = slurp(g.gl_pathv[i]);
+        assert_non_null(text);
+        size_t first = strstr(g.gl_pathv[i], "_modern") != NULL ? FIRST_MODERN : 0;
+        for (char *p = strstr(text, "== "); p != NULL; p = strstr(p + 1, "\n== ")) {
+            char *q = strchr(p + (p[0] == '\n'), '\n');
+            char *sec = q ? strstr(q, sections[first].mark) : NULL;
+            assert_non_null(sec);
+            char *query = strndup(q + 1, (size_t)(sec - q - 1));
+            case_options(p + (p[0] == '\n'), (size_t)(q - p - (p[0] == '\n')));
+            for (api_query_ch_version_t v = API_QUERY_CH_21; v < API_QUERY_CH_24; v++) {
+                compile_v(query, API_QUERY_CLICKHOUSE, v, &older);
+                compile_v(query, API_QUERY_CLICKHOUSE, v + 1, &newer);
+                if (strncmp(cm_buf_cstr(&older), "error: ", 7) != 0 &&
+                    strncmp(cm_buf_cstr(&newer), "error: ", 7) == 0)
+                    fail_msg("%s\n  version %d prints it, version %d refuses it: %s", query, (int)v,
+                             (int)v + 1, cm_buf_cstr(&newer));
+            }
+            free(query);
+            cases++;
+        }
+        free(text);
+    }
+    case_options("", 0);
+    globfree(&g);
+    cm_buf_free(&older);
+    cm_buf_free(&newer);
+    assert_true(cases >= 280);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1125,6 +1172,7 @@ int main(void)
         cmocka_unit_test(test_errors_wrong),
         cmocka_unit_test(test_clickhouse18_refusals),
         cmocka_unit_test(test_errors_breadth),
+        cmocka_unit_test(test_versions_only_grow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
