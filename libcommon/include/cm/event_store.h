@@ -135,6 +135,11 @@ cm_evstore_kind_t cm_evstore_kind(const cm_evstore_t *es);
 /* The server's version() ("18.16.1"), "" until it answered (and on SQLite). */
 const char *cm_evstore_server_version(const cm_evstore_t *es);
 
+/* ClickHouse in cluster mode (CLICKHOUSE_CLUSTER): the cluster's name, and
+ * in *database the database its tables are in; NULL for one server and
+ * SQLite (database untouched). */
+const char *cm_evstore_cluster(const cm_evstore_t *es, const char **database);
+
 /* The SQL a query for this store is printed in (cm/evstore_sql.h). */
 cm_evstore_dialect_t cm_evstore_dialect(const cm_evstore_t *es);
 bool cm_evstore_ready(cm_evstore_t *es, cm_buf_t *why);
@@ -176,6 +181,13 @@ typedef struct {
      * TABLE: the api's materialized tables) rather than a read: ClickHouse
      * runs it without readonly and without a result format; no rows. */
     bool ddl;
+    /* About a table every node of a cluster holds whole (the api's
+     * materialized tables, docs/deploy.md): in cluster mode a write waits
+     * until a second replica has it (insert_quorum=2) and a read answers
+     * only from a replica holding every such write, else fails
+     * (select_sequential_consistency=1): a replica behind never answers
+     * short. Nothing on one server or SQLite. */
+    bool replicated;
 } cm_evstore_select_t;
 void cm_evstore_select(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_query_cb cb,
                        void *ud);

@@ -123,6 +123,13 @@ const char *cm_evstore_server_version(const cm_evstore_t *es)
     return es->ops->server_version ? es->ops->server_version(es) : "";
 }
 
+const char *cm_evstore_cluster(const cm_evstore_t *es, const char **database)
+{
+    if (es->ops->cluster == NULL)
+        return NULL;
+    return es->ops->cluster(es, database);
+}
+
 cm_evstore_dialect_t cm_evstore_dialect(const cm_evstore_t *es)
 {
     if (cm_evstore_kind(es) != CM_EVSTORE_CLICKHOUSE)

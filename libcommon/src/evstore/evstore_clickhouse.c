@@ -944,6 +944,9 @@ static void ch_query(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_
                        q->ddl ? "&join_use_nulls=1" : "&readonly=2&join_use_nulls=1&max_threads=1");
     /* what this server's version needs to read its dialect's SQL (cm/evstore_sql.h) */
     cm_buf_append_cstr(&op->settings, cm_evstore_sql_clickhouse_settings(st->version));
+    if (q->replicated && st->cluster != NULL)
+        cm_buf_append_cstr(&op->settings,
+                           q->ddl ? "&insert_quorum=2" : "&select_sequential_consistency=1");
     op->limit_ms = q->timeout_ms;
     if (!q->ddl) { /* named, so that a read given up can be stopped (kill_query) */
         cm_uuid_v4(op->query_id);
@@ -963,6 +966,14 @@ static void ch_query(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_
     else
         cm_buf_appendf(&op->sql, "%s FORMAT TabSeparatedWithNames", q->sql);
     submit(st, op);
+}
+
+static const char *ch_cluster(const cm_evstore_t *es, const char **database)
+{
+    const ch_store_t *st = (const ch_store_t *)es;
+    if (st->cluster != NULL && database != NULL)
+        *database = st->database ? st->database : "default";
+    return st->cluster;
 }
 
 static const char *ch_server_version(const cm_evstore_t *es)
@@ -1039,6 +1050,7 @@ static const cm__evstore_ops_t clickhouse_ops = {
     .query = ch_query,
     .ready = ch_ready,
     .server_version = ch_server_version,
+    .cluster = ch_cluster,
     .close = ch_close,
 };
 

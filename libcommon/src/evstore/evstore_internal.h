@@ -21,6 +21,8 @@ struct cm__evstore_ops {
     void (*query)(cm_evstore_t *es, const cm_evstore_select_t *q, cm_evstore_query_cb cb, void *ud);
     bool (*ready)(cm_evstore_t *es, cm_buf_t *why);
     const char *(*server_version)(const cm_evstore_t *es); /* NULL: "" */
+    /* cluster mode's cluster and the tables' database; NULL: one server */
+    const char *(*cluster)(const cm_evstore_t *es, const char **database);
     /* Finish what was submitted, release everything, then done(ud). */
     void (*close)(cm_evstore_t *es, cm_evstore_closed_cb done, void *ud);
 };

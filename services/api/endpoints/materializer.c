@@ -194,7 +194,11 @@ static void fail_store(api_materializer_t *m, const char *what, const char *err)
 static void drop(api_materializer_t *m, const char *table, cm_evstore_query_cb cb)
 {
     cm_buf_t sql = CM_BUF_INIT;
-    api_query_table_drop(&sql, cm_evstore_dialect(m->ctx->events), table);
+    const char *db = NULL, *cluster = cm_evstore_cluster(m->ctx->events, &db);
+    if (cluster != NULL) /* from every node */
+        api_query_table_drop_replicated(&sql, table, cluster, db);
+    else
+        api_query_table_drop(&sql, cm_evstore_dialect(m->ctx->events), table);
     cm_evstore_select(m->ctx->events, &(cm_evstore_select_t){.sql = cm_buf_cstr(&sql), .ddl = true},
                       cb, m);
     cm_buf_free(&sql);
@@ -334,7 +338,9 @@ static void on_columns(int status, const char *err, const cm_evstore_rows_t *row
     job_clear(m);
     cm_buf_t sql = CM_BUF_INIT;
     api_query_table_count(&sql, cm_evstore_dialect(m->ctx->events), m->table);
-    cm_evstore_query(m->ctx->events, cm_buf_cstr(&sql), on_counted, m);
+    cm_evstore_select(m->ctx->events,
+                      &(cm_evstore_select_t){.sql = cm_buf_cstr(&sql), .replicated = true},
+                      on_counted, m);
     cm_buf_free(&sql);
 }
 
@@ -365,9 +371,56 @@ static void on_created(int status, const char *err, const cm_evstore_rows_t *row
     }
     cm_buf_t sql = CM_BUF_INIT;
     api_query_table_columns(&sql, cm_evstore_dialect(m->ctx->events), m->table);
-    cm_evstore_select(m->ctx->events, &(cm_evstore_select_t){.sql = cm_buf_cstr(&sql)}, on_columns,
-                      m);
+    cm_evstore_select(m->ctx->events,
+                      &(cm_evstore_select_t){.sql = cm_buf_cstr(&sql), .replicated = true},
+                      on_columns, m);
     cm_buf_free(&sql);
+}
+
+/* ---- on a ClickHouse cluster (query/table.h): DESCRIBE, CREATE ON CLUSTER, INSERT ---- */
+
+static void on_created_empty(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
+{
+    api_materializer_t *m = ud;
+    (void)rows;
+    if (status != 0) {
+        fail_store(m, "the new table", err);
+        return;
+    }
+    cm_buf_t sql = CM_BUF_INIT;
+    api_query_table_fill(&sql, m->table, cm_buf_cstr(&m->sql.sql));
+    cm_evstore_select(
+        m->ctx->events,
+        &(cm_evstore_select_t){.sql = cm_buf_cstr(&sql), .ddl = true, .replicated = true},
+        on_created, m);
+    cm_buf_free(&sql);
+}
+
+static void on_described(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
+{
+    api_materializer_t *m = ud;
+    if (status != 0) {
+        fail_store(m, "the query", err);
+        return;
+    }
+    size_t n = cm_evstore_nrows(rows);
+    if (n == 0 || cm_evstore_ncols(rows) < 2) {
+        fail_job(m, "the event store described the query with no columns");
+        return;
+    }
+    const char **names = cm_xcalloc(n, sizeof(*names)), **types = cm_xcalloc(n, sizeof(*types));
+    for (size_t i = 0; i < n; i++) {
+        names[i] = cm_evstore_value(rows, i, 0);
+        types[i] = cm_evstore_value(rows, i, 1);
+    }
+    const char *db = NULL, *cluster = cm_evstore_cluster(m->ctx->events, &db);
+    cm_buf_t sql = CM_BUF_INIT;
+    api_query_table_create_replicated(&sql, m->table, cluster, db, names, types, n);
+    cm_evstore_select(m->ctx->events, &(cm_evstore_select_t){.sql = cm_buf_cstr(&sql), .ddl = true},
+                      on_created_empty, m);
+    cm_buf_free(&sql);
+    free(names);
+    free(types);
 }
 
 /* The table's SELECT (HogQL, with its variables) printed for the store
@@ -404,6 +457,13 @@ static void create_table(api_materializer_t *m, job_t *j, const char *hogql, con
     api_store_now(now);
     snprintf(m->table, sizeof(m->table), "mat_%s_%s", id, now);
     cm_buf_t sql = CM_BUF_INIT;
+    if (cm_evstore_cluster(m->ctx->events, NULL) != NULL) { /* ClickHouse: no parameters */
+        api_query_table_describe(&sql, cm_buf_cstr(&m->sql.sql));
+        cm_evstore_select(m->ctx->events, &(cm_evstore_select_t){.sql = cm_buf_cstr(&sql)},
+                          on_described, m);
+        cm_buf_free(&sql);
+        goto done;
+    }
     api_query_table_create(&sql, d, m->table, cm_buf_cstr(&m->sql.sql));
     m->params = cm_xcalloc(m->sql.nparams + 1, sizeof(char *));
     m->types = cm_xcalloc(m->sql.nparams + 1, 1);

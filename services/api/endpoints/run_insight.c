@@ -246,6 +246,7 @@ static void read_table(api_call_t *call, ins_run_t *r)
         .nparams = (int)nparams,
         .timeout_ms = QUERY_TIMEOUT_MS,
         .max_bytes = call->ctx->cfg.answer_max_bytes,
+        .replicated = true, /* a materialized table */
     };
     api_query_select(call, &q, on_table_rows, call->state);
     cm_buf_free(&sql);

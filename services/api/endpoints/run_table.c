@@ -95,7 +95,8 @@ static void execute(api_endpoints__run_t *run, api_endpoints__done_fn done)
                              .types = m->types,
                              .nparams = (int)m->nparams,
                              .timeout_ms = READ_TIMEOUT_MS,
-                             .max_bytes = call->ctx->cfg.answer_max_bytes};
+                             .max_bytes = call->ctx->cfg.answer_max_bytes,
+                             .replicated = true}; /* a materialized table */
     api_query_select(call, &s, on_rows, run);
 }
 

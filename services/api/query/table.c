@@ -57,6 +57,69 @@ void api_query_table_drop(cm_buf_t *b, cm_evstore_dialect_t d, const char *table
     api_query_table_name(b, d, table);
 }
 
+void api_query_table_describe(cm_buf_t *b, const char *select)
+{
+    cm_buf_appendf(b, "DESCRIBE TABLE (%s)", select);
+}
+
+/* database.table, each part a name as api_query_table_name writes it */
+static void qualified(cm_buf_t *b, const char *database, const char *table)
+{
+    api_query_table_name(b, CM_EVSTORE_SQL_CLICKHOUSE_1816, database);
+    cm_buf_putc(b, '.');
+    api_query_table_name(b, CM_EVSTORE_SQL_CLICKHOUSE_1816, table);
+}
+
+/* a string literal's body: the name inside '' (backslash and quote escaped) */
+static void literal_body(cm_buf_t *b, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\' || *s == '\'')
+            cm_buf_putc(b, '\\');
+        cm_buf_putc(b, *s);
+    }
+}
+
+void api_query_table_create_replicated(cm_buf_t *b, const char *table, const char *cluster,
+                                       const char *database, const char *const *names,
+                                       const char *const *types, size_t ncols)
+{
+    cm_buf_append_cstr(b, "CREATE TABLE ");
+    qualified(b, database, table);
+    cm_buf_append_cstr(b, " ON CLUSTER ");
+    api_query_table_name(b, CM_EVSTORE_SQL_CLICKHOUSE_1816, cluster);
+    cm_buf_append_cstr(b, " (");
+    for (size_t i = 0; i < ncols; i++) {
+        if (i)
+            cm_buf_append_cstr(b, ", ");
+        api_query_table_ident(b, CM_EVSTORE_SQL_CLICKHOUSE_1816, names[i]);
+        /* the type as DESCRIBE spelled it: the server's own text */
+        cm_buf_appendf(b, " %s", types[i]);
+    }
+    /* every node a replica of one table: its path has no {shard} */
+    cm_buf_append_cstr(b, ") ENGINE = ReplicatedMergeTree('/clickhouse/tables/noshard/");
+    literal_body(b, database);
+    cm_buf_putc(b, '.');
+    literal_body(b, table);
+    cm_buf_append_cstr(b, "', '{shard}-{replica}') ORDER BY tuple()");
+}
+
+void api_query_table_fill(cm_buf_t *b, const char *table, const char *select)
+{
+    cm_buf_append_cstr(b, "INSERT INTO ");
+    api_query_table_name(b, CM_EVSTORE_SQL_CLICKHOUSE_1816, table);
+    cm_buf_appendf(b, " %s", select);
+}
+
+void api_query_table_drop_replicated(cm_buf_t *b, const char *table, const char *cluster,
+                                     const char *database)
+{
+    cm_buf_append_cstr(b, "DROP TABLE IF EXISTS ");
+    qualified(b, database, table);
+    cm_buf_append_cstr(b, " ON CLUSTER ");
+    api_query_table_name(b, CM_EVSTORE_SQL_CLICKHOUSE_1816, cluster);
+}
+
 void api_query_table_columns(cm_buf_t *b, cm_evstore_dialect_t d, const char *table)
 {
     cm_buf_append_cstr(b, "SELECT * FROM ");

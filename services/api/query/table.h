@@ -38,6 +38,23 @@ void api_query_table_name(cm_buf_t *b, cm_evstore_dialect_t d, const char *table
 void api_query_table_create(cm_buf_t *b, cm_evstore_dialect_t d, const char *table,
                             const char *select);
 void api_query_table_drop(cm_buf_t *b, cm_evstore_dialect_t d, const char *table);
+
+/* On a ClickHouse cluster (docs/deploy.md, "A ClickHouse cluster"): a
+ * materialized table is one ReplicatedMergeTree whose copies live on every
+ * node (one ZooKeeper path for all shards, as persons), made empty ON
+ * CLUSTER with the columns DESCRIBE gave for its SELECT, then filled once
+ * by an INSERT ... SELECT on the api's node, which replication copies to
+ * the others. (CREATE ... ON CLUSTER ... AS SELECT would run the SELECT on
+ * every node, each adding its own copy of the rows.) A read on any node is
+ * local and whole. Names are qualified with the database: DDL ON CLUSTER
+ * runs on each node, where a bare name means that node's default. */
+void api_query_table_describe(cm_buf_t *b, const char *select);
+void api_query_table_create_replicated(cm_buf_t *b, const char *table, const char *cluster,
+                                       const char *database, const char *const *names,
+                                       const char *const *types, size_t ncols);
+void api_query_table_fill(cm_buf_t *b, const char *table, const char *select);
+void api_query_table_drop_replicated(cm_buf_t *b, const char *table, const char *cluster,
+                                     const char *database);
 void api_query_table_columns(cm_buf_t *b, cm_evstore_dialect_t d, const char *table);
 void api_query_table_count(cm_buf_t *b, cm_evstore_dialect_t d, const char *table);
 

@@ -75,6 +75,7 @@ async function start(s, { writer: writerOpts = {}, flags = false, ingestEnv = {}
   const queueEnv = s.brokers ? { KAFKA_BROKERS: s.brokers } : {};
   const apiEnv = { API_PORT: '0', REDIS_URL: s.redis.url, DATABASE_URL: `sqlite:${s.tmp}/meta.db`, LOG_LEVEL: 'warn', ...s.store.env, ...apiExtra };
   s.boot = JSON.parse((await run(BIN('api'), ['bootstrap'], { env: { ...process.env, ...apiEnv } })).stdout);
+  s.apiEnv = apiEnv; // a second api on the same metadata (clickhouse_cluster_materialized)
   s.api = await startServer(BIN('api'), apiEnv, { ready: true });
   // Generous: the sanitizer tree on a loaded 2-core machine.
   try {

@@ -65,6 +65,41 @@ static void test_ddl(void **state)
     expect_writer(api_query_table_columns, SQLITE, "", "SELECT * FROM \"\" LIMIT 0");
 }
 
+/* On a cluster: DESCRIBE, the empty replicated table on every node with
+ * DESCRIBE's columns (names quoted, types as the server spelled them),
+ * the fill, the drop from every node; hostile names stay one name, inside
+ * backquotes and inside the ZooKeeper path's string. */
+static void test_cluster_ddl(void **state)
+{
+    (void)state;
+    cm_buf_t b = CM_BUF_INIT;
+    api_query_table_describe(&b, "SELECT 1 AS x");
+    assert_string_equal(cm_buf_cstr(&b), "DESCRIBE TABLE (SELECT 1 AS x)");
+    cm_buf_reset(&b);
+    const char *names[] = {"n", "a b`c", "t"};
+    const char *types[] = {"UInt64", "Nullable(String)", "DateTime('UTC')"};
+    api_query_table_create_replicated(&b, "mat_0a1b_17", "cm_cluster", "default", names, types, 3);
+    assert_string_equal(cm_buf_cstr(&b),
+                        "CREATE TABLE default.mat_0a1b_17 ON CLUSTER cm_cluster (`n` UInt64, "
+                        "`a b\\`c` Nullable(String), `t` DateTime('UTC')) ENGINE = "
+                        "ReplicatedMergeTree('/clickhouse/tables/noshard/default.mat_0a1b_17', "
+                        "'{shard}-{replica}') ORDER BY tuple()");
+    cm_buf_reset(&b);
+    api_query_table_create_replicated(&b, "m't", "c-1", "my db", names, types, 1);
+    assert_string_equal(cm_buf_cstr(&b),
+                        "CREATE TABLE `my db`.`m't` ON CLUSTER `c-1` (`n` UInt64) ENGINE = "
+                        "ReplicatedMergeTree('/clickhouse/tables/noshard/my db.m\\'t', "
+                        "'{shard}-{replica}') ORDER BY tuple()");
+    cm_buf_reset(&b);
+    api_query_table_fill(&b, "mat_1_2", "SELECT 1 AS x");
+    assert_string_equal(cm_buf_cstr(&b), "INSERT INTO mat_1_2 SELECT 1 AS x");
+    cm_buf_reset(&b);
+    api_query_table_drop_replicated(&b, "mat_1_2", "cm_cluster", "default");
+    assert_string_equal(cm_buf_cstr(&b),
+                        "DROP TABLE IF EXISTS default.mat_1_2 ON CLUSTER cm_cluster");
+    cm_buf_free(&b);
+}
+
 /* A read without a range variable: the columns as they are, one
  * comparison per operator, the page. */
 static const char hostile[] = "O'Brien\\`x\"\xc3\xa9\n";
@@ -251,9 +286,9 @@ static void test_sqlite_runs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ddl),         cmocka_unit_test(test_read_plain),
-        cmocka_unit_test(test_read_range),  cmocka_unit_test(test_insight),
-        cmocka_unit_test(test_sqlite_runs),
+        cmocka_unit_test(test_ddl),        cmocka_unit_test(test_cluster_ddl),
+        cmocka_unit_test(test_read_plain), cmocka_unit_test(test_read_range),
+        cmocka_unit_test(test_insight),    cmocka_unit_test(test_sqlite_runs),
     };
     return cmocka_run_group_tests_name("table", tests, NULL, NULL);
 }
