@@ -1,4 +1,4 @@
-// bench_cluster.mjs [N] - the writer's two ways into a ClickHouse cluster,
+// bench_cluster.mjs [N] - the writer's ways into a ClickHouse cluster,
 // measured on 2 shards x 2 replicas of ClickHouse 18.16 and one ZooKeeper on
 // loopback (tests/integration/lib/ch_cluster.mjs), beside the same rows into
 // one server's events table in the same run:
@@ -12,9 +12,12 @@
 // N rows (BENCH_CLUSTER_EVENTS, default 100,000; the events table's columns,
 // 1,000 distinct ids, ~20 properties each) in batches of WRITER_BATCH (1,000),
 // one batch in flight at a time, as the writer sends them.
+// Then 1 shard x 2 replicas and 2 shards x 1 replica, Distributed sync
+// only, beside one server again: replication's cost and sharding's apart
+// (BENCH_CLUSTER_SHAPES, default 2x2,1x2,2x1; BENCH_CLUSTER_ROUNDS, 2).
 // Per way: rows/s until the last insert is acknowledged; how many rows were
-// on a shard (on at least one of its replicas) at that moment; seconds until every replica holds its shard's
-// rows; the servers' CPU (user + system, all ClickHouse nodes and ZooKeeper)
+// on a shard (on at least one of its replicas) at that moment; seconds until
+// every replica holds its shard's rows; the servers' CPU (user + system, all ClickHouse nodes and ZooKeeper)
 // from the first insert to that moment, per 1,000 rows.
 // The shard of a distinct id is computed here by a JS SipHash-2-4 and checked
 // against ClickHouse's sipHash64 for every id, and the rows the per-shard way
@@ -132,124 +135,143 @@ const batches = [];
 for (let i = 0; i < N; i += BATCH) batches.push(rows.slice(i, i + BATCH));
 const bodies = batches.map((b) => b.map((r) => JSON.stringify(r)).join('\n') + '\n');
 
-const [single, c] = await Promise.all([startClickHouse(), startCluster()]);
+// One cluster shape: its ways (a subset of WAYS' keys, 'base' first) over
+// ROUNDS rounds in rotated order; prints a table.
+async function benchShape(single, shardCount, replicaCount, order, ROUNDS) {
+  const c = await startCluster({ shards: shardCount, replicas: replicaCount });
+  try {
+    const name = c.name;
+    const nodes = c.nodes;
+    const pids = [...nodes.map((n) => n.pid), c.zk.pid];
+    const shards = [...new Set(nodes.map((n) => n.shard))].sort();
+
+    // The cluster's shards as the Distributed table numbers them (shard_num,
+    // in remote_servers' order): row goes to shard (hash % shards) in that order.
+    const byPort = new Map(nodes.map((n) => [n.tcpPort, n]));
+    const cl = await nodes[0].rows(`SELECT shard_num, replica_num, port, shard_weight FROM system.clusters WHERE cluster = '${name}' ORDER BY shard_num, replica_num`);
+    const shardNodes = []; // shard index -> the first replica's handle
+    for (const r of cl) {
+      if (Number(r.shard_weight) !== 1) throw new Error('bench assumes weight 1 shards');
+      if (Number(r.replica_num) === 1) shardNodes[Number(r.shard_num) - 1] = byPort.get(Number(r.port));
+    }
+    const S = shardNodes.length;
+
+    // The client's shard of each distinct id, checked against ClickHouse's.
+    const ids = Array.from({ length: USERS }, (_, i) => `user-${i}`);
+    const theirs = await nodes[0].rows(`SELECT d, toString(sipHash64(d)) AS h FROM (SELECT arrayJoin(['${ids.join("','")}']) AS d)`);
+    let mismatch = 0;
+    for (const { d, h } of theirs) if (sipHash64(d).toString() !== h) mismatch++;
+    if (mismatch || theirs.length !== USERS) throw new Error(`JS sipHash64 differs from ClickHouse's on ${mismatch} of ${USERS} ids`);
+    const shardOf = new Map(ids.map((d) => [d, Number(sipHash64(d) % BigInt(S))]));
+    const shardBodies = batches.map((b) => {
+      const parts = Array.from({ length: S }, () => []);
+      for (const r of b) parts[shardOf.get(r.distinct_id)].push(JSON.stringify(r));
+      return parts.map((p) => (p.length ? p.join('\n') + '\n' : null));
+    });
+
+    // stored: the rows on at least one replica (a Distributed insert picks a
+    // replica per insert, so no one replica of a shard has them all yet) and
+    // the rows on all replicas together (want: every row on each of its
+    // shard's replicas).
+    const count = (n, table) => one(n, `SELECT count() FROM ${table}`);
+    const everyNode = nodes.map((n) => `127.0.0.1:${n.tcpPort}`).join(',');
+    const storedIn = (db) => ({
+      shards: () => one(nodes[0], `SELECT uniqExact(uuid) FROM remote('${everyNode}', ${db}, events_local)`),
+      async replicas() {
+        let sum = 0;
+        for (const n of nodes) sum += await count(n, `${db}.events_local`);
+        return sum;
+      },
+    });
+    const replicasPerShard = nodes.length / S;
+    const want = N * replicasPerShard;
+    const post = (node, sql, settings = {}) => (body) => node.query(sql, { body, settings });
+
+    // Each way into a database of its own (fresh tables and ZooKeeper paths),
+    // dropped once measured so its merges do not weigh on the next way.
+    const WAYS = {
+      base: { label: 'one server: events (baseline)' },
+      dsync: { label: 'Distributed, insert_distributed_sync=1' },
+      dasync: { label: 'Distributed, insert_distributed_sync=0' },
+      shard: { label: `per shard: events_local x ${S}, sipHash64 % ${S}` },
+    };
+    async function runWay(way, db) {
+      if (way === 'base') {
+        await single.query(`CREATE DATABASE ${db}`);
+        await single.query(statements('clickhouse.sql', 1)[0].replace('EXISTS events', `EXISTS ${db}.events`));
+        const stored = { shards: () => count(single, `${db}.events`), replicas: () => count(single, `${db}.events`) };
+        return measure(post(single, `INSERT INTO ${db}.events FORMAT JSONEachRow`), bodies, stored, N, [single.pid]);
+      }
+      await nodes[0].query(`CREATE DATABASE ${db} ON CLUSTER ${name}`);
+      for (const s of clusterDdl(name, db)) await nodes[0].query(s);
+      if (way === 'shard') {
+        const send = (parts) => Promise.all(parts.map((p, s) => (p ? shardNodes[s].query(`INSERT INTO ${db}.events_local FORMAT JSONEachRow`, { body: p }) : null)));
+        return measure(send, shardBodies, storedIn(db), want, pids);
+      }
+      const sync = way === 'dsync' ? 1 : 0;
+      return measure(post(nodes[0], `INSERT INTO ${db}.events FORMAT JSONEachRow`, { insert_distributed_sync: sync }), bodies, storedIn(db), want, pids);
+    }
+    const drop = (way, db) => (way === 'base' ? single.query(`DROP DATABASE ${db}`) : nodes[0].query(`DROP DATABASE ${db} ON CLUSTER ${name}`));
+
+    // The per-shard split put every distinct id on the shard the Distributed
+    // table chose for it, as many rows of each.
+    async function sameShards(dbDistributed, dbShard) {
+      for (let s = 0; s < S; s++) {
+        const q = (db) => shardNodes[s].query(`SELECT distinct_id, count() FROM ${db}.events_local GROUP BY distinct_id ORDER BY distinct_id FORMAT TabSeparated`);
+        if ((await q(dbDistributed)) !== (await q(dbShard))) throw new Error(`shard ${s + 1}: per-shard rows differ from the Distributed table's`);
+      }
+    }
+
+    // Rounds in rotated order: a way measured first or last in one round is
+    // in the middle in another (the machine's other load and ZooKeeper's
+    // state drift during a run).
+    const results = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const seq = order.slice(r % order.length).concat(order.slice(0, r % order.length));
+      const res = {};
+      for (const way of seq) {
+        const db = `bench_${way}_${shardCount}x${replicaCount}_${r}`;
+        res[way] = await runWay(way, db);
+        const first = (w) => `bench_${w}_${shardCount}x${replicaCount}_0`;
+        if (r === 0 && way === 'shard' && res.dsync) await sameShards(first('dsync'), db);
+        if (r === 0 && way === 'dsync' && res.shard) await sameShards(db, first('shard'));
+        const keep = r === 0 && ((way === 'dsync' && !res.shard) || (way === 'shard' && !res.dsync));
+        if (!keep) await drop(way, db);
+        if (r === 0 && way === 'shard' && res.dsync) await drop('dsync', first('dsync'));
+        if (r === 0 && way === 'dsync' && res.shard) await drop('shard', first('shard'));
+      }
+      results.push(res);
+    }
+
+    console.log(`-- cluster ${S} shard(s) x ${replicasPerShard} replica(s) + ZooKeeper on this machine: ${N} rows in batches of ${BATCH}, one in flight; ${ROUNDS} rounds, rotated order`);
+    console.log(`   JS sipHash64 = ClickHouse's on all ${USERS} ids${order.includes('shard') ? "; per-shard rows on each shard = the Distributed table's" : ''}`);
+    const fmt = (a, b, c2, d, e, f, g) => `${a.padEnd(46)} ${b.padStart(9)} ${c2.padStart(6)} ${d.padStart(11)} ${e.padStart(13)} ${f.padStart(9)} ${g.padStart(10)}`;
+    console.log(fmt('target', 'rows/s', 'ratio', 'on shards', 'replicated s', 'CPU s', 'CPU ms'));
+    console.log(fmt('', '(acked)', '', 'at last ack', '(all copies)', '(servers)', '/1k rows'));
+    results.forEach((res, r) => {
+      for (const way of order) {
+        const x = res[way];
+        console.log(fmt(`${WAYS[way].label} #${r + 1}`, x.rate.toFixed(0), (x.rate / res.base.rate).toFixed(2), String(x.on_shards_at_ack),
+          x.replicated_s.toFixed(2), x.cpu_s.toFixed(2), x.cpu_ms_per_1k.toFixed(1)));
+      }
+    });
+  } finally {
+    await c.stop();
+  }
+}
+
+// 2 x 2 with every way; then, with the Distributed insert only, 1 shard x 2
+// replicas (replication alone) and 2 shards x 1 replica (sharding alone):
+// what a shard and what a replica cost on this machine.
+// BENCH_CLUSTER_SHAPES: e.g. "2x2" for the first part alone.
+const ROUNDS = Number(process.env.BENCH_CLUSTER_ROUNDS || 2);
+const shapes = (process.env.BENCH_CLUSTER_SHAPES || '2x2,1x2,2x1').split(',').map((x) => x.split('x').map(Number));
+const single = await startClickHouse();
 try {
-  const name = c.name;
-  const nodes = c.nodes;
-  const pids = [...nodes.map((n) => n.pid), c.zk.pid];
-  const shards = [...new Set(nodes.map((n) => n.shard))].sort();
-
-  // The cluster's shards as the Distributed table numbers them (shard_num,
-  // in remote_servers' order): row goes to shard (hash % shards) in that order.
-  const byPort = new Map(nodes.map((n) => [n.tcpPort, n]));
-  const cl = await nodes[0].rows(`SELECT shard_num, replica_num, port, shard_weight FROM system.clusters WHERE cluster = '${name}' ORDER BY shard_num, replica_num`);
-  const shardNodes = []; // shard index -> the first replica's handle
-  for (const r of cl) {
-    if (Number(r.shard_weight) !== 1) throw new Error('bench assumes weight 1 shards');
-    if (Number(r.replica_num) === 1) shardNodes[Number(r.shard_num) - 1] = byPort.get(Number(r.port));
+  for (const [sh, rep] of shapes) {
+    const order = sh === 2 && rep === 2 ? ['base', 'dsync', 'shard', 'dasync'] : ['base', 'dsync'];
+    await benchShape(single, sh, rep, order, ROUNDS);
   }
-  const S = shardNodes.length;
-
-  // The client's shard of each distinct id, checked against ClickHouse's.
-  const ids = Array.from({ length: USERS }, (_, i) => `user-${i}`);
-  const theirs = await nodes[0].rows(`SELECT d, toString(sipHash64(d)) AS h FROM (SELECT arrayJoin(['${ids.join("','")}']) AS d)`);
-  let mismatch = 0;
-  for (const { d, h } of theirs) if (sipHash64(d).toString() !== h) mismatch++;
-  if (mismatch || theirs.length !== USERS) throw new Error(`JS sipHash64 differs from ClickHouse's on ${mismatch} of ${USERS} ids`);
-  const shardOf = new Map(ids.map((d) => [d, Number(sipHash64(d) % BigInt(S))]));
-  const shardBodies = batches.map((b) => {
-    const parts = Array.from({ length: S }, () => []);
-    for (const r of b) parts[shardOf.get(r.distinct_id)].push(JSON.stringify(r));
-    return parts.map((p) => (p.length ? p.join('\n') + '\n' : null));
-  });
-
-  // stored: the rows on at least one replica (a Distributed insert picks a
-  // replica per insert, so no one replica of a shard has them all yet) and
-  // the rows on all replicas together (want: every row on each of its
-  // shard's replicas).
-  const count = (n, table) => one(n, `SELECT count() FROM ${table}`);
-  const everyNode = nodes.map((n) => `127.0.0.1:${n.tcpPort}`).join(',');
-  const storedIn = (db) => ({
-    shards: () => one(nodes[0], `SELECT uniqExact(uuid) FROM remote('${everyNode}', ${db}, events_local)`),
-    async replicas() {
-      let sum = 0;
-      for (const n of nodes) sum += await count(n, `${db}.events_local`);
-      return sum;
-    },
-  });
-  const replicasPerShard = nodes.length / S;
-  const want = N * replicasPerShard;
-  const post = (node, sql, settings = {}) => (body) => node.query(sql, { body, settings });
-
-  // Each way into a database of its own (fresh tables and ZooKeeper paths),
-  // dropped once measured so its merges do not weigh on the next way.
-  const WAYS = {
-    base: { label: 'one server: events (baseline)' },
-    dsync: { label: 'Distributed, insert_distributed_sync=1' },
-    dasync: { label: 'Distributed, insert_distributed_sync=0' },
-    shard: { label: `per shard: events_local x ${S}, sipHash64 % ${S}` },
-  };
-  async function runWay(way, db) {
-    if (way === 'base') {
-      await single.query(`CREATE DATABASE ${db}`);
-      await single.query(statements('clickhouse.sql', 1)[0].replace('EXISTS events', `EXISTS ${db}.events`));
-      const stored = { shards: () => count(single, `${db}.events`), replicas: () => count(single, `${db}.events`) };
-      return measure(post(single, `INSERT INTO ${db}.events FORMAT JSONEachRow`), bodies, stored, N, [single.pid]);
-    }
-    await nodes[0].query(`CREATE DATABASE ${db} ON CLUSTER ${name}`);
-    for (const s of clusterDdl(name, db)) await nodes[0].query(s);
-    if (way === 'shard') {
-      const send = (parts) => Promise.all(parts.map((p, s) => (p ? shardNodes[s].query(`INSERT INTO ${db}.events_local FORMAT JSONEachRow`, { body: p }) : null)));
-      return measure(send, shardBodies, storedIn(db), want, pids);
-    }
-    const sync = way === 'dsync' ? 1 : 0;
-    return measure(post(nodes[0], `INSERT INTO ${db}.events FORMAT JSONEachRow`, { insert_distributed_sync: sync }), bodies, storedIn(db), want, pids);
-  }
-  const drop = (way, db) => (way === 'base' ? single.query(`DROP DATABASE ${db}`) : nodes[0].query(`DROP DATABASE ${db} ON CLUSTER ${name}`));
-
-  // The per-shard split put every distinct id on the shard the Distributed
-  // table chose for it, as many rows of each.
-  async function sameShards(dbDistributed, dbShard) {
-    for (let s = 0; s < S; s++) {
-      const q = (db) => shardNodes[s].query(`SELECT distinct_id, count() FROM ${db}.events_local GROUP BY distinct_id ORDER BY distinct_id FORMAT TabSeparated`);
-      if ((await q(dbDistributed)) !== (await q(dbShard))) throw new Error(`shard ${s + 1}: per-shard rows differ from the Distributed table's`);
-    }
-  }
-
-  // Rounds in rotated order: a way measured first or last in one round is
-  // in the middle in another (the machine's other load and ZooKeeper's
-  // state drift during a run).
-  const ROUNDS = Number(process.env.BENCH_CLUSTER_ROUNDS || 2);
-  const order = ['base', 'dsync', 'shard', 'dasync'];
-  const results = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    const seq = order.slice(r % order.length).concat(order.slice(0, r % order.length));
-    const res = {};
-    for (const way of seq) {
-      const db = `bench_${way}_${r}`;
-      res[way] = await runWay(way, db);
-      if (r === 0 && way === 'shard' && res.dsync) await sameShards('bench_dsync_0', db);
-      if (r === 0 && way === 'dsync' && res.shard) await sameShards(db, 'bench_shard_0');
-      const keep = r === 0 && ((way === 'dsync' && !res.shard) || (way === 'shard' && !res.dsync));
-      if (!keep) await drop(way, db);
-      if (r === 0 && way === 'shard' && res.dsync) await drop('dsync', 'bench_dsync_0');
-      if (r === 0 && way === 'dsync' && res.shard) await drop('shard', 'bench_shard_0');
-    }
-    results.push(res);
-  }
-
-  console.log(`   ${N} rows in batches of ${BATCH}, one in flight; cluster: ${S} shards x ${replicasPerShard} replicas + ZooKeeper on this machine; ${ROUNDS} rounds, rotated order`);
-  console.log(`   JS sipHash64 = ClickHouse's on all ${USERS} ids; per-shard rows on each shard = the Distributed table's`);
-  const fmt = (a, b, c2, d, e, f, g) => `${a.padEnd(46)} ${b.padStart(9)} ${c2.padStart(6)} ${d.padStart(11)} ${e.padStart(13)} ${f.padStart(9)} ${g.padStart(10)}`;
-  console.log(fmt('target', 'rows/s', 'ratio', 'on shards', 'replicated s', 'CPU s', 'CPU ms'));
-  console.log(fmt('', '(acked)', '', 'at last ack', '(all copies)', '(servers)', '/1k rows'));
-  results.forEach((res, r) => {
-    for (const way of order) {
-      const x = res[way];
-      console.log(fmt(`${WAYS[way].label} #${r + 1}`, x.rate.toFixed(0), (x.rate / res.base.rate).toFixed(2), String(x.on_shards_at_ack),
-        x.replicated_s.toFixed(2), x.cpu_s.toFixed(2), x.cpu_ms_per_1k.toFixed(1)));
-    }
-  });
 } finally {
-  await Promise.all([single.stop(), c.stop()]);
+  await single.stop();
 }
