@@ -143,7 +143,6 @@ async function benchShape(single, shardCount, replicaCount, order, ROUNDS) {
     const name = c.name;
     const nodes = c.nodes;
     const pids = [...nodes.map((n) => n.pid), c.zk.pid];
-    const shards = [...new Set(nodes.map((n) => n.shard))].sort();
 
     // The cluster's shards as the Distributed table numbers them (shard_num,
     // in remote_servers' order): row goes to shard (hash % shards) in that order.
