@@ -87,6 +87,8 @@ describe('deploy/', () => {
       const kinds = objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
       assert.deepEqual(kinds, [
         'ConfigMap/analytics-config',
+        // the cloud regions' event store is a ClickHouse cluster (components/clickhouse-cluster)
+        ...(overlay === 'self-hosted' ? [] : ['ConfigMap/clickhouse-cluster-config']),
         'Deployment/api', 'Deployment/flags', 'Deployment/ingest', 'Deployment/writer',
         'HorizontalPodAutoscaler/flags', 'HorizontalPodAutoscaler/ingest',
         'Ingress/analytics',
@@ -106,7 +108,7 @@ describe('deploy/', () => {
         assert.equal(d.spec.template.metadata.annotations['prometheus.io/scrape'], 'true');
         assert.deepEqual(c.envFrom.map((e) => e.configMapRef?.name ?? e.secretRef?.name), ['analytics-config', 'analytics-secrets']);
       }
-      const config = objects.find((o) => o.kind === 'ConfigMap').data;
+      const config = named(objects, 'ConfigMap', 'analytics-config').data;
       assert.equal(config.REGION, overlay);
       const hosts = objects.find((o) => o.kind === 'Ingress').spec.rules.map((r) => r.host);
       if (overlay === 'self-hosted') assert.deepEqual(hosts, ['analytics.example.com']);
@@ -203,6 +205,53 @@ describe('deploy/', () => {
       // the cloud regions use both; self-hosted adds them when it has them (docs/deploy.md)
       const expected = overlay === 'self-hosted' ? [[], []] : [['flags'], ['api']];
       assert.deepEqual([set('GEOIP_DB'), set('GITHUB_KEYS_FILE')], expected);
+    });
+
+    test(`${overlay}: the event store's ClickHouse cluster (CLICKHOUSE_CLUSTER, remote_servers, macros, Keeper)`, () => {
+      const objects = render(overlay);
+      const config = named(objects, 'ConfigMap', 'analytics-config').data;
+      const ch = named(objects, 'ConfigMap', 'clickhouse-cluster-config');
+      if (overlay === 'self-hosted') { // one server: no cluster mode
+        assert.equal(config.CLICKHOUSE_CLUSTER, undefined);
+        assert.equal(ch, undefined);
+        return;
+      }
+      // the api and the writer read it, from the ConfigMap every Deployment takes
+      assert.deepEqual(readers('CLICKHOUSE_CLUSTER'), ['api', 'writer']);
+      for (const svc of ['api', 'writer']) {
+        const c = named(objects, 'Deployment', svc).spec.template.spec.containers[0];
+        assert.ok(c.envFrom.some((e) => e.configMapRef?.name === 'analytics-config'), svc);
+        assert.ok(!(c.env ?? []).some((e) => e.name === 'CLICKHOUSE_CLUSTER'), `${svc}: not overridden`);
+      }
+      // the servers' config.d, parsed as ClickHouse would read it (well-formed XML)
+      const py = `import json, sys, xml.etree.ElementTree as ET
+r = ET.fromstring(sys.stdin.read())
+rs = r.find('remote_servers')
+print(json.dumps({
+  'clusters': [c.tag for c in rs],
+  'shards': [{'internal': s.findtext('internal_replication'), 'hosts': [x.findtext('host') + ':' + x.findtext('port') for x in s.findall('replica')]} for s in rs[0].findall('shard')],
+  'macros': {m.tag: m.get('from_env') for m in r.find('macros')},
+  'zookeeper': [n.findtext('host') + ':' + n.findtext('port') for n in r.find('zookeeper').findall('node')],
+  'ddl': r.findtext('distributed_ddl/path'),
+  'interserver': r.findtext('interserver_http_port')}))`;
+      const files = Object.keys(ch.data);
+      assert.deepEqual(files, ['clickhouse-cluster.xml']);
+      const p = spawnSync('python3', ['-c', py], { input: ch.data[files[0]], encoding: 'utf8' });
+      assert.equal(p.status, 0, p.stderr);
+      const x = JSON.parse(p.stdout);
+      assert.deepEqual(x.clusters, [config.CLICKHOUSE_CLUSTER], 'the services name the cluster the servers define');
+      assert.ok(x.shards.length >= 2);
+      const hosts = x.shards.flatMap((s) => s.hosts);
+      assert.equal(new Set(hosts).size, hosts.length, 'each server once');
+      for (const s of x.shards) {
+        assert.equal(s.internal, 'true', 'the replicated tables copy within a shard');
+        assert.ok(s.hosts.length >= 2, 'replicated');
+      }
+      // each server's own macros come from its pod's environment
+      assert.deepEqual(x.macros, { shard: 'CH_SHARD', replica: 'CH_REPLICA' });
+      assert.ok(x.zookeeper.length % 2 === 1 && x.zookeeper.length >= 3, 'a Keeper/ZooKeeper ensemble with a majority');
+      assert.ok(x.ddl, 'ON CLUSTER DDL needs distributed_ddl');
+      assert.ok(x.interserver, 'replicas fetch parts over the interserver port');
     });
 
     test(`${overlay}/setup: the bootstrap Job runs with the api's configuration, the topic Job with the region's sizes`, async () => {
