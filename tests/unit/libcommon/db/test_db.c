@@ -820,7 +820,8 @@ static void test_pg_prepared_statements(void **state)
     size_t cols = o.ncols;
     /* a migration (another connection's, as in a rolling deploy) adds a column */
     cm_db_t *other;
-    assert_int_equal(cm_db_open(&fx->loop, &(cm_db_opts_t){.url = fx->url, .name = "o"}, &other), 0);
+    assert_int_equal(cm_db_open(&fx->loop, &(cm_db_opts_t){.url = fx->url, .name = "o"}, &other),
+                     0);
     fx->extra = other;
     outcome_t a = {.pick = SIZE_MAX};
     cm_db_run(other, &(cm_db_stmt_t){"ALTER TABLE things ADD COLUMN extra TEXT"}, 1, on_done, &a);
@@ -900,8 +901,8 @@ int main(void)
                                                  "sqlite"),
         cmocka_unit_test_prestate_setup_teardown(test_pg_reconnects_after_drop, fx_setup,
                                                  fx_teardown, "postgres"),
-        cmocka_unit_test_prestate_setup_teardown(test_pg_prepared_statements, fx_setup,
-                                                 fx_teardown, "postgres"),
+        cmocka_unit_test_prestate_setup_teardown(test_pg_prepared_statements, fx_setup, fx_teardown,
+                                                 "postgres"),
     };
     return cmocka_run_group_tests_name("db", tests, start_postgres, stop_postgres);
 }
