@@ -13,6 +13,7 @@ import path from 'node:path';
 import { BUILD, startServer } from './lib/proc.mjs';
 import { startRedis } from './lib/redis.mjs';
 import { startPostgres } from './lib/postgres.mjs';
+import { within } from './lib/rawhttp.mjs';
 
 const run = promisify(execFile);
 const API = path.join(BUILD, 'bin/api');
@@ -38,7 +39,7 @@ for (const backend of ['sqlite', 'postgres']) {
       redis = await startRedis();
       tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cm-listcache-'));
       const dbUrl = backend === 'postgres' ? (pg = startPostgres()).database('meta') : `sqlite:${tmp}/meta.db`;
-      const env = { API_PORT: '0', REDIS_URL: redis.url, DATABASE_URL: dbUrl, EVENTS_DB: `${tmp}/events.db`, LOG_LEVEL: 'warn' };
+      const env = { API_PORT: '0', REDIS_URL: redis.url, DATABASE_URL: dbUrl, EVENTS_DB: `${tmp}/events.db`, LOG_LEVEL: 'warn', API_READ_CACHE: '200ms' };
       boot = JSON.parse((await run(API, ['bootstrap'], { env: { ...process.env, ...env } })).stdout);
       a = await startServer(API, env, { ready: true });
       b = await startServer(API, env, { ready: true });
@@ -125,6 +126,18 @@ for (const backend of ['sqlite', 'postgres']) {
       // another project's list is its own page
       const other = await call(b, 'GET', `/api/projects/${Number(boot.project_id) + 1000}/feature_flags/`);
       assert.equal(other.status, 404);
+    });
+    test('a revoked key: refused at once by the api that revoked it, by the other within API_READ_CACHE', async () => {
+      const made = await call(a, 'POST', '/api/personal_api_keys/', { label: 'second', scopes: ['*'] });
+      assert.equal(made.status, 201, made.text);
+      const listWith = (s) => fetch(`http://127.0.0.1:${s.port}/api/projects/${boot.project_id}/feature_flags/`,
+        { headers: { Authorization: `Bearer ${made.json.value}` } });
+      for (const s of [a, b]) assert.equal((await listWith(s)).status, 200); // both lookups cached
+      const gone = await call(a, 'DELETE', `/api/personal_api_keys/${made.json.id}/`);
+      assert.equal(gone.status, 204, gone.text);
+      assert.equal((await listWith(a)).status, 401);
+      await within(5000, 'the other api refuses the revoked key', async () => (await listWith(b)).status === 401);
+      assert.equal((await list(b)).status, 200); // the first key still works
     });
   });
 }
