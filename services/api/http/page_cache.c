@@ -7,6 +7,11 @@
 #include "cm/alloc.h"
 #include "cm/strset.h"
 
+/* What an entry costs beside its key and body (its slot, its header,
+ * malloc's own): counted so that many tiny pages (every offset of an empty
+ * list) stay inside the bound too. */
+#define ENTRY_OVERHEAD 64
+
 typedef struct {
     long long version;
     size_t len;
@@ -45,12 +50,13 @@ bool api_page_cache_get(api_page_cache_t *c, cm_slice_t key, long long version, 
 
 void api_page_cache_put(api_page_cache_t *c, cm_slice_t key, long long version, cm_slice_t body)
 {
-    if (c == NULL || body.len + key.len > c->max_bytes)
+    size_t cost = key.len + ENTRY_OVERHEAD; /* the body's bytes are added below */
+    if (c == NULL || body.len + cost > c->max_bytes)
         return;
     page_t *old = cm_strset_get(c->pages, key);
     if (old && old->version > version)
         return; /* a newer page is already kept: a slower, older read ended last */
-    if (c->bytes - (old ? old->len : 0) + body.len + key.len > c->max_bytes) {
+    if (c->bytes - (old ? old->len + cost : 0) + body.len + cost > c->max_bytes) {
         /* full: start over rather than track ages; pages re-render on demand */
         cm_strset_free_with(c->pages, free);
         c->pages = cm_strset_new(64);
@@ -66,7 +72,7 @@ void api_page_cache_put(api_page_cache_t *c, cm_slice_t key, long long version, 
         c->bytes -= old->len;
         free(old);
     } else {
-        c->bytes += key.len;
+        c->bytes += cost;
     }
     c->bytes += body.len;
 }
