@@ -29,6 +29,7 @@ typedef struct {
     char *base_url;
     long long publish_retry_ms;
     long long read_cache_ms;
+    size_t page_cache_bytes; /* API_PAGE_CACHE_BYTES */
     long long materialize_check_ms;
     size_t answer_max_bytes; /* ENDPOINT_MAX_ANSWER_BYTES */
     size_t cache_max_bytes;  /* ENDPOINT_CACHE_MAX_BYTES */
@@ -62,7 +63,8 @@ typedef struct api_publisher api_publisher_t;
 typedef struct api_materializer api_materializer_t;
 typedef struct api_oauth api_oauth_t;
 typedef struct api_admit api_admit_t;
-typedef struct api_metrics api_metrics_t; /* metrics.h */
+typedef struct api_metrics api_metrics_t;       /* metrics.h */
+typedef struct api_page_cache api_page_cache_t; /* http/page_cache.h */
 
 typedef struct {
     api_config_t cfg;
@@ -76,6 +78,7 @@ typedef struct {
     api_publisher_t *publisher;
     api_materializer_t *materializer; /* endpoints/materializer.c: tables */
     api_oauth_t *oauth;               /* oauth/: client documents, limits */
+    api_page_cache_t *pages;          /* http/page_cache.h: rendered list pages */
     const char *token_audience;       /* oauth/: BASE_URL, canonical (an access token's aud) */
     cm_http_server_t *http;
     bool migrated; /* the schema is in place: routes may run */

@@ -23,6 +23,10 @@ const cm_cfg_key_t api_config_keys[] = {
      "how long a personal API key's lookup and an endpoint's definition may be served from "
      "memory: another api process's revocation or edit shows within it (0: always read)",
      0},
+    {"API_PAGE_CACHE_BYTES", CM_CFG_SIZE, F(page_cache_bytes), "32MiB", 0, 1LL << 30,
+     "memory for rendered flags list pages, kept under the project's flags version (any api "
+     "process's change retires them; 0: every read renders)",
+     0},
     {"MATERIALIZE_CHECK", CM_CFG_DURATION, F(materialize_check_ms), "10s", 50, 3600000,
      "how often materialized endpoint versions are looked at (a due one's table is rebuilt)", 0},
     {"ENDPOINT_MAX_ANSWER_BYTES", CM_CFG_SIZE, F(answer_max_bytes), "64MiB", 4096, 1LL << 30,

@@ -41,6 +41,7 @@
 #include "oauth/oauth.h"
 #include "publish/publish.h"
 #include "http/admit.h"
+#include "http/page_cache.h"
 #include "store/store.h"
 
 static api_ctx_t ctx;
@@ -225,6 +226,7 @@ static int start(void)
     ctx.admit = api_admit_new(&ctx);
     ctx.materializer = api_materializer_new(&ctx, (uint64_t)ctx.cfg.materialize_check_ms);
     ctx.oauth = api_oauth_new(&ctx);
+    ctx.pages = api_page_cache_new(ctx.cfg.page_cache_bytes);
     ctx.http = cm_service_http_new(ctx.loop, "api", &ctx.cfg.svc, ctx.metrics, ready, &ctx);
     api_routes(&ctx);
     return cm_service_http_listen(ctx.http, &ctx.cfg.svc);
@@ -314,6 +316,7 @@ int main(int argc, char **argv)
         return 1;
     uv_run(ctx.loop, UV_RUN_DEFAULT);
     rc = cm_service_finish(ctx.loop, api_config_keys, api_config_nkeys, &ctx.cfg);
+    api_page_cache_free(ctx.pages);
     cm_metrics_free(ctx.metrics);
     if (rc == 0 && bootstrap)
         rc = admin ? api_admin_status() : api_bootstrap_status();

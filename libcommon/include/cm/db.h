@@ -135,7 +135,11 @@ typedef struct {
 /* Copied by cm_db_run: the caller may free it all once the call returns. */
 typedef struct {
     const char *sql;
-    const char *const *params; /* nparams values for $1..$N; an entry may be NULL */
+    /* nparams values for $1..$N; an entry may be NULL. PostgreSQL: a
+     * statement with parameters is one command, prepared once per connection
+     * (on first use) and run by name after that; with none it may be a
+     * script of several. */
+    const char *const *params;
     int nparams;
     /* SQLite, optional: one letter per parameter saying how to bind it
      * ('t' text, 'i' integer, 'f' real); NULL keeps the rule above. */

@@ -9,7 +9,20 @@
  * sent as BEGIN, the statements one by one, COMMIT; the first error sends
  * ROLLBACK instead. A broken connection fails the running job with
  * CM_EUNAVAIL and goes back to DOWN; the retry waits 100 ms, doubling to 5 s.
+ *
+ * Prepared statements: a statement with parameters is prepared on the
+ * connection the first time its SQL text is run there (PQsendPrepare, named
+ * "cm_<n>") and executed by name from then on, so the server parses and
+ * plans it once per connection instead of on every request. The names live
+ * with the connection: a reconnect starts an empty set. The server re-plans
+ * a prepared statement itself when a table it reads changes; the one change
+ * it refuses ("cached plan must not change result type", after a migration
+ * altered the columns of a SELECT *) forgets the name, and a job outside a
+ * transaction runs the statement again, prepared afresh. Statements without
+ * parameters go as simple queries (they may be scripts of several).
  */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,10 +31,15 @@
 #include "cm/alloc.h"
 #include "cm/err.h"
 #include "cm/log.h"
+#include "cm/strset.h"
 #include "db_internal.h"
 
 enum { PG_DOWN, PG_CONNECTING, PG_UP };
-enum { PH_WAIT, PH_BEGIN, PH_STMT, PH_COMMIT, PH_ROLLBACK };
+enum { PH_WAIT, PH_BEGIN, PH_PREPARE, PH_STMT, PH_COMMIT, PH_ROLLBACK };
+
+/* Past this many distinct statements on one connection the rest run
+ * unprepared: SQL built per request must not grow the server's memory. */
+#define PG_MAX_PREPARED 2048
 
 typedef struct {
     struct cm_db base; /* first */
@@ -39,11 +57,16 @@ typedef struct {
     int pending;  /* first error of the running job, 0 if none */
     uint64_t gen; /* connections made: an open transaction lives on one */
     int closing_handles;
+    cm_strset_t *prepared; /* SQL text -> its number + 1, on this connection */
+    size_t nprepared;
+    bool replanned; /* the running job already ran a statement again */
+    bool again;     /* the statement in flight is to run again once it ends */
 } pg_db_t;
 
 static void on_poll(uv_poll_t *p, int status, int events);
 static void pg_connect(pg_db_t *pg);
 static void begin(pg_db_t *pg);
+static void flush_sent(pg_db_t *pg, int ok);
 
 static void poll_closed(uv_handle_t *h)
 {
@@ -76,6 +99,13 @@ static void watch(pg_db_t *pg, int events)
         pg->fd = fd;
     }
     uv_poll_start(pg->poll, events, on_poll);
+}
+
+static void forget_prepared(pg_db_t *pg)
+{
+    cm_strset_free(pg->prepared);
+    pg->prepared = cm_strset_new(64);
+    pg->nprepared = 0;
 }
 
 static void on_retry(uv_timer_t *t)
@@ -139,6 +169,7 @@ static void connecting(pg_db_t *pg)
         PQsetNoticeProcessor(pg->conn, on_notice, pg);
         pg->state = PG_UP;
         pg->gen++;
+        forget_prepared(pg); /* the server's names went with the last connection */
         pg->backoff_ms = 100;
         cm_log(CM_LOG_INFO, NULL, "%s: connected", pg->base.name);
         watch(pg, UV_READABLE);
@@ -181,6 +212,12 @@ static void send_sql(pg_db_t *pg, const char *sql, const cm_db_stmt_t *s)
     int ok = s && s->nparams > 0
                  ? PQsendQueryParams(pg->conn, sql, s->nparams, NULL, s->params, NULL, NULL, 0)
                  : PQsendQuery(pg->conn, sql);
+    flush_sent(pg, ok);
+}
+
+/* After a PQsend*: push the bytes out, then wait for the answer. */
+static void flush_sent(pg_db_t *pg, int ok)
+{
     if (!ok) {
         lost(pg, PQerrorMessage(pg->conn));
         return;
@@ -192,10 +229,52 @@ static void send_sql(pg_db_t *pg, const char *sql, const cm_db_stmt_t *s)
         watch(pg, rc == 1 ? UV_READABLE | UV_WRITABLE : UV_READABLE);
 }
 
+static void stmt_name(char *out, size_t cap, uintptr_t n)
+{
+    snprintf(out, cap, "cm_%lu", (unsigned long)n);
+}
+
+/* The running statement by its prepared name: PH_STMT. */
+static void send_prepared(pg_db_t *pg, uintptr_t n)
+{
+    const cm_db_stmt_t *s = &pg->job->stmts[pg->step];
+    char name[32];
+    stmt_name(name, sizeof(name), n);
+    pg->phase = PH_STMT;
+    flush_sent(pg, PQsendQueryPrepared(pg->conn, name, s->nparams, s->params, NULL, NULL, 0));
+}
+
 static void send_step(pg_db_t *pg)
 {
+    const cm_db_stmt_t *s = &pg->job->stmts[pg->step];
     pg->tables_before = pg->job->res.ntables;
-    send_sql(pg, pg->job->stmts[pg->step].sql, &pg->job->stmts[pg->step]);
+    if (s->nparams == 0) {
+        send_sql(pg, s->sql, s);
+        return;
+    }
+    cm_slice_t key = {s->sql, strlen(s->sql)};
+    uintptr_t known = (uintptr_t)cm_strset_get(pg->prepared, key);
+    if (known) {
+        send_prepared(pg, known - 1);
+        return;
+    }
+    if (pg->nprepared >= PG_MAX_PREPARED) {
+        send_sql(pg, s->sql, s);
+        return;
+    }
+    char name[32];
+    stmt_name(name, sizeof(name), pg->nprepared);
+    pg->phase = PH_PREPARE;
+    flush_sent(pg, PQsendPrepare(pg->conn, name, s->sql, s->nparams, NULL));
+}
+
+/* The server refused a prepared statement whose result columns changed
+ * under it (SQLSTATE 0A000 after a migration): its name is not used again. */
+static bool plan_changed(const PGresult *r)
+{
+    const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    const char *msg = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+    return state && !strcmp(state, "0A000") && msg && strstr(msg, "cached plan") != NULL;
 }
 
 /* From pg->step on: the next statement, else the job's ending. */
@@ -219,13 +298,27 @@ static void next_stmt(pg_db_t *pg)
 static void advance(pg_db_t *pg)
 {
     cm__db_job_t *job = pg->job;
-    if (pg->pending && (pg->phase == PH_BEGIN || pg->phase == PH_STMT) && cm__db_job_in_tx(job)) {
+    if (pg->again && !pg->pending) {
+        pg->again = false;
+        pg->replanned = true;
+        send_step(pg);
+        return;
+    }
+    if (pg->pending && pg->phase != PH_COMMIT && pg->phase != PH_ROLLBACK &&
+        cm__db_job_in_tx(job)) {
         pg->phase = PH_ROLLBACK;
         send_sql(pg, "ROLLBACK", NULL);
         return;
     }
     if (pg->pending || pg->phase == PH_COMMIT || pg->phase == PH_ROLLBACK) {
         finish(pg);
+        return;
+    }
+    if (pg->phase == PH_PREPARE) { /* prepared: now run it by name */
+        const char *sql = job->stmts[pg->step].sql;
+        uintptr_t n = pg->nprepared++;
+        cm_strset_put(pg->prepared, (cm_slice_t){sql, strlen(sql)}, (void *)(n + 1));
+        send_prepared(pg, n);
         return;
     }
     if (pg->phase == PH_STMT)
@@ -238,6 +331,14 @@ static void keep_result(pg_db_t *pg, PGresult *r)
     cm__db_job_t *job = pg->job;
     ExecStatusType st = PQresultStatus(r);
     if (st == PGRES_FATAL_ERROR || st == PGRES_BAD_RESPONSE || st == PGRES_NONFATAL_ERROR) {
+        if (pg->phase == PH_STMT && plan_changed(r)) {
+            const char *sql = job->stmts[pg->step].sql;
+            cm_strset_put(pg->prepared, (cm_slice_t){sql, strlen(sql)}, NULL);
+            if (pg->pending == 0 && !cm__db_job_in_tx(job) && !pg->replanned) {
+                pg->again = true; /* nothing else ran: safe to run it again */
+                return;
+            }
+        }
         if (pg->pending == 0) {
             pg->pending = status_of(r);
             cm__db_job_fail(job, pg->pending, "%s: %s", pg->base.name, PQresultErrorMessage(r));
@@ -317,6 +418,8 @@ static void begin(pg_db_t *pg)
     cm__db_job_t *job = pg->job;
     pg->pending = 0;
     pg->step = 0;
+    pg->replanned = false;
+    pg->again = false;
     if (job->tx == CM__TX_OPEN)
         job->gen = pg->gen;
     if ((job->tx == CM__TX_COMMIT || job->tx == CM__TX_ROLLBACK) && job->gen != pg->gen) {
@@ -383,6 +486,7 @@ static void pg_free(cm_db_t *db)
 {
     pg_db_t *pg = (pg_db_t *)db;
     cm_buf_free(&pg->last_error);
+    cm_strset_free(pg->prepared);
     free(pg->conninfo);
     free(pg);
 }

@@ -126,6 +126,12 @@ typedef void (*api_row_writer_t)(cm_json_writer_t *w, api_call_t *call, const cm
  * whose count is column total_col. */
 void api_respond_rows(api_call_t *call, int status, const cm_db_res_t *res, size_t total_col,
                       api_row_writer_t row);
+/* api_respond_rows's page, written into out instead of answered (a page
+ * that is kept: http/page_cache.h). */
+void api_render_page(api_call_t *call, const cm_db_res_t *res, size_t total_col,
+                     api_row_writer_t row, cm_buf_t *out);
+/* 200 and the bytes of a JSON answer rendered earlier (copied). */
+void api_respond_json_bytes(api_call_t *call, int status, cm_slice_t body);
 /* The end of an unpaged list read: the store's error, or
  * {"results": [table 0's rows]}. */
 void api_respond_results(api_call_t *call, int status, const cm_db_res_t *res,

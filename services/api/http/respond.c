@@ -112,13 +112,25 @@ void api_respond_rows(api_call_t *call, int status, const cm_db_res_t *res, size
         return;
     }
     cm_buf_t out = CM_BUF_INIT;
+    api_render_page(call, res, total_col, row, &out);
+    api_respond_json(call, 200, &out);
+}
+
+void api_render_page(api_call_t *call, const cm_db_res_t *res, size_t total_col,
+                     api_row_writer_t row, cm_buf_t *out)
+{
     cm_json_writer_t w;
-    cm_json_writer_init(&w, &out);
+    cm_json_writer_init(&w, out);
     api_page_begin(&w, call, cm_db_value(res, 0, 0, total_col));
     for (size_t i = 0; i < cm_db_nrows(res, 0); i++)
         row(&w, call, res, i);
     api_page_end(&w);
-    api_respond_json(call, 200, &out);
+}
+
+void api_respond_json_bytes(api_call_t *call, int status, cm_slice_t body)
+{
+    cm_http_respond(call->req, status, "application/json", body.p, body.len);
+    api_http__call_end(call);
 }
 
 /* The result's rows as a JSON array, inside {"results": [...]} when wrapped. */

@@ -15,6 +15,7 @@
 
 #include "cm/alloc.h"
 #include "cm/err.h"
+#include "http/page_cache.h"
 #include "publish/publish.h"
 #include "flagdefs/flagdefs.h"
 #include "resources/resources.h"
@@ -76,16 +77,66 @@ static void write_flag(cm_json_writer_t *w, api_call_t *call, const cm_db_res_t 
 #undef V
 }
 
+/* The list: the project's flags_version first (one row), then the page kept
+ * for this path, limit and offset at that version, or the rows rendered and
+ * kept under it. The version is read before the rows, so a change landing in
+ * between leaves a page newer than its version says: the next read misses
+ * and renders again; a page older than an acknowledged change is never
+ * served (http/page_cache.h). */
+typedef struct {
+    long long version;
+} list_t;
+
+static void page_key(api_call_t *call, cm_buf_t *key)
+{
+    cm_slice_t path = cm_http_req_path(call->req);
+    cm_buf_appendf(key, "%.*s?%s&%s", (int)path.len, path.p, call->limit_text, call->offset_text);
+}
+
 static void on_list(int status, const cm_db_res_t *res, void *ud)
 {
-    api_respond_rows(ud, status, res, API_FLAG_TOTAL, write_flag);
+    api_call_t *call = ud;
+    list_t *l = call->state;
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+    cm_buf_t out = CM_BUF_INIT, key = CM_BUF_INIT;
+    api_render_page(call, res, API_FLAG_TOTAL, write_flag, &out);
+    page_key(call, &key);
+    api_page_cache_put(call->ctx->pages, cm_buf_slice(&key), l->version, cm_buf_slice(&out));
+    cm_buf_free(&key);
+    api_respond_json(call, 200, &out);
+}
+
+static void on_list_version(int status, const cm_db_res_t *res, void *ud)
+{
+    api_call_t *call = ud;
+    if (status != 0) {
+        api_respond_db_error(call, status, res, NULL, NULL);
+        return;
+    }
+    const char *v = cm_db_value(res, 0, 0, 0);
+    list_t *l = cm_xcalloc(1, sizeof(*l));
+    l->version = v ? atoll(v) : -1; /* no project row: -1, never a kept page's */
+    call->state = l;
+    call->state_free = free;
+    cm_buf_t key = CM_BUF_INIT;
+    page_key(call, &key);
+    cm_slice_t page;
+    bool hit = api_page_cache_get(call->ctx->pages, cm_buf_slice(&key), l->version, &page);
+    cm_buf_free(&key);
+    if (hit)
+        api_respond_json_bytes(call, 200, page);
+    else
+        api_store_flags_list(call->ctx->db, call->project_id, call->limit_text, call->offset_text,
+                             on_list, call);
 }
 
 void api_flags_list(api_call_t *call)
 {
     if (api_call_page(call) == 0)
-        api_store_flags_list(call->ctx->db, call->project_id, call->limit_text, call->offset_text,
-                             on_list, call);
+        api_store_flags_version(call->ctx->db, call->project_id, on_list_version, call);
 }
 
 static void on_one(int status, const cm_db_res_t *res, void *ud)

@@ -6,6 +6,10 @@
     "id, key, name, filters, active, deleted, ensure_experience_continuity, evaluation_runtime,"   \
     " evaluation_contexts, bucketing_identifier, version, created_by, created_at, updated_at"
 
+/* Every change to a project's flags, with its outbox entry: retires the
+ * rendered list pages kept under the old version (http/page_cache.h). */
+#define BUMP_FLAGS_VERSION "UPDATE projects SET flags_version = flags_version + 1 WHERE id = $1"
+
 void api_store_flags_list(cm_db_t *db, const char *project_id, const char *limit,
                           const char *offset, cm_db_done_cb done, void *ud)
 {
@@ -16,6 +20,13 @@ void api_store_flags_list(cm_db_t *db, const char *project_id, const char *limit
                       " WHERE project_id = $1 AND deleted = 0) FROM feature_flags"
                       " WHERE project_id = $1 AND deleted = 0 ORDER BY id DESC LIMIT $2 OFFSET $3",
                       p, 3};
+    cm_db_run(db, &s, 1, done, ud);
+}
+
+void api_store_flags_version(cm_db_t *db, const char *project_id, cm_db_done_cb done, void *ud)
+{
+    const char *p[] = {project_id};
+    cm_db_stmt_t s = {"SELECT flags_version FROM projects WHERE id = $1", p, 1};
     cm_db_run(db, &s, 1, done, ud);
 }
 
@@ -59,8 +70,9 @@ void api_store_flag_create(cm_db_t *db, const api_store_flag_t *f, cm_db_done_cb
          ", 1",
          p, 11},
         {"INSERT INTO outbox (project_id, created_at) VALUES ($1, $2)", q, 2},
+        {BUMP_FLAGS_VERSION, q, 1},
     };
-    cm_db_run(db, s, 2, done, ud);
+    cm_db_run(db, s, CM_ARRAY_LEN(s), done, ud);
 }
 
 void api_store_flag_update(cm_db_t *db, const api_store_flag_t *f, const char *flag_id,
@@ -80,6 +92,7 @@ void api_store_flag_update(cm_db_t *db, const api_store_flag_t *f, const char *f
          " RETURNING " FLAG_COLUMNS ", 1",
          p, 13},
         {"INSERT INTO outbox (project_id, created_at) VALUES ($1, $2)", q, 2},
+        {BUMP_FLAGS_VERSION, q, 1},
     };
-    cm_db_run(db, s, 2, done, ud);
+    cm_db_run(db, s, CM_ARRAY_LEN(s), done, ud);
 }

@@ -237,6 +237,12 @@
  * insights' week buckets (docs/endpoints.md "Time zones"). */
 #define SCHEMA_V6                                                                              \
     "ALTER TABLE projects ADD COLUMN week_start_day INTEGER;"
+
+/* v7: a count of the changes to the project's flags, bumped in the same
+ * transaction as each one: the api's rendered flags list pages are kept
+ * under it (http/page_cache.h), so any api process's write retires them. */
+#define SCHEMA_V7                                                                              \
+    "ALTER TABLE projects ADD COLUMN flags_version BIGINT NOT NULL DEFAULT 0;"
 /* clang-format on */
 
 const cm_db_migration_t api_store_migrations[] = {
@@ -246,6 +252,7 @@ const cm_db_migration_t api_store_migrations[] = {
     {4, SCHEMA_V4, SCHEMA_V4},
     {5, SCHEMA_V5, SCHEMA_V5},
     {6, SCHEMA_V6, SCHEMA_V6},
+    {7, SCHEMA_V7, SCHEMA_V7},
 };
 const size_t api_store_nmigrations = CM_ARRAY_LEN(api_store_migrations);
 

@@ -203,6 +203,9 @@ typedef struct {
     const char *key, *name, *filters, *active, *eec, *runtime, *contexts, *bucketing, *deleted;
 } api_store_flag_t;
 
+/* The project's flags_version (one row, one column; no row: no project):
+ * bumped by api_store_flag_create and api_store_flag_update. */
+void api_store_flags_version(cm_db_t *db, const char *project_id, cm_db_done_cb done, void *ud);
 /* Live flags, newest first (API_FLAG_* columns). */
 void api_store_flags_list(cm_db_t *db, const char *project_id, const char *limit,
                           const char *offset, cm_db_done_cb done, void *ud);

@@ -784,6 +784,88 @@ static void test_pg_reconnects_after_drop(void **state)
     assert_string_not_equal(o.first, pid);
 }
 
+/* How many statements the server holds prepared for this connection. */
+static long prepared_count(fixture_t *fx)
+{
+    outcome_t o = run1(fx, "SELECT count(*) FROM pg_prepared_statements", NULL, 0);
+    assert_int_equal(o.status, 0);
+    return atol(o.first);
+}
+
+/* A statement with parameters is prepared once per connection and run by
+ * name after that; a migration that changes a SELECT *'s columns does not
+ * break it (run again, prepared afresh); a reconnect prepares it again. */
+static void test_pg_prepared_statements(void **state)
+{
+    fixture_t *fx = *state;
+    migrate(fx, 2); /* its own statements with parameters are prepared too */
+    long before = prepared_count(fx);
+    outcome_t o = run1(fx, "SELECT CAST($1 AS INTEGER) + 1", (const char *[]){"1"}, 1);
+    assert_int_equal(o.status, 0);
+    assert_string_equal(o.first, "2");
+    assert_int_equal(prepared_count(fx), before + 1);
+    o = run1(fx, "SELECT CAST($1 AS INTEGER) + 1", (const char *[]){"41"}, 1);
+    assert_string_equal(o.first, "42");
+    assert_int_equal(prepared_count(fx), before + 1);
+    /* a statement that does not prepare fails as before and holds no name */
+    o = run1(fx, "SELECT nope FROM things WHERE id = $1", (const char *[]){"1"}, 1);
+    assert_int_equal(o.status, CM_EINVAL);
+    assert_int_equal(prepared_count(fx), before + 1);
+
+    o = run1(fx, "INSERT INTO things (name, size) VALUES ($1, $2)", (const char *[]){"a", "7"}, 2);
+    assert_int_equal(o.status, 0);
+    const char *sel = "SELECT * FROM things WHERE name = $1";
+    o = run1(fx, sel, (const char *[]){"a"}, 1);
+    assert_int_equal(o.status, 0);
+    size_t cols = o.ncols;
+    /* a migration (another connection's, as in a rolling deploy) adds a column */
+    cm_db_t *other;
+    assert_int_equal(cm_db_open(&fx->loop, &(cm_db_opts_t){.url = fx->url, .name = "o"}, &other),
+                     0);
+    fx->extra = other;
+    outcome_t a = {.pick = SIZE_MAX};
+    cm_db_run(other, &(cm_db_stmt_t){"ALTER TABLE things ADD COLUMN extra TEXT"}, 1, on_done, &a);
+    WAIT_WHILE(&fx->loop, !a.done);
+    assert_int_equal(a.status, 0);
+    o = run1(fx, sel, (const char *[]){"a"}, 1);
+    assert_int_equal(o.status, 0);
+    assert_int_equal(o.ncols, cols + 1);
+    o = run1(fx, sel, (const char *[]){"a"}, 1);
+    assert_int_equal(o.status, 0);
+    assert_int_equal(o.ncols, cols + 1);
+    /* inside a transaction the statement cannot be run again: the job
+     * fails and rolls back, and the next run prepares it afresh */
+    a.done = false;
+    cm_db_run(other, &(cm_db_stmt_t){"ALTER TABLE things ADD COLUMN more TEXT"}, 1, on_done, &a);
+    WAIT_WHILE(&fx->loop, !a.done);
+    assert_int_equal(a.status, 0);
+    const char *const pa[] = {"a"};
+    cm_db_stmt_t two[] = {{sel, pa, 1}, {"UPDATE things SET size = 8 WHERE name = $1", pa, 1}};
+    o = run(fx, two, 2);
+    assert_int_not_equal(o.status, 0);
+    o = run1(fx, "SELECT size FROM things WHERE name = $1", pa, 1);
+    assert_string_equal(o.first, "7"); /* rolled back */
+    o = run(fx, two, 2);
+    assert_int_equal(o.status, 0);
+    o = run1(fx, sel, pa, 1);
+    assert_int_equal(o.ncols, cols + 2);
+
+    /* a new connection starts with no names and prepares on first use */
+    o = run1(fx, "SELECT pg_terminate_backend(pg_backend_pid())", NULL, 0);
+    assert_int_equal(o.status, CM_EUNAVAIL);
+    bool back = false;
+    for (int i = 0; i < 200 && !back; i++) {
+        o = run1(fx, "SELECT CAST($1 AS INTEGER) + 1", (const char *[]){"9"}, 1);
+        if (o.status == 0)
+            back = true;
+        else
+            uv_sleep(25);
+    }
+    assert_true(back);
+    assert_string_equal(o.first, "10");
+    assert_int_equal(prepared_count(fx), 1);
+}
+
 #define BOTH(t)                                                                                    \
     cmocka_unit_test_prestate_setup_teardown(t, fx_setup, fx_teardown, "sqlite"),                  \
         cmocka_unit_test_prestate_setup_teardown(t, fx_setup, fx_teardown, "postgres")
@@ -819,6 +901,8 @@ int main(void)
                                                  "sqlite"),
         cmocka_unit_test_prestate_setup_teardown(test_pg_reconnects_after_drop, fx_setup,
                                                  fx_teardown, "postgres"),
+        cmocka_unit_test_prestate_setup_teardown(test_pg_prepared_statements, fx_setup, fx_teardown,
+                                                 "postgres"),
     };
     return cmocka_run_group_tests_name("db", tests, start_postgres, stop_postgres);
 }
