@@ -966,6 +966,16 @@ static const char *ch_server_version(const cm_evstore_t *es)
     return ((const ch_store_t *)es)->version;
 }
 
+const char *cm__evstore_ch_cluster(const cm_evstore_t *es, const char **database)
+{
+    if (cm_evstore_kind(es) != CM_EVSTORE_CLICKHOUSE)
+        return NULL;
+    const ch_store_t *st = (const ch_store_t *)es;
+    if (database)
+        *database = st->database ? st->database : "default";
+    return st->cluster;
+}
+
 static bool ch_ready(cm_evstore_t *es, cm_buf_t *why)
 {
     ch_store_t *st = (ch_store_t *)es;

@@ -103,4 +103,17 @@ extern const char cm__ch_migrations_table_ddl_cluster[];
 char *cm__ch_ddl_expand(const char *text, const char *cluster, const char *database);
 extern const char cm__ch_migrations_applied_sql[];
 
+/* ClickHouse in cluster mode: the cluster's name, and *database the URL's
+ * database; NULL on one server (or another backend). */
+const char *cm__evstore_ch_cluster(const cm_evstore_t *es, const char **database);
+/* evstore_retention.c: the statement deleting events matching `where`
+ * (one server: ALTER TABLE events DELETE; a cluster: the shards' local
+ * tables ON CLUSTER, since a Distributed table takes no mutation), and the
+ * count of the mutations on events still pending (a cluster: each shard's,
+ * through cluster(), one replica per shard, which lists the replicated
+ * mutations of its shard). cluster NULL: one server. */
+void cm__ch_delete_events_sql(cm_buf_t *out, const char *cluster, const char *database,
+                              const char *where);
+void cm__ch_pending_deletes_sql(cm_buf_t *out, const char *cluster, const char *database);
+
 #endif

@@ -14,6 +14,18 @@
  * periodic prune), none is submitted while the last one is still pending
  * in system.mutations, so a prune cycle shorter than a mutation neither
  * queues mutations behind each other nor counts the same rows twice.
+ *
+ * A cluster (CLICKHOUSE_CLUSTER): events is a Distributed table, which
+ * takes no mutation (code 48), so the DELETE goes to the shards' local
+ * table ON CLUSTER: every node runs it, and on a replicated table 18.16
+ * submits it once per shard, which the shard's replicas then apply. The
+ * count still reads events (every shard); the pending mutations are read
+ * through cluster() over system.mutations, one replica of each shard
+ * (clusterAllReplicas came after 18.16; a replica lists its shard's
+ * replicated mutations, so one per shard sees them all). persons and
+ * person_distinct_ids are one replicated table on every node (one
+ * ZooKeeper path): a plain ALTER on the node reached is replicated to all
+ * of them, so a person's statements are the same as on one server.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -124,9 +136,40 @@ static void on_count(int status, const char *err, const cm_evstore_rows_t *rows,
     }
     d->counting = false;
     cm_buf_t sql = CM_BUF_INIT;
-    cm_buf_appendf(&sql, "ALTER TABLE events DELETE WHERE %s", cm_buf_cstr(&d->where));
+    const char *db = NULL;
+    const char *cluster = cm__evstore_ch_cluster(d->es, &db);
+    cm__ch_delete_events_sql(&sql, cluster, db, cm_buf_cstr(&d->where));
     run(d, cm_buf_cstr(&sql), on_mutation);
     cm_buf_free(&sql);
+}
+
+void cm__ch_delete_events_sql(cm_buf_t *out, const char *cluster, const char *database,
+                              const char *where)
+{
+    if (cluster)
+        cm_buf_appendf(out, "ALTER TABLE %s.events_local ON CLUSTER %s DELETE WHERE %s", database,
+                       cluster, where);
+    else
+        cm_buf_appendf(out, "ALTER TABLE events DELETE WHERE %s", where);
+}
+
+void cm__ch_pending_deletes_sql(cm_buf_t *out, const char *cluster, const char *database)
+{
+    if (cluster)
+        cm_buf_appendf(out,
+                       "SELECT count() FROM cluster('%s', system, mutations) WHERE database = '%s'"
+                       " AND table = 'events_local' AND is_done = 0",
+                       cluster, database);
+    else
+        cm_buf_append_cstr(out, "SELECT count() FROM system.mutations WHERE database = "
+                                "currentDatabase() AND table = 'events' AND is_done = 0");
+}
+
+void cm_evstore_pending_deletes_sql(const cm_evstore_t *es, cm_buf_t *out)
+{
+    const char *db = NULL;
+    const char *cluster = cm__evstore_ch_cluster(es, &db);
+    cm__ch_pending_deletes_sql(out, cluster, db);
 }
 
 void cm_evstore_delete_events(cm_evstore_t *es, const cm_evstore_delete_t *q,
@@ -168,9 +211,13 @@ void cm_evstore_delete_events(cm_evstore_t *es, const cm_evstore_delete_t *q,
     d->one_at_a_time = q->person_id == NULL; /* an erasure is always submitted */
     cm_buf_t sql = CM_BUF_INIT;
     cm_buf_append_cstr(&sql, "SELECT count()");
-    if (d->one_at_a_time)
-        cm_buf_append_cstr(&sql, ", (SELECT count() FROM system.mutations WHERE database = "
-                                 "currentDatabase() AND table = 'events' AND is_done = 0)");
+    if (d->one_at_a_time) {
+        const char *db = NULL;
+        const char *cluster = cm__evstore_ch_cluster(es, &db);
+        cm_buf_append_cstr(&sql, ", (");
+        cm__ch_pending_deletes_sql(&sql, cluster, db);
+        cm_buf_putc(&sql, ')');
+    }
     cm_buf_appendf(&sql, " FROM events WHERE %s", cm_buf_cstr(&d->where));
     run(d, cm_buf_cstr(&sql), on_count);
     cm_buf_free(&sql);

@@ -5,7 +5,10 @@
  * statements and counts all 7), by person and its distinct ids within one
  * project only, a condition matching nothing, and a person's rows and
  * distinct ids. ClickHouse's mutations are covered by the integration
- * tests (retention.test.mjs, persons_delete.test.mjs).
+ * tests (retention.test.mjs, persons_delete.test.mjs, on a cluster
+ * clickhouse_cluster_retention.test.mjs); here their SQL for one server
+ * and for a cluster is pinned (golden), the cluster's being the only one
+ * 18.16 takes there (a Distributed table refuses a mutation).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +22,8 @@
 
 #include "cm/err.h"
 #include "cm/event_store.h"
+/* the store's own SQL builders (not public) */
+#include "../../../../libcommon/src/evstore/evstore_internal.h"
 
 typedef struct {
     uv_loop_t loop;
@@ -216,12 +221,35 @@ static void test_person_rows(void **state)
     assert_int_equal(count(fx, "SELECT count(*) FROM person_distinct_ids"), 1);
 }
 
+static void test_clickhouse_sql_golden(void **state)
+{
+    (void)state;
+    cm_buf_t b = CM_BUF_INIT;
+    cm__ch_delete_events_sql(&b, NULL, "default", "timestamp_ms < 5");
+    assert_string_equal(cm_buf_cstr(&b), "ALTER TABLE events DELETE WHERE timestamp_ms < 5");
+    cm_buf_reset(&b);
+    cm__ch_delete_events_sql(&b, "cm_cluster", "analytics", "timestamp_ms < 5");
+    assert_string_equal(cm_buf_cstr(&b), "ALTER TABLE analytics.events_local ON CLUSTER cm_cluster"
+                                         " DELETE WHERE timestamp_ms < 5");
+    cm_buf_reset(&b);
+    cm__ch_pending_deletes_sql(&b, NULL, "default");
+    assert_string_equal(cm_buf_cstr(&b), "SELECT count() FROM system.mutations WHERE database = "
+                                         "currentDatabase() AND table = 'events' AND is_done = 0");
+    cm_buf_reset(&b);
+    cm__ch_pending_deletes_sql(&b, "cm_cluster", "analytics");
+    assert_string_equal(cm_buf_cstr(&b),
+                        "SELECT count() FROM cluster('cm_cluster', system, mutations) WHERE "
+                        "database = 'analytics' AND table = 'events_local' AND is_done = 0");
+    cm_buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_by_age_in_slices, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_by_person_in_one_project, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_person_rows, fx_setup, fx_teardown),
+        cmocka_unit_test(test_clickhouse_sql_golden),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
