@@ -85,7 +85,8 @@ int cm__evstore_add_sum_map(cm_db_conn_t *conn);
  * marker is an error (CM_EINVAL). */
 typedef struct {
     char *sql;
-    unsigned version; /* the migration it belongs to */
+    unsigned version;   /* the migration it belongs to */
+    unsigned done_code; /* "-- done if code N" before it: error N means it ran before (0: none) */
 } cm__ch_stmt_t;
 typedef struct {
     cm__ch_stmt_t *stmts;
@@ -93,6 +94,10 @@ typedef struct {
     unsigned latest; /* the highest version */
 } cm__ch_ddl_t;
 int cm__ch_ddl_parse(const char *text, cm__ch_ddl_t *out);
+/* err is ClickHouse's error text (or the store's, holding it) of code,
+ * read from its first "Code: N" (on a cluster the DDL's own, which quotes
+ * the node's). */
+bool cm__ch_error_is(const char *err, unsigned code);
 void cm__ch_ddl_free(cm__ch_ddl_t *d);
 /* Run first at start: the table of applied versions (one server; the
  * cluster's, with $CLUSTER and $DATABASE), then its max. */
