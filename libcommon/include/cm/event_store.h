@@ -231,6 +231,12 @@ typedef struct {
     size_t ndistinct_ids;
     int64_t before_ms;
     unsigned batch;
+    /* the retention prune: before_ms is now minus this many days. On a
+     * server with table TTL (ClickHouse 19.6+) the events' TTL is set to
+     * it instead of a DELETE (once per store, and again when it changes;
+     * merges then drop the rows): the answer is pending, deleted 0. 18.16
+     * and SQLite delete as above. 0: no TTL. */
+    unsigned ttl_days;
 } cm_evstore_delete_t;
 typedef void (*cm_evstore_deleted_cb)(int status, const char *err, uint64_t deleted, bool pending,
                                       void *ud);

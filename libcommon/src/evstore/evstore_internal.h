@@ -30,6 +30,9 @@ struct cm_evstore {
     uv_loop_t *loop;
     char *name;
     bool closing;
+    /* ClickHouse 19.6+: the events' TTL (days) this store set (0: none
+     * yet; evstore_retention.c) */
+    unsigned ttl_days;
     /* store_operation_duration_seconds{store=name,op=query|insert} (evstore.c);
      * NULL without opts.metrics */
     cm_histogram_t *lat_query, *lat_insert;
@@ -120,5 +123,12 @@ const char *cm__evstore_ch_cluster(const cm_evstore_t *es, const char **database
 void cm__ch_delete_events_sql(cm_buf_t *out, const char *cluster, const char *database,
                               const char *where);
 void cm__ch_pending_deletes_sql(cm_buf_t *out, const char *cluster, const char *database);
+/* version() ("18.16.1", "19.6.2.11", "24.3.1") has table TTL: 19.6 or later. */
+bool cm__ch_has_ttl(const char *version);
+/* The retention of `days` on a server of `version`: 19.6+, the TTL
+ * statement (returns true); else the DELETE of rows before before_ms
+ * (cm__ch_delete_events_sql's; returns false). Golden-tested. */
+bool cm__ch_retention_sql(cm_buf_t *out, const char *version, const char *cluster,
+                          const char *database, unsigned days, const char *where);
 
 #endif

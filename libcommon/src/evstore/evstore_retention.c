@@ -25,7 +25,13 @@
  * replicated mutations, so one per shard sees them all). persons and
  * person_distinct_ids are one replicated table on every node (one
  * ZooKeeper path): a plain ALTER on the node reached is replicated to all
- * of them, so a person's statements are the same as on one server.
+ * of them, so a person's statements are the same as on one server. *
+ * Table TTL (ClickHouse 19.6+; version() read at start): the prune sets the
+ * events' TTL to the retention instead (`MODIFY TTL timestamp + INTERVAL N
+ * DAY`, on a cluster on events_local ON CLUSTER), once per store and again
+ * when the days change, and merges drop old rows without mutations. 18.16
+ * has no TTL and keeps the mutation; only 18.16 runs here, so the choice
+ * is pinned by a golden unit test.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -35,6 +41,7 @@
 #include "cm/alloc.h"
 #include "cm/common.h"
 #include "cm/err.h"
+#include "cm/log.h"
 #include "evstore_internal.h"
 
 #define DEFAULT_BATCH 1000
@@ -51,6 +58,7 @@ typedef struct {
     /* ClickHouse, by age: no new mutation while one on events is pending
      * (the count also reads system.mutations) */
     bool one_at_a_time;
+    unsigned ttl_days; /* the TTL being set (19.6+) */
     cm_evstore_deleted_cb cb;
     void *ud;
 } del_t;
@@ -165,6 +173,41 @@ void cm__ch_pending_deletes_sql(cm_buf_t *out, const char *cluster, const char *
                                 "currentDatabase() AND table = 'events' AND is_done = 0");
 }
 
+bool cm__ch_has_ttl(const char *version)
+{
+    char *end;
+    long major = strtol(version ? version : "", &end, 10);
+    long minor = *end == '.' ? strtol(end + 1, NULL, 10) : 0;
+    return major > 19 || (major == 19 && minor >= 6);
+}
+
+bool cm__ch_retention_sql(cm_buf_t *out, const char *version, const char *cluster,
+                          const char *database, unsigned days, const char *where)
+{
+    if (days == 0 || !cm__ch_has_ttl(version)) {
+        cm__ch_delete_events_sql(out, cluster, database, where);
+        return false;
+    }
+    if (cluster)
+        cm_buf_appendf(out, "ALTER TABLE %s.events_local ON CLUSTER %s", database, cluster);
+    else
+        cm_buf_append_cstr(out, "ALTER TABLE events");
+    cm_buf_appendf(out, " MODIFY TTL timestamp + INTERVAL %u DAY", days);
+    return true;
+}
+
+static void on_ttl(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
+{
+    (void)rows;
+    del_t *d = ud;
+    if (status == 0) {
+        d->es->ttl_days = d->ttl_days;
+        cm_log(CM_LOG_INFO, NULL, "%s: events' TTL set to %u days (ClickHouse %s)", d->es->name,
+               d->ttl_days, cm_evstore_server_version(d->es));
+    }
+    finish(d, status, err, status == 0);
+}
+
 void cm_evstore_pending_deletes_sql(const cm_evstore_t *es, cm_buf_t *out)
 {
     const char *db = NULL;
@@ -205,6 +248,23 @@ void cm_evstore_delete_events(cm_evstore_t *es, const cm_evstore_delete_t *q,
         cm_buf_appendf(&d->where, " AND timestamp_ms < %" PRId64, q->before_ms);
     if (!ch) {
         sqlite_slice(d);
+        return;
+    }
+    if (q->ttl_days > 0 && q->person_id == NULL && cm__ch_has_ttl(cm_evstore_server_version(es))) {
+        /* the server drops old rows itself: set its TTL when this store
+         * has not, or set another */
+        if (es->ttl_days == q->ttl_days) {
+            finish(d, 0, NULL, true);
+            return;
+        }
+        d->ttl_days = q->ttl_days;
+        const char *db = NULL;
+        const char *cluster = cm__evstore_ch_cluster(es, &db);
+        cm_buf_t sql = CM_BUF_INIT;
+        cm__ch_retention_sql(&sql, cm_evstore_server_version(es), cluster, db, q->ttl_days,
+                             cm_buf_cstr(&d->where));
+        run(d, cm_buf_cstr(&sql), on_ttl);
+        cm_buf_free(&sql);
         return;
     }
     d->counting = true;
