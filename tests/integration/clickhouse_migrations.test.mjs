@@ -118,7 +118,7 @@ describe('ClickHouse event store: versioned migrations', () => {
     assert.equal(v, latest);
   });
 
-  test('a schema newer than the binary knows is refused: a read fails at once, the log says why', async () => {
+  test('a schema newer than the binary knows is refused: a read fails at once; the log and the writer\'s /_ready say why', async () => {
     await ch.query('CREATE DATABASE newer');
     const a = await startServer(API, envFor('newer'), { ready: true });
     apis.push(a);
@@ -140,6 +140,21 @@ describe('ClickHouse event store: versioned migrations', () => {
     assert.equal(JSON.parse(body).code, 'unavailable');
     assert.ok(b.stderr().includes(reason), b.stderr());
     assert.equal((await versionRows('newer')).length, rowsBefore, 'nothing migrated');
+    // a writer on it: its /_ready gives the reason (the api's does not
+    // depend on the event store)
+    const w = await startServer(path.join(BUILD, 'bin', 'writer'), {
+      WRITER_PORT: '0', REDIS_URL: redis.url, LOG_LEVEL: 'warn', PERSONS_DATABASE_URL: `sqlite:${tmp}/persons.db`,
+      CLICKHOUSE_URL: `${ch.url}/?database=newer`,
+    });
+    apis.push(w);
+    let ready = { status: 0, text: '' };
+    for (let i = 0; i < 100 && !ready.text.includes(reason); i++) {
+      const res = await fetch(`http://127.0.0.1:${w.port}/_ready`);
+      ready = { status: res.status, text: await res.text() };
+      if (!ready.text.includes(reason)) await new Promise((res2) => setTimeout(res2, 100));
+    }
+    assert.equal(ready.status, 503, ready.text);
+    assert.ok(ready.text.includes(reason), ready.text);
   });
 
   test('a second ADD COLUMN of one column fails with code 44, the mark\'s code', async () => {
