@@ -72,6 +72,7 @@ static void on_prune_tick(uv_timer_t *t)
     cm_evstore_delete_t q = {
         .before_ms = cm_now_us() / 1000 - r->ctx->cfg.retention_days * 86400000LL,
         .batch = (unsigned)r->ctx->cfg.retention_batch,
+        .ttl_days = (unsigned)r->ctx->cfg.retention_days, /* ClickHouse 19.6+: a TTL */
     };
     r->pruning = true;
     r->inflight++;

@@ -226,7 +226,8 @@ bool cm_evstore_type_zone(const char *type, char *out, size_t cap);
  * slices of `batch` rows (default 1000), one short statement each on the
  * write connection, so inserts and readers are never held for long, and
  * `deleted` counts them; ClickHouse counts them and, when there are any,
- * submits one ALTER TABLE events DELETE mutation, which the server applies
+ * submits one ALTER TABLE events DELETE mutation (on a cluster: on the
+ * shards' events_local, ON CLUSTER), which the server applies
  * in the background: `pending` is then true and `deleted` is the count
  * matched. cm_evstore_delete_person deletes a person's rows and its
  * distinct ids the same way (DELETE on SQLite; mutations, pending, on
@@ -242,6 +243,12 @@ typedef struct {
     size_t ndistinct_ids;
     int64_t before_ms;
     unsigned batch;
+    /* the retention prune: before_ms is now minus this many days. On a
+     * server with table TTL (ClickHouse 19.6+) the events' TTL is set to
+     * it instead of a DELETE (once per store, and again when it changes;
+     * merges then drop the rows): the answer is pending, deleted 0. 18.16
+     * and SQLite delete as above. 0: no TTL. */
+    unsigned ttl_days;
 } cm_evstore_delete_t;
 typedef void (*cm_evstore_deleted_cb)(int status, const char *err, uint64_t deleted, bool pending,
                                       void *ud);
@@ -249,6 +256,10 @@ void cm_evstore_delete_events(cm_evstore_t *es, const cm_evstore_delete_t *q,
                               cm_evstore_deleted_cb cb, void *ud);
 void cm_evstore_delete_person(cm_evstore_t *es, long long project_id, const char *person_id,
                               cm_evstore_deleted_cb cb, void *ud);
+/* ClickHouse: appends a SELECT of one value, the number of mutations on
+ * the events still pending (on a cluster: those of every shard's local
+ * table), for a caller that waits for deletes to finish. */
+void cm_evstore_pending_deletes_sql(const cm_evstore_t *es, cm_buf_t *out);
 
 /* Work already submitted finishes (its callbacks run), then everything is
  * released and done(ud) runs. es must not be used after this call. */

@@ -10,6 +10,12 @@
  * step again, which changes nothing; two version rows for one N collapse in
  * the ReplacingMergeTree, and the applied version is read as max(version),
  * so duplicates never matter.
+ *
+ * Some statements have no idempotent spelling on 18.16 (ADD COLUMN has no
+ * IF NOT EXISTS there): a line "-- done if code N" before one names the
+ * ClickHouse error code that means it ran before (ADD COLUMN of a column
+ * that exists: 44, checked on 18.16, one server and ON CLUSTER alike),
+ * and that error counts as success.
  */
 #include <ctype.h>
 #include <stdbool.h>
@@ -19,6 +25,7 @@
 
 #include "cm/alloc.h"
 #include "cm/buf.h"
+#include "cm/common.h"
 #include "cm/err.h"
 #include "evstore_internal.h"
 
@@ -63,18 +70,32 @@ char *cm__ch_ddl_expand(const char *text, const char *cluster, const char *datab
     return s;
 }
 
+/* A "-- done if code N" line is kept in the migration's text as this
+ * byte and N, up to the statement it precedes. */
+#define DONE_MARK '\001'
+
 static void add(cm__ch_ddl_t *d, const char *sql, size_t n, unsigned version)
 {
+    unsigned done_code = 0;
+    while (n > 0 && *sql == DONE_MARK) { /* the marks before the statement */
+        char *end;
+        done_code = (unsigned)strtoul(sql + 1, &end, 10);
+        size_t skip = (size_t)(end - sql);
+        skip += strspn(end, " \t\n");
+        sql += CM_MIN(skip, n);
+        n -= CM_MIN(skip, n);
+    }
     d->stmts = cm_xrealloc(d->stmts, (d->n + 1) * sizeof(*d->stmts));
     d->stmts[d->n].sql = cm_xmalloc(n + 1);
     memcpy(d->stmts[d->n].sql, sql, n);
     d->stmts[d->n].sql[n] = '\0';
+    d->stmts[d->n].done_code = done_code;
     d->stmts[d->n++].version = version;
 }
 
 /* The statements of one migration's text (comment lines already gone),
  * cut at each ';', then the row that records it. */
-static void add_migration(cm__ch_ddl_t *d, const char *s, unsigned version)
+static bool add_migration(cm__ch_ddl_t *d, const char *s, unsigned version)
 {
     size_t before = d->n;
     while (*s) {
@@ -85,11 +106,32 @@ static void add_migration(cm__ch_ddl_t *d, const char *s, unsigned version)
         s += n + (s[n] == ';');
     }
     if (d->n == before)
-        return;
+        return true;
+    for (size_t i = before; i < d->n; i++)
+        if (d->stmts[i].sql[0] == '\0' || d->stmts[i].sql[0] == DONE_MARK)
+            return false; /* a mark with no statement after it */
     char row[80];
     int len =
         snprintf(row, sizeof(row), "INSERT INTO schema_migrations (version) VALUES (%u)", version);
     add(d, row, (size_t)len, version);
+    return true;
+}
+
+/* "-- done if code N" -> N (> 0), else 0. */
+static unsigned done_marker(const char *p, size_t n)
+{
+    static const char tag[] = "-- done if code ";
+    size_t tl = sizeof(tag) - 1;
+    if (n <= tl || memcmp(p, tag, tl) != 0 || !isdigit((unsigned char)p[tl]))
+        return 0;
+    unsigned long v = strtoul(p + tl, NULL, 10);
+    return v > 0 && v < 100000 ? (unsigned)v : 0;
+}
+
+bool cm__ch_error_is(const char *err, unsigned code)
+{
+    const char *c = err ? strstr(err, "Code: ") : NULL;
+    return code != 0 && c != NULL && strtoul(c + 6, NULL, 10) == code;
 }
 
 /* "-- migration N..." -> N (> 0), else 0. */
@@ -115,12 +157,18 @@ int cm__ch_ddl_parse(const char *text, cm__ch_ddl_t *out)
             q++;
         size_t rest = n - (size_t)(q - p);
         unsigned m = marker(q, rest);
+        unsigned done = done_marker(q, rest);
         if (m) {
             if (m <= version)
                 goto fail; /* versions go up, one section each */
-            add_migration(out, cm_buf_cstr(&cur), version);
+            if (!add_migration(out, cm_buf_cstr(&cur), version))
+                goto fail;
             cm_buf_reset(&cur);
             version = m;
+        } else if (done) {
+            if (version == 0)
+                goto fail;
+            cm_buf_appendf(&cur, "%c%u\n", DONE_MARK, done);
         } else if (!(rest >= 2 && q[0] == '-' && q[1] == '-')) {
             if (version == 0 && rest > 0)
                 goto fail; /* a statement before the first migration's marker */
@@ -129,7 +177,8 @@ int cm__ch_ddl_parse(const char *text, cm__ch_ddl_t *out)
         }
         p += n + (p[n] == '\n');
     }
-    add_migration(out, cm_buf_cstr(&cur), version);
+    if (!add_migration(out, cm_buf_cstr(&cur), version))
+        goto fail;
     cm_buf_free(&cur);
     out->latest = version;
     return CM_OK;

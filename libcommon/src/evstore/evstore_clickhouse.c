@@ -88,6 +88,9 @@ struct ch_store {
     int setup_phase;  /* SETUP_* */
     unsigned applied; /* the highest version schema_migrations records */
     bool ready;
+    /* the recorded schema is newer than this binary's migrations: the
+     * reason, and every read and write fails at once with it (NULL: not) */
+    char *refused;
     bool shut; /* the close sequence started */
     char version[64];
     uv_timer_t retry;
@@ -760,7 +763,11 @@ static void send_op(ch_op_t *op)
     cm_buf_free(&url);
 }
 
-/* Before the tables exist, work waits; afterwards it is sent at once. */
+static void on_refused(uv_timer_t *t);
+
+/* Before the tables exist, work waits; afterwards it is sent at once. On
+ * a refused schema it fails, from the loop (never inside the caller's
+ * call). */
 static void submit(ch_store_t *st, ch_op_t *op)
 {
     if (st->ready) {
@@ -772,6 +779,26 @@ static void submit(ch_store_t *st, ch_op_t *op)
     else
         st->waiting = op;
     st->waiting_tail = op;
+    if (st->refused && !st->base.closing)
+        uv_timer_start(&st->retry, on_refused, 0, 0);
+}
+
+/* Every waiting read and write fails with the reason the schema was
+ * refused; they would otherwise wait for tables this binary cannot know. */
+static void on_refused(uv_timer_t *t)
+{
+    ch_store_t *st = t->data;
+    ch_op_t *op = st->waiting;
+    st->waiting = st->waiting_tail = NULL;
+    while (op) {
+        ch_op_t *next = op->next;
+        if (op->kind == OP_QUERY)
+            answer_query(op, CM_EUNAVAIL, st->refused, CM_SLICE_NULL);
+        else
+            finish_write(op->w, CM_EUNAVAIL, st->refused);
+        op_free(op);
+        op = next;
+    }
 }
 
 /* ---- start: version(), then the DDL one statement at a time ------------------------------ */
@@ -788,6 +815,14 @@ static void on_setup_answer(ch_store_t *st, int status, const char *err, cm_slic
     if (st->base.closing) {
         maybe_finish_close(st);
         return;
+    }
+    if (status != 0 && st->setup_phase == SETUP_MIGRATE &&
+        cm__ch_error_is(err, st->ddl.stmts[st->ddl_next].done_code)) {
+        /* "-- done if code N": this step ran before (evstore_ch_migrations.c) */
+        cm_log(CM_LOG_INFO, NULL, "%s: ClickHouse migration %u: a step had run before (code %u)",
+               st->base.name, st->ddl.stmts[st->ddl_next].version,
+               st->ddl.stmts[st->ddl_next].done_code);
+        status = 0;
     }
     if (status != 0) {
         cm_log(CM_LOG_WARN, NULL, "%s: setting up ClickHouse: %s; retrying", st->base.name, err);
@@ -808,6 +843,20 @@ static void on_setup_answer(ch_store_t *st, int status, const char *err, cm_slic
         st->applied = (unsigned)strtoul(body.p ? body.p : "0", NULL, 10);
         cm_log(CM_LOG_INFO, NULL, "%s: ClickHouse schema at version %u of %u", st->base.name,
                st->applied, st->ddl.latest);
+        if (st->applied > st->ddl.latest) {
+            /* a newer binary migrated it: this one's SQL may not fit its
+             * tables, and no step of it may run on them */
+            cm_buf_t why = CM_BUF_INIT;
+            cm_buf_appendf(&why,
+                           "ClickHouse schema version %u is newer than this binary's latest "
+                           "migration %u: upgrade this service",
+                           st->applied, st->ddl.latest);
+            st->refused = cm_xstrdup(cm_buf_cstr(&why));
+            cm_buf_free(&why);
+            cm_log(CM_LOG_ERROR, NULL, "%s: %s", st->base.name, st->refused);
+            uv_timer_start(&st->retry, on_refused, 0, 0);
+            return;
+        }
         st->setup_phase = SETUP_MIGRATE;
         break;
     default: st->ddl_next++; break;
@@ -984,7 +1033,9 @@ static const char *ch_server_version(const cm_evstore_t *es)
 static bool ch_ready(cm_evstore_t *es, cm_buf_t *why)
 {
     ch_store_t *st = (ch_store_t *)es;
-    if (!st->ready)
+    if (st->refused)
+        cm_buf_appendf(why, "%s: %s", es->name, st->refused);
+    else if (!st->ready)
         cm_buf_appendf(why, "%s: ClickHouse not reached or tables not created yet", es->name);
     return st->ready;
 }
@@ -1000,6 +1051,7 @@ static void on_http_closed(void *ud)
     free(st->database);
     free(st->cluster);
     free(st->migrations_ddl);
+    free(st->refused);
     free(st->url);
     free(st->user);
     free(st->password);

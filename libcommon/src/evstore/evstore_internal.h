@@ -32,6 +32,9 @@ struct cm_evstore {
     uv_loop_t *loop;
     char *name;
     bool closing;
+    /* ClickHouse 19.6+: the events' TTL (days) this store set (0: none
+     * yet; evstore_retention.c) */
+    unsigned ttl_days;
     /* store_operation_duration_seconds{store=name,op=query|insert} (evstore.c);
      * NULL without opts.metrics */
     cm_histogram_t *lat_query, *lat_insert;
@@ -87,7 +90,8 @@ int cm__evstore_add_sum_map(cm_db_conn_t *conn);
  * marker is an error (CM_EINVAL). */
 typedef struct {
     char *sql;
-    unsigned version; /* the migration it belongs to */
+    unsigned version;   /* the migration it belongs to */
+    unsigned done_code; /* "-- done if code N" before it: error N means it ran before (0: none) */
 } cm__ch_stmt_t;
 typedef struct {
     cm__ch_stmt_t *stmts;
@@ -95,6 +99,10 @@ typedef struct {
     unsigned latest; /* the highest version */
 } cm__ch_ddl_t;
 int cm__ch_ddl_parse(const char *text, cm__ch_ddl_t *out);
+/* err is ClickHouse's error text (or the store's, holding it) of code,
+ * read from its first "Code: N" (on a cluster the DDL's own, which quotes
+ * the node's). */
+bool cm__ch_error_is(const char *err, unsigned code);
 void cm__ch_ddl_free(cm__ch_ddl_t *d);
 /* Run first at start: the table of applied versions (one server; the
  * cluster's, with $CLUSTER and $DATABASE), then its max. */
@@ -104,5 +112,22 @@ extern const char cm__ch_migrations_table_ddl_cluster[];
  * when a name is not a plain identifier ([A-Za-z0-9_]+). */
 char *cm__ch_ddl_expand(const char *text, const char *cluster, const char *database);
 extern const char cm__ch_migrations_applied_sql[];
+
+/* evstore_retention.c: the statement deleting events matching `where`
+ * (one server: ALTER TABLE events DELETE; a cluster: the shards' local
+ * tables ON CLUSTER, since a Distributed table takes no mutation), and the
+ * count of the mutations on events still pending (a cluster: each shard's,
+ * through cluster(), one replica per shard, which lists the replicated
+ * mutations of its shard). cluster NULL: one server. */
+void cm__ch_delete_events_sql(cm_buf_t *out, const char *cluster, const char *database,
+                              const char *where);
+void cm__ch_pending_deletes_sql(cm_buf_t *out, const char *cluster, const char *database);
+/* version() ("18.16.1", "19.6.2.11", "24.3.1") has table TTL: 19.6 or later. */
+bool cm__ch_has_ttl(const char *version);
+/* The retention of `days` on a server of `version`: 19.6+, the TTL
+ * statement (returns true); else the DELETE of rows before before_ms
+ * (cm__ch_delete_events_sql's; returns false). Golden-tested. */
+bool cm__ch_retention_sql(cm_buf_t *out, const char *version, const char *cluster,
+                          const char *database, unsigned days, const char *where);
 
 #endif

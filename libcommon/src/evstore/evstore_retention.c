@@ -14,6 +14,24 @@
  * periodic prune), none is submitted while the last one is still pending
  * in system.mutations, so a prune cycle shorter than a mutation neither
  * queues mutations behind each other nor counts the same rows twice.
+ *
+ * A cluster (CLICKHOUSE_CLUSTER): events is a Distributed table, which
+ * takes no mutation (code 48), so the DELETE goes to the shards' local
+ * table ON CLUSTER: every node runs it, and on a replicated table 18.16
+ * submits it once per shard, which the shard's replicas then apply. The
+ * count still reads events (every shard); the pending mutations are read
+ * through cluster() over system.mutations, one replica of each shard
+ * (clusterAllReplicas came after 18.16; a replica lists its shard's
+ * replicated mutations, so one per shard sees them all). persons and
+ * person_distinct_ids are one replicated table on every node (one
+ * ZooKeeper path): a plain ALTER on the node reached is replicated to all
+ * of them, so a person's statements are the same as on one server. *
+ * Table TTL (ClickHouse 19.6+; version() read at start): the prune sets the
+ * events' TTL to the retention instead (`MODIFY TTL timestamp + INTERVAL N
+ * DAY`, on a cluster on events_local ON CLUSTER), once per store and again
+ * when the days change, and merges drop old rows without mutations. 18.16
+ * has no TTL and keeps the mutation; only 18.16 runs here, so the choice
+ * is pinned by a golden unit test.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,6 +41,7 @@
 #include "cm/alloc.h"
 #include "cm/common.h"
 #include "cm/err.h"
+#include "cm/log.h"
 #include "evstore_internal.h"
 
 #define DEFAULT_BATCH 1000
@@ -39,6 +58,7 @@ typedef struct {
     /* ClickHouse, by age: no new mutation while one on events is pending
      * (the count also reads system.mutations) */
     bool one_at_a_time;
+    unsigned ttl_days; /* the TTL being set (19.6+) */
     cm_evstore_deleted_cb cb;
     void *ud;
 } del_t;
@@ -124,9 +144,75 @@ static void on_count(int status, const char *err, const cm_evstore_rows_t *rows,
     }
     d->counting = false;
     cm_buf_t sql = CM_BUF_INIT;
-    cm_buf_appendf(&sql, "ALTER TABLE events DELETE WHERE %s", cm_buf_cstr(&d->where));
+    const char *db = NULL;
+    const char *cluster = cm_evstore_cluster(d->es, &db);
+    cm__ch_delete_events_sql(&sql, cluster, db, cm_buf_cstr(&d->where));
     run(d, cm_buf_cstr(&sql), on_mutation);
     cm_buf_free(&sql);
+}
+
+void cm__ch_delete_events_sql(cm_buf_t *out, const char *cluster, const char *database,
+                              const char *where)
+{
+    if (cluster)
+        cm_buf_appendf(out, "ALTER TABLE %s.events_local ON CLUSTER %s DELETE WHERE %s", database,
+                       cluster, where);
+    else
+        cm_buf_appendf(out, "ALTER TABLE events DELETE WHERE %s", where);
+}
+
+void cm__ch_pending_deletes_sql(cm_buf_t *out, const char *cluster, const char *database)
+{
+    if (cluster)
+        cm_buf_appendf(out,
+                       "SELECT count() FROM cluster('%s', system, mutations) WHERE database = '%s'"
+                       " AND table = 'events_local' AND is_done = 0",
+                       cluster, database);
+    else
+        cm_buf_append_cstr(out, "SELECT count() FROM system.mutations WHERE database = "
+                                "currentDatabase() AND table = 'events' AND is_done = 0");
+}
+
+bool cm__ch_has_ttl(const char *version)
+{
+    char *end;
+    long major = strtol(version ? version : "", &end, 10);
+    long minor = *end == '.' ? strtol(end + 1, NULL, 10) : 0;
+    return major > 19 || (major == 19 && minor >= 6);
+}
+
+bool cm__ch_retention_sql(cm_buf_t *out, const char *version, const char *cluster,
+                          const char *database, unsigned days, const char *where)
+{
+    if (days == 0 || !cm__ch_has_ttl(version)) {
+        cm__ch_delete_events_sql(out, cluster, database, where);
+        return false;
+    }
+    if (cluster)
+        cm_buf_appendf(out, "ALTER TABLE %s.events_local ON CLUSTER %s", database, cluster);
+    else
+        cm_buf_append_cstr(out, "ALTER TABLE events");
+    cm_buf_appendf(out, " MODIFY TTL timestamp + INTERVAL %u DAY", days);
+    return true;
+}
+
+static void on_ttl(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
+{
+    (void)rows;
+    del_t *d = ud;
+    if (status == 0) {
+        d->es->ttl_days = d->ttl_days;
+        cm_log(CM_LOG_INFO, NULL, "%s: events' TTL set to %u days (ClickHouse %s)", d->es->name,
+               d->ttl_days, cm_evstore_server_version(d->es));
+    }
+    finish(d, status, err, status == 0);
+}
+
+void cm_evstore_pending_deletes_sql(const cm_evstore_t *es, cm_buf_t *out)
+{
+    const char *db = NULL;
+    const char *cluster = cm_evstore_cluster(es, &db);
+    cm__ch_pending_deletes_sql(out, cluster, db);
 }
 
 void cm_evstore_delete_events(cm_evstore_t *es, const cm_evstore_delete_t *q,
@@ -164,13 +250,34 @@ void cm_evstore_delete_events(cm_evstore_t *es, const cm_evstore_delete_t *q,
         sqlite_slice(d);
         return;
     }
+    if (q->ttl_days > 0 && q->person_id == NULL && cm__ch_has_ttl(cm_evstore_server_version(es))) {
+        /* the server drops old rows itself: set its TTL when this store
+         * has not, or set another */
+        if (es->ttl_days == q->ttl_days) {
+            finish(d, 0, NULL, true);
+            return;
+        }
+        d->ttl_days = q->ttl_days;
+        const char *db = NULL;
+        const char *cluster = cm_evstore_cluster(es, &db);
+        cm_buf_t sql = CM_BUF_INIT;
+        cm__ch_retention_sql(&sql, cm_evstore_server_version(es), cluster, db, q->ttl_days,
+                             cm_buf_cstr(&d->where));
+        run(d, cm_buf_cstr(&sql), on_ttl);
+        cm_buf_free(&sql);
+        return;
+    }
     d->counting = true;
     d->one_at_a_time = q->person_id == NULL; /* an erasure is always submitted */
     cm_buf_t sql = CM_BUF_INIT;
     cm_buf_append_cstr(&sql, "SELECT count()");
-    if (d->one_at_a_time)
-        cm_buf_append_cstr(&sql, ", (SELECT count() FROM system.mutations WHERE database = "
-                                 "currentDatabase() AND table = 'events' AND is_done = 0)");
+    if (d->one_at_a_time) {
+        const char *db = NULL;
+        const char *cluster = cm_evstore_cluster(es, &db);
+        cm_buf_append_cstr(&sql, ", (");
+        cm__ch_pending_deletes_sql(&sql, cluster, db);
+        cm_buf_putc(&sql, ')');
+    }
     cm_buf_appendf(&sql, " FROM events WHERE %s", cm_buf_cstr(&d->where));
     run(d, cm_buf_cstr(&sql), on_count);
     cm_buf_free(&sql);

@@ -700,9 +700,13 @@ static void look(api_materializer_t *m)
     if (m->closing || !m->ctx->migrated || m->ctx->events == NULL)
         return;
     m->busy = true;
-    if (cm_evstore_kind(m->ctx->events) == CM_EVSTORE_CLICKHOUSE)
-        cm_evstore_query(m->ctx->events, api_store_mat_pending_deletes_sql(), on_mutations, m);
-    else
+    if (cm_evstore_kind(m->ctx->events) == CM_EVSTORE_CLICKHOUSE) {
+        /* on a cluster, the shards' local tables (event_store.h) */
+        cm_buf_t sql = CM_BUF_INIT;
+        cm_evstore_pending_deletes_sql(m->ctx->events, &sql);
+        cm_evstore_query(m->ctx->events, cm_buf_cstr(&sql), on_mutations, m);
+        cm_buf_free(&sql);
+    } else
         api_store_mat_work(m->ctx->db, on_work, m);
 }
 

@@ -78,9 +78,3 @@ void api_store_mat_stale_project(cm_db_t *db, const char *project_id, cm_db_done
                       p, 1};
     cm_db_run(db, &s, 1, done, ud);
 }
-
-const char *api_store_mat_pending_deletes_sql(void)
-{
-    return "SELECT count() FROM system.mutations WHERE database = currentDatabase()"
-           " AND table = 'events' AND is_done = 0";
-}

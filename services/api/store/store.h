@@ -499,9 +499,6 @@ void api_store_mat_finish(cm_db_t *db, const char *version_id, const char *statu
  * materialized version of it is due at once (its table may hold the
  * erased person's events). */
 void api_store_mat_stale_project(cm_db_t *db, const char *project_id, cm_db_done_cb done, void *ud);
-/* ClickHouse: one value, how many mutations of the events table are not
- * done yet (the materializer builds nothing while one is: materializer.c). */
-const char *api_store_mat_pending_deletes_sql(void);
 /* The table is gone (a version no longer materialized). */
 void api_store_mat_dropped(cm_db_t *db, const char *version_id, const char *table,
                            cm_db_done_cb done, void *ud);

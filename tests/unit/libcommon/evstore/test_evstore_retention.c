@@ -5,7 +5,10 @@
  * statements and counts all 7), by person and its distinct ids within one
  * project only, a condition matching nothing, and a person's rows and
  * distinct ids. ClickHouse's mutations are covered by the integration
- * tests (retention.test.mjs, persons_delete.test.mjs).
+ * tests (retention.test.mjs, persons_delete.test.mjs, on a cluster
+ * clickhouse_cluster_retention.test.mjs); here their SQL for one server
+ * and for a cluster is pinned (golden), the cluster's being the only one
+ * 18.16 takes there (a Distributed table refuses a mutation).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +22,8 @@
 
 #include "cm/err.h"
 #include "cm/event_store.h"
+/* the store's own SQL builders (not public) */
+#include "../../../../libcommon/src/evstore/evstore_internal.h"
 
 typedef struct {
     uv_loop_t loop;
@@ -216,12 +221,76 @@ static void test_person_rows(void **state)
     assert_int_equal(count(fx, "SELECT count(*) FROM person_distinct_ids"), 1);
 }
 
+static void test_clickhouse_sql_golden(void **state)
+{
+    (void)state;
+    cm_buf_t b = CM_BUF_INIT;
+    cm__ch_delete_events_sql(&b, NULL, "default", "timestamp_ms < 5");
+    assert_string_equal(cm_buf_cstr(&b), "ALTER TABLE events DELETE WHERE timestamp_ms < 5");
+    cm_buf_reset(&b);
+    cm__ch_delete_events_sql(&b, "cm_cluster", "analytics", "timestamp_ms < 5");
+    assert_string_equal(cm_buf_cstr(&b), "ALTER TABLE analytics.events_local ON CLUSTER cm_cluster"
+                                         " DELETE WHERE timestamp_ms < 5");
+    cm_buf_reset(&b);
+    cm__ch_pending_deletes_sql(&b, NULL, "default");
+    assert_string_equal(cm_buf_cstr(&b), "SELECT count() FROM system.mutations WHERE database = "
+                                         "currentDatabase() AND table = 'events' AND is_done = 0");
+    cm_buf_reset(&b);
+    cm__ch_pending_deletes_sql(&b, "cm_cluster", "analytics");
+    assert_string_equal(cm_buf_cstr(&b),
+                        "SELECT count() FROM cluster('cm_cluster', system, mutations) WHERE "
+                        "database = 'analytics' AND table = 'events_local' AND is_done = 0");
+    cm_buf_free(&b);
+}
+
+/* The retention prune's statement per server version: the TTL from 19.6
+ * on, the mutation before (18.16, the only one running here). */
+static void test_retention_by_version_golden(void **state)
+{
+    (void)state;
+    assert_false(cm__ch_has_ttl("18.16.1"));
+    assert_false(cm__ch_has_ttl("19.5.4.22"));
+    assert_true(cm__ch_has_ttl("19.6.2.11"));
+    assert_true(cm__ch_has_ttl("19.17.1"));
+    assert_true(cm__ch_has_ttl("21.8.15.7"));
+    assert_true(cm__ch_has_ttl("24.3.1.2672"));
+    assert_false(cm__ch_has_ttl(""));
+    assert_false(cm__ch_has_ttl(NULL));
+    static const struct {
+        const char *version, *cluster;
+        bool ttl;
+        const char *sql;
+    } cases[] = {
+        {"18.16.1", NULL, false, "ALTER TABLE events DELETE WHERE timestamp_ms < 9"},
+        {"18.16.1", "c1", false,
+         "ALTER TABLE db1.events_local ON CLUSTER c1 DELETE WHERE timestamp_ms < 9"},
+        {"19.6.2.11", NULL, true, "ALTER TABLE events MODIFY TTL timestamp + INTERVAL 30 DAY"},
+        {"24.3.1", "c1", true,
+         "ALTER TABLE db1.events_local ON CLUSTER c1 MODIFY TTL timestamp + INTERVAL 30 DAY"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cm_buf_t b = CM_BUF_INIT;
+        assert_int_equal(cm__ch_retention_sql(&b, cases[i].version, cases[i].cluster, "db1", 30,
+                                              "timestamp_ms < 9"),
+                         cases[i].ttl);
+        assert_string_equal(cm_buf_cstr(&b), cases[i].sql);
+        cm_buf_free(&b);
+    }
+    /* no days: never a TTL */
+    cm_buf_t b = CM_BUF_INIT;
+    assert_false(cm__ch_retention_sql(&b, "24.3.1", NULL, "db1", 0, "x"));
+    assert_string_equal(cm_buf_cstr(&b), "ALTER TABLE events DELETE WHERE x");
+    cm_buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_by_age_in_slices, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_by_person_in_one_project, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_person_rows, fx_setup, fx_teardown),
+        cmocka_unit_test(test_clickhouse_sql_golden),
+        cmocka_unit_test(test_retention_by_version_golden),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
