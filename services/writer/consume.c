@@ -44,6 +44,7 @@ struct wr_batch {
     size_t parsed; /* messages parsed so far (parsing goes in slices) */
     uint64_t started;
     int64_t now_ms;
+    cm_arena_t arena; /* the events' property bytes: one free per batch, not one per property */
 };
 
 static void step_dead(wr_batch_t *wb);
@@ -54,6 +55,7 @@ static void batch_free(wr_batch_t *wb)
     for (size_t i = 0; i < wb->n; i++)
         wr_event_free(&wb->events[i]);
     free(wb->events);
+    cm_arena_free(&wb->arena); /* after the events, whose maps borrow from it */
     free(wb->seen);
     wr_state_free(&wb->st);
     wr_stmts_free(&wb->load);
@@ -245,7 +247,7 @@ static void parse_some(wr_batch_t *wb)
     while (wb->parsed < wb->n) {
         const cm_consumed_t *m = cm_consumer_batch_msg(wb->b, wb->parsed);
         wr_event_t *e = &wb->events[wb->parsed++];
-        wr_event_parse(e, m->value.p, m->value.len, ctx->cfg.max_event);
+        wr_event_parse_in(e, &wb->arena, m->value.p, m->value.len, ctx->cfg.max_event);
         if (e->fate == WR_EVENT_DROP)
             cm_counter_inc(ctx->m_dropped_invalid);
         if (wb->parsed < wb->n && uv_hrtime() - start > SLICE_NS) {

@@ -135,13 +135,23 @@ static bool envelope(wr_event_t *ev, cm_json_t root, cm_buf_t *scratch)
     return true;
 }
 
-/* properties.$set then the top-level $set over it (PostHog: top level wins). */
-static void person_updates(wr_event_t *ev, cm_json_t data, cm_json_t props)
+/* obj's members into p: borrowed when the document's text is in the
+ * batch's arena (it outlives the maps), else copied. */
+static void merge(wr_props_t *p, cm_json_t obj, bool borrow)
 {
-    wr_props_merge_json(&ev->set, cm_json_get(props, "$set"));
-    wr_props_merge_json(&ev->set, cm_json_get(data, "$set"));
-    wr_props_merge_json(&ev->set_once, cm_json_get(props, "$set_once"));
-    wr_props_merge_json(&ev->set_once, cm_json_get(data, "$set_once"));
+    if (borrow)
+        wr_props_merge_borrowed(p, obj);
+    else
+        wr_props_merge_json(p, obj);
+}
+
+/* properties.$set then the top-level $set over it (PostHog: top level wins). */
+static void person_updates(wr_event_t *ev, cm_json_t data, cm_json_t props, bool borrow)
+{
+    merge(&ev->set, cm_json_get(props, "$set"), borrow);
+    merge(&ev->set, cm_json_get(data, "$set"), borrow);
+    merge(&ev->set_once, cm_json_get(props, "$set_once"), borrow);
+    merge(&ev->set_once, cm_json_get(data, "$set_once"), borrow);
     cm_json_t unset = cm_json_get(props, "$unset");
     cm_json_iter_t it = cm_json_iter(unset);
     cm_json_t k, v;
@@ -234,8 +244,21 @@ static void classify(wr_event_t *ev, cm_buf_t *scratch)
 
 void wr_event_parse(wr_event_t *ev, const char *value, size_t len, size_t max_bytes)
 {
+    wr_event_parse_in(ev, NULL, value, len, max_bytes);
+}
+
+void wr_event_parse_in(wr_event_t *ev, cm_arena_t *arena, const char *value, size_t len,
+                       size_t max_bytes)
+{
     memset(ev, 0, sizeof(*ev));
     ev->process_person = true;
+    if (arena) {
+        wr_props_init_in(&ev->props, arena);
+        wr_props_init_in(&ev->set, arena);
+        wr_props_init_in(&ev->set_once, arena);
+        wr_props_init_in(&ev->unset, arena);
+        wr_props_init_in(&ev->group_set, arena);
+    }
     if (len > max_bytes) {
         dead(ev, "too_large");
         return;
@@ -251,8 +274,16 @@ void wr_event_parse(wr_event_t *ev, const char *value, size_t len, size_t max_by
     cm_json_t root = cm_json_root(doc);
     if (!envelope(ev, root, &scratch))
         goto done;
-    if (cm_json_str_append(cm_json_get(root, "data"), &data_text) != 0 ||
-        cm_json_parse(data_text.p, data_text.len, NULL, &data_doc, NULL) != 0 ||
+    /* data is a JSON document inside a JSON string (the wire contract):
+     * decoded once; with an arena, into it, so the maps borrow its bytes. */
+    cm_slice_t data_src = CM_SLICE_NULL;
+    cm_json_t data_str = cm_json_get(root, "data");
+    if (arena && cm_json_type(data_str) == CM_JSON_STRING && !cm_json_str_has_escapes(data_str))
+        data_src = cm_arena_dup(arena, cm_json_str_inner(data_str));
+    else if (cm_json_str_append(data_str, &data_text) == 0)
+        data_src = arena ? cm_arena_dup(arena, (cm_slice_t){data_text.p, data_text.len})
+                         : (cm_slice_t){data_text.p, data_text.len};
+    if (data_src.p == NULL || cm_json_parse(data_src.p, data_src.len, NULL, &data_doc, NULL) != 0 ||
         cm_json_type(cm_json_root(data_doc)) != CM_JSON_OBJECT) {
         dead(ev, "invalid_data");
         goto done;
@@ -263,8 +294,8 @@ void wr_event_parse(wr_event_t *ev, const char *value, size_t len, size_t max_by
         dead(ev, "invalid_properties");
         goto done;
     }
-    wr_props_merge_json(&ev->props, props);
-    person_updates(ev, data, props);
+    merge(&ev->props, props, arena != NULL);
+    person_updates(ev, data, props, arena != NULL);
 
     cm_slice_t pp = wr_props_get(&ev->props, CM_SLICE_LIT("$process_person_profile"));
     if (pp.len == 5 && !memcmp(pp.p, "false", 5))
