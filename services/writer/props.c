@@ -67,6 +67,24 @@ static void ix_grow(wr_props_t *p)
         p->ix[ix_find(p, (cm_slice_t){p->v[i].key, p->v[i].klen})] = (uint32_t)(i + 1);
 }
 
+/* Room for more members without regrowing on the way (a merge knows how
+ * many its object has). */
+static void reserve(wr_props_t *p, size_t more)
+{
+    size_t want = p->n + more;
+    if (want > p->cap) {
+        p->cap = want < 8 ? 8 : want;
+        p->v = cm_xrealloc(p->v, p->cap * sizeof(*p->v));
+    }
+    if (want * 2 > p->ixcap) {
+        size_t cap = p->ixcap ? p->ixcap : 16;
+        while (want * 2 > cap)
+            cap *= 2;
+        p->ixcap = cap / 2; /* ix_grow doubles it */
+        ix_grow(p);
+    }
+}
+
 static size_t slot_of(const wr_props_t *p, cm_slice_t key)
 {
     if (p->ixcap == 0)
@@ -289,6 +307,7 @@ int wr_props_merge_borrowed(wr_props_t *p, cm_json_t obj)
         return CM_EINVAL;
     cm_buf_t scratch;
     cm_buf_init(&scratch);
+    reserve(p, cm_json_len(obj));
     cm_json_iter_t it = cm_json_iter(obj);
     cm_json_t k, v;
     while (cm_json_next(&it, &k, &v)) {
