@@ -169,12 +169,13 @@ static void person_updates(wr_event_t *ev, cm_json_t data, cm_json_t props, bool
 
 static void auto_person_properties(wr_event_t *ev)
 {
-    bool server = wr_props_get(&ev->props, CM_SLICE_LIT("$is_server")).len == 4 &&
-                  !memcmp(wr_props_get(&ev->props, CM_SLICE_LIT("$is_server")).p, "true", 4);
-    char initial[64];
+    cm_slice_t is_server = wr_props_get(&ev->props, CM_SLICE_LIT("$is_server"));
+    bool server = is_server.len == 4 && !memcmp(is_server.p, "true", 4);
+    char initial[64] = "$initial_";
     for (size_t i = 0; i < sizeof(to_person) / sizeof(to_person[0]); i++) {
         const char *name = to_person[i];
-        cm_slice_t value = wr_props_get(&ev->props, cm_slice_from_cstr(name));
+        cm_slice_t key = cm_slice_from_cstr(name);
+        cm_slice_t value = wr_props_get(&ev->props, key);
         if (value.p == NULL)
             continue;
         if (server && (!strcmp(name, "$os") || !strcmp(name, "$os_version")))
@@ -185,11 +186,14 @@ static void auto_person_properties(wr_event_t *ev)
                 wr_props_set_once(&ev->set_once, CM_SLICE_LIT("$initial_os"), value);
             continue;
         }
-        if (!wr_props_has(&ev->set, cm_slice_from_cstr(name)))
-            wr_props_set(&ev->set, cm_slice_from_cstr(name), value);
-        snprintf(initial, sizeof(initial), "$initial_%s", name[0] == '$' ? name + 1 : name);
-        if (!null)
-            wr_props_set_once(&ev->set_once, cm_slice_from_cstr(initial), value);
+        if (!wr_props_has(&ev->set, key))
+            wr_props_set(&ev->set, key, value);
+        if (null)
+            continue;
+        /* "$initial_" + the name without its "$" (the names are short) */
+        cm_slice_t bare = name[0] == '$' ? (cm_slice_t){key.p + 1, key.len - 1} : key;
+        memcpy(initial + 9, bare.p, bare.len);
+        wr_props_set_once(&ev->set_once, (cm_slice_t){initial, 9 + bare.len}, value);
     }
 }
 
