@@ -21,8 +21,10 @@ void wr_props_init_in(wr_props_t *p, cm_arena_t *arena)
 void wr_props_free(wr_props_t *p)
 {
     cm_arena_t *shared = p->shared;
-    free(p->v);
-    free(p->ix);
+    if (shared == NULL) { /* else the arrays are in the shared arena too */
+        free(p->v);
+        free(p->ix);
+    }
     cm_arena_free(&p->own);
     memset(p, 0, sizeof(*p));
     p->shared = shared;
@@ -61,6 +63,22 @@ static size_t key_hash(cm_slice_t key)
     return (size_t)h;
 }
 
+/* The member array resized: from the heap for a map of its own, else from
+ * the shared arena (the old array stays there until the arena goes: growth
+ * doubles, so at most as much again). */
+static void grow_members(wr_props_t *p, size_t cap)
+{
+    if (p->shared == NULL) {
+        p->v = cm_xrealloc(p->v, cap * sizeof(*p->v));
+    } else {
+        wr_prop_t *v = cm_arena_alloc(p->shared, cap * sizeof(*v));
+        if (p->n)
+            memcpy(v, p->v, p->n * sizeof(*v));
+        p->v = v;
+    }
+    p->cap = cap;
+}
+
 /* Where key is in the index, or the empty place it would go. */
 static size_t ix_find(const wr_props_t *p, cm_slice_t key)
 {
@@ -79,8 +97,12 @@ static size_t ix_find(const wr_props_t *p, cm_slice_t key)
 static void ix_grow(wr_props_t *p)
 {
     size_t cap = p->ixcap ? p->ixcap * 2 : 16;
-    free(p->ix);
-    p->ix = cm_xcalloc(cap, sizeof(*p->ix));
+    if (p->shared == NULL) {
+        free(p->ix);
+        p->ix = cm_xcalloc(cap, sizeof(*p->ix));
+    } else {
+        p->ix = cm_arena_alloc(p->shared, cap * sizeof(*p->ix)); /* zeroed */
+    }
     p->ixcap = cap;
     for (size_t i = 0; i < p->n; i++)
         p->ix[ix_find(p, (cm_slice_t){p->v[i].key, p->v[i].klen})] = (uint32_t)(i + 1);
@@ -91,10 +113,8 @@ static void ix_grow(wr_props_t *p)
 static void reserve(wr_props_t *p, size_t more)
 {
     size_t want = p->n + more;
-    if (want > p->cap) {
-        p->cap = want < 8 ? 8 : want;
-        p->v = cm_xrealloc(p->v, p->cap * sizeof(*p->v));
-    }
+    if (want > p->cap)
+        grow_members(p, want < 8 ? 8 : want);
     if (want * 2 > p->ixcap) {
         size_t cap = p->ixcap ? p->ixcap : 16;
         while (want * 2 > cap)
@@ -118,10 +138,8 @@ static wr_prop_t *slot_with(wr_props_t *p, cm_slice_t key, bool borrow_key)
     size_t i = slot_of(p, key);
     if (i)
         return &p->v[i - 1];
-    if (p->n == p->cap) {
-        p->cap = p->cap ? p->cap * 2 : 8;
-        p->v = cm_xrealloc(p->v, p->cap * sizeof(*p->v));
-    }
+    if (p->n == p->cap)
+        grow_members(p, p->cap ? p->cap * 2 : 8);
     wr_prop_t *s = &p->v[p->n++];
     s->key = borrow_key ? (char *)key.p : dup_bytes(p, key);
     s->klen = key.len;

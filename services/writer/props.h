@@ -12,7 +12,8 @@
  * die together (wr_props_init_in: the writer's batch arena), which may
  * also hold bytes the map borrows instead of copying (wr_props_merge_borrowed).
  * The index is the map's own (slot numbers hashed by key), so a key is
- * stored once.
+ * stored once; with a shared arena the member array and the index are
+ * there too, and freeing the map frees nothing.
  */
 #ifndef WR_PROPS_H
 #define WR_PROPS_H
