@@ -4,7 +4,8 @@
  * consumer delivers the next only once this one is committed or handed
  * back.
  *
- * Within the batch the stages overlap: it is cut into up to PARTS_MAX
+ * Within the batch the stages overlap (SQLite as the event store; with
+ * ClickHouse a batch is one insert, one part): it is cut into up to PARTS_MAX
  * parts of at least PART_MIN messages, and while part k is in the event
  * store (its thread, or ClickHouse), part k+1 is parsed and its persons are
  * loaded, applied and committed. Each stage takes the parts in order, one
@@ -377,7 +378,9 @@ void wr_on_batch(cm_consumer_batch_t *b, void *ud)
     wb->seen = cm_xcalloc(wb->n + 1, sizeof(*wb->seen));
     wb->started = uv_now(ctx->loop);
     wb->now_ms = cm_now_us() / 1000;
-    wb->nparts = wb->n / PART_MIN;
+    /* ClickHouse wants few large inserts: a part each would cost its
+     * server about twice the CPU per row (bench writer), so one part. */
+    wb->nparts = cm_evstore_kind(ctx->events) == CM_EVSTORE_CLICKHOUSE ? 1 : wb->n / PART_MIN;
     if (wb->nparts > PARTS_MAX)
         wb->nparts = PARTS_MAX;
     if (wb->nparts == 0)
