@@ -1,8 +1,9 @@
 // bench_writer.mjs [N] - the writer's throughput from a pre-filled queue
 // into SQLite and into ClickHouse, each beside that store's own ceiling for
 // the same rows measured in the same run; capture-to-queryable latency at
-// half the measured rate; the writer's peak RSS. Prints one JSON line per
-// store.
+// half the measured rate; the writer's peak RSS; per core: the writer's
+// events per CPU second (and CPU microseconds per event) beside the store's
+// own CPU per row in the ceiling run. Prints one JSON line per store.
 //
 // Throughput: N CapturedEvent messages (1,000 users, ~20 properties each,
 // 1 in 20 an $identify with $set) are put on the Redis stream before the
@@ -54,6 +55,14 @@ async function metric(port, name) {
   return m ? Number(m[1]) : 0;
 }
 
+// CPU seconds (user + system) a process has used so far, from /proc.
+const cpuSeconds = (pid) => {
+  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const after = f.slice(f.lastIndexOf(')') + 2).split(' '); // fields from the 3rd on
+  return (Number(after[11]) + Number(after[12])) / CLK_TCK;
+};
+const CLK_TCK = 100; // USER_HZ: 100 on Linux for every current architecture
+
 const peakRss = (pid) => {
   const m = fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmHWM:\s+(\d+)/);
   return m ? Number(m[1]) / 1024 : 0;
@@ -65,7 +74,7 @@ async function throughput(env, redisPort) {
   const writer = await startServer(path.join(BUILD, 'bin/writer'), { ...env, WRITER_BATCH: String(BATCH) }, { timeoutMs: 30000 });
   while ((await metric(writer.port, 'writer_events_stored_total')) < N) await sleep(20);
   const secs = (performance.now() - t0) / 1000;
-  return { writer, rate: N / secs, secs };
+  return { writer, rate: N / secs, secs, cpu: cpuSeconds(writer.pid) };
 }
 
 async function latency(writer, ingestPort, rate) {
@@ -103,10 +112,18 @@ async function latency(writer, ingestPort, rate) {
   return { p50: q(0.5), p99: q(0.99), rate_sent: (reqs * perReq) / SECS };
 }
 
+// Runs the script in sqlite3; resolves with the CPU seconds sqlite3 used
+// (bash's `times`: its children's user and system time).
 function sqliteScript(db, script) {
   return new Promise((resolve, reject) => {
-    const p = spawn('sqlite3', [db], { stdio: ['pipe', 'ignore', 'inherit'] });
-    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`sqlite3 exited ${code}`))));
+    const p = spawn('bash', ['-c', 'sqlite3 "$1" > /dev/null || exit $?; times', 'bash', db], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    p.stdout.on('data', (d) => { out += d; });
+    p.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`sqlite3 exited ${code}`));
+      const t = [...(out.trim().split('\n')[1] || '').matchAll(/(\d+)m([\d.]+)s/g)];
+      resolve(t.reduce((sum, m) => sum + Number(m[1]) * 60 + Number(m[2]), 0));
+    });
     p.stdin.end(script);
   });
 }
@@ -123,9 +140,9 @@ async function sqliteCeiling(dir) {
     script += `BEGIN IMMEDIATE;\nINSERT INTO events SELECT * FROM src.events WHERE rowid >= ${a} AND rowid < ${a + BATCH};\nCOMMIT;\n`;
   }
   const t0 = performance.now();
-  await sqliteScript(dst, script);
+  const cpu = await sqliteScript(dst, script);
   const rows = hi - lo + 1;
-  return rows / ((performance.now() - t0) / 1000);
+  return { rate: rows / ((performance.now() - t0) / 1000), cpuPerRow: cpu / rows };
 }
 
 async function clickhouseCeiling(ch) {
@@ -134,6 +151,7 @@ async function clickhouseCeiling(ch) {
     .replace('CREATE TABLE IF NOT EXISTS events', 'CREATE TABLE events_ceiling');
   await ch.query(ddl);
   const lines = (await ch.query('SELECT * FROM events FORMAT JSONEachRow')).split('\n').filter(Boolean);
+  const cpu0 = cpuSeconds(ch.pid);
   const t0 = performance.now();
   for (let i = 0; i < lines.length; i += BATCH) {
     await ch.query('INSERT INTO events_ceiling FORMAT JSONEachRow', {
@@ -141,7 +159,8 @@ async function clickhouseCeiling(ch) {
       settings: { date_time_input_format: 'best_effort', input_format_skip_unknown_fields: 1 },
     });
   }
-  return lines.length / ((performance.now() - t0) / 1000);
+  const secs = (performance.now() - t0) / 1000;
+  return { rate: lines.length / secs, cpuPerRow: (cpuSeconds(ch.pid) - cpu0) / lines.length };
 }
 
 for (const kind of (process.env.BENCH_WRITER_STORES || 'sqlite,clickhouse').split(',')) {
@@ -154,9 +173,11 @@ for (const kind of (process.env.BENCH_WRITER_STORES || 'sqlite,clickhouse').spli
     ...(ch ? { CLICKHOUSE_URL: ch.url } : { EVENTS_DB: path.join(dir, 'events.db') }),
   };
   try {
-    const { writer, rate } = await throughput(env, redis.port);
+    const chCpu0 = ch ? cpuSeconds(ch.pid) : 0;
+    const { writer, rate, cpu } = await throughput(env, redis.port);
     const rss = peakRss(writer.pid);
-    const ceiling = ch ? await clickhouseCeiling(ch) : await sqliteCeiling(dir);
+    const chCpu = ch ? cpuSeconds(ch.pid) - chCpu0 : 0; // ClickHouse's CPU while the writer filled it
+    const { rate: ceiling, cpuPerRow } = ch ? await clickhouseCeiling(ch) : await sqliteCeiling(dir);
     const ingest = await startServer(path.join(BUILD, 'bin/ingest'), { INGEST_PORT: '0', REDIS_URL: redis.url, LOG_LEVEL: 'error' });
     const lat = await latency(writer, ingest.port, rate);
     const rssAfter = peakRss(writer.pid);
@@ -164,7 +185,14 @@ for (const kind of (process.env.BENCH_WRITER_STORES || 'sqlite,clickhouse').spli
     await writer.stop();
     console.log(JSON.stringify({
       store: kind, events: N, batch: BATCH, events_per_s: Math.round(rate), store_ceiling_rows_per_s: Math.round(ceiling),
-      ratio: Number((rate / ceiling).toFixed(2)), latency_ms_p50: Number(lat.p50.toFixed(1)),
+      ratio: Number((rate / ceiling).toFixed(2)),
+      // per core: events per second of the writer's own CPU (all its threads,
+      // SQLite's included when it is the store), beside the store's own CPU
+      // per row in the ceiling run (sqlite3, or the ClickHouse server)
+      writer_events_per_cpu_s: Math.round(N / cpu), writer_cpu_us_per_event: Number((cpu / N * 1e6).toFixed(1)),
+      store_cpu_us_per_row: Number((cpuPerRow * 1e6).toFixed(1)),
+      ...(ch ? { clickhouse_cpu_us_per_event_from_writer: Number((chCpu / N * 1e6).toFixed(1)) } : {}),
+      latency_ms_p50: Number(lat.p50.toFixed(1)),
       latency_ms_p99: Number(lat.p99.toFixed(1)), latency_load_events_per_s: Math.round(lat.rate_sent),
       peak_rss_mb: Number(Math.max(rss, rssAfter).toFixed(1)),
     }));

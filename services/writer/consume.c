@@ -2,16 +2,27 @@
  * consume.c - one batch of queue messages from start to acknowledgement
  * (see writer.h for the steps). One batch is under way at a time: the
  * consumer delivers the next only once this one is committed or handed
- * back, which also keeps one person's events in order.
+ * back.
+ *
+ * Within the batch the stages overlap (SQLite as the event store; with
+ * ClickHouse a batch is one insert, one part): it is cut into up to PARTS_MAX
+ * parts of at least PART_MIN messages, and while part k is in the event
+ * store (its thread, or ClickHouse), part k+1 is parsed and its persons are
+ * loaded, applied and committed. Each stage takes the parts in order, one
+ * at a time (three lanes: parse with project ids, persons, store), so one
+ * person's events are still applied in order and a part's persons are
+ * committed before its events are stored. Dead letters go last, for the
+ * whole batch, and only then is it acknowledged.
  *
  * Failures: a person conflict with a concurrent writer (CM_ECONFLICT) runs
- * the persons step again at once, a few times; anything else (a store or
- * Redis down, the dead-letter queue refusing) hands the whole batch back
- * to the queue, to come again after a backoff that doubles from 100 ms to
- * WRITER_RETRY_MAX, and the writer reports not ready until a batch goes
- * through. Nothing is acknowledged before it is stored, and storing again
- * is harmless: events are deduplicated by uuid, person work by the
- * events_seen records.
+ * that part's persons step again at once, a few times; anything else (a
+ * store or Redis down, the dead-letter queue refusing) stops starting new
+ * steps, waits for the ones under way, and hands the whole batch back to
+ * the queue, to come again after a backoff that doubles from 100 ms to
+ * WRITER_RETRY_MAX; the writer reports not ready until a batch goes
+ * through. Nothing is acknowledged before all of it is stored, and storing
+ * again the parts that were is harmless: events are deduplicated by uuid,
+ * person work by the events_seen records.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +42,16 @@
 #define CONFLICT_RETRIES 5
 #define FIRST_BACKOFF_MS 100
 #define SLICE_NS         (5 * 1000 * 1000) /* parsing yields the loop after this */
+#define PARTS_MAX        4                 /* overlapping parts of a batch */
+#define PART_MIN         250 /* messages: smaller parts cost the stores more per row */
+
+typedef struct {
+    wr_batch_t *wb;
+    size_t lo, hi; /* its messages: events[lo..hi) */
+    wr_state_t st;
+    wr_stmts_t load, save;
+    int conflicts;
+} wr_part_t;
 
 struct wr_batch {
     wr_ctx_t *ctx;
@@ -38,31 +59,51 @@ struct wr_batch {
     wr_event_t *events;
     size_t n;
     bool *seen;
-    wr_state_t st;
-    wr_stmts_t load, save;
-    int conflicts;
-    size_t parsed; /* messages parsed so far (parsing goes in slices) */
+    wr_part_t parts[PARTS_MAX];
+    size_t nparts;
+    size_t parsed;       /* messages parsed so far (parsing goes in slices) */
+    size_t ready;        /* parts parsed, with their project ids */
+    size_t persons_done; /* parts whose persons are committed */
+    size_t stored;       /* parts in the event store (and Redis) */
+    bool parsing, in_persons, in_store, in_dead; /* a step under way, per lane */
+    size_t inserted;
+    int status;       /* the first failure: no new step starts, the batch goes back */
+    const char *what; /* static */
+    char err[200];
     uint64_t started;
     int64_t now_ms;
+    cm_arena_t arena; /* the events' property bytes: one free per batch, not one per property */
 };
 
-static void step_dead(wr_batch_t *wb);
-static void step_persons(wr_batch_t *wb);
+static void advance(wr_batch_t *wb);
 
 static void batch_free(wr_batch_t *wb)
 {
     for (size_t i = 0; i < wb->n; i++)
         wr_event_free(&wb->events[i]);
     free(wb->events);
+    cm_arena_free(&wb->arena); /* after the events, whose maps borrow from it */
     free(wb->seen);
-    wr_state_free(&wb->st);
-    wr_stmts_free(&wb->load);
-    wr_stmts_free(&wb->save);
+    for (size_t k = 0; k < wb->nparts; k++) {
+        wr_state_free(&wb->parts[k].st);
+        wr_stmts_free(&wb->parts[k].load);
+        wr_stmts_free(&wb->parts[k].save);
+    }
     wb->ctx->batch = NULL;
     free(wb);
 }
 
-static void fail(wr_batch_t *wb, int status, const char *what, const char *err)
+/* Keeps the first failure; the batch is handed back once no step is under way. */
+static void failed(wr_batch_t *wb, int status, const char *what, const char *err)
+{
+    if (wb->status)
+        return;
+    wb->status = status ? status : CM_EUNAVAIL;
+    wb->what = what;
+    snprintf(wb->err, sizeof(wb->err), "%s", err ? err : cm_strerror(wb->status));
+}
+
+static void fail(wr_batch_t *wb)
 {
     wr_ctx_t *ctx = wb->ctx;
     uint64_t skipped;
@@ -71,8 +112,7 @@ static void fail(wr_batch_t *wb, int status, const char *what, const char *err)
     if (ctx->backoff_ms > (uint64_t)ctx->cfg.retry_max_ms)
         ctx->backoff_ms = (uint64_t)ctx->cfg.retry_max_ms;
     ctx->failing = true;
-    snprintf(ctx->last_error, sizeof(ctx->last_error), "%s: %s", what,
-             err ? err : cm_strerror(status));
+    snprintf(ctx->last_error, sizeof(ctx->last_error), "%s: %s", wb->what, wb->err);
     if (cm_log_limit(&ctx->fail_log, uv_now(ctx->loop), 1000, &skipped))
         cm_log(CM_LOG_WARN, NULL, "batch of %zu handed back, again in %llu ms: %s (%llu more)",
                wb->n, (unsigned long long)ctx->backoff_ms, ctx->last_error,
@@ -81,10 +121,10 @@ static void fail(wr_batch_t *wb, int status, const char *what, const char *err)
     batch_free(wb);
 }
 
-static void succeed(wr_batch_t *wb, size_t inserted)
+static void succeed(wr_batch_t *wb)
 {
     wr_ctx_t *ctx = wb->ctx;
-    size_t stored = 0;
+    size_t stored = 0, inserted = wb->inserted;
     for (size_t i = 0; i < wb->n; i++) {
         const wr_event_t *e = &wb->events[i];
         if (e->fate == WR_EVENT_OK && e->project_id > 0)
@@ -104,85 +144,18 @@ static void succeed(wr_batch_t *wb, size_t inserted)
     batch_free(wb);
 }
 
-/* ---- 5. the event store and the Redis mirror ----------------------------------------- */
-
-static void on_sunk(int status, const char *err, size_t inserted, void *ud)
-{
-    wr_batch_t *wb = ud;
-    if (status != 0)
-        fail(wb, status, "store", err);
-    else
-        succeed(wb, inserted);
-}
-
-/* ---- 4. persons: load, apply, save, in one transaction ------------------------------ */
-
-static void on_saved(int status, const cm_db_res_t *res, void *ud)
-{
-    wr_batch_t *wb = ud;
-    if (status == CM_ECONFLICT && ++wb->conflicts <= CONFLICT_RETRIES) {
-        cm_counter_inc(wb->ctx->m_conflicts);
-        step_persons(wb);
-        return;
-    }
-    if (status != 0) {
-        fail(wb, status, "persons store", cm_db_error(res));
-        return;
-    }
-    wr_sink_write(wb->ctx, wb->events, wb->n, &wb->st, wb->now_ms, on_sunk, wb);
-}
-
-static void on_loaded(int status, const cm_db_res_t *res, cm_db_txn_t *txn, void *ud)
-{
-    wr_batch_t *wb = ud;
-    if (status == CM_ECONFLICT && ++wb->conflicts <= CONFLICT_RETRIES) {
-        cm_counter_inc(wb->ctx->m_conflicts);
-        step_persons(wb);
-        return;
-    }
-    if (status != 0) {
-        fail(wb, status, "persons store", cm_db_error(res));
-        return;
-    }
-    wr_persons_load_result(res, &wb->load, wb->events, wb->n, &wb->st, wb->seen);
-    for (size_t i = 0; i < wb->n; i++)
-        if (wb->events[i].fate == WR_EVENT_OK && wb->events[i].project_id > 0)
-            wr_persons_apply(&wb->st, &wb->events[i], wb->seen[i]);
-    wr_persons_save_stmts(cm_db_dialect(wb->ctx->persons), &wb->st, wb->events, wb->n, wb->seen,
-                          wb->now_ms, &wb->save);
-    cm_db_txn_commit(txn, wb->save.stmts, wb->save.n, on_saved, wb);
-}
-
-static void step_persons(wr_batch_t *wb)
-{
-    wr_ctx_t *ctx = wb->ctx;
-    if (!ctx->persons_migrated) {
-        fail(wb, CM_EUNAVAIL, "persons store", "tables not created yet");
-        return;
-    }
-    wr_state_free(&wb->st);
-    wr_state_init(&wb->st);
-    wr_stmts_free(&wb->load);
-    wr_stmts_free(&wb->save);
-    for (size_t i = 0; i < wb->n; i++) { /* a conflict's retry starts from the parse */
-        free(wb->events[i].person_properties);
-        wb->events[i].person_properties = NULL;
-        wb->events[i].warning = NULL;
-    }
-    wr_persons_load_stmts(cm_db_dialect(ctx->persons), wb->events, wb->n, &wb->load);
-    cm_db_begin(ctx->persons, wb->load.stmts, wb->load.n, on_loaded, wb);
-}
-
-/* ---- 3. dead letters ------------------------------------------------------------------- */
+/* ---- the last step: dead letters, for the whole batch ---------------------------------- */
 
 static void on_dead_sent(int status, void *ud)
 {
     wr_batch_t *wb = ud;
+    wb->in_dead = false;
     if (status != 0) {
-        fail(wb, status, "dead-letter queue", NULL);
+        failed(wb, status, "dead-letter queue", NULL);
+        advance(wb);
         return;
     }
-    step_persons(wb);
+    succeed(wb);
 }
 
 static void step_dead(wr_batch_t *wb)
@@ -194,12 +167,102 @@ static void step_dead(wr_batch_t *wb)
     wr_dead_letters(wb->ctx, wb->b, wb->events, wb->n, on_dead_sent, wb);
 }
 
-/* ---- 2. project ids from tokens --------------------------------------------------------- */
+/* ---- store lane: the event store and the Redis mirror, a part at a time ---------------- */
 
-static size_t resolve(wr_batch_t *wb, bool final)
+static void on_sunk(int status, const char *err, size_t inserted, void *ud)
+{
+    wr_part_t *part = ud;
+    wr_batch_t *wb = part->wb;
+    wb->in_store = false;
+    if (status != 0)
+        failed(wb, status, "store", err);
+    else {
+        wb->inserted += inserted;
+        wb->stored++;
+    }
+    advance(wb);
+}
+
+/* ---- persons lane: load, apply, save, in one transaction per part ---------------------- */
+
+static void step_persons(wr_part_t *part);
+
+static void persons_failed(wr_part_t *part, int status, const cm_db_res_t *res)
+{
+    wr_batch_t *wb = part->wb;
+    if (status == CM_ECONFLICT && ++part->conflicts <= CONFLICT_RETRIES) {
+        cm_counter_inc(wb->ctx->m_conflicts);
+        step_persons(part);
+        if (!wb->in_persons) /* it could not start */
+            advance(wb);
+        return;
+    }
+    wb->in_persons = false;
+    failed(wb, status, "persons store", cm_db_error(res));
+    advance(wb);
+}
+
+static void on_saved(int status, const cm_db_res_t *res, void *ud)
+{
+    wr_part_t *part = ud;
+    wr_batch_t *wb = part->wb;
+    if (status != 0) {
+        persons_failed(part, status, res);
+        return;
+    }
+    wb->in_persons = false;
+    wb->persons_done++;
+    advance(wb);
+}
+
+static void on_loaded(int status, const cm_db_res_t *res, cm_db_txn_t *txn, void *ud)
+{
+    wr_part_t *part = ud;
+    wr_batch_t *wb = part->wb;
+    wr_event_t *events = wb->events + part->lo;
+    size_t n = part->hi - part->lo;
+    if (status != 0) {
+        persons_failed(part, status, res);
+        return;
+    }
+    wr_persons_load_result(res, &part->load, events, n, &part->st, wb->seen + part->lo);
+    for (size_t i = 0; i < n; i++)
+        if (events[i].fate == WR_EVENT_OK && events[i].project_id > 0)
+            wr_persons_apply(&part->st, &events[i], wb->seen[part->lo + i]);
+    wr_persons_save_stmts(cm_db_dialect(wb->ctx->persons), &part->st, events, n,
+                          wb->seen + part->lo, wb->now_ms, &part->save);
+    cm_db_txn_commit(txn, part->save.stmts, part->save.n, on_saved, part);
+}
+
+static void step_persons(wr_part_t *part)
+{
+    wr_batch_t *wb = part->wb;
+    wr_ctx_t *ctx = wb->ctx;
+    if (!ctx->persons_migrated) {
+        wb->in_persons = false;
+        failed(wb, CM_EUNAVAIL, "persons store", "tables not created yet");
+        return; /* advance() hands the batch back once nothing is under way */
+    }
+    wr_state_free(&part->st);
+    wr_state_init(&part->st);
+    wr_stmts_free(&part->load);
+    wr_stmts_free(&part->save);
+    for (size_t i = part->lo; i < part->hi; i++) { /* a conflict's retry starts from the parse */
+        free(wb->events[i].person_properties);
+        wb->events[i].person_properties = NULL;
+        wb->events[i].warning = NULL;
+    }
+    wr_persons_load_stmts(cm_db_dialect(ctx->persons), wb->events + part->lo, part->hi - part->lo,
+                          &part->load);
+    cm_db_begin(ctx->persons, part->load.stmts, part->load.n, on_loaded, part);
+}
+
+/* ---- parse lane: parse, then project ids from tokens, a part at a time ------------------ */
+
+static size_t resolve(wr_batch_t *wb, const wr_part_t *part, bool final)
 {
     size_t unknown = 0;
-    for (size_t i = 0; i < wb->n; i++) {
+    for (size_t i = part->lo; i < part->hi; i++) {
         wr_event_t *e = &wb->events[i];
         if (e->fate != WR_EVENT_OK)
             continue;
@@ -216,48 +279,91 @@ static size_t resolve(wr_batch_t *wb, bool final)
     return unknown;
 }
 
+static void part_ready(wr_batch_t *wb)
+{
+    wb->parsing = false;
+    wb->ready++;
+    advance(wb);
+}
+
 static void on_tokens(bool ok, void *ud)
 {
     wr_batch_t *wb = ud;
     if (!ok) {
-        fail(wb, CM_EUNAVAIL, "redis", "cannot read projects:tokens");
+        wb->parsing = false;
+        failed(wb, CM_EUNAVAIL, "redis", "cannot read projects:tokens");
+        advance(wb);
         return;
     }
-    resolve(wb, true);
-    step_dead(wb);
+    resolve(wb, &wb->parts[wb->ready], true);
+    part_ready(wb);
 }
 
-/* ---- 1. parse --------------------------------------------------------------------------- */
-
-/* A slice of the batch, then the loop gets a turn: a batch of large
- * messages never holds it for long. */
-static void parse_some(wr_batch_t *wb);
-
+/* A slice of the part, then the loop gets a turn (and the other lanes'
+ * callbacks): a batch of large messages never holds it for long. Runs from
+ * the step timer only, never inside advance(). */
 static void on_step(uv_timer_t *t)
 {
-    parse_some(t->data);
-}
-
-static void parse_some(wr_batch_t *wb)
-{
+    wr_batch_t *wb = t->data;
     wr_ctx_t *ctx = wb->ctx;
+    const wr_part_t *part = &wb->parts[wb->ready];
     uint64_t start = uv_hrtime();
-    while (wb->parsed < wb->n) {
+    if (wb->status) { /* a step of an earlier part failed meanwhile */
+        wb->parsing = false;
+        advance(wb);
+        return;
+    }
+    while (wb->parsed < part->hi) {
         const cm_consumed_t *m = cm_consumer_batch_msg(wb->b, wb->parsed);
         wr_event_t *e = &wb->events[wb->parsed++];
-        wr_event_parse(e, m->value.p, m->value.len, ctx->cfg.max_event);
+        wr_event_parse_in(e, &wb->arena, m->value.p, m->value.len, ctx->cfg.max_event);
         if (e->fate == WR_EVENT_DROP)
             cm_counter_inc(ctx->m_dropped_invalid);
-        if (wb->parsed < wb->n && uv_hrtime() - start > SLICE_NS) {
-            ctx->step.data = wb;
+        if (wb->parsed < part->hi && uv_hrtime() - start > SLICE_NS) {
             uv_timer_start(&ctx->step, on_step, 0, 0);
             return;
         }
     }
-    if (resolve(wb, false) > 0)
+    if (resolve(wb, part, false) > 0)
         wr_tokens_refresh(ctx->tokens, on_tokens, wb);
     else
+        part_ready(wb);
+}
+
+/* ---- the lanes ------------------------------------------------------------------------- */
+
+/*
+ * Starts what can start: the next part's parse, the next parsed part's
+ * persons, the next committed part's store, the dead letters once every
+ * part is stored. Called after every step; each lane holds one step at a
+ * time. After a failure nothing new starts, and the batch goes back once
+ * the steps under way have ended.
+ */
+static void advance(wr_batch_t *wb)
+{
+    wr_ctx_t *ctx = wb->ctx;
+    if (!wb->status && !wb->parsing && wb->ready < wb->nparts) {
+        wb->parsing = true;
+        ctx->step.data = wb;
+        uv_timer_start(&ctx->step, on_step, 0, 0);
+    }
+    if (!wb->status && !wb->in_persons && wb->persons_done < wb->ready) {
+        wb->in_persons = true;
+        step_persons(&wb->parts[wb->persons_done]);
+    }
+    if (!wb->status && !wb->in_store && wb->stored < wb->persons_done) {
+        wr_part_t *part = &wb->parts[wb->stored];
+        wb->in_store = true;
+        wr_sink_write(ctx, wb->events + part->lo, part->hi - part->lo, &part->st, wb->now_ms,
+                      on_sunk, part);
+    }
+    if (!wb->status && !wb->in_dead && wb->stored == wb->nparts) {
+        wb->in_dead = true;
         step_dead(wb);
+        return;
+    }
+    if (wb->status && !wb->parsing && !wb->in_persons && !wb->in_store && !wb->in_dead)
+        fail(wb);
 }
 
 void wr_on_batch(cm_consumer_batch_t *b, void *ud)
@@ -272,8 +378,21 @@ void wr_on_batch(cm_consumer_batch_t *b, void *ud)
     wb->seen = cm_xcalloc(wb->n + 1, sizeof(*wb->seen));
     wb->started = uv_now(ctx->loop);
     wb->now_ms = cm_now_us() / 1000;
-    wr_state_init(&wb->st);
-    parse_some(wb);
+    /* ClickHouse wants few large inserts: a part each would cost its
+     * server about twice the CPU per row (bench writer), so one part. */
+    wb->nparts = cm_evstore_kind(ctx->events) == CM_EVSTORE_CLICKHOUSE ? 1 : wb->n / PART_MIN;
+    if (wb->nparts > PARTS_MAX)
+        wb->nparts = PARTS_MAX;
+    if (wb->nparts == 0)
+        wb->nparts = 1;
+    for (size_t k = 0; k < wb->nparts; k++) {
+        wr_part_t *part = &wb->parts[k];
+        part->wb = wb;
+        part->lo = wb->n * k / wb->nparts;
+        part->hi = wb->n * (k + 1) / wb->nparts;
+        wr_state_init(&part->st);
+    }
+    advance(wb);
 }
 
 bool wr_idle(const wr_ctx_t *ctx)

@@ -135,13 +135,23 @@ static bool envelope(wr_event_t *ev, cm_json_t root, cm_buf_t *scratch)
     return true;
 }
 
-/* properties.$set then the top-level $set over it (PostHog: top level wins). */
-static void person_updates(wr_event_t *ev, cm_json_t data, cm_json_t props)
+/* obj's members into p: borrowed when the document's text is in the
+ * batch's arena (it outlives the maps), else copied. */
+static void merge(wr_props_t *p, cm_json_t obj, bool borrow)
 {
-    wr_props_merge_json(&ev->set, cm_json_get(props, "$set"));
-    wr_props_merge_json(&ev->set, cm_json_get(data, "$set"));
-    wr_props_merge_json(&ev->set_once, cm_json_get(props, "$set_once"));
-    wr_props_merge_json(&ev->set_once, cm_json_get(data, "$set_once"));
+    if (borrow)
+        wr_props_merge_borrowed(p, obj);
+    else
+        wr_props_merge_json(p, obj);
+}
+
+/* properties.$set then the top-level $set over it (PostHog: top level wins). */
+static void person_updates(wr_event_t *ev, cm_json_t data, cm_json_t props, bool borrow)
+{
+    merge(&ev->set, cm_json_get(props, "$set"), borrow);
+    merge(&ev->set, cm_json_get(data, "$set"), borrow);
+    merge(&ev->set_once, cm_json_get(props, "$set_once"), borrow);
+    merge(&ev->set_once, cm_json_get(data, "$set_once"), borrow);
     cm_json_t unset = cm_json_get(props, "$unset");
     cm_json_iter_t it = cm_json_iter(unset);
     cm_json_t k, v;
@@ -159,12 +169,13 @@ static void person_updates(wr_event_t *ev, cm_json_t data, cm_json_t props)
 
 static void auto_person_properties(wr_event_t *ev)
 {
-    bool server = wr_props_get(&ev->props, CM_SLICE_LIT("$is_server")).len == 4 &&
-                  !memcmp(wr_props_get(&ev->props, CM_SLICE_LIT("$is_server")).p, "true", 4);
-    char initial[64];
+    cm_slice_t is_server = wr_props_get(&ev->props, CM_SLICE_LIT("$is_server"));
+    bool server = is_server.len == 4 && !memcmp(is_server.p, "true", 4);
+    char initial[64] = "$initial_";
     for (size_t i = 0; i < sizeof(to_person) / sizeof(to_person[0]); i++) {
         const char *name = to_person[i];
-        cm_slice_t value = wr_props_get(&ev->props, cm_slice_from_cstr(name));
+        cm_slice_t key = cm_slice_from_cstr(name);
+        cm_slice_t value = wr_props_get(&ev->props, key);
         if (value.p == NULL)
             continue;
         if (server && (!strcmp(name, "$os") || !strcmp(name, "$os_version")))
@@ -175,11 +186,14 @@ static void auto_person_properties(wr_event_t *ev)
                 wr_props_set_once(&ev->set_once, CM_SLICE_LIT("$initial_os"), value);
             continue;
         }
-        if (!wr_props_has(&ev->set, cm_slice_from_cstr(name)))
-            wr_props_set(&ev->set, cm_slice_from_cstr(name), value);
-        snprintf(initial, sizeof(initial), "$initial_%s", name[0] == '$' ? name + 1 : name);
-        if (!null)
-            wr_props_set_once(&ev->set_once, cm_slice_from_cstr(initial), value);
+        if (!wr_props_has(&ev->set, key))
+            wr_props_set(&ev->set, key, value);
+        if (null)
+            continue;
+        /* "$initial_" + the name without its "$" (the names are short) */
+        cm_slice_t bare = name[0] == '$' ? (cm_slice_t){key.p + 1, key.len - 1} : key;
+        memcpy(initial + 9, bare.p, bare.len);
+        wr_props_set_once(&ev->set_once, (cm_slice_t){initial, 9 + bare.len}, value);
     }
 }
 
@@ -234,8 +248,21 @@ static void classify(wr_event_t *ev, cm_buf_t *scratch)
 
 void wr_event_parse(wr_event_t *ev, const char *value, size_t len, size_t max_bytes)
 {
+    wr_event_parse_in(ev, NULL, value, len, max_bytes);
+}
+
+void wr_event_parse_in(wr_event_t *ev, cm_arena_t *arena, const char *value, size_t len,
+                       size_t max_bytes)
+{
     memset(ev, 0, sizeof(*ev));
     ev->process_person = true;
+    if (arena) {
+        wr_props_init_in(&ev->props, arena);
+        wr_props_init_in(&ev->set, arena);
+        wr_props_init_in(&ev->set_once, arena);
+        wr_props_init_in(&ev->unset, arena);
+        wr_props_init_in(&ev->group_set, arena);
+    }
     if (len > max_bytes) {
         dead(ev, "too_large");
         return;
@@ -251,8 +278,16 @@ void wr_event_parse(wr_event_t *ev, const char *value, size_t len, size_t max_by
     cm_json_t root = cm_json_root(doc);
     if (!envelope(ev, root, &scratch))
         goto done;
-    if (cm_json_str_append(cm_json_get(root, "data"), &data_text) != 0 ||
-        cm_json_parse(data_text.p, data_text.len, NULL, &data_doc, NULL) != 0 ||
+    /* data is a JSON document inside a JSON string (the wire contract):
+     * decoded once; with an arena, into it, so the maps borrow its bytes. */
+    cm_slice_t data_src = CM_SLICE_NULL;
+    cm_json_t data_str = cm_json_get(root, "data");
+    if (arena && cm_json_type(data_str) == CM_JSON_STRING && !cm_json_str_has_escapes(data_str))
+        data_src = cm_arena_dup(arena, cm_json_str_inner(data_str));
+    else if (cm_json_str_append(data_str, &data_text) == 0)
+        data_src = arena ? cm_arena_dup(arena, (cm_slice_t){data_text.p, data_text.len})
+                         : (cm_slice_t){data_text.p, data_text.len};
+    if (data_src.p == NULL || cm_json_parse(data_src.p, data_src.len, NULL, &data_doc, NULL) != 0 ||
         cm_json_type(cm_json_root(data_doc)) != CM_JSON_OBJECT) {
         dead(ev, "invalid_data");
         goto done;
@@ -263,8 +298,8 @@ void wr_event_parse(wr_event_t *ev, const char *value, size_t len, size_t max_by
         dead(ev, "invalid_properties");
         goto done;
     }
-    wr_props_merge_json(&ev->props, props);
-    person_updates(ev, data, props);
+    merge(&ev->props, props, arena != NULL);
+    person_updates(ev, data, props, arena != NULL);
 
     cm_slice_t pp = wr_props_get(&ev->props, CM_SLICE_LIT("$process_person_profile"));
     if (pp.len == 5 && !memcmp(pp.p, "false", 5))

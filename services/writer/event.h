@@ -59,6 +59,11 @@ typedef struct {
 /* Parses one message's value. Always fills ev (free it with wr_event_free):
  * check ev->fate. max_bytes: a larger message is dead ("too large"). */
 void wr_event_parse(wr_event_t *ev, const char *value, size_t len, size_t max_bytes);
+/* The same with the batch's arena: the event's property maps keep their
+ * bytes there and borrow the decoded data document's values (one copy of
+ * them, no allocation per property). arena must outlive the event. */
+void wr_event_parse_in(wr_event_t *ev, cm_arena_t *arena, const char *value, size_t len,
+                       size_t max_bytes);
 void wr_event_free(wr_event_t *ev);
 /* The stored properties as JSON text. */
 void wr_event_properties_json(const wr_event_t *ev, cm_buf_t *out);

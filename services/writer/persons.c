@@ -46,6 +46,7 @@ void wr_state_free(wr_state_t *st)
         free(g);
     }
     free(st->persons);
+    cm_arena_free(&st->arena); /* after the maps that keep their bytes there */
     free(st->pdi_list);
     free(st->group_list);
     cm_strset_free(st->pdis);
@@ -119,6 +120,7 @@ wr_person_t *wr_state_person(wr_state_t *st, long long project_id, const char *u
     p = cm_xcalloc(1, sizeof(*p));
     snprintf(p->uuid, sizeof(p->uuid), "%s", uuid);
     p->project_id = project_id;
+    wr_props_init_in(&p->props, &st->arena);
     wr_props_load(&p->props, properties);
     if (times.len)
         wr_props_load_times(&p->props, times);
@@ -149,6 +151,7 @@ static wr_group_t *add_group(wr_state_t *st, long long project_id, const char *t
                              const char *key)
 {
     wr_group_t *g = cm_xcalloc(1, sizeof(*g));
+    wr_props_init_in(&g->props, &st->arena);
     g->project_id = project_id;
     g->type = cm_xstrdup(type);
     g->key = cm_xstrdup(key);
@@ -195,6 +198,7 @@ static wr_person_t *create_person(wr_state_t *st, const wr_event_t *ev, const ch
     cm_uuid_v5(WR_PERSON_UUID_NAMESPACE, b.p, b.len, uuid);
     cm_buf_free(&b);
     wr_person_t *p = cm_xcalloc(1, sizeof(*p));
+    wr_props_init_in(&p->props, &st->arena);
     memcpy(p->uuid, uuid, sizeof(uuid));
     p->project_id = ev->project_id;
     p->created_at_ms = ev->timestamp_ms;
@@ -297,7 +301,7 @@ static void move_dids(wr_state_t *st, wr_person_t *from, wr_person_t *to)
 static void merge_people(wr_state_t *st, wr_person_t *target, wr_person_t *other)
 {
     wr_props_t merged;
-    wr_props_init(&merged);
+    wr_props_init_in(&merged, target->props.shared);
     wr_props_copy(&merged, &other->props);
     wr_props_copy(&merged, &target->props);
     wr_props_free(&target->props);

@@ -65,6 +65,7 @@ typedef struct {
     wr_group_t **group_list;
     size_t ngroups, group_cap;
     unsigned long changes; /* grows with every change an event makes */
+    cm_arena_t arena;      /* the persons' and groups' property bytes, freed with the state */
 } wr_state_t;
 
 void wr_state_init(wr_state_t *st);

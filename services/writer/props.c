@@ -12,59 +12,158 @@ void wr_props_init(wr_props_t *p)
     memset(p, 0, sizeof(*p));
 }
 
+void wr_props_init_in(wr_props_t *p, cm_arena_t *arena)
+{
+    memset(p, 0, sizeof(*p));
+    p->shared = arena;
+}
+
 void wr_props_free(wr_props_t *p)
 {
-    for (size_t i = 0; i < p->n; i++) {
-        free(p->v[i].key);
-        free(p->v[i].val);
+    cm_arena_t *shared = p->shared;
+    if (shared == NULL) { /* else the arrays are in the shared arena too */
+        free(p->v);
+        free(p->ix);
     }
-    free(p->v);
-    cm_strset_free(p->ix);
+    cm_arena_free(&p->own);
     memset(p, 0, sizeof(*p));
+    p->shared = shared;
+}
+
+static cm_arena_t *arena_of(wr_props_t *p)
+{
+    return p->shared ? p->shared : &p->own;
+}
+
+static char *dup_bytes(wr_props_t *p, cm_slice_t s)
+{
+    char *d = cm_arena_alloc(arena_of(p), s.len + 1); /* zeroed: the NUL is there */
+    if (s.len)
+        memcpy(d, s.p, s.len);
+    return d;
+}
+
+/* The index's hash: eight bytes a step (FNV-1a's byte a step was the
+ * writer's largest single cost, every property of every event hashed a few
+ * times). Multiply-xorshift, mixed well enough for the masked low bits. */
+static size_t key_hash(cm_slice_t key)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ key.len, w;
+    size_t i = 0;
+    for (; i + 8 <= key.len; i += 8) {
+        memcpy(&w, key.p + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    w = 0;
+    if (key.len > i)
+        memcpy(&w, key.p + i, key.len - i);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 29;
+    return (size_t)h;
+}
+
+/* The member array resized: from the heap for a map of its own, else from
+ * the shared arena (the old array stays there until the arena goes: growth
+ * doubles, so at most as much again). */
+static void grow_members(wr_props_t *p, size_t cap)
+{
+    if (p->shared == NULL) {
+        p->v = cm_xrealloc(p->v, cap * sizeof(*p->v));
+    } else {
+        wr_prop_t *v = cm_arena_alloc(p->shared, cap * sizeof(*v));
+        if (p->n)
+            memcpy(v, p->v, p->n * sizeof(*v));
+        p->v = v;
+    }
+    p->cap = cap;
+}
+
+/* Where key is in the index, or the empty place it would go. */
+static size_t ix_find(const wr_props_t *p, cm_slice_t key)
+{
+    size_t mask = p->ixcap - 1;
+    size_t i = key_hash(key) & mask;
+    for (;; i = (i + 1) & mask) {
+        uint32_t at = p->ix[i];
+        if (at == 0)
+            return i;
+        const wr_prop_t *s = &p->v[at - 1];
+        if (s->klen == key.len && (key.len == 0 || !memcmp(s->key, key.p, key.len)))
+            return i;
+    }
+}
+
+static void ix_grow(wr_props_t *p)
+{
+    size_t cap = p->ixcap ? p->ixcap * 2 : 16;
+    if (p->shared == NULL) {
+        free(p->ix);
+        p->ix = cm_xcalloc(cap, sizeof(*p->ix));
+    } else {
+        p->ix = cm_arena_alloc(p->shared, cap * sizeof(*p->ix)); /* zeroed */
+    }
+    p->ixcap = cap;
+    for (size_t i = 0; i < p->n; i++)
+        p->ix[ix_find(p, (cm_slice_t){p->v[i].key, p->v[i].klen})] = (uint32_t)(i + 1);
+}
+
+/* Room for more members without regrowing on the way (a merge knows how
+ * many its object has). */
+static void reserve(wr_props_t *p, size_t more)
+{
+    size_t want = p->n + more;
+    if (want > p->cap)
+        grow_members(p, want < 8 ? 8 : want);
+    if (want * 2 > p->ixcap) {
+        size_t cap = p->ixcap ? p->ixcap : 16;
+        while (want * 2 > cap)
+            cap *= 2;
+        p->ixcap = cap / 2; /* ix_grow doubles it */
+        ix_grow(p);
+    }
 }
 
 static size_t slot_of(const wr_props_t *p, cm_slice_t key)
 {
-    return (size_t)(uintptr_t)cm_strset_get(p->ix, key); /* 0: absent */
+    if (p->ixcap == 0)
+        return 0; /* absent */
+    return p->ix[ix_find(p, key)];
 }
 
-static char *dup_bytes(cm_slice_t s)
-{
-    char *d = cm_xmalloc(s.len + 1);
-    memcpy(d, s.p ? s.p : "", s.len);
-    d[s.len] = '\0';
-    return d;
-}
-
-/* The slot for key, made empty when new. */
-static wr_prop_t *slot(wr_props_t *p, cm_slice_t key)
+/* The slot for key, made empty when new; the key's bytes borrowed when
+ * borrow_key (they live as long as the arena), else copied. */
+static wr_prop_t *slot_with(wr_props_t *p, cm_slice_t key, bool borrow_key)
 {
     size_t i = slot_of(p, key);
     if (i)
         return &p->v[i - 1];
-    if (p->n == p->cap) {
-        p->cap = p->cap ? p->cap * 2 : 8;
-        p->v = cm_xrealloc(p->v, p->cap * sizeof(*p->v));
-    }
-    if (p->ix == NULL)
-        p->ix = cm_strset_new(8);
+    if (p->n == p->cap)
+        grow_members(p, p->cap ? p->cap * 2 : 8);
     wr_prop_t *s = &p->v[p->n++];
-    s->key = dup_bytes(key);
+    s->key = borrow_key ? (char *)key.p : dup_bytes(p, key);
     s->klen = key.len;
     s->val = NULL;
     s->vlen = 0;
     s->ts = 0;
     s->op = 0;
-    cm_strset_put(p->ix, (cm_slice_t){s->key, s->klen}, (void *)(uintptr_t)p->n);
+    if (p->n * 2 > p->ixcap)
+        ix_grow(p); /* indexes every slot, this one included */
+    else
+        p->ix[ix_find(p, key)] = (uint32_t)p->n;
     return s;
+}
+
+static wr_prop_t *slot(wr_props_t *p, cm_slice_t key)
+{
+    return slot_with(p, key, false);
 }
 
 static void put(wr_props_t *p, wr_prop_t *s, cm_slice_t value)
 {
     if (s->val == NULL)
         p->live++;
-    free(s->val);
-    s->val = dup_bytes(value);
+    s->val = dup_bytes(p, value); /* the old value stays in the arena until the map goes */
     s->vlen = value.len;
 }
 
@@ -91,7 +190,6 @@ bool wr_props_unset(wr_props_t *p, cm_slice_t key)
     size_t i = slot_of(p, key);
     if (i == 0 || p->v[i - 1].val == NULL)
         return false;
-    free(p->v[i - 1].val);
     p->v[i - 1].val = NULL;
     p->live--;
     return true;
@@ -171,7 +269,6 @@ bool wr_props_unset_at(wr_props_t *p, cm_slice_t key, int64_t ts)
         return true;
     }
     if (s->val) {
-        free(s->val);
         s->val = NULL;
         p->live--;
     }
@@ -241,12 +338,42 @@ int wr_props_merge_json(wr_props_t *p, cm_json_t obj)
     return CM_OK;
 }
 
+int wr_props_merge_borrowed(wr_props_t *p, cm_json_t obj)
+{
+    if (cm_json_type(obj) != CM_JSON_OBJECT)
+        return CM_EINVAL;
+    cm_buf_t scratch;
+    cm_buf_init(&scratch);
+    reserve(p, cm_json_len(obj));
+    cm_json_iter_t it = cm_json_iter(obj);
+    cm_json_t k, v;
+    while (cm_json_next(&it, &k, &v)) {
+        cm_slice_t key, value = cm_json_raw(v);
+        cm_buf_reset(&scratch);
+        if (cm_json_as_str(k, &scratch, &key) != 0)
+            continue;
+        /* a key decoded from escapes is in scratch: that one is copied */
+        bool in_scratch = scratch.len && key.p >= scratch.p && key.p < scratch.p + scratch.len;
+        wr_prop_t *s = slot_with(p, key, !in_scratch);
+        if (s->val && s->vlen == value.len && !memcmp(s->val, value.p, value.len))
+            continue;
+        if (s->val == NULL)
+            p->live++;
+        s->val = (char *)value.p;
+        s->vlen = value.len;
+    }
+    cm_buf_free(&scratch);
+    return CM_OK;
+}
+
 int wr_props_load(wr_props_t *p, cm_slice_t json)
 {
     cm_json_doc_t *doc;
-    if (cm_json_parse(json.p, json.len, NULL, &doc, NULL) != 0)
+    /* One copy of the text in the arena, and the members borrow it. */
+    cm_slice_t text = cm_arena_dup(arena_of(p), json);
+    if (cm_json_parse(text.p, text.len, NULL, &doc, NULL) != 0)
         return CM_EINVAL;
-    int rc = wr_props_merge_json(p, cm_json_root(doc));
+    int rc = wr_props_merge_borrowed(p, cm_json_root(doc));
     cm_json_doc_free(doc);
     return rc;
 }

@@ -137,21 +137,24 @@ void wr_sink_write(wr_ctx_t *ctx, const wr_event_t *events, size_t n, const wr_s
     s->ud = ud;
 
     cm_evstore_event_t *ev = cm_xcalloc(n + 1, sizeof(*ev));
-    cm_buf_t *props = cm_xcalloc(n + 1, sizeof(*props));
+    /* Every event's properties text in one buffer (one allocation that
+     * grows a few times, not one per event); the slices are set once it
+     * stops moving. */
+    cm_buf_t props = CM_BUF_INIT;
+    size_t *ends = cm_xcalloc(n + 1, sizeof(*ends));
     size_t ne = 0;
     for (size_t i = 0; i < n; i++) {
         const wr_event_t *e = &events[i];
         if (e->fate != WR_EVENT_OK || e->project_id <= 0)
             continue;
-        cm_buf_init(&props[ne]);
-        wr_event_properties_json(e, &props[ne]);
+        wr_event_properties_json(e, &props);
+        ends[ne] = props.len;
         ev[ne] = (cm_evstore_event_t){
             .uuid = e->uuid,
             .project_id = e->project_id,
             .event = cm_slice_from_cstr(e->event),
             .distinct_id = cm_slice_from_cstr(e->distinct_id),
             .person_id = e->person_id,
-            .properties = {props[ne].p, props[ne].len},
             .person_properties =
                 cm_slice_from_cstr(e->person_properties ? e->person_properties : "{}"),
             .timestamp_ms = e->timestamp_ms,
@@ -159,6 +162,10 @@ void wr_sink_write(wr_ctx_t *ctx, const wr_event_t *events, size_t n, const wr_s
             .session_id = cm_slice_from_cstr(e->session_id ? e->session_id : ""),
         };
         ne++;
+    }
+    for (size_t i = 0; i < ne; i++) {
+        size_t start = i ? ends[i - 1] : 0;
+        ev[i].properties = (cm_slice_t){props.p + start, ends[i] - start};
     }
     size_t np = 0, nd = 0, ng = 0;
     cm_evstore_person_t *persons = cm_xcalloc(st->npersons + 1, sizeof(*persons));
@@ -201,13 +208,12 @@ void wr_sink_write(wr_ctx_t *ctx, const wr_event_t *events, size_t n, const wr_s
     }
     cm_evstore_rows_in_t rows = {ev, ne, persons, np, dids, nd, groups, ng};
     cm_evstore_write(ctx->events, &rows, on_stored, s); /* copies what it needs */
-    for (size_t i = 0; i < ne; i++)
-        cm_buf_free(&props[i]);
+    cm_buf_free(&props);
+    free(ends);
     for (size_t i = 0; i < np; i++)
         cm_buf_free(&pprops[i]);
     for (size_t i = 0; i < ng; i++)
         cm_buf_free(&gprops[i]);
-    free(props);
     free(pprops);
     free(gprops);
     free(ev);

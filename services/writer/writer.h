@@ -2,12 +2,14 @@
  * writer.h - the writer service's configuration and shared context.
  *
  * One wr_ctx_t is made in main() and handed to every part; nothing else is
- * global. The pipeline for one batch of queue messages (consume.c):
- *   parse (event.c) -> project ids from tokens (tokens.c) -> dead letters
- *   (deadletter.c) -> persons in one transaction (persons.c on
- *   persons_store.c) -> the event store and the Redis mirror (sink.c) ->
- *   acknowledge. Any failure hands the batch back to the queue and retries
- *   it with backoff; nothing is acknowledged before it is stored.
+ * global. The pipeline for one batch of queue messages (consume.c), in
+ * parts whose stages overlap (part k stored while part k+1 is parsed and
+ * its persons done): parse (event.c) -> project ids from tokens (tokens.c)
+ * -> persons in one transaction per part (persons.c on persons_store.c) ->
+ * the event store and the Redis mirror (sink.c); then dead letters
+ * (deadletter.c) -> acknowledge. Any failure hands the batch back to the
+ * queue and retries it with backoff; nothing is acknowledged before all of
+ * it is stored.
  */
 #ifndef WR_WRITER_H
 #define WR_WRITER_H
