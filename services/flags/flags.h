@@ -28,6 +28,7 @@ typedef struct {
     char *read_url; /* FLAGS_REDIS_URL; empty: svc.redis_url */
     long long max_staleness_ms;
     size_t answer_cache_bytes; /* FLAGS_ANSWER_CACHE; 0 = off */
+    size_t gzip_min_bytes;     /* FLAGS_GZIP_MIN; 0 = never gzip */
 } flg_config_t;
 
 extern const cm_cfg_key_t flg_config_keys[];

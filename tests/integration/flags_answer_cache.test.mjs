@@ -9,13 +9,16 @@
 // the reference with FLAGS_ANSWER_CACHE=0 and one with the default cache.
 // Every person's request, in v2 and legacy form, goes twice to the cached
 // process and once to the reference; the three answers must be equal byte
-// for byte but for requestId and evaluatedAt, which every answer has anew.
+// for byte but for requestId and evaluatedAt, which every answer has anew,
+// whether sent plain or gzip-compressed (Accept-Encoding: gzip).
 
 process.env.TZ = 'UTC';
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { BUILD, startServer } from './lib/proc.mjs';
 import { startRedis, redisCommand } from './lib/redis.mjs';
 import { generateScenario, makeRng } from './lib/flaggen.mjs';
@@ -60,11 +63,30 @@ async function storeScenario(port, project, sc) {
 // The answer without the two fields every answer has anew.
 const stable = (text) => text.replace(/"requestId":"[0-9a-f-]+"/, '"requestId":""').replace(/"evaluatedAt":[0-9]+/, '"evaluatedAt":0');
 
-async function post(base, query, body, headers = {}) {
-  const res = await fetch(`${base}/flags${query}`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body });
-  const text = await res.text();
-  assert.equal(res.status, 200, `${query} ${body.slice(0, 200)}: ${res.status} ${text.slice(0, 300)}`);
-  return text;
+// POST /flags over node:http (which adds no Accept-Encoding of its own):
+// the answer's text, gunzipped here when the server sent gzip.
+function post(base, query, body, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${base}/flags${query}`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers } }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        try {
+          const raw = Buffer.concat(chunks);
+          const gzipped = res.headers['content-encoding'] === 'gzip';
+          const text = (gzipped ? zlib.gunzipSync(raw) : raw).toString('utf8');
+          assert.equal(res.statusCode, 200, `${query} ${body.slice(0, 200)}: ${res.statusCode} ${text.slice(0, 300)}`);
+          const wantsGzip = /gzip/.test(headers['Accept-Encoding'] || '') && raw.length > 0 && Buffer.byteLength(text) >= 1024;
+          assert.equal(gzipped, wantsGzip, `gzip exactly when asked for and the answer is 1 KiB or more (${text.length} B)`);
+          resolve({ text, gzipped });
+        } catch (e) {
+          reject(e);
+        }
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 async function metric(base, name) {
@@ -109,6 +131,11 @@ describe('flags answer cache: the same bytes as without it', () => {
       let requests = 0;
       let withErrors = 0;
       let expectedHits = 0;
+      const seen = new Set();
+      const expectLookup = (key) => {
+        if (seen.has(key)) expectedHits++;
+        else seen.add(key);
+      };
       for (const person of sc.persons) {
         const body = { token: project.token, distinct_id: person.distinctId, geoip_disable: true };
         if (Object.keys(person.groups).length) body.groups = person.groups;
@@ -121,15 +148,28 @@ describe('flags answer cache: the same bytes as without it', () => {
         const headers = rng.chance(0.2) ? { Origin: 'https://app.example.com' } : {};
         const text = JSON.stringify(body);
         for (const query of ['?v=2', '?v=2&config=true', '']) {
-          const first = await post(cbase, query, text, headers);
-          const second = await post(cbase, query, text, headers);
-          const ref = await post(rbase, query, text, headers);
+          // Half the clients accept gzip (as the SDKs do): the first answer,
+          // the repeated one (its compressed head cached) and the reference
+          // (compressed afresh) must all inflate to the same bytes.
+          const enc = rng.chance(0.5) ? { 'Accept-Encoding': 'gzip, deflate' } : {};
+          const answers = [];
+          for (const base of [cbase, cbase, rbase]) answers.push(await post(base, query, text, { ...headers, ...enc }));
+          const [first, second, ref] = answers.map((a) => a.text);
           assert.equal(stable(first), stable(ref), `${query} ${text}: first answer differs from the reference`);
           assert.equal(stable(second), stable(ref), `${query} ${text}: repeated answer differs from the reference`);
           assert.notEqual(JSON.parse(first).requestId, JSON.parse(second).requestId, 'every answer has its own requestId');
-          if (JSON.parse(ref).errorsWhileComputingFlags) withErrors++;
-          // config=true changes only the envelope: it shares v=2's cached answer.
-          else expectedHits += query === '?v=2&config=true' ? 2 : 1;
+          if (JSON.parse(ref).errorsWhileComputingFlags) {
+            withErrors++; // never kept, so never a hit
+          } else {
+            // The cache's lookups as the server makes them: the flags part
+            // (config=true changes only the envelope: it shares v=2's), then
+            // for a gzipped answer the part's compressed head.
+            const plainKey = `${query === '' ? 'legacy' : 'v2'}|${headers.Origin || ''}|${text}`;
+            for (const a of answers.slice(0, 2)) {
+              expectLookup(plainKey);
+              if (a.gzipped) expectLookup(`${plainKey}|gzip`);
+            }
+          }
           requests++;
         }
       }
