@@ -22,6 +22,10 @@ const cm_cfg_key_t flg_config_keys[] = {
      "regex matching time one /flags request may spend; then its remaining regex conditions "
      "are errors (0 = no budget)",
      0},
+    {"FLAGS_ANSWER_CACHE", CM_CFG_SIZE, F(answer_cache_bytes), "64MiB", 0, 1LL << 40,
+     "memory for rendered /flags answers reused for identical requests (0 = off)", 0},
+    {"FLAGS_GZIP_MIN", CM_CFG_SIZE, F(gzip_min_bytes), "1KiB", 0, 1LL << 30,
+     "smallest /flags answer sent gzip-compressed to clients that accept gzip (0 = never)", 0},
     /* A regional fleet reads a replica; the flags service writes nothing to Redis. */
     {"FLAGS_REDIS_URL", CM_CFG_STR, F(read_url), "", 0, 0,
      "Redis the flags service reads (and subscribes to flags:changed on), e.g. a regional "

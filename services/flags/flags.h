@@ -15,6 +15,7 @@
 #include "cm/redis.h"
 #include "cm/service.h"
 #include "serve/freshness.h"
+#include "serve/answer_cache.h"
 #include "serve/geoip.h"
 #include "serve/store.h"
 
@@ -26,6 +27,8 @@ typedef struct {
     long long regex_budget_ms;
     char *read_url; /* FLAGS_REDIS_URL; empty: svc.redis_url */
     long long max_staleness_ms;
+    size_t answer_cache_bytes; /* FLAGS_ANSWER_CACHE; 0 = off */
+    size_t gzip_min_bytes;     /* FLAGS_GZIP_MIN; 0 = never gzip */
 } flg_config_t;
 
 extern const cm_cfg_key_t flg_config_keys[];
@@ -38,7 +41,8 @@ typedef struct {
     cm_redis_t *redis;
     flg_store_t *store;
     flg_fresh_t *fresh;
-    flg_geoip_t *geoip; /* NULL without GEOIP_DB */
+    flg_geoip_t *geoip;          /* NULL without GEOIP_DB */
+    flg_answer_cache_t *answers; /* NULL when FLAGS_ANSWER_CACHE is 0 */
     cm_http_server_t *http;
     cm_counter_t *evaluations;
     cm_counter_t *quota_limited;

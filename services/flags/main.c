@@ -98,6 +98,7 @@ static int start(void)
     }
     if (ctx.cfg.geoip_db[0] != '\0' && flg_geoip_open(ctx.cfg.geoip_db, &ctx.geoip) != 0)
         return CM_EIO;
+    ctx.answers = flg_answer_cache_new(ctx.cfg.answer_cache_bytes, ctx.metrics);
     ctx.store =
         flg_store_new(ctx.loop, tables_redis, &tables, (uint64_t)ctx.cfg.refresh_ms, ctx.metrics);
     ctx.fresh = flg_fresh_new(ctx.loop, tables_redis, ctx.store, (uint64_t)ctx.cfg.max_staleness_ms,
@@ -123,6 +124,7 @@ int main(int argc, char **argv)
         return 1;
     uv_run(ctx.loop, UV_RUN_DEFAULT);
     flg_geoip_close(ctx.geoip);
+    flg_answer_cache_free(ctx.answers);
     rc = cm_service_finish(ctx.loop, flg_config_keys, flg_config_nkeys, &ctx.cfg);
     cm_metrics_free(ctx.metrics);
     return rc;

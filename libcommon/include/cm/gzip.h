@@ -33,4 +33,19 @@ int cm_gunzip(const void *in, size_t len, size_t max_out, cm_buf_t *out);
  */
 int cm_gzip(const void *in, size_t len, int level, cm_buf_t *out);
 
+/*
+ * One gzip member in two parts, for answers whose long start repeats and
+ * whose short end does not (the flags service's cached answers):
+ *
+ * cm_gzip_head appends a head for in[0..len): its CRC-32 and length (8
+ * bytes, ours), then the gzip header and in's deflate blocks, flushed to a
+ * byte boundary with no final block. It may be kept and used many times.
+ * cm_gzip_tail appends one complete member: the head's gzip bytes, then
+ * tail[0..len) (at most 65535 bytes) as a final stored block, and the
+ * trailer with the CRC-32 and length of both parts together. Each returns
+ * 0, CM_EINVAL (bad level, head or tail length) or CM_ERR.
+ */
+int cm_gzip_head(const void *in, size_t len, int level, cm_buf_t *out);
+int cm_gzip_tail(cm_slice_t head, const void *tail, size_t len, cm_buf_t *out);
+
 #endif

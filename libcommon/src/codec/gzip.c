@@ -143,3 +143,77 @@ int cm_gzip(const void *in, size_t len, int level, cm_buf_t *out)
     deflateEnd(&zs);
     return zrc == Z_STREAM_END ? CM_OK : CM_ERR;
 }
+
+/* ---- a gzip member in two parts ------------------------------------------ */
+
+static void put_le32(cm_buf_t *out, uint32_t v)
+{
+    unsigned char b[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
+                          (unsigned char)(v >> 24)};
+    cm_buf_append(out, b, sizeof(b));
+}
+
+static uint32_t get_le32(const char *p)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+int cm_gzip_head(const void *in, size_t len, int level, cm_buf_t *out)
+{
+    if (level < Z_DEFAULT_COMPRESSION || level > Z_BEST_COMPRESSION)
+        return CM_EINVAL;
+    size_t start = out->len;
+    uLong crc = 0;
+    for (size_t done = 0; done < len;) { /* crc32 takes a uInt length */
+        uInt n = (uInt)CM_MIN(len - done, (size_t)UINT_MAX);
+        crc = crc32(crc, (const Bytef *)in + done, n);
+        done += n;
+    }
+    put_le32(out, (uint32_t)crc);
+    put_le32(out, (uint32_t)len);
+    z_stream zs = {0};
+    if (deflateInit2(&zs, level, Z_DEFLATED, GZIP_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        goto fail;
+    feed_t f = {in, len};
+    int zrc;
+    /* Z_SYNC_FLUSH, never Z_FINISH: the blocks end on a byte boundary and
+     * the last of them is not final, so more blocks can follow. */
+    do {
+        feed(&zs, &f);
+        int flush = f.left == 0 ? Z_SYNC_FLUSH : Z_NO_FLUSH;
+        uLong pending = (uLong)CM_MIN(f.left + zs.avail_in, (size_t)CHUNK);
+        size_t room = CM_MIN((size_t)deflateBound(&zs, pending), CHUNK);
+        zs.next_out = (Bytef *)cm_buf_reserve(out, room);
+        zs.avail_out = (uInt)room;
+        zrc = deflate(&zs, flush);
+        out->len += room - zs.avail_out;
+    } while (zrc == Z_OK && (f.left > 0 || zs.avail_in > 0 || zs.avail_out == 0));
+    deflateEnd(&zs);
+    if (zrc != Z_OK)
+        goto fail;
+    return CM_OK;
+fail:
+    out->len = start;
+    return CM_ERR;
+}
+
+int cm_gzip_tail(cm_slice_t head, const void *tail, size_t len, cm_buf_t *out)
+{
+    if (head.len < 8 + 10 || len > 0xffff)
+        return CM_EINVAL;
+    uLong crc = get_le32(head.p);
+    uint32_t total = get_le32(head.p + 4);
+    cm_buf_reserve(out, head.len - 8 + 5 + len + 8);
+    cm_buf_append(out, head.p + 8, head.len - 8);
+    /* One final stored block (RFC 1951 3.2.4): BFINAL 1, BTYPE 00, then
+     * LEN and NLEN; the head ended on a byte boundary. */
+    unsigned char hdr[5] = {0x01, (unsigned char)len, (unsigned char)(len >> 8),
+                            (unsigned char)~len, (unsigned char)(~len >> 8)};
+    cm_buf_append(out, hdr, sizeof(hdr));
+    cm_buf_append(out, tail, len);
+    uLong tcrc = crc32(0, (const Bytef *)tail, (uInt)len);
+    put_le32(out, (uint32_t)crc32_combine(crc, tcrc, (z_off_t)len));
+    put_le32(out, total + (uint32_t)len); /* ISIZE: the length modulo 2^32 */
+    return CM_OK;
+}

@@ -122,3 +122,51 @@ flg_runtime_t flg_request_runtime(cm_http_req_t *req, cm_json_t evaluation_runti
             return FLG_RUNTIME_CLIENT;
     return FLG_RUNTIME_UNKNOWN;
 }
+
+/* A q parameter of 0 (0, 0.0, 0.000) refuses the coding. */
+static bool refused(cm_slice_t params)
+{
+    while (params.len > 0) {
+        const char *semi = memchr(params.p, ';', params.len);
+        size_t n = semi ? (size_t)(semi - params.p) : params.len;
+        cm_slice_t p = cm_slice_trim((cm_slice_t){params.p, n});
+        if (p.len >= 2 && (p.p[0] == 'q' || p.p[0] == 'Q') && p.p[1] == '=') {
+            size_t i = 2;
+            if (i >= p.len || p.p[i] != '0')
+                return false;
+            for (i++; i < p.len; i++)
+                if (p.p[i] != '.' && p.p[i] != '0')
+                    return false;
+            return true;
+        }
+        params.p += semi ? n + 1 : n;
+        params.len -= semi ? n + 1 : n;
+    }
+    return false;
+}
+
+bool flg_accepts_gzip(cm_slice_t v)
+{
+    /* gzip named decides; otherwise "*" does (a gzip;q=0 beside * refuses). */
+    int gzip = -1, star = -1;
+    while (v.len > 0) {
+        const char *comma = memchr(v.p, ',', v.len);
+        size_t n = comma ? (size_t)(comma - v.p) : v.len;
+        const char *semi = memchr(v.p, ';', n);
+        cm_slice_t coding = cm_slice_trim((cm_slice_t){v.p, semi ? (size_t)(semi - v.p) : n});
+        cm_slice_t params =
+            semi ? (cm_slice_t){semi + 1, n - (size_t)(semi - v.p) - 1} : (cm_slice_t){v.p + n, 0};
+        if (cm_slice_eq_nocase(coding, "gzip") || cm_slice_eq_nocase(coding, "x-gzip"))
+            gzip = !refused(params);
+        else if (cm_slice_eq_nocase(coding, "*"))
+            star = !refused(params);
+        v.p += comma ? n + 1 : n;
+        v.len -= comma ? n + 1 : n;
+    }
+    return gzip >= 0 ? gzip == 1 : star == 1;
+}
+
+bool flg_request_accepts_gzip(cm_http_req_t *req)
+{
+    return flg_accepts_gzip(cm_http_req_header(req, "Accept-Encoding"));
+}

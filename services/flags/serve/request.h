@@ -23,6 +23,11 @@ int flg_request_body(cm_http_req_t *req, size_t max_decoded, cm_buf_t *out, cm_s
 /* evaluation_runtime value (may be a none handle) + headers -> runtime. */
 flg_runtime_t flg_request_runtime(cm_http_req_t *req, cm_json_t evaluation_runtime);
 
+/* True when Accept-Encoding lists gzip (or *) without q=0 (RFC 9110 12.5.3). */
+bool flg_request_accepts_gzip(cm_http_req_t *req);
+/* The same for one header value (exposed for tests). */
+bool flg_accepts_gzip(cm_slice_t accept_encoding);
+
 /* Classifies a User-Agent alone (exposed for tests). */
 flg_runtime_t flg_runtime_from_user_agent(cm_slice_t ua);
 

@@ -21,6 +21,7 @@
 #include "cm/api_error.h"
 #include "cm/common.h"
 #include "cm/form.h"
+#include "cm/gzip.h"
 #include "cm/json.h"
 #include "cm/log.h"
 #include "cm/rediskeys.h"
@@ -167,13 +168,36 @@ static cm_slice_t stored_person_id(const flags_req_t *f)
     return (cm_slice_t){s.p, CM_MIN(i, s.len)};
 }
 
-static void evaluate_and_respond(flags_req_t *f)
+/* The key of everything the answer's flags part depends on (answer_cache.h),
+ * in *key; false when this answer may not be reused: no answer cache, no
+ * definitions, definitions that read the clock, or a failed person read. */
+static bool answer_key(const flags_req_t *f, flg_runtime_t runtime, const cm_buf_t *geo_text,
+                       cm_buf_t *key)
 {
-    cm_json_doc_t *person_doc, *geo_doc, *group_docs[MAX_GROUPS];
+    if (f->ctx->answers == NULL || f->project == NULL || !f->project->clock_free ||
+        f->person_failed)
+        return false;
+    char head[2] = {f->v2 ? '2' : '1', (char)('0' + (int)runtime)};
+    flg_answer_key_add(key, cm_slice_from_cstr(f->project->etag));
+    flg_answer_key_add(key, cm_slice_from_cstr(f->project->project_id));
+    flg_answer_key_add(key, (cm_slice_t){head, sizeof(head)});
+    flg_answer_key_add(key, cm_json_raw(f->body));
+    flg_answer_key_add(key, cm_buf_slice(&f->person));
+    for (size_t i = 0; i < f->ngroups; i++) {
+        flg_answer_key_add(key, f->group_type[i]);
+        flg_answer_key_add(key, cm_buf_slice(&f->group_raw[i]));
+    }
+    flg_answer_key_add(key, cm_buf_slice(geo_text));
+    return true;
+}
+
+/* Evaluates and writes the answer's flags part into out (the object left
+ * open for the envelope); true when it may be reused (no errors). */
+static bool evaluate_into(flags_req_t *f, flg_runtime_t runtime, cm_json_t geo, cm_buf_t *out)
+{
+    cm_json_doc_t *person_doc, *group_docs[MAX_GROUPS];
     flg_group_props_t stored_groups[MAX_GROUPS];
-    cm_buf_t out = CM_BUF_INIT, geo_text = CM_BUF_INIT;
     cm_json_t stored = parse_stored(&f->person, &person_doc);
-    cm_json_t geo = geoip_layer(f, &geo_text, &geo_doc);
     for (size_t i = 0; i < f->ngroups; i++) {
         stored_groups[i].type = f->group_type[i];
         stored_groups[i].properties = parse_stored(&f->group_raw[i], &group_docs[i]);
@@ -199,7 +223,7 @@ static void evaluate_and_respond(flags_req_t *f)
         .flag_keys = cm_json_get_either(f->body, "flag_keys_to_evaluate", "flag_keys"),
         .evaluation_contexts =
             cm_json_get_either(f->body, "evaluation_contexts", "evaluation_environments"),
-        .runtime = flg_request_runtime(f->req, cm_json_get(f->body, "evaluation_runtime")),
+        .runtime = runtime,
         .now_us = cm_now_us(),
         .tz = f->project ? flg_store_timezone(f->ctx->store, f->project->project_id) : NULL,
         .regex_budget_ns = (uint64_t)f->ctx->cfg.regex_budget_ms * 1000000u,
@@ -210,29 +234,96 @@ static void evaluate_and_respond(flags_req_t *f)
     if (f->project)
         flg_evaluate(f->project->snap, &ctx, &ev);
     ev.errors = ev.errors || f->person_failed;
-    cm_counter_inc(f->ctx->evaluations);
     if (ev.errors)
         cm_counter_inc(f->ctx->flag_errors);
     if (ev.regex_budget_spent)
         cm_counter_inc(f->ctx->regex_budget_spent);
 
     cm_json_writer_t w;
-    cm_json_writer_init(&w, &out);
+    cm_json_writer_init(&w, out);
     cm_json_begin_object(&w);
     if (f->v2)
         flg_write_v2(&w, &ev, f->project ? f->project->v2 : NULL);
     else
         flg_write_legacy(&w, &ev);
-    write_envelope_end(f, &w, false);
-    cm_http_respond_json(f->req, 200, &out);
+    bool reusable = !ev.errors && !ev.regex_budget_spent;
 
     if (f->project)
         flg_eval_free(&ev);
     cm_json_doc_free(person_doc);
-    cm_json_doc_free(geo_doc);
-    cm_buf_free(&geo_text);
     for (size_t i = 0; i < f->ngroups; i++)
         cm_json_doc_free(group_docs[i]);
+    return reusable;
+}
+
+/* Sends out (the flags part, then the envelope from part_len on) gzipped.
+ * The flags part's compressed head is kept in the answer cache under the
+ * answer's key plus "gzip" when the part itself may be reused (key != NULL),
+ * so a repeated answer costs a copy and the envelope's CRC, not a deflate. */
+static void respond_gzip(flags_req_t *f, cm_buf_t *out, size_t part_len, const cm_buf_t *key)
+{
+    cm_buf_t gz_key = CM_BUF_INIT, head_buf = CM_BUF_INIT, gz = CM_BUF_INIT;
+    cm_slice_t head = CM_SLICE_NULL;
+    if (key != NULL) {
+        cm_buf_append_slice(&gz_key, cm_buf_slice(key));
+        flg_answer_key_add(&gz_key, cm_slice_from_cstr("gzip"));
+        head = flg_answer_cache_get(f->ctx->answers, cm_buf_slice(&gz_key));
+    }
+    if (head.p == NULL) {
+        if (cm_gzip_head(out->p, part_len, 1, &head_buf) != 0)
+            goto plain;
+        head = cm_buf_slice(&head_buf);
+    }
+    if (cm_gzip_tail(head, out->p + part_len, out->len - part_len, &gz) != 0)
+        goto plain;
+    if (key != NULL && head_buf.len > 0)
+        flg_answer_cache_put(f->ctx->answers, cm_buf_slice(&gz_key), head);
+    cm_http_res_header(f->req, "Content-Encoding", "gzip");
+    cm_http_res_header(f->req, "Vary", "Accept-Encoding");
+    cm_http_respond_json(f->req, 200, &gz);
+    goto done;
+plain:
+    cm_http_res_header(f->req, "Vary", "Accept-Encoding");
+    cm_http_respond_json(f->req, 200, out);
+done:
+    cm_buf_free(&gz_key);
+    cm_buf_free(&head_buf);
+    cm_buf_free(&gz);
+}
+
+static void evaluate_and_respond(flags_req_t *f)
+{
+    cm_json_doc_t *geo_doc;
+    cm_buf_t out = CM_BUF_INIT, geo_text = CM_BUF_INIT, key = CM_BUF_INIT;
+    cm_json_t geo = geoip_layer(f, &geo_text, &geo_doc);
+    flg_runtime_t runtime = flg_request_runtime(f->req, cm_json_get(f->body, "evaluation_runtime"));
+    cm_counter_inc(f->ctx->evaluations);
+
+    bool keyed = answer_key(f, runtime, &geo_text, &key), reusable = true;
+    cm_slice_t cached =
+        keyed ? flg_answer_cache_get(f->ctx->answers, cm_buf_slice(&key)) : CM_SLICE_NULL;
+    if (cached.p != NULL) {
+        cm_buf_reserve(&out, cached.len + 512); /* one allocation: the envelope's room too */
+        cm_buf_append_slice(&out, cached);
+    } else {
+        reusable = evaluate_into(f, runtime, geo, &out);
+        if (reusable && keyed)
+            flg_answer_cache_put(f->ctx->answers, cm_buf_slice(&key), cm_buf_slice(&out));
+    }
+    size_t part_len = out.len;
+
+    cm_json_writer_t w; /* the flags part ends inside the open answer object */
+    cm_json_writer_resume(&w, &out);
+    write_envelope_end(f, &w, false);
+    size_t gzip_min = f->ctx->cfg.gzip_min_bytes;
+    if (gzip_min > 0 && out.len >= gzip_min && flg_request_accepts_gzip(f->req))
+        respond_gzip(f, &out, part_len, keyed && reusable ? &key : NULL);
+    else
+        cm_http_respond_json(f->req, 200, &out);
+
+    cm_json_doc_free(geo_doc);
+    cm_buf_free(&geo_text);
+    cm_buf_free(&key);
     cm_buf_free(&out);
     free_flags_req(f);
 }

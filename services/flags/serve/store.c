@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "cm/alloc.h"
@@ -85,6 +86,23 @@ void flg_project_release(flg_project_t *p)
         project_unref(p);
 }
 
+/* True when no operator in the envelope can be a date operator (the only
+ * conditions that read the clock). Read from the text, not the parsed
+ * conditions, so it holds for cohorts too; an escape (\u) anywhere could
+ * spell an operator this search does not see, so it counts as a date. */
+static bool clock_free(cm_slice_t raw)
+{
+    static const char needle[] = "is_date";
+    const size_t n = sizeof(needle) - 1;
+    for (size_t i = 0; i + 1 < raw.len; i++) {
+        if (raw.p[i] == '\\' && raw.p[i + 1] == 'u')
+            return false;
+        if (i + n <= raw.len && strncasecmp(raw.p + i, needle, n) == 0)
+            return false;
+    }
+    return true;
+}
+
 /* Builds a project from its envelope; NULL (logged) when it does not load. */
 static flg_project_t *project_new(flg_store_t *s, cm_slice_t id, cm_slice_t raw)
 {
@@ -102,6 +120,7 @@ static flg_project_t *project_new(flg_store_t *s, cm_slice_t id, cm_slice_t raw)
     p->raw_len = raw.len;
     p->snap = snap;
     p->v2 = flg_v2_cache_new(snap);
+    p->clock_free = clock_free(raw);
     p->refs = 1;
     uint8_t h[SHA1_DIGEST_SIZE];
     struct sha1_ctx c;

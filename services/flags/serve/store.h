@@ -41,6 +41,7 @@ typedef struct {
     char etag[48]; /* quoted hex SHA-1 of raw */
     flg_snapshot_t *snap;
     flg_v2_cache_t *v2; /* snap's v2 response fragments (serve/response.h) */
+    bool clock_free;    /* no date condition: answers do not depend on the time */
     int refs;
 } flg_project_t;
 

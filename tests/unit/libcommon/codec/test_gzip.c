@@ -186,6 +186,46 @@ static void test_exact_limit(void **state)
     cm_buf_free(&out);
 }
 
+/* A head kept once and finished with many different tails: every member
+ * inflates to head + tail exactly (zlib checks the combined CRC and length). */
+static void test_head_tail(void **state)
+{
+    (void)state;
+    size_t lens[] = {0, 1, 100, 70000, 300000};
+    for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+        size_t n = lens[li];
+        char *in = malloc(n + 1);
+        for (size_t i = 0; i < n; i++)
+            in[i] = (char)("{\"flag-\":true,"[i % 14] + (i % 97 == 0 ? (int)(i % 7) : 0));
+        cm_buf_t head = CM_BUF_INIT;
+        assert_int_equal(cm_gzip_head(in, n, 1, &head), CM_OK);
+        const char *tails[] = {"", "}", ",\"requestId\":\"0b7e\",\"evaluatedAt\":1764300000000}"};
+        for (size_t t = 0; t < 3; t++) {
+            size_t tl = strlen(tails[t]);
+            cm_buf_t member = CM_BUF_INIT, plain = CM_BUF_INIT;
+            assert_int_equal(cm_gzip_tail(cm_buf_slice(&head), tails[t], tl, &member), CM_OK);
+            assert_true(cm_gzip_magic(member.p, member.len));
+            assert_int_equal(cm_gunzip(member.p, member.len, n + tl, &plain), CM_OK);
+            assert_int_equal(plain.len, n + tl);
+            assert_memory_equal(plain.p, in, n);
+            if (tl > 0)
+                assert_memory_equal(plain.p + n, tails[t], tl);
+            cm_buf_free(&member);
+            cm_buf_free(&plain);
+        }
+        cm_buf_free(&head);
+        free(in);
+    }
+    cm_buf_t head = CM_BUF_INIT, out = CM_BUF_INIT;
+    assert_int_equal(cm_gzip_head("x", 1, 10, &head), CM_EINVAL);
+    assert_int_equal(cm_gzip_head("x", 1, 1, &head), CM_OK);
+    static char big[0x10000];
+    assert_int_equal(cm_gzip_tail(cm_buf_slice(&head), big, sizeof(big), &out), CM_EINVAL);
+    assert_int_equal(cm_gzip_tail((cm_slice_t){head.p, 8}, "x", 1, &out), CM_EINVAL);
+    assert_int_equal(out.len, 0);
+    cm_buf_free(&head);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -197,6 +237,7 @@ int main(void)
         cmocka_unit_test(test_corrupt),
         cmocka_unit_test(test_bomb),
         cmocka_unit_test(test_exact_limit),
+        cmocka_unit_test(test_head_tail),
     };
     return cmocka_run_group_tests_name("gzip", tests, NULL, NULL);
 }
