@@ -13,8 +13,8 @@
 // Last, the whole path: events acknowledged by ingest, written by the
 // writer in cluster mode through the Distributed table while a replica is
 // killed with kill -9, each counted once on every node.
-// (The differential corpus and materialized endpoints on the cluster are
-// not here yet.)
+// The differential corpus, materialized endpoints and retention on the
+// cluster: clickhouse_cluster_corpus, _materialized and _retention.test.mjs.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';

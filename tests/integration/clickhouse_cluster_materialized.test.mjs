@@ -35,6 +35,7 @@ describe('materialized endpoints on a ClickHouse cluster (2 shards x 2 replicas)
   };
   // the api's materialized tables on a node, with their engines
   const matTables = async (n) => (await n.rows("SELECT name, engine FROM system.tables WHERE database = 'default' AND name LIKE 'mat\\\\_%' ORDER BY name"));
+  const zkPaths = async (table) => Number((await c.nodes[0].query(`SELECT count() FROM system.zookeeper WHERE path = '/clickhouse/tables/noshard' AND name = 'default.${table}'`)).trim());
   const capture = async (count, event, tag) => {
     const batch = Array.from({ length: count }, (_, i) => ({ event, distinct_id: `u-${i % 13}`, properties: { i, tag } }));
     const r = await fetch(`${s.ingestUrl}/batch/`, { method: 'POST', body: JSON.stringify({ api_key: s.boot.project_api_token, batch }) });
@@ -70,6 +71,7 @@ describe('materialized endpoints on a ClickHouse cluster (2 shards x 2 replicas)
     await within(30000, 'the table built', async () => (await call(s.api, 'GET', `${E}by-event/materialization_status`)).json.status === 'Completed');
     const first = await matTables(c.nodes[0]);
     assert.equal(first.length, 1, JSON.stringify(first));
+    assert.equal(await zkPaths(first[0].name), 1); // one table, every node its replica
     for (const n of c.nodes) {
       assert.deepEqual(await matTables(n), [{ name: first[0].name, engine: 'ReplicatedMergeTree' }], `node ${n.shard}-${n.replica}`);
       await n.query(`SYSTEM SYNC REPLICA ${first[0].name}`);
@@ -99,8 +101,16 @@ describe('materialized endpoints on a ClickHouse cluster (2 shards x 2 replicas)
         const t = await matTables(n);
         if (t.length !== 1 || t[0].name === old) return false;
       }
-      return (await run(s.api, 'by-event', { variables: { event_name: 'signup' } })).endpoint_materialized === true;
+      // each api reads the new version once its read cache (API_READ_CACHE, 1 s) lets go of
+      // the old one, whose table is gone (a run of the old query meanwhile)
+      for (const api of [s.api, apiB]) {
+        const r = await run(api, 'by-event', { variables: { event_name: 'signup' } });
+        if (r.endpoint_materialized !== true || r.endpoint_version !== 2) return false;
+      }
+      return true;
     });
+    // the old table's ZooKeeper path went with its drop
+    assert.equal(await zkPaths(old), 0);
     for (const api of [s.api, apiB]) {
       const mat = await run(api, 'by-event', { variables: { event_name: 'signup' } });
       assert.equal(mat.endpoint_materialized, true);
