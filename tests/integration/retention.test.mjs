@@ -37,7 +37,11 @@ for (const pair of PAIRS) describe(`event retention: ${pairName(pair)}`, () => {
     const r = await fetch(`${s.ingestUrl}/batch/`, { method: 'POST', body: JSON.stringify({ api_key: s.boot.project_api_token, batch: [...batch, ...young] }) });
     assert.equal(r.status, 200, await r.text());
     await within(20000, 'the young events stored', async () => (await count("event = 'young'")) === 3);
-    await within(60000, 'the old events pruned', async () => (await count("event = 'old'")) === 0 && (await s.metric('writer_events_pruned_total')) >= 7);
+    // The metric counts what a prune's count saw: on ClickHouse an old event
+    // stored between a prune's count and its mutation goes with the mutation
+    // uncounted (the writer may store the 10 in more than one batch), so the
+    // rows are the exact check and the metric must only have moved.
+    await within(60000, 'the old events pruned', async () => (await count("event = 'old'")) === 0 && (await s.metric('writer_events_pruned_total')) >= 1);
     // a few more cycles: the young ones are never touched
     await sleep(1000);
     assert.equal(await count("event = 'young'"), 3);
