@@ -120,6 +120,30 @@ int cm_gunzip(const void *in, size_t len, size_t max_out, cm_buf_t *out)
     return rc;
 }
 
+/* Deflates all of f into out, ending with `last` (Z_FINISH: the stream's
+ * end, Z_STREAM_END on success; Z_SYNC_FLUSH: a byte boundary, Z_OK). */
+static int deflate_all(z_stream *zs, feed_t *f, int last, cm_buf_t *out)
+{
+    int zrc;
+    bool more;
+    do {
+        feed(zs, f);
+        int flush = f->left == 0 ? last : Z_NO_FLUSH;
+        /* Small inputs get one right-sized step; large ones go by CHUNK. */
+        uLong pending = (uLong)CM_MIN(f->left + zs->avail_in, (size_t)CHUNK);
+        size_t room = CM_MIN((size_t)deflateBound(zs, pending), CHUNK);
+        zs->next_out = (Bytef *)cm_buf_reserve(out, room);
+        zs->avail_out = (uInt)room;
+        zrc = deflate(zs, flush);
+        out->len += room - zs->avail_out;
+        if (last == Z_FINISH)
+            more = zrc == Z_OK || zrc == Z_BUF_ERROR;
+        else
+            more = zrc == Z_OK && (f->left > 0 || zs->avail_in > 0 || zs->avail_out == 0);
+    } while (more);
+    return zrc;
+}
+
 int cm_gzip(const void *in, size_t len, int level, cm_buf_t *out)
 {
     if (level < Z_DEFAULT_COMPRESSION || level > Z_BEST_COMPRESSION)
@@ -128,18 +152,7 @@ int cm_gzip(const void *in, size_t len, int level, cm_buf_t *out)
     if (deflateInit2(&zs, level, Z_DEFLATED, GZIP_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         return CM_ERR;
     feed_t f = {in, len};
-    int zrc;
-    do {
-        feed(&zs, &f);
-        int flush = f.left == 0 ? Z_FINISH : Z_NO_FLUSH;
-        /* Small inputs get one right-sized step; large ones go by CHUNK. */
-        uLong pending = (uLong)CM_MIN(f.left + zs.avail_in, (size_t)CHUNK);
-        size_t room = CM_MIN((size_t)deflateBound(&zs, pending), CHUNK);
-        zs.next_out = (Bytef *)cm_buf_reserve(out, room);
-        zs.avail_out = (uInt)room;
-        zrc = deflate(&zs, flush);
-        out->len += room - zs.avail_out;
-    } while (zrc == Z_OK || zrc == Z_BUF_ERROR);
+    int zrc = deflate_all(&zs, &f, Z_FINISH, out);
     deflateEnd(&zs);
     return zrc == Z_STREAM_END ? CM_OK : CM_ERR;
 }
@@ -176,19 +189,9 @@ int cm_gzip_head(const void *in, size_t len, int level, cm_buf_t *out)
     if (deflateInit2(&zs, level, Z_DEFLATED, GZIP_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         goto fail;
     feed_t f = {in, len};
-    int zrc;
     /* Z_SYNC_FLUSH, never Z_FINISH: the blocks end on a byte boundary and
      * the last of them is not final, so more blocks can follow. */
-    do {
-        feed(&zs, &f);
-        int flush = f.left == 0 ? Z_SYNC_FLUSH : Z_NO_FLUSH;
-        uLong pending = (uLong)CM_MIN(f.left + zs.avail_in, (size_t)CHUNK);
-        size_t room = CM_MIN((size_t)deflateBound(&zs, pending), CHUNK);
-        zs.next_out = (Bytef *)cm_buf_reserve(out, room);
-        zs.avail_out = (uInt)room;
-        zrc = deflate(&zs, flush);
-        out->len += room - zs.avail_out;
-    } while (zrc == Z_OK && (f.left > 0 || zs.avail_in > 0 || zs.avail_out == 0));
+    int zrc = deflate_all(&zs, &f, Z_SYNC_FLUSH, out);
     deflateEnd(&zs);
     if (zrc != Z_OK)
         goto fail;
