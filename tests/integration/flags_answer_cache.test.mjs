@@ -21,7 +21,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { BUILD, startServer } from './lib/proc.mjs';
 import { startRedis, redisCommand } from './lib/redis.mjs';
-import { generateScenario, makeRng } from './lib/flaggen.mjs';
+import { generateScenario, makeRng, storeRecords } from './lib/flaggen.mjs';
 
 const FLAGS_BIN = path.join(BUILD, 'bin/flags');
 
@@ -49,15 +49,7 @@ async function storeScenario(port, project, sc) {
   const { projectId, token } = project;
   await redisCommand(port, 'HSET', 'projects:tokens', token, String(projectId));
   await redisCommand(port, 'HSET', 'flags:definitions', String(projectId), envelopeText(project, sc));
-  for (const g of sc.groupRecords) {
-    await redisCommand(port, 'SET', `groups:${projectId}:${g.type}:${g.key}`, JSON.stringify(g.properties));
-  }
-  for (const p of sc.persons) {
-    if (p.stored === null && !p.staticCohorts) continue;
-    const rec = { properties: p.stored || {} };
-    if (p.staticCohorts) rec.static_cohorts = p.staticCohorts;
-    await redisCommand(port, 'SET', `persons:${projectId}:${p.distinctId}`, JSON.stringify(rec));
-  }
+  await storeRecords(port, projectId, sc);
 }
 
 // The answer without the two fields every answer has anew.

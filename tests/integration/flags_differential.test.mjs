@@ -26,7 +26,7 @@ import { PostHog } from 'posthog-node';
 import { BUILD, ROOT, startServer } from './lib/proc.mjs';
 import { startRedis, redisCommand } from './lib/redis.mjs';
 import Ajv from 'ajv';
-import { generateScenario, mergedView } from './lib/flaggen.mjs';
+import { generateScenario, mergedView, storeRecords } from './lib/flaggen.mjs';
 
 const FLAGS_BIN = path.join(BUILD, 'bin/flags');
 const CONCURRENCY = 4;
@@ -80,15 +80,7 @@ async function storeScenario(port, project, sc) {
   await redisCommand(port, 'HSET', 'projects:tokens', token, String(projectId));
   await redisCommand(port, 'HSET', 'projects:secret_tokens', sha256(secret), String(projectId));
   await redisCommand(port, 'HSET', 'flags:definitions', String(projectId), JSON.stringify(sc.envelope));
-  for (const g of sc.groupRecords) {
-    await redisCommand(port, 'SET', `groups:${projectId}:${g.type}:${g.key}`, JSON.stringify(g.properties));
-  }
-  for (const p of sc.persons) {
-    if (p.stored === null && !p.staticCohorts) continue;
-    const rec = { properties: p.stored || {} };
-    if (p.staticCohorts) rec.static_cohorts = p.staticCohorts;
-    await redisCommand(port, 'SET', `persons:${projectId}:${p.distinctId}`, JSON.stringify(rec));
-  }
+  await storeRecords(port, projectId, sc);
 }
 
 describe('flags service vs posthog-node local evaluation (differential)', () => {

@@ -28,6 +28,7 @@
 // skips those): static cohorts, experience continuity, cyclic or missing
 // dependencies, unknown operators and group types, non-portable regexes,
 // integral numbers in exact matches, missing properties.
+import { redisCommand } from './redis.mjs';
 
 // ---- PRNG ------------------------------------------------------------------
 
@@ -687,4 +688,18 @@ export function mergedView(scenario, person) {
     groupProperties[type] = { ...(scenario.groupStored[`${type}\0${gk}`] || {}), ...(person.groupRequest[type] || {}) };
   }
   return { personProperties, groups: { ...person.groups }, groupProperties };
+}
+
+// A scenario's group and person records written where flags reads them
+// (Redis on port), for the project projectId.
+export async function storeRecords(port, projectId, sc) {
+  for (const g of sc.groupRecords) {
+    await redisCommand(port, 'SET', `groups:${projectId}:${g.type}:${g.key}`, JSON.stringify(g.properties));
+  }
+  for (const p of sc.persons) {
+    if (p.stored === null && !p.staticCohorts) continue;
+    const rec = { properties: p.stored || {} };
+    if (p.staticCohorts) rec.static_cohorts = p.staticCohorts;
+    await redisCommand(port, 'SET', `persons:${projectId}:${p.distinctId}`, JSON.stringify(rec));
+  }
 }
