@@ -312,6 +312,8 @@ static char *info_json(api_materializer_t *m, const cm_evstore_rows_t *rows)
     cm_json_int(&w, (int64_t)m->mat.ncols);
     cm_json_key(&w, "reaggregate");
     cm_json_boolean(&w, m->mat.reaggregate);
+    cm_json_key(&w, "one_row");
+    cm_json_boolean(&w, m->mat.one_row);
     cm_json_key(&w, "limit");
     cm_json_int(&w, m->mat.limit);
     cm_json_key(&w, "offset");

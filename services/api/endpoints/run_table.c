@@ -48,6 +48,8 @@ typedef struct {
     char **col_names, **col_types;
     size_t ncols;
     int64_t limit, offset; /* the page */
+    bool one_row;          /* the query aggregates without GROUP BY (query.h) */
+    bool range;            /* the read aggregates again: one row even from none */
 } mread_t;
 
 static int key(api_endpoints__run_t *run, char out[96]);
@@ -107,6 +109,14 @@ static void on_rows(int status, const char *err, const cm_evstore_rows_t *rows, 
     if (status != 0) { /* the table is gone or the store away: the query itself */
         cm_log(CM_LOG_WARN, NULL, "materialized read of %s: %s; running the query", m->how.table,
                err ? err : "");
+        m->done(run, API_ENDPOINTS__DECLINED, NULL);
+        return;
+    }
+    /* No row for these values, and the query answers one even then (count()
+     * 0, uniqExact 0 ...): a read that aggregates again gives it, one that
+     * cannot (an aggregate not re-aggregable, read as stored) would answer
+     * nothing. The query itself answers instead. */
+    if (cm_evstore_nrows(rows) == 0 && m->one_row && !m->range) {
         m->done(run, API_ENDPOINTS__DECLINED, NULL);
         return;
     }
@@ -238,6 +248,8 @@ static int prepare(api_call_t *call, mread_t *m, const api_endpoints__mat_read_t
     }
     bool range = false; /* aggregate again over the table's rows */
     cm_json_as_bool(cm_json_get(root, "reaggregate"), &range);
+    cm_json_as_bool(cm_json_get(root, "one_row"), &m->one_row);
+    m->range = range;
     m->ncols = (size_t)nq;
     m->col_names = cm_xcalloc(m->ncols + 1, sizeof(char *));
     m->col_types = cm_xcalloc(m->ncols + 1, sizeof(char *));

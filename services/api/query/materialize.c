@@ -386,6 +386,7 @@ int api_query_materialize(const api_query_t *q, api_query_mat_t *out, cm_buf_t *
     /* an aggregate-only query answers one row even when nothing matches:
      * its reads aggregate too, so that a value without rows gets it */
     out->reaggregate = q->nvars > 0 && (any_range || (top->aggregates && top->group_by.n == 0));
+    out->one_row = q->nvars > 0 && top->aggregates && top->group_by.n == 0;
     out->reagg = cm_xcalloc(top->ncols + 1, 1);
     out->ncols = top->ncols;
     for (size_t c = 0; !m.failed && c < top->ncols; c++) {

@@ -159,7 +159,11 @@ typedef struct {
      * sum, 'n' min, 'x' max (all 'g' without a range variable) */
     char *reagg;
     size_t ncols;
-    bool reaggregate;      /* reads aggregate again (a range variable, or no GROUP BY) */
+    bool reaggregate; /* reads aggregate again (a range variable, or no GROUP BY) */
+    /* aggregates without GROUP BY: the query answers one row even where no
+     * event matches, which a table read that does not aggregate again
+     * cannot give (the run answers from the query then: run_table.c) */
+    bool one_row;
     int64_t limit, offset; /* the query's own (limit_dropped), else -1 and 0 */
 } api_query_mat_t;
 int api_query_materialize(const api_query_t *q, api_query_mat_t *out, cm_buf_t *reason);

@@ -506,6 +506,8 @@ static void expect_mat(const char *query, const char *want)
             cm_buf_append_cstr(&got, " [limit at read]");
         if (m.reaggregate)
             cm_buf_appendf(&got, " [read: %s]", m.reagg);
+        else if (m.one_row) /* a value without rows: the query answers */
+            cm_buf_append_cstr(&got, " [one row: the query where none]");
         cm_buf_t sql = CM_BUF_INIT;
         for (int d = 0; d < 2; d++) {
             compile(cm_buf_cstr(&m.hogql), d ? API_QUERY_CLICKHOUSE : API_QUERY_SQLITE, false,
@@ -531,6 +533,11 @@ static void test_materialize(void **state)
     expect_mat("SELECT count() FROM events WHERE event = {variables.event_name}",
                "SELECT count(), event AS `event_name` FROM events WHERE true GROUP BY event "
                "[event_name] [read: c]");
+    /* uniqExact is not aggregated again: the row is read as stored, and a
+     * value without events (no row) is answered by the query itself */
+    expect_mat("SELECT uniqExact(distinct_id) FROM events WHERE event = {variables.e}",
+               "SELECT uniqExact(distinct_id), event AS `e` FROM events WHERE true GROUP BY event "
+               "[e] [one row: the query where none]");
     expect_mat("SELECT count() FROM events WHERE timestamp >= {variables.start_hour} AND "
                "timestamp < {variables.end_hour}",
                "SELECT count(), toStartOfDay(timestamp) AS `start_hour`, toStartOfDay(timestamp) "
