@@ -143,10 +143,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                       : (api_query_value_t){.kind = API_QV_FLOAT, .f = 1.5};
     }
     hogql_invariants(data, size, q, names, vals, nv);
-    for (int d = 0; d < 3; d++) {
+    for (int d = 0; d < 4; d++) { /* SQLite, then ClickHouse 18.16, 21.8+ and 24 */
         api_query_print_opts_t o = {
             .dialect = d == 0 ? API_QUERY_SQLITE : API_QUERY_CLICKHOUSE,
-            .clickhouse_modern = d == 2,
+            .clickhouse_version = d == 3   ? API_QUERY_CH_24
+                                  : d == 2 ? API_QUERY_CH_21
+                                           : API_QUERY_CH_1816,
             .project_id = 4242,
             .var_names = names,
             .var_values = vals,
