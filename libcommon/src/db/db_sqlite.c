@@ -127,6 +127,24 @@ static int exec(sqlite_db_t *sq, cm__db_job_t *job, const char *sql)
     return sqlite3_exec(sq->conn, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : fail(sq, job, sql);
 }
 
+/* Two connections turning a new file to WAL at once (the api and the
+ * writer starting together on a fresh SQLite file) can each hold a shared
+ * lock and want the exclusive one: SQLite answers one of them SQLITE_BUSY
+ * at once, without the busy handler, to break the deadlock. Tried again
+ * for up to the busy timeout (a worker thread: sleeping blocks no loop). */
+static int set_wal(sqlite_db_t *sq, cm__db_job_t *job)
+{
+    static const char sql[] = "PRAGMA journal_mode=WAL";
+    for (int waited = 0;; waited += 10) {
+        int rc = sqlite3_exec(sq->conn, sql, NULL, NULL, NULL);
+        if (rc == SQLITE_OK)
+            return 0;
+        if ((rc & 0xff) != SQLITE_BUSY || waited >= sq->busy_timeout_ms)
+            return fail(sq, job, sql);
+        sqlite3_sleep(10);
+    }
+}
+
 /* var/meta.db on a fresh checkout: make the file's directory (one level). */
 static void make_dir_of(const char *path)
 {
@@ -174,7 +192,7 @@ static int open_conn(sqlite_db_t *sq, cm__db_job_t *job)
         sqlite3_extended_result_codes(sq->conn, 1);
         sqlite3_busy_timeout(sq->conn, sq->busy_timeout_ms);
     }
-    if (rc != SQLITE_OK || (!sq->read_only && exec(sq, job, "PRAGMA journal_mode=WAL") != 0) ||
+    if (rc != SQLITE_OK || (!sq->read_only && set_wal(sq, job) != 0) ||
         (!sq->read_only && exec(sq, job, "PRAGMA synchronous=NORMAL") != 0) ||
         exec(sq, job, "PRAGMA foreign_keys=ON") != 0 ||
         (sq->on_open_sql != NULL && exec(sq, job, sq->on_open_sql) != 0) ||
