@@ -117,15 +117,20 @@ static bool add_migration(cm__ch_ddl_t *d, const char *s, unsigned version)
     return true;
 }
 
-/* "-- done if code N" -> N (> 0), else 0. */
-static unsigned done_marker(const char *p, size_t n)
+/* A line "<tag>N..." -> N when 0 < N < below, else 0. */
+static unsigned tagged_number(const char *p, size_t n, const char *tag, unsigned long below)
 {
-    static const char tag[] = "-- done if code ";
-    size_t tl = sizeof(tag) - 1;
+    size_t tl = strlen(tag);
     if (n <= tl || memcmp(p, tag, tl) != 0 || !isdigit((unsigned char)p[tl]))
         return 0;
     unsigned long v = strtoul(p + tl, NULL, 10);
-    return v > 0 && v < 100000 ? (unsigned)v : 0;
+    return v > 0 && v < below ? (unsigned)v : 0;
+}
+
+/* "-- done if code N" -> N (> 0), else 0. */
+static unsigned done_marker(const char *p, size_t n)
+{
+    return tagged_number(p, n, "-- done if code ", 100000);
 }
 
 bool cm__ch_error_is(const char *err, unsigned code)
@@ -137,12 +142,7 @@ bool cm__ch_error_is(const char *err, unsigned code)
 /* "-- migration N..." -> N (> 0), else 0. */
 static unsigned marker(const char *p, size_t n)
 {
-    static const char tag[] = "-- migration ";
-    size_t tl = sizeof(tag) - 1;
-    if (n <= tl || memcmp(p, tag, tl) != 0 || !isdigit((unsigned char)p[tl]))
-        return 0;
-    unsigned long v = strtoul(p + tl, NULL, 10);
-    return v > 0 && v < 1000000 ? (unsigned)v : 0;
+    return tagged_number(p, n, "-- migration ", 1000000);
 }
 
 int cm__ch_ddl_parse(const char *text, cm__ch_ddl_t *out)
