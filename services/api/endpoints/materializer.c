@@ -191,6 +191,18 @@ static void fail_store(api_materializer_t *m, const char *what, const char *err)
 
 /* ---- dropping a table ---- */
 
+/* One statement about a materialized table to the event store; sql is
+ * consumed. ddl and replicated as cm_evstore_select_t says. */
+static void send_table_sql(api_materializer_t *m, cm_buf_t *sql, bool ddl, bool replicated,
+                           cm_evstore_query_cb cb)
+{
+    cm_evstore_select(
+        m->ctx->events,
+        &(cm_evstore_select_t){.sql = cm_buf_cstr(sql), .ddl = ddl, .replicated = replicated}, cb,
+        m);
+    cm_buf_free(sql);
+}
+
 static void drop(api_materializer_t *m, const char *table, cm_evstore_query_cb cb)
 {
     cm_buf_t sql = CM_BUF_INIT;
@@ -199,9 +211,7 @@ static void drop(api_materializer_t *m, const char *table, cm_evstore_query_cb c
         api_query_table_drop_replicated(&sql, table, cluster, db);
     else
         api_query_table_drop(&sql, cm_evstore_dialect(m->ctx->events), table);
-    cm_evstore_select(m->ctx->events, &(cm_evstore_select_t){.sql = cm_buf_cstr(&sql), .ddl = true},
-                      cb, m);
-    cm_buf_free(&sql);
+    send_table_sql(m, &sql, true, false, cb);
 }
 
 static void on_old_dropped(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
@@ -340,10 +350,7 @@ static void on_columns(int status, const char *err, const cm_evstore_rows_t *row
     job_clear(m);
     cm_buf_t sql = CM_BUF_INIT;
     api_query_table_count(&sql, cm_evstore_dialect(m->ctx->events), m->table);
-    cm_evstore_select(m->ctx->events,
-                      &(cm_evstore_select_t){.sql = cm_buf_cstr(&sql), .replicated = true},
-                      on_counted, m);
-    cm_buf_free(&sql);
+    send_table_sql(m, &sql, false, true, on_counted);
 }
 
 /* The table's rows, for the end's log line only: a count that fails is
@@ -373,10 +380,7 @@ static void on_created(int status, const char *err, const cm_evstore_rows_t *row
     }
     cm_buf_t sql = CM_BUF_INIT;
     api_query_table_columns(&sql, cm_evstore_dialect(m->ctx->events), m->table);
-    cm_evstore_select(m->ctx->events,
-                      &(cm_evstore_select_t){.sql = cm_buf_cstr(&sql), .replicated = true},
-                      on_columns, m);
-    cm_buf_free(&sql);
+    send_table_sql(m, &sql, false, true, on_columns);
 }
 
 /* ---- on a ClickHouse cluster (query/table.h): DESCRIBE, CREATE ON CLUSTER, INSERT ---- */
@@ -391,11 +395,7 @@ static void on_created_empty(int status, const char *err, const cm_evstore_rows_
     }
     cm_buf_t sql = CM_BUF_INIT;
     api_query_table_fill(&sql, m->table, cm_buf_cstr(&m->sql.sql));
-    cm_evstore_select(
-        m->ctx->events,
-        &(cm_evstore_select_t){.sql = cm_buf_cstr(&sql), .ddl = true, .replicated = true},
-        on_created, m);
-    cm_buf_free(&sql);
+    send_table_sql(m, &sql, true, true, on_created);
 }
 
 static void on_described(int status, const char *err, const cm_evstore_rows_t *rows, void *ud)
@@ -418,9 +418,7 @@ static void on_described(int status, const char *err, const cm_evstore_rows_t *r
     const char *db = NULL, *cluster = cm_evstore_cluster(m->ctx->events, &db);
     cm_buf_t sql = CM_BUF_INIT;
     api_query_table_create_replicated(&sql, m->table, cluster, db, names, types, n);
-    cm_evstore_select(m->ctx->events, &(cm_evstore_select_t){.sql = cm_buf_cstr(&sql), .ddl = true},
-                      on_created_empty, m);
-    cm_buf_free(&sql);
+    send_table_sql(m, &sql, true, false, on_created_empty);
     free(names);
     free(types);
 }
@@ -461,9 +459,7 @@ static void create_table(api_materializer_t *m, job_t *j, const char *hogql, con
     cm_buf_t sql = CM_BUF_INIT;
     if (cm_evstore_cluster(m->ctx->events, NULL) != NULL) { /* ClickHouse: no parameters */
         api_query_table_describe(&sql, cm_buf_cstr(&m->sql.sql));
-        cm_evstore_select(m->ctx->events, &(cm_evstore_select_t){.sql = cm_buf_cstr(&sql)},
-                          on_described, m);
-        cm_buf_free(&sql);
+        send_table_sql(m, &sql, false, false, on_described);
         goto done;
     }
     api_query_table_create(&sql, d, m->table, cm_buf_cstr(&m->sql.sql));
