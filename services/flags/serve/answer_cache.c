@@ -1,9 +1,9 @@
 /*
  * answer_cache.c - see answer_cache.h.
  *
- * A chained hash table of entries that hold their key and answer in one
- * allocation. Keys are compared whole after the hash, so a hash collision
- * can never serve another request's answer.
+ * A cm_strset from the whole key to the answer (keys are compared whole,
+ * so a hash collision can never serve another request's answer), with the
+ * bytes held counted against the bound.
  */
 #include "serve/answer_cache.h"
 
@@ -12,19 +12,19 @@
 #include <string.h>
 
 #include "cm/alloc.h"
-#include "cm/hashfn.h"
+#include "cm/strset.h"
 
-#define NBUCKETS 4096 /* a power of two */
+/* What an entry costs beside its key and answer (its slot, the copy of the
+ * key the set keeps, malloc's own), so that the bound holds for small ones. */
+#define ENTRY_OVERHEAD 64
 
-typedef struct entry {
-    struct entry *next;
-    uint64_t hash;
-    size_t key_len, answer_len;
-    char bytes[]; /* key, then answer */
-} entry_t;
+typedef struct {
+    size_t len;
+    char bytes[]; /* the answer */
+} answer_t;
 
 struct flg_answer_cache {
-    entry_t *buckets[NBUCKETS];
+    cm_strset_t *answers; /* key -> answer_t, each owned here */
     size_t used, max_bytes;
     cm_counter_t *hits, *misses, *flushes;
 };
@@ -35,6 +35,7 @@ flg_answer_cache_t *flg_answer_cache_new(size_t max_bytes, cm_metrics_t *metrics
         return NULL;
     flg_answer_cache_t *c = cm_xcalloc(1, sizeof(*c));
     c->max_bytes = max_bytes;
+    c->answers = cm_strset_new(256);
     if (metrics != NULL) {
         c->hits = cm_metrics_counter(metrics, "flags_answer_cache_hits_total",
                                      "/flags answers served from the answer cache", NULL);
@@ -52,79 +53,51 @@ static void count(cm_counter_t *counter)
         cm_counter_inc(counter);
 }
 
-static void clear(flg_answer_cache_t *c)
-{
-    for (size_t i = 0; i < NBUCKETS; i++) {
-        entry_t *e = c->buckets[i];
-        while (e != NULL) {
-            entry_t *next = e->next;
-            free(e);
-            e = next;
-        }
-        c->buckets[i] = NULL;
-    }
-    c->used = 0;
-}
-
 void flg_answer_cache_free(flg_answer_cache_t *c)
 {
     if (c == NULL)
         return;
-    clear(c);
+    cm_strset_free_with(c->answers, free);
     free(c);
-}
-
-static entry_t **find(flg_answer_cache_t *c, uint64_t h, cm_slice_t key)
-{
-    entry_t **pe = &c->buckets[h & (NBUCKETS - 1)];
-    for (; *pe != NULL; pe = &(*pe)->next) {
-        const entry_t *e = *pe;
-        if (e->hash == h && e->key_len == key.len && memcmp(e->bytes, key.p, key.len) == 0)
-            break;
-    }
-    return pe;
 }
 
 cm_slice_t flg_answer_cache_get(flg_answer_cache_t *c, cm_slice_t key)
 {
     if (c == NULL)
         return CM_SLICE_NULL;
-    const entry_t *e = *find(c, cm_fnv1a_64(key), key);
-    if (e == NULL) {
+    const answer_t *a = cm_strset_get(c->answers, key);
+    if (a == NULL) {
         count(c->misses);
         return CM_SLICE_NULL;
     }
     count(c->hits);
-    return (cm_slice_t){e->bytes + e->key_len, e->answer_len};
+    return (cm_slice_t){a->bytes, a->len};
 }
 
 void flg_answer_cache_put(flg_answer_cache_t *c, cm_slice_t key, cm_slice_t answer)
 {
     if (c == NULL)
         return;
-    size_t size = sizeof(entry_t) + key.len + answer.len;
+    size_t cost = ENTRY_OVERHEAD + key.len;
+    size_t size = cost + answer.len;
     if (size > c->max_bytes / 4)
         return; /* one answer may not push out most of the others */
-    uint64_t h = cm_fnv1a_64(key);
-    entry_t **pe = find(c, h, key);
-    if (*pe != NULL) { /* an equal key: the newer answer replaces it */
-        entry_t *old = *pe;
-        *pe = old->next;
-        c->used -= sizeof(entry_t) + old->key_len + old->answer_len;
-        free(old);
-    }
-    if (c->used + size > c->max_bytes) {
-        clear(c);
+    const answer_t *old = cm_strset_get(c->answers, key);
+    size_t after = c->used - (old ? cost + old->len : 0) + size;
+    if (after > c->max_bytes) { /* full: start over rather than track ages */
+        cm_strset_free_with(c->answers, free);
+        c->answers = cm_strset_new(256);
+        c->used = 0;
         count(c->flushes);
     }
-    entry_t *e = cm_xmalloc(size);
-    e->hash = h;
-    e->key_len = key.len;
-    e->answer_len = answer.len;
-    memcpy(e->bytes, key.p, key.len);
-    memcpy(e->bytes + key.len, answer.p, answer.len);
-    e->next = c->buckets[h & (NBUCKETS - 1)];
-    c->buckets[h & (NBUCKETS - 1)] = e;
+    answer_t *a = cm_xmalloc(sizeof(*a) + answer.len);
+    a->len = answer.len;
+    memcpy(a->bytes, answer.p, answer.len);
+    answer_t *replaced = cm_strset_put(c->answers, key, a); /* an equal key's, if kept */
+    if (replaced != NULL) {
+        c->used -= cost + replaced->len;
+        free(replaced);
+    }
     c->used += size;
 }
 
