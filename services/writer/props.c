@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cm/alloc.h"
+#include "cm/hashfn.h"
 #include "cm/err.h"
 
 void wr_props_init(wr_props_t *p)
@@ -43,24 +44,9 @@ static char *dup_bytes(wr_props_t *p, cm_slice_t s)
     return d;
 }
 
-/* The index's hash: eight bytes a step (FNV-1a's byte a step was the
- * writer's largest single cost, every property of every event hashed a few
- * times). Multiply-xorshift, mixed well enough for the masked low bits. */
 static size_t key_hash(cm_slice_t key)
 {
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ key.len, w;
-    size_t i = 0;
-    for (; i + 8 <= key.len; i += 8) {
-        memcpy(&w, key.p + i, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    w = 0;
-    if (key.len > i)
-        memcpy(&w, key.p + i, key.len - i);
-    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 29;
-    return (size_t)h;
+    return (size_t)cm_hash_words(key);
 }
 
 /* The member array resized: from the heap for a map of its own, else from
