@@ -151,6 +151,11 @@ typedef struct {
      * for up to this long (a job of this one statement; see "Read cache"
      * below); 0 always reads the store. */
     unsigned cache_ms;
+    /* Optional, with or without cache_ms: on a store that can tell whether
+     * anything was committed to it since (SQLite), the kept answer serves
+     * for as long as nothing was, and cache_ms is not used; on one that
+     * cannot (PostgreSQL), cache_ms alone applies (0: not kept). */
+    bool until_changed;
     /* SQLite, optional: the rows' text may add up to this many bytes (a
      * value counts its length plus 8), and no value computed on the way
      * may be longer; past it the statement stops and fails with
@@ -203,13 +208,22 @@ void cm_db_txn_rollback(cm_db_txn_t *txn, cm_db_done_cb cb, void *ud);
 /*
  * Read cache: a job of one statement with cache_ms > 0 is answered from
  * memory when the same SQL with the same parameters was read through this
- * handle less than cache_ms ago (a failure is never kept). Any other job
- * (a write, a transaction, a read without cache_ms) empties the cache when
- * it is submitted, and a read that started before it is not kept, so a
- * process always reads its own writes; another process's writes show
- * within cache_ms. For the hot reads of a request path (a key's lookup, an
+ * handle less than cache_ms ago (a failure is never kept). A job that may
+ * write (anything but a SELECT, a transaction) empties the cache when it is
+ * submitted, and a read that started before it is not kept, so a process
+ * always reads its own writes; another process's writes show within
+ * cache_ms. For the hot reads of a request path (a key's lookup, an
  * endpoint's definition) that would otherwise cost a thread-pool hop or a
  * round trip each. The callback still runs later, on the loop.
+ *
+ * until_changed on SQLite: the answer is kept with the file's data version
+ * (PRAGMA data_version of a second, read-only connection the loop thread
+ * uses for nothing else) taken when the read was submitted, and serves
+ * while that version is the same: no connection of any process committed
+ * anything since, so the store would answer the same. The check is one
+ * read transaction's locks on the loop and no wait: the connection has no
+ * busy timeout, and a store that is busy counts as changed. Another
+ * process's writes show at once.
  */
 
 /* Results: one table per statement of the job, in order. */

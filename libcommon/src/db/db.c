@@ -105,6 +105,7 @@ static cm__db_job_t *job_new(cm_db_t *db, const cm_db_stmt_t *stmts, size_t n)
         s->types = stmts[i].types ? copy_into(&text, stmts[i].types) : NULL;
         s->timeout_ms = stmts[i].timeout_ms;
         s->cache_ms = stmts[i].cache_ms;
+        s->until_changed = stmts[i].until_changed;
         s->max_bytes = stmts[i].max_bytes;
         s->params = (const char *const *)arrays;
         for (int j = 0; j < s->nparams; j++)
@@ -112,6 +113,24 @@ static cm__db_job_t *job_new(cm_db_t *db, const cm_db_stmt_t *stmts, size_t n)
     }
     cm_buf_init(&job->res.error);
     return job;
+}
+
+struct cm__db_follower {
+    struct cm__db_follower *next;
+    cm_db_done_cb cb;
+    void *ud;
+};
+
+void cm__db_job_answer(cm__db_job_t *job, int status, const cm_db_res_t *res)
+{
+    job->cb(status, res, job->ud);
+    while (job->followers) {
+        struct cm__db_follower *f = job->followers;
+        job->followers = f->next;
+        f->cb(status, res, f->ud);
+        free(f);
+    }
+    job->followers_tail = NULL;
 }
 
 void cm__db_job_free(cm__db_job_t *job)
@@ -177,6 +196,39 @@ void cm__db_kick(cm_db_t *db)
         uv_timer_start(&db->kick, on_kick, 0, 0);
 }
 
+/*
+ * Identical reads waiting: a lone SELECT submitted while the same statement
+ * with the same parameters waits in the queue, not started, and no job that
+ * may write was submitted since (the cache's generation), becomes a follower
+ * of that one: one run answers both. It reads no older a store than its own
+ * run would have: the job it joins starts after it was submitted, and
+ * nothing of this handle's writes comes between. With one job at a time per
+ * handle, the requests that arrive during one round trip (PostgreSQL) or
+ * thread-pool hop (SQLite) asking the same thing cost one more, not one each.
+ */
+static bool join_waiting(cm_db_t *db, cm__db_job_t *job)
+{
+    for (cm__db_job_t *w = db->head; w; w = w->next) {
+        if (w->cb == NULL || w->tx != CM__TX_AUTO || w->nstmts != 1 ||
+            w->cache_key.len != job->cache_key.len || w->cache_gen != db->cache_gen ||
+            w->stmts[0].timeout_ms != job->stmts[0].timeout_ms ||
+            w->stmts[0].max_bytes != job->stmts[0].max_bytes ||
+            memcmp(w->cache_key.p, job->cache_key.p, job->cache_key.len) != 0)
+            continue;
+        struct cm__db_follower *f = cm_xcalloc(1, sizeof(*f));
+        f->cb = job->cb;
+        f->ud = job->ud;
+        if (w->followers_tail)
+            w->followers_tail->next = f;
+        else
+            w->followers = f;
+        w->followers_tail = f;
+        cm__db_job_free(job);
+        return true;
+    }
+    return false;
+}
+
 void cm_db_run(cm_db_t *db, const cm_db_stmt_t *stmts, size_t n, cm_db_done_cb cb, void *ud)
 {
     cm__db_job_t *job = job_new(db, stmts, n);
@@ -184,13 +236,21 @@ void cm_db_run(cm_db_t *db, const cm_db_stmt_t *stmts, size_t n, cm_db_done_cb c
     job->ud = ud;
     if (db->closing) {
         cm__db_job_fail(job, CM_EUNAVAIL, "%s: closing", db->name);
-    } else if (n == 1 && stmts[0].cache_ms > 0) {
+    } else if (n == 1 &&
+               (stmts[0].cache_ms > 0 || (stmts[0].until_changed && db->ops->data_version))) {
         if (cm__db_cache_lookup(db, job)) {
             cm__db_kick(db);
             return;
         }
+        if (join_waiting(db, job))
+            return;
     } else if (job_may_write(job)) {
         cm__db_cache_invalidate(db);
+    } else if (n == 1) {
+        cm__db_cache_key(job);
+        job->cache_gen = db->cache_gen;
+        if (join_waiting(db, job))
+            return;
     }
     if (db->tail)
         db->tail->next = job;
@@ -237,10 +297,10 @@ void cm__db_job_done(cm__db_job_t *job)
             free(db->held);
             db->held = NULL;
         }
-        if (job->cache_key.len)
+        if (job->keep)
             cm__db_cache_complete(db, job);
         else
-            job->cb(job->status, &job->res, job->ud);
+            cm__db_job_answer(job, job->status, &job->res);
     }
     cm__db_job_free(job);
     pump(db);
@@ -303,7 +363,7 @@ static void kick_closed(uv_handle_t *h)
         cm__db_job_t *job = db->head;
         db->head = job->next;
         cm__db_job_fail(job, CM_EUNAVAIL, "%s: closed", db->name);
-        job->cb(job->status, &job->res, job->ud);
+        cm__db_job_answer(job, job->status, &job->res);
         cm__db_job_free(job);
     }
     cm__db_cache_free(db);

@@ -26,7 +26,9 @@
 
 typedef struct {
     int refs;
-    uint64_t expires; /* loop time, ms */
+    uint64_t expires; /* loop time, ms; unused with a version */
+    bool has_version; /* kept while the store's data version is this */
+    uint64_t version;
     size_t bytes;
     cm_db_res_t res;
 } cached_t;
@@ -74,12 +76,23 @@ static void key_of(const cm_db_stmt_t *s, cm_buf_t *k)
     }
 }
 
+void cm__db_cache_key(cm__db_job_t *job)
+{
+    key_of(&job->stmts[0], &job->cache_key);
+}
+
 bool cm__db_cache_lookup(cm_db_t *db, cm__db_job_t *job)
 {
     key_of(&job->stmts[0], &job->cache_key);
     uint64_t now = uv_now(db->loop);
+    /* read before the lookup: if it matches the kept answer's, nothing was
+     * committed between that read's submission and now */
+    uint64_t version = 0;
+    bool has_version = job->stmts[0].until_changed && db->ops->data_version &&
+                       db->ops->data_version(db, &version) == 0;
     cached_t *e = db->cache ? cm_strset_get(db->cache, cm_buf_slice(&job->cache_key)) : NULL;
-    if (e && now < e->expires) {
+    bool fresh = e && (e->has_version ? has_version && version == e->version : now < e->expires);
+    if (fresh) {
         cm__db_hit_t *hit = cm_xcalloc(1, sizeof(*hit));
         hit->entry = e;
         e->refs++;
@@ -93,9 +106,12 @@ bool cm__db_cache_lookup(cm_db_t *db, cm__db_job_t *job)
         cm__db_job_free(job);
         return true;
     }
+    job->keep = true;
     job->cache_gen = db->cache_gen;
     job->cache_since = now;
     job->cache_ms = job->stmts[0].cache_ms;
+    job->cache_has_version = has_version;
+    job->cache_version = version;
     return false;
 }
 
@@ -111,13 +127,14 @@ void cm__db_cache_complete(cm_db_t *db, cm__db_job_t *job)
 {
     size_t bytes = job->status == 0 ? res_bytes(&job->res) : 0;
     if (job->status != 0 || job->cache_gen != db->cache_gen || db->closing ||
-        bytes > ENTRY_MAX_BYTES) {
-        job->cb(job->status, &job->res, job->ud);
+        bytes > ENTRY_MAX_BYTES || (!job->cache_has_version && job->cache_ms == 0)) {
+        cm__db_job_answer(job, job->status, &job->res);
         return;
     }
     if (db->cache && (cm_strset_count(db->cache) >= CACHE_MAX_ENTRIES ||
                       db->cache_bytes + bytes > CACHE_MAX_BYTES)) {
-        /* full: start again rather than track ages (entries live a second) */
+        /* full: start again rather than track ages (entries live a second,
+         * or until the store changes) */
         cm_strset_free_with(db->cache, unref);
         db->cache = NULL;
         db->cache_bytes = 0;
@@ -127,6 +144,8 @@ void cm__db_cache_complete(cm_db_t *db, cm__db_job_t *job)
     cached_t *e = cm_xcalloc(1, sizeof(*e));
     e->refs = 2; /* the cache's and this callback's */
     e->expires = job->cache_since + job->cache_ms;
+    e->has_version = job->cache_has_version;
+    e->version = job->cache_version;
     e->bytes = bytes;
     e->res.tables = job->res.tables;
     e->res.ntables = job->res.ntables;
@@ -139,7 +158,7 @@ void cm__db_cache_complete(cm_db_t *db, cm__db_job_t *job)
         unref(old);
     }
     db->cache_bytes += bytes;
-    job->cb(0, &e->res, job->ud);
+    cm__db_job_answer(job, 0, &e->res);
     unref(e);
 }
 

@@ -60,9 +60,19 @@ struct cm__db_job {
     /* a cached read's miss (db_cache.c): its key, the cache's generation
      * and the loop's time when it was submitted, its time to live */
     uint64_t queued_ns; /* uv_hrtime() at submission: the latency histogram */
-    cm_buf_t cache_key; /* empty: not a cached read */
+    /* a lone SELECT: its key (db_cache.c) and the cache's generation at
+     * submission; keep: a cached read's miss, its answer is kept */
+    cm_buf_t cache_key; /* empty: not a lone read */
+    bool keep;
+    /* the same read submitted again while this one waited: answered with
+     * this one's result, in order (db.c, "Identical reads waiting") */
+    struct cm__db_follower *followers, *followers_tail;
     uint64_t cache_gen, cache_since;
     unsigned cache_ms;
+    /* until_changed on a backend that tells: the store's data version at
+     * submission; the answer is kept under it */
+    bool cache_has_version;
+    uint64_t cache_version;
 };
 
 /* The statements run inside a transaction; one is opened first; it is
@@ -87,6 +97,10 @@ typedef struct {
     bool (*ready)(cm_db_t *db, cm_buf_t *why);
     void (*shutdown)(cm_db_t *db);
     void (*free)(cm_db_t *db); /* the backend struct holding db */
+    /* Optional (NULL: the backend cannot tell): on the loop, without
+     * waiting, a number that changes whenever anything is committed to the
+     * store by any connection; -1 when it cannot say now. */
+    int (*data_version)(cm_db_t *db, uint64_t *out);
 } cm__db_ops_t;
 
 struct cm_db {
@@ -112,6 +126,8 @@ struct cm_db {
 
 /* db_cache.c: cm_db_run's read cache (see db.h). */
 typedef struct cm__db_hit cm__db_hit_t;
+/* The lone read's key into job->cache_key: its SQL, types and parameters. */
+void cm__db_cache_key(cm__db_job_t *job);
 /* A cacheable job: true when it was answered from memory (the callback is
  * queued on db->hits and job freed); otherwise the job is marked to be kept
  * when it completes. */
@@ -130,6 +146,8 @@ int cm_db_open_sqlite(uv_loop_t *loop, const cm_db_opts_t *opts, const char *pat
 int cm_db_open_pg(uv_loop_t *loop, const cm_db_opts_t *opts, cm_db_t **out);
 
 void cm__db_job_done(cm__db_job_t *job);
+/* Runs the job's callback, then its followers', with one result. */
+void cm__db_job_answer(cm__db_job_t *job, int status, const cm_db_res_t *res);
 void cm__db_job_free(cm__db_job_t *job);
 /* The backend has released its connection (after ops->shutdown). */
 void cm__db_shutdown_done(cm_db_t *db);

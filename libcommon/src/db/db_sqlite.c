@@ -12,6 +12,11 @@
  * Prepared statements are kept (STMT_CACHE of them, by SQL text): a service
  * runs the same few dozen statements over and over, and compiling one costs
  * about as much as running it.
+ *
+ * The gate: a second, read-only connection, opened by the job that opens the
+ * first and used after that by the loop thread alone, for one statement:
+ * PRAGMA data_version, the read cache's "until changed" check (db.h). It has
+ * no busy timeout, so it never waits on the loop.
  */
 #include <errno.h>
 #include <math.h>
@@ -49,8 +54,10 @@ typedef struct {
     void (*wjob_after)(uv_work_t *w, int status);
     uint64_t deadline; /* uv_hrtime() past which the running statement stops; 0: none */
     sqlite3 *conn;     /* touched only inside work callbacks */
-    bool open_failed;  /* written inside work callbacks */
-    int state;         /* on the loop: 0 not opened yet, 1 open, -1 the last open failed */
+    sqlite3 *gate;     /* set by the opening job; then the loop's alone (state 1) */
+    sqlite3_stmt *gate_version;
+    bool open_failed; /* written inside work callbacks */
+    int state;        /* on the loop: 0 not opened yet, 1 open, -1 the last open failed */
     uv_work_t work;
     cm__db_job_t *job;
     cached_stmt_t cache[STMT_CACHE]; /* touched only inside work callbacks */
@@ -208,6 +215,31 @@ static int open_conn(sqlite_db_t *sq, cm__db_job_t *job)
     sqlite3_progress_handler(sq->conn, PROGRESS_STEPS, on_progress, sq);
     sq->open_failed = false;
     return 0;
+}
+
+/* After the first connection opened (the file exists, in WAL mode when
+ * writable). A gate that fails to open leaves the cache to cache_ms. */
+static void open_gate(sqlite_db_t *sq)
+{
+    if (sqlite3_open_v2(sq->path, &sq->gate, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+            SQLITE_OK ||
+        sqlite3_prepare_v3(sq->gate, "PRAGMA data_version", -1, SQLITE_PREPARE_PERSISTENT,
+                           &sq->gate_version, NULL) != SQLITE_OK) {
+        sqlite3_close_v2(sq->gate);
+        sq->gate = NULL;
+    }
+}
+
+static int sqlite_data_version(cm_db_t *db, uint64_t *out)
+{
+    sqlite_db_t *sq = (sqlite_db_t *)db;
+    if (sq->state != 1 || sq->gate_version == NULL)
+        return -1;
+    int rc = sqlite3_step(sq->gate_version);
+    if (rc == SQLITE_ROW)
+        *out = (uint64_t)sqlite3_column_int64(sq->gate_version, 0);
+    sqlite3_reset(sq->gate_version); /* ends the read: holds no snapshot */
+    return rc == SQLITE_ROW ? 0 : -1;
 }
 
 /* "42", "-7", "0": bound as integers so LIMIT $1 and integer keys compare as
@@ -372,8 +404,12 @@ static void on_work(uv_work_t *w)
     sqlite_db_t *sq = w->data;
     cm__db_job_t *job = sq->job;
     bool tx = cm__db_job_in_tx(job);
-    if (sq->conn == NULL && open_conn(sq, job) != 0)
-        return;
+    if (sq->conn == NULL) {
+        if (open_conn(sq, job) != 0)
+            return;
+        if (sq->gate == NULL)
+            open_gate(sq);
+    }
     if (job->tx == CM__TX_ROLLBACK) {
         exec(sq, job, "ROLLBACK");
         return;
@@ -449,6 +485,10 @@ static void on_close_work(uv_work_t *w)
     cache_clear(sq);
     sqlite3_close_v2(sq->conn); /* a NULL connection is a no-op */
     sq->conn = NULL;
+    sqlite3_finalize(sq->gate_version);
+    sqlite3_close_v2(sq->gate);
+    sq->gate_version = NULL;
+    sq->gate = NULL;
 }
 
 static void on_close_done(uv_work_t *w, int status)
@@ -477,6 +517,7 @@ static const cm__db_ops_t sqlite_ops = {
     .ready = sqlite_ready,
     .shutdown = sqlite_shutdown,
     .free = sqlite_free,
+    .data_version = sqlite_data_version,
 };
 
 int cm_db_open_sqlite(uv_loop_t *loop, const cm_db_opts_t *opts, const char *path, cm_db_t **out)

@@ -115,7 +115,7 @@ void api_store_endpoint_run_get(cm_db_t *db, const char *project_id, const char 
                       " AND v.version = COALESCE(CAST($3 AS INTEGER), e.current_version)"
                       " LEFT JOIN insight_variables iv ON iv.project_id = e.project_id"
                       " WHERE e.project_id = $1 AND e.name = $2",
-                      p, 3, .cache_ms = cache_ms};
+                      p, 3, .cache_ms = cache_ms, .until_changed = true};
     cm_db_run(db, &s, 1, done, ud);
 }
 

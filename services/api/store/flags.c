@@ -26,7 +26,8 @@ void api_store_flags_list(cm_db_t *db, const char *project_id, const char *limit
 void api_store_flags_version(cm_db_t *db, const char *project_id, cm_db_done_cb done, void *ud)
 {
     const char *p[] = {project_id};
-    cm_db_stmt_t s = {"SELECT flags_version FROM projects WHERE id = $1", p, 1};
+    cm_db_stmt_t s = {"SELECT flags_version FROM projects WHERE id = $1", p, 1,
+                      .until_changed = true};
     cm_db_run(db, &s, 1, done, ud);
 }
 

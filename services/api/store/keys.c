@@ -14,7 +14,7 @@ void api_store_key_lookup(cm_db_t *db, const char *key_hash, const char *project
                       "   ON m.organization_id = p.organization_id"
                       "  WHERE p.id = $2 AND m.user_id = k.user_id AND p.deleted = 0)"
                       " FROM personal_api_keys k WHERE k.secure_value = $1",
-                      p, 2, .cache_ms = cache_ms};
+                      p, 2, .cache_ms = cache_ms, .until_changed = true};
     cm_db_run(db, &s, 1, done, ud);
 }
 

@@ -150,6 +150,6 @@ void api_store_oauth_access_lookup(cm_db_t *db, const char *hash, const char *pr
                       "  WHERE p.id = $2 AND m.user_id = t.user_id AND p.deleted = 0),"
                       " t.resource, t.expires_at, t.revoked, t.client_id"
                       " FROM oauth_tokens t WHERE t.token_hash = $1 AND t.kind = 'access'",
-                      p, 2, .cache_ms = cache_ms};
+                      p, 2, .cache_ms = cache_ms, .until_changed = true};
     cm_db_run(db, &s, 1, done, ud);
 }

@@ -39,7 +39,8 @@ enum {
     API_KEY_PROJECT_ORG, /* organization of the asked project when the user belongs to it */
 };
 /* The key whose hash is key_hash; project_id may be NULL. The answer may
- * be up to cache_ms old (cm_db's read cache; 0: read now). */
+ * be up to cache_ms old on PostgreSQL (cm_db's read cache; 0: read now); on
+ * SQLite it is kept only while nothing was committed since (until_changed). */
 void api_store_key_lookup(cm_db_t *db, const char *key_hash, const char *project_id,
                           unsigned cache_ms, cm_db_done_cb done, void *ud);
 /* last_used_at = now (callers throttle it). */
@@ -418,7 +419,8 @@ void api_store_endpoint_get(cm_db_t *db, const char *project_id, const char *nam
 /* For a run, in one statement: the endpoint at version (NULL: current) and
  * its project's time zone, once per variable of the project, with its id
  * and type in the columns after (NULL when the project has none). The answer may be
- * up to cache_ms old (cm_db's read cache; 0: read now). */
+ * up to cache_ms old on PostgreSQL (cm_db's read cache; 0: read now); on SQLite
+ * it is kept only while nothing was committed since (until_changed). */
 enum {
     API_ENDPOINT_RUN_TIMEZONE = API_ENDPOINT_VERSIONS_COUNT + 1, /* the project's */
     API_ENDPOINT_RUN_WEEK_START, /* the project's: 1 Monday, else Sunday */

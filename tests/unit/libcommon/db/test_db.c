@@ -343,7 +343,7 @@ static void test_transaction_rolls_back_on_conflict(void **state)
 typedef struct {
     bool done;
     int status;
-    char first[64];
+    char first[256];
     cm_db_txn_t *txn;
 } opened_t;
 
@@ -668,6 +668,96 @@ static void test_read_cache(void **state)
     assert_string_equal(cached(fx, q4, "a", 60000).first, "5");
 }
 
+/* until_changed: on SQLite the answer serves for as long as nothing was
+ * committed to the file (by any handle), whatever cache_ms says, and another
+ * handle's write shows at once; on PostgreSQL cache_ms alone decides. The
+ * answer carries random(): the same value twice means it came from memory. */
+static outcome_t until_changed(fixture_t *fx, const char *name, unsigned ms)
+{
+    const char *p[] = {name};
+    cm_db_stmt_t s = {"SELECT random(), size FROM things WHERE name = $1", p, 1, .cache_ms = ms,
+                      .until_changed = true};
+    return run(fx, &s, 1);
+}
+
+static void test_read_cache_until_changed(void **state)
+{
+    fixture_t *fx = *state;
+    bool sqlite = strcmp(fx->backend, "sqlite") == 0;
+    migrate(fx, 2);
+    assert_int_equal(run1(fx, "INSERT INTO things (name, size) VALUES ('a', 1)", NULL, 0).status,
+                     0);
+    assert_int_equal(cm_db_open(&fx->loop, &(cm_db_opts_t){.url = fx->url}, &fx->extra), 0);
+
+    /* no cache_ms: kept on SQLite only */
+    char first[256];
+    outcome_t o = until_changed(fx, "a", 0);
+    assert_int_equal(o.status, 0);
+    snprintf(first, sizeof(first), "%s", o.first);
+    o = until_changed(fx, "a", 0);
+    assert_int_equal(o.status, 0);
+    assert_int_equal(strcmp(o.first, first) == 0, sqlite);
+    assert_false(o.called_in_run);
+
+    /* kept past a short cache_ms on SQLite while the file is unchanged */
+    o = until_changed(fx, "a", 50);
+    snprintf(first, sizeof(first), "%s", o.first);
+    uv_sleep(80);
+    uv_update_time(&fx->loop);
+    assert_int_equal(strcmp(until_changed(fx, "a", 50).first, first) == 0, sqlite);
+
+    /* another handle's write: SQLite reads again at once; PostgreSQL keeps
+     * its answer for cache_ms */
+    o = until_changed(fx, "a", 60000);
+    snprintf(first, sizeof(first), "%s", o.first);
+    assert_int_equal(run_extra(fx, "UPDATE things SET size = 2").status, 0);
+    o = until_changed(fx, "a", 60000);
+    assert_int_equal(strcmp(o.first, first) == 0, !sqlite);
+
+    /* a change that does not touch the row still counts (SQLite cannot tell
+     * which rows changed): read again, same size */
+    o = until_changed(fx, "a", 0);
+    snprintf(first, sizeof(first), "%s", o.first);
+    assert_int_equal(run_extra(fx, "INSERT INTO things (name, size) VALUES ('z', 9)").status, 0);
+    assert_string_not_equal(until_changed(fx, "a", 0).first, first);
+}
+
+/* The same read submitted again while the first waits in the queue is
+ * answered by the first's run (random() tells: the same value); not across
+ * a write submitted between them, nor with other parameters or limits. */
+static void test_identical_reads_join(void **state)
+{
+    fixture_t *fx = *state;
+    migrate(fx, 2);
+    assert_int_equal(run1(fx, "INSERT INTO things (name, size) VALUES ('a', 1)", NULL, 0).status,
+                     0);
+    const char *pa[] = {"a"}, *pb[] = {"b"};
+    const char *q = "SELECT random(), size FROM things WHERE name = $1";
+    cm_db_stmt_t r = {q, pa, 1}, rb = {q, pb, 1}, rmax = {q, pa, 1, .max_bytes = 4096};
+    cm_db_stmt_t w = {"UPDATE things SET size = 2", NULL, 0};
+    outcome_t o[6];
+    for (size_t i = 0; i < 6; i++)
+        o[i] = (outcome_t){.pick = SIZE_MAX};
+    cm_db_run(fx->db, &r, 1, on_done, &o[0]);
+    cm_db_run(fx->db, &r, 1, on_done, &o[1]); /* joins o[0] */
+    cm_db_run(fx->db, &rb, 1, on_done, &o[2]);
+    cm_db_run(fx->db, &rmax, 1, on_done, &o[3]);
+    cm_db_run(fx->db, &w, 1, on_done, &o[4]);
+    cm_db_run(fx->db, &r, 1, on_done, &o[5]); /* after the write: its own run */
+    WAIT_WHILE(&fx->loop, !o[5].done);
+    for (size_t i = 0; i < 6; i++) {
+        assert_true(o[i].done);
+        assert_int_equal(o[i].status, 0);
+    }
+    assert_string_equal(o[0].first, o[1].first);
+    assert_int_equal(o[2].nrows, 0);
+    assert_string_not_equal(o[3].first, o[0].first);
+    assert_string_not_equal(o[5].first, o[0].first);
+    /* what each saw */
+    cm_db_stmt_t size = {"SELECT size FROM things WHERE name = $1", pa, 1};
+    assert_string_equal(run(fx, &size, 1).first, "2");
+}
+
 /* ---- backend-specific ---------------------------------------------------------- */
 
 /* Runs one statement on the fixture's second handle. */
@@ -924,6 +1014,8 @@ int main(void)
         BOTH(test_ready_after_first_job),
         BOTH(test_close_finishes_then_refuses),
         BOTH(test_read_cache),
+        BOTH(test_read_cache_until_changed),
+        BOTH(test_identical_reads_join),
         cmocka_unit_test_prestate_setup_teardown(test_sqlite_connection_hook, fx_setup, fx_teardown,
                                                  "sqlite"),
         cmocka_unit_test_prestate_setup_teardown(test_sqlite_fresh_file_many_openers, fx_setup,
