@@ -127,7 +127,7 @@ for (const backend of ['sqlite', 'postgres']) {
       const other = await call(b, 'GET', `/api/projects/${Number(boot.project_id) + 1000}/feature_flags/`);
       assert.equal(other.status, 404);
     });
-    test('a revoked key: refused at once by the api that revoked it, by the other within API_READ_CACHE', async () => {
+    test('a revoked key: refused at once by the api that revoked it; by the other at once on SQLite (the file changed), within API_READ_CACHE on PostgreSQL', async () => {
       const made = await call(a, 'POST', '/api/personal_api_keys/', { label: 'second', scopes: ['*'] });
       assert.equal(made.status, 201, made.text);
       const listWith = (s) => fetch(`http://127.0.0.1:${s.port}/api/projects/${boot.project_id}/feature_flags/`,
@@ -136,7 +136,8 @@ for (const backend of ['sqlite', 'postgres']) {
       const gone = await call(a, 'DELETE', `/api/personal_api_keys/${made.json.id}/`);
       assert.equal(gone.status, 204, gone.text);
       assert.equal((await listWith(a)).status, 401);
-      await within(5000, 'the other api refuses the revoked key', async () => (await listWith(b)).status === 401);
+      if (backend === 'sqlite') assert.equal((await listWith(b)).status, 401);
+      else await within(5000, 'the other api refuses the revoked key', async () => (await listWith(b)).status === 401);
       assert.equal((await list(b)).status, 200); // the first key still works
     });
   });
