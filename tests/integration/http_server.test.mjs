@@ -385,3 +385,44 @@ test('a response header value with CR or LF is refused, never written (no respon
   }
   assert.match(srv.stderr(), /response header Location refused/);
 });
+
+// cm_http_respond_parts: the parts are offered to the socket where they are;
+// what it does not take at once (16 MB to a reader that waits before reading)
+// is copied before the handler frees them. The body must arrive whole.
+test('a response in parts arrives whole, small or larger than the socket takes at once', async () => {
+  const net = await import('node:net');
+  for (const size of [0, 10, 16_000_000]) {
+    const sock = net.connect(srv.port, '127.0.0.1');
+    await new Promise((r) => sock.once('connect', r));
+    sock.pause();
+    sock.write(`GET /parts/${size} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await sleep(size > 1000 ? 300 : 20); // the server meets a full socket buffer
+    const chunks = [];
+    let got = 0;
+    const want = await new Promise((resolve, reject) => {
+      let headEnd = -1, total = -1;
+      sock.on('data', (d) => {
+        chunks.push(d);
+        got += d.length;
+        if (headEnd < 0) {
+          const all = Buffer.concat(chunks);
+          headEnd = all.indexOf('\r\n\r\n');
+          if (headEnd >= 0) total = headEnd + 4 + Number(/content-length: (\d+)/i.exec(all.subarray(0, headEnd).toString())[1]);
+        }
+        if (total >= 0 && got >= total) resolve(total);
+      });
+      sock.on('error', reject);
+      sock.resume();
+    });
+    sock.destroy();
+    const all = Buffer.concat(chunks);
+    assert.equal(all.length, want);
+    const body = all.subarray(all.indexOf('\r\n\r\n') + 4).toString('latin1');
+    assert.equal(body.length, size + 2);
+    assert.equal(body[0], '<');
+    assert.equal(body[body.length - 1], '>');
+    let expect = '';
+    for (let i = 0; i < size; i++) expect += String.fromCharCode(97 + (i % 26));
+    assert.ok(body.slice(1, -1) === expect, `body of ${size} bytes differs`);
+  }
+});

@@ -93,6 +93,30 @@ static void on_redirect(cm_http_req_t *req, void *ud)
     cm_http_respond(req, 302, NULL, "", 0);
 }
 
+/* GET /parts/{size}: "<", size bytes of a pattern, ">" in three parts that
+ * are freed as soon as the call returns: a response the socket does not take
+ * at once (a big one to a slow reader) must have copied what it still needs. */
+static void on_parts(cm_http_req_t *req, void *ud)
+{
+    (void)ud;
+    cm_slice_t p = cm_http_req_param(req, "size");
+    char num[24];
+    snprintf(num, sizeof(num), "%.*s", (int)(p.len < 20 ? p.len : 20), p.p);
+    size_t n = strtoull(num, NULL, 10);
+    if (n > (64u << 20)) {
+        cm_http_respond_error(req, 400, NULL, "too_big", "at most 64 MiB", "size");
+        return;
+    }
+    char *open = cm_xstrdup("<"), *close = cm_xstrdup(">"), *mid = cm_xmalloc(n + 1);
+    for (size_t i = 0; i < n; i++)
+        mid[i] = (char)('a' + i % 26);
+    cm_slice_t parts[] = {{open, 1}, {mid, n}, {close, 1}};
+    cm_http_respond_parts(req, 200, "text/plain", parts, 3);
+    free(open);
+    free(mid);
+    free(close);
+}
+
 static void on_hello(cm_http_req_t *req, void *ud)
 {
     (void)ud;
@@ -188,6 +212,7 @@ int main(int argc, char **argv)
     server = cm_http_server_new(loop, &opts);
     cm_http_server_route(server, CM_HTTP_POST, "/echo", on_echo, NULL);
     cm_http_server_route(server, CM_HTTP_GET, "/hello", on_hello, NULL);
+    cm_http_server_route(server, CM_HTTP_GET, "/parts/{size}", on_parts, NULL);
     cm_http_server_route(server, CM_HTTP_POST, "/redirect", on_redirect, NULL);
     cm_http_server_route(server, CM_HTTP_GET, "/slow", on_slow, NULL);
     cm_http_server_route(server, CM_HTTP_GET, "/items/{id}", on_item, NULL);

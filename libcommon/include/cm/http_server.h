@@ -160,9 +160,15 @@ void cm_http_res_header(cm_http_req_t *req, const char *name, const char *value)
 /* This response carries no CORS headers even when the server adds them
  * (an OAuth authorization page must never be readable by another origin). */
 void cm_http_res_no_cors(cm_http_req_t *req);
-/* Responds with a copy of body. content_type may be NULL when len == 0. */
+/* Responds with body, which needs to live only during the call (what the
+ * socket does not take at once is copied). content_type may be NULL when
+ * len == 0. */
 void cm_http_respond(cm_http_req_t *req, int status, const char *content_type, const void *body,
                      size_t len);
+/* The same with the body in parts, one after the other (a cached answer and
+ * a few bytes made for this request, without joining them first). */
+void cm_http_respond_parts(cm_http_req_t *req, int status, const char *content_type,
+                           const cm_slice_t *parts, size_t nparts);
 /* Responds with body's bytes, taking them over (body is left empty). */
 void cm_http_respond_buf(cm_http_req_t *req, int status, const char *content_type, cm_buf_t *body);
 /* application/json shortcut for cm_http_respond_buf. */

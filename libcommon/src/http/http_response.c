@@ -2,11 +2,12 @@
  * http_response.c - writing responses and their metrics (request accessors:
  * http_request.c).
  *
- * A response is two buffers: the head (status line, Date, Content-Type,
- * Content-Length, Connection, CORS and the handler's headers) and the body.
- * They are written at once when the socket takes them (write_now); what it
- * does not take goes to one uv_write, both buffers then living in a write
- * request freed by the write callback. Either way the request object itself
+ * A response is the head (status line, Date, Content-Type, Content-Length,
+ * Connection, CORS and the handler's headers) and the body, an owned buffer
+ * or parts borrowed for the call. They are written at once when the socket
+ * takes them (write_now); what it does not take goes to one uv_write, the
+ * head and the body's rest then living in a write request freed by the
+ * write callback. Either way the request object itself
  * is released as soon as the response is queued.
  */
 #include <stdio.h>
@@ -197,53 +198,49 @@ void cm__req_record(cm_http_req_t *req, const cm__route_t *route, int status)
     }
 }
 
+#define PARTS_MAX 8 /* cm_http_respond_parts: body parts, beside the head */
+
 /*
- * Writes what the socket takes right now, when nothing is queued before it.
- * Returns 1 when all of it was written, 0 when bufs/nbufs now describe the
- * rest (to hand to uv_write), -1 when the socket failed.
+ * Writes what the socket takes right now, when nothing is queued before it:
+ * the bytes written (all of them, or fewer), or -1 when the socket failed.
  *
  * Why: a uv_write() that completes at once still goes through a write
  * callback on the next loop iteration, and libuv then re-registers the
  * socket with epoll (one epoll_ctl per response). Most responses fit in the
  * socket buffer, so the common case is one writev() and nothing else.
  */
-static int write_now(cm__conn_t *c, uv_buf_t *bufs, int *nbufs)
+static ssize_t write_now(cm__conn_t *c, const uv_buf_t *bufs, int nbufs)
 {
-    size_t total = bufs[0].len + (*nbufs > 1 ? bufs[1].len : 0);
-    int n = uv_try_write((uv_stream_t *)&c->tcp, bufs, (unsigned)*nbufs);
+    int n = uv_try_write((uv_stream_t *)&c->tcp, bufs, (unsigned)nbufs);
     if (n == UV_EAGAIN)
         return 0;
-    if (n < 0)
-        return -1;
-    if ((size_t)n == total)
-        return 1;
-    size_t done = (size_t)n;
-    if (done >= bufs[0].len) {
-        done -= bufs[0].len;
-        bufs[0] = uv_buf_init(bufs[1].base + done, (unsigned)(bufs[1].len - done));
-        *nbufs = 1;
-    } else {
-        bufs[0].base += done;
-        bufs[0].len -= done;
-    }
-    return 0;
+    return n < 0 ? -1 : n;
 }
 
-/* Queues the response, then releases the request. Takes over body's bytes. */
-static void respond(cm_http_req_t *req, int status, const char *ctype, cm_buf_t *body)
+/* Queues the response, then releases the request. The body is parts, valid
+ * during the call only, or owned (then parts is its one slice, and its bytes
+ * are taken over): the socket is offered them where they are, and only what
+ * it did not take is copied (or, owned, kept) for the write request. So a
+ * body kept elsewhere (a cached answer) costs no copy per response. */
+static void respond(cm_http_req_t *req, int status, const char *ctype, const cm_slice_t *parts,
+                    size_t nparts, cm_buf_t *owned)
 {
     cm__conn_t *c = req->conn;
+    size_t body_len = 0;
+    for (size_t i = 0; i < nparts; i++)
+        body_len += parts[i].len;
+    bool head_only = cm__method_bit(req->method) == CM_HTTP_HEAD;
     cm__req_record(req, req->route, status);
-    cm__access_log(req, status, cm__method_bit(req->method) == CM_HTTP_HEAD ? 0 : body->len);
+    cm__access_log(req, status, head_only ? 0 : body_len);
     if (c == NULL || c->state != CM__CONN_OPEN) { /* the client has gone */
-        cm_buf_free(body);
+        if (owned)
+            cm_buf_free(owned);
         cm__req_free(req);
         return;
     }
     bool close_after = !req->keep_alive || req->srv->draining || status == 400 || status == 408 ||
                        status == 413 || status == 414 || status == 431 || status == 417 ||
                        status == 505;
-    bool head_only = cm__method_bit(req->method) == CM_HTTP_HEAD;
 
     write_req_t *wr = cm_xcalloc(1, sizeof(*wr));
     wr->conn = c;
@@ -262,7 +259,7 @@ static void respond(cm_http_req_t *req, int status, const char *ctype, cm_buf_t 
         cm_buf_append_cstr(h, ctype);
     }
     APPEND_LIT(h, "\r\nContent-Length: ");
-    cm_buf_append(h, num, cm_fmt_uint64(num, body->len));
+    cm_buf_append(h, num, cm_fmt_uint64(num, body_len));
     if (close_after)
         APPEND_LIT(h, "\r\nConnection: close\r\n");
     else
@@ -272,26 +269,54 @@ static void respond(cm_http_req_t *req, int status, const char *ctype, cm_buf_t 
     cm_buf_append(h, req->res_headers.p, req->res_headers.len);
     APPEND_LIT(h, "\r\n");
     if (head_only)
-        cm_buf_free(body);
-    else
-        wr->body = *body;
-    *body = CM_BUF_INIT;
+        nparts = 0;
 
-    uv_buf_t bufs[2] = {uv_buf_init(wr->head.p, (unsigned)wr->head.len),
-                        uv_buf_init(wr->body.p, (unsigned)wr->body.len)};
-    int nbufs = wr->body.len ? 2 : 1;
+    uv_buf_t bufs[1 + PARTS_MAX];
+    int nbufs = 0;
+    bufs[nbufs++] = uv_buf_init(wr->head.p, (unsigned)wr->head.len);
+    for (size_t i = 0; i < nparts; i++)
+        if (parts[i].len)
+            bufs[nbufs++] = uv_buf_init((char *)parts[i].p, (unsigned)parts[i].len);
     bool was_handling = c->handling == req;
-    int sent = write_now(c, bufs, &nbufs);
-    if (sent == 1) { /* all of it is in the kernel already */
+    ssize_t sent = write_now(c, bufs, nbufs);
+    size_t total = wr->head.len + (head_only ? 0 : body_len);
+    if (sent >= 0 && (size_t)sent == total) { /* all of it is in the kernel already */
         cm_buf_free(&wr->head);
-        cm_buf_free(&wr->body);
         free(wr);
+        if (owned)
+            cm_buf_free(owned);
         if (was_handling)
             cm__req_free(req);
         cm__conn_response_queued(c, close_after);
         return;
     }
-    if (sent < 0 || uv_write(&wr->w, (uv_stream_t *)&c->tcp, bufs, nbufs, write_cb) != 0) {
+    /* The rest goes to one uv_write: the head's unsent end where it is, the
+     * body's unsent bytes in wr->body (the owned buffer itself when the
+     * socket took none of it). */
+    size_t done = sent > 0 ? (size_t)sent : 0, head_left = 0, body_skip = 0;
+    if (done < wr->head.len)
+        head_left = wr->head.len - done;
+    else
+        body_skip = done - wr->head.len;
+    if (owned && !head_only && body_skip == 0) {
+        wr->body = *owned;
+        *owned = CM_BUF_INIT;
+    } else {
+        for (size_t i = 0; i < nparts; i++) {
+            size_t skip = body_skip < parts[i].len ? body_skip : parts[i].len;
+            body_skip -= skip;
+            cm_buf_append(&wr->body, parts[i].p + skip, parts[i].len - skip);
+        }
+        if (owned)
+            cm_buf_free(owned);
+    }
+    nbufs = 0;
+    if (head_left)
+        bufs[nbufs++] = uv_buf_init(wr->head.p + done, (unsigned)head_left);
+    if (wr->body.len)
+        bufs[nbufs++] = uv_buf_init(wr->body.p, (unsigned)wr->body.len);
+    if (sent < 0 ||
+        uv_write(&wr->w, (uv_stream_t *)&c->tcp, bufs, (unsigned)nbufs, write_cb) != 0) {
         cm_buf_free(&wr->head);
         cm_buf_free(&wr->body);
         free(wr);
@@ -308,20 +333,33 @@ static void respond(cm_http_req_t *req, int status, const char *ctype, cm_buf_t 
 
 void cm_http_respond_buf(cm_http_req_t *req, int status, const char *content_type, cm_buf_t *body)
 {
-    respond(req, status, content_type, body);
+    cm_slice_t part = cm_buf_slice(body);
+    respond(req, status, content_type, &part, 1, body);
 }
 
 void cm_http_respond(cm_http_req_t *req, int status, const char *content_type, const void *body,
                      size_t len)
 {
-    cm_buf_t b = CM_BUF_INIT;
-    cm_buf_append(&b, body, len);
-    respond(req, status, content_type, &b);
+    cm_slice_t part = {body, len};
+    respond(req, status, content_type, &part, 1, NULL);
+}
+
+void cm_http_respond_parts(cm_http_req_t *req, int status, const char *content_type,
+                           const cm_slice_t *parts, size_t nparts)
+{
+    if (nparts > PARTS_MAX) { /* more than any caller has: one buffer */
+        cm_buf_t b = CM_BUF_INIT;
+        for (size_t i = 0; i < nparts; i++)
+            cm_buf_append_slice(&b, parts[i]);
+        cm_http_respond_buf(req, status, content_type, &b);
+        return;
+    }
+    respond(req, status, content_type, parts, nparts, NULL);
 }
 
 void cm_http_respond_json(cm_http_req_t *req, int status, cm_buf_t *body)
 {
-    respond(req, status, "application/json", body);
+    cm_http_respond_buf(req, status, "application/json", body);
 }
 
 void cm_http_respond_error(cm_http_req_t *req, int status, const char *type, const char *code,
@@ -329,7 +367,7 @@ void cm_http_respond_error(cm_http_req_t *req, int status, const char *type, con
 {
     cm_buf_t b = CM_BUF_INIT;
     cm_api_error_json(&b, type ? type : cm_api_error_type_for_status(status), code, detail, attr);
-    respond(req, status, "application/json", &b);
+    cm_http_respond_buf(req, status, "application/json", &b);
 }
 
 void cm_http_respond_api_error(cm_http_req_t *req, const cm_api_error_t *e)

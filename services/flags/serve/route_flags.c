@@ -256,11 +256,11 @@ static bool evaluate_into(flags_req_t *f, flg_runtime_t runtime, cm_json_t geo, 
     return reusable;
 }
 
-/* Sends out (the flags part, then the envelope from part_len on) gzipped.
- * The flags part's compressed head is kept in the answer cache under the
- * answer's key plus "gzip" when the part itself may be reused (key != NULL),
- * so a repeated answer costs a copy and the envelope's CRC, not a deflate. */
-static void respond_gzip(flags_req_t *f, cm_buf_t *out, size_t part_len, const cm_buf_t *key)
+/* Sends the answer, part then tail, gzipped. The part's compressed head is
+ * kept in the answer cache under the answer's key plus "gzip" when the part
+ * itself may be reused (key != NULL), so a repeated answer costs a copy and
+ * the tail's CRC, not a deflate. */
+static void respond_gzip(flags_req_t *f, cm_slice_t part, cm_slice_t tail, const cm_buf_t *key)
 {
     cm_buf_t gz_key = CM_BUF_INIT, head_buf = CM_BUF_INIT, gz = CM_BUF_INIT;
     cm_slice_t head = CM_SLICE_NULL;
@@ -270,11 +270,11 @@ static void respond_gzip(flags_req_t *f, cm_buf_t *out, size_t part_len, const c
         head = flg_answer_cache_get(f->ctx->answers, cm_buf_slice(&gz_key));
     }
     if (head.p == NULL) {
-        if (cm_gzip_head(out->p, part_len, 1, &head_buf) != 0)
+        if (cm_gzip_head(part.p, part.len, 1, &head_buf) != 0)
             goto plain;
         head = cm_buf_slice(&head_buf);
     }
-    if (cm_gzip_tail(head, out->p + part_len, out->len - part_len, &gz) != 0)
+    if (cm_gzip_tail(head, tail.p, tail.len, &gz) != 0)
         goto plain;
     if (key != NULL && head_buf.len > 0)
         flg_answer_cache_put(f->ctx->answers, cm_buf_slice(&gz_key), head);
@@ -284,47 +284,53 @@ static void respond_gzip(flags_req_t *f, cm_buf_t *out, size_t part_len, const c
     goto done;
 plain:
     cm_http_res_header(f->req, "Vary", "Accept-Encoding");
-    cm_http_respond_json(f->req, 200, out);
+    cm_http_respond_parts(f->req, 200, "application/json", (cm_slice_t[]){part, tail}, 2);
 done:
     cm_buf_free(&gz_key);
     cm_buf_free(&head_buf);
     cm_buf_free(&gz);
 }
 
+/* The answer is the flags part (evaluated now, or a cached one's bytes
+ * where the cache keeps them: never copied) and a tail written for this
+ * request: the part's last byte, then the envelope's end (request id, time).
+ * The tail starts with that byte so the writer knows whether a comma is due. */
 static void evaluate_and_respond(flags_req_t *f)
 {
     cm_json_doc_t *geo_doc;
-    cm_buf_t out = CM_BUF_INIT, geo_text = CM_BUF_INIT, key = CM_BUF_INIT;
+    cm_buf_t out = CM_BUF_INIT, tail = CM_BUF_INIT, geo_text = CM_BUF_INIT, key = CM_BUF_INIT;
     cm_json_t geo = geoip_layer(f, &geo_text, &geo_doc);
     flg_runtime_t runtime = flg_request_runtime(f->req, cm_json_get(f->body, "evaluation_runtime"));
     cm_counter_inc(f->ctx->evaluations);
 
     bool keyed = answer_key(f, runtime, &geo_text, &key), reusable = true;
-    cm_slice_t cached =
+    cm_slice_t part =
         keyed ? flg_answer_cache_get(f->ctx->answers, cm_buf_slice(&key)) : CM_SLICE_NULL;
-    if (cached.p != NULL) {
-        cm_buf_reserve(&out, cached.len + 512); /* one allocation: the envelope's room too */
-        cm_buf_append_slice(&out, cached);
-    } else {
+    if (part.p == NULL) {
         reusable = evaluate_into(f, runtime, geo, &out);
         if (reusable && keyed)
             flg_answer_cache_put(f->ctx->answers, cm_buf_slice(&key), cm_buf_slice(&out));
+        part = cm_buf_slice(&out);
     }
-    size_t part_len = out.len;
+    /* evaluate_into always opens the answer object: part is never empty */
+    cm_buf_putc(&tail, part.p[part.len - 1]);
+    part.len--;
 
     cm_json_writer_t w; /* the flags part ends inside the open answer object */
-    cm_json_writer_resume(&w, &out);
+    cm_json_writer_resume(&w, &tail);
     write_envelope_end(f, &w, false);
     size_t gzip_min = f->ctx->cfg.gzip_min_bytes;
-    if (gzip_min > 0 && out.len >= gzip_min && flg_request_accepts_gzip(f->req))
-        respond_gzip(f, &out, part_len, keyed && reusable ? &key : NULL);
+    if (gzip_min > 0 && part.len + tail.len >= gzip_min && flg_request_accepts_gzip(f->req))
+        respond_gzip(f, part, cm_buf_slice(&tail), keyed && reusable ? &key : NULL);
     else
-        cm_http_respond_json(f->req, 200, &out);
+        cm_http_respond_parts(f->req, 200, "application/json",
+                              (cm_slice_t[]){part, cm_buf_slice(&tail)}, 2);
 
     cm_json_doc_free(geo_doc);
     cm_buf_free(&geo_text);
     cm_buf_free(&key);
     cm_buf_free(&out);
+    cm_buf_free(&tail);
     free_flags_req(f);
 }
 
