@@ -198,7 +198,11 @@ static flg_match_t match_conditions(ev_t *ev, const flg_flag_t *f, const target_
     }
     ev_track_t tr;
     ev_track_init(&tr);
-    deferred_t def = {0};
+    /* not "= {0}": zeroing the variants array for every flag was 2 % of an
+     * evaluation of 1,000 flags (rep stos); only nvariants of them are read */
+    deferred_t def;
+    def.any = def.has_false = def.has_true = def.overflow = false;
+    def.nvariants = 0;
     bool inc = false;
     for (uint32_t i = 0; i < f->nconds; i++) {
         const flg_condition_t *c = &f->conds[i];
