@@ -37,7 +37,7 @@ void api_store_flag_get(cm_db_t *db, const char *project_id, const char *flag_id
     const char *p[] = {project_id, flag_id};
     cm_db_stmt_t s = {"SELECT " FLAG_COLUMNS ", 1 FROM feature_flags"
                       " WHERE project_id = $1 AND id = $2 AND deleted = 0",
-                      p, 2};
+                      p, 2, .until_changed = true};
     cm_db_run(db, &s, 1, done, ud);
 }
 

@@ -100,7 +100,7 @@ void api_store_project_by_token(cm_db_t *db, const char *token, cm_db_done_cb do
     const char *p[] = {token};
     cm_db_stmt_t s = {"SELECT id, secret_token_hash, secret_token_backup_hash FROM projects"
                       " WHERE api_token = $1 AND deleted = 0",
-                      p, 1};
+                      p, 1, .until_changed = true};
     cm_db_run(db, &s, 1, done, ud);
 }
 
@@ -110,7 +110,7 @@ void api_store_remote_config(cm_db_t *db, const char *token, cm_db_done_cb done,
     cm_db_stmt_t s = {"SELECT id, (SELECT COUNT(*) FROM feature_flags f WHERE f.project_id ="
                       " projects.id AND f.deleted = 0 AND f.active = 1) FROM projects"
                       " WHERE api_token = $1 AND deleted = 0",
-                      p, 1};
+                      p, 1, .until_changed = true};
     cm_db_run(db, &s, 1, done, ud);
 }
 
