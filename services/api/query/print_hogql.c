@@ -150,6 +150,12 @@ static void expr(const q_expr_t *e, cm_buf_t *out, const q_hogql_opts_t *o)
         if (e->kind == QE_PLACEHOLDER)
             P("{");
         for (size_t i = 0; i < e->nchain; i++) {
+            /* an empty key (properties.k['']): `` is no identifier to the
+             * parser, the index form reads back as the same chain */
+            if (i && e->kind == QE_FIELD && e->chain[i].len == 0) {
+                P("['']");
+                continue;
+            }
             if (i)
                 P(".");
             if (plain(e->chain[i]))
