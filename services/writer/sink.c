@@ -3,9 +3,9 @@
  * same time: the persons they carry are committed in the persons store
  * already, and both are written again whole if either fails (the batch
  * comes back, and its events already seen set `resend` on their persons),
- * so neither needs to wait for the other. Run one after the other, the
- * mirror's round trips added about a fifth to each part's turn in the store
- * lane (bench writer).
+ * so neither needs to wait for the other: the mirror's round trips overlap
+ * the store's insert instead of following it (bench writer: within its
+ * noise on SQLite, where the insert's disk writes were the wait).
  *
  * A person's Redis copy carries its version, and is replaced only by a
  * higher one (a small script on the server), so two writers finishing out

@@ -209,8 +209,8 @@ void cm__db_kick(cm_db_t *db)
 static bool join_waiting(cm_db_t *db, cm__db_job_t *job)
 {
     for (cm__db_job_t *w = db->head; w; w = w->next) {
-        if (w->cb == NULL || w->tx != CM__TX_AUTO || w->nstmts != 1 ||
-            w->cache_key.len != job->cache_key.len || w->cache_gen != db->cache_gen ||
+        /* only lone reads have a key: transactions and writes never match */
+        if (w->cache_key.len != job->cache_key.len || w->cache_gen != db->cache_gen ||
             w->stmts[0].timeout_ms != job->stmts[0].timeout_ms ||
             w->stmts[0].max_bytes != job->stmts[0].max_bytes ||
             memcmp(w->cache_key.p, job->cache_key.p, job->cache_key.len) != 0)

@@ -83,7 +83,7 @@ void cm__db_cache_key(cm__db_job_t *job)
 
 bool cm__db_cache_lookup(cm_db_t *db, cm__db_job_t *job)
 {
-    key_of(&job->stmts[0], &job->cache_key);
+    cm__db_cache_key(job);
     uint64_t now = uv_now(db->loop);
     /* read before the lookup: if it matches the kept answer's, nothing was
      * committed between that read's submission and now */

@@ -57,20 +57,20 @@ struct cm__db_job {
     int tx;       /* CM__TX_* */
     uint64_t gen; /* the connection the transaction lives on (backend's count) */
     cm_db_res_t res;
-    /* a cached read's miss (db_cache.c): its key, the cache's generation
-     * and the loop's time when it was submitted, its time to live */
     uint64_t queued_ns; /* uv_hrtime() at submission: the latency histogram */
     /* a lone SELECT: its key (db_cache.c) and the cache's generation at
-     * submission; keep: a cached read's miss, its answer is kept */
+     * submission */
     cm_buf_t cache_key; /* empty: not a lone read */
-    bool keep;
+    uint64_t cache_gen;
     /* the same read submitted again while this one waited: answered with
      * this one's result, in order (db.c, "Identical reads waiting") */
     struct cm__db_follower *followers, *followers_tail;
-    uint64_t cache_gen, cache_since;
+    /* keep: a cached read's miss, whose answer is kept (db_cache.c): the
+     * loop's time at submission and its time to live, or (until_changed on
+     * a backend that tells) the store's data version at submission */
+    bool keep;
+    uint64_t cache_since;
     unsigned cache_ms;
-    /* until_changed on a backend that tells: the store's data version at
-     * submission; the answer is kept under it */
     bool cache_has_version;
     uint64_t cache_version;
 };
