@@ -27,10 +27,20 @@
  * writer does, by event uuid).
  *
  * Contract:
- *   - ONE batch is outstanding per consumer: the next is fetched only after
- *     the caller ended the current one with cm_consumer_commit() or
- *     cm_consumer_retry(), which free it. A batch holds messages of one
- *     topic, in the order the backend delivers them.
+ *   - At most opts.depth batches are outstanding per consumer (default
+ *     one): the next is fetched while fewer are, so with a depth of two the
+ *     caller works on batch N+1 while it still stores batch N. The caller
+ *     ends each with cm_consumer_commit() or cm_consumer_retry(), which free
+ *     it, and ends them in order: a commit is of the OLDEST outstanding
+ *     batch, a retry of the NEWEST (to hand back two, retry the newer one
+ *     first). So an acknowledgement never covers a message delivered after
+ *     one that is handed back, and what is handed back comes again in its
+ *     order before anything later. A batch holds messages of one topic, in
+ *     the order the backend delivers them.
+ *   - Redis: steps that read the group's pending entries (the start, after
+ *     a retry or a failed XACK, claims) wait until no batch is outstanding,
+ *     so an outstanding batch is never delivered twice. Kafka: the depth is
+ *     one whatever is asked (queue_consumer_kafka.c, "Depth").
  *   - Topics are given in priority order: a batch comes from topics[i] only
  *     when topics[0..i-1] had nothing waiting when it was fetched (the
  *     historical stream yields to the main one).
@@ -84,6 +94,7 @@ typedef struct {
     int block_ms;          /* Redis: longest XREADGROUP BLOCK when idle; default 500.
                               It must stay below the client's command timeout */
     int claim_idle_ms;     /* Redis: take over entries pending this long elsewhere; default 30000 */
+    size_t depth;          /* batches outstanding at once, 1 to 4; default 1 (see Contract) */
     cm_metrics_t *metrics; /* optional */
 } cm_consumer_opts_t;
 
@@ -110,7 +121,8 @@ size_t cm_consumer_batch_len(const cm_consumer_batch_t *b);
 const cm_consumed_t *cm_consumer_batch_msg(const cm_consumer_batch_t *b, size_t i);
 
 /* Every message of the batch is stored: acknowledge them all (XACK, or the
- * offsets committed), free the batch and fetch the next. A failed
+ * offsets committed), free the batch and fetch the next. b must be the
+ * oldest outstanding batch. A failed
  * acknowledgement is logged and counted; those messages come again (Kafka:
  * when their partition is next read from its committed offset, after a
  * restart or a move, unless a later commit covered them). */
@@ -118,7 +130,8 @@ void cm_consumer_commit(cm_consumer_batch_t *b);
 /* None of the batch was stored: free it; after delay_ms its messages are
  * delivered again first, then the consumer goes on (Kafka: first for each
  * of the batch's partitions; what was already fetched of other partitions
- * may come in between). */
+ * may come in between). b must be the newest outstanding batch; a fetch
+ * under way meanwhile is dropped unacknowledged (it comes again after). */
 void cm_consumer_retry(cm_consumer_batch_t *b, uint64_t delay_ms);
 
 /* For /_ready: the backend reachable and the group joined. why may be NULL. */
@@ -127,8 +140,8 @@ bool cm_consumer_ready(cm_consumer_t *c, cm_buf_t *why);
 const char *cm_consumer_backend(const cm_consumer_t *c);
 
 /*
- * Stops fetching. An outstanding batch may still be committed or retried
- * (a commit is still sent); once it has been, or at once when there is
+ * Stops fetching. Outstanding batches may still be committed or retried
+ * (a commit is still sent); once they have been, or at once when there is
  * none, the backend is released and done(ud) runs (never from inside this
  * call). c must not be used after done, and no on_batch runs after this
  * call.

@@ -124,6 +124,13 @@ int cm__consumer_init(cm_consumer_t *c, const cm__consumer_ops_t *ops, uv_loop_t
     c->max_batch_bytes = opts->max_batch_bytes ? opts->max_batch_bytes : DEFAULT_MAX_BYTES;
     c->block_ms = opts->block_ms > 0 ? opts->block_ms : DEFAULT_BLOCK_MS;
     c->claim_idle_ms = opts->claim_idle_ms > 0 ? opts->claim_idle_ms : DEFAULT_CLAIM_IDLE;
+    if (opts->depth > CM__CONSUMER_DEPTH_MAX) {
+        cm_log(CM_LOG_ERROR, NULL, "queue consumer: depth %zu above %d", opts->depth,
+               CM__CONSUMER_DEPTH_MAX);
+        cm__consumer_fini(c);
+        return CM_EINVAL;
+    }
+    c->depth = opts->depth ? opts->depth : 1;
     c->on_batch = on_batch;
     c->ud = ud;
     make_metrics(c, opts->metrics, ops->name);
@@ -218,6 +225,30 @@ const cm_consumed_t *cm_consumer_batch_msg(const cm_consumer_batch_t *b, size_t 
 /* ---- the cycle: fetch -> deliver -> commit or retry -> fetch ------------------ */
 
 static void maybe_shutdown(cm_consumer_t *c);
+static void on_timer(uv_timer_t *t);
+
+/* Ending batches out of order would acknowledge a message delivered after
+ * one handed back: a bug of the caller's, not something to carry on from. */
+static void out_of_order(const char *what)
+{
+    cm_log(CM_LOG_ERROR, NULL, "queue consumer: %s", what);
+    abort();
+}
+
+/* The next fetch, when one may start: fewer than depth outstanding, none
+ * under way or waiting for delivery, and no retry's delay still running. */
+static void maybe_fetch(cm_consumer_t *c)
+{
+    if (c->nout >= c->depth || c->fetching || c->ready_batch)
+        return;
+    uint64_t now = uv_now(c->loop);
+    if (now < c->not_before) {
+        uv_timer_start(&c->timer, on_timer, c->not_before - now, 0);
+        return;
+    }
+    c->fetching = true;
+    c->ops->fetch(c);
+}
 
 static void on_timer(uv_timer_t *t)
 {
@@ -229,7 +260,7 @@ static void on_timer(uv_timer_t *t)
     if (c->ready_batch) {
         cm_consumer_batch_t *b = c->ready_batch;
         c->ready_batch = NULL;
-        c->outstanding = b;
+        c->out[c->nout++] = b;
         count(c->m_batches, 1);
         count(c->m_messages, b->n);
         size_t again = 0;
@@ -237,12 +268,12 @@ static void on_timer(uv_timer_t *t)
             again += b->msgs[i].redelivered;
         count(c->m_redelivered, again);
         c->on_batch(b, c->ud);
+        /* room for another: fetch it while the caller works on this one */
+        if (!c->closing && c->nout < c->depth)
+            uv_timer_start(&c->timer, on_timer, 0, 0);
         return;
     }
-    if (c->outstanding == NULL && !c->fetching) {
-        c->fetching = true;
-        c->ops->fetch(c);
-    }
+    maybe_fetch(c);
 }
 
 void cm__consumer_start(cm_consumer_t *c)
@@ -255,6 +286,14 @@ void cm__consumer_start(cm_consumer_t *c)
 void cm__consumer_deliver(cm_consumer_t *c, cm_consumer_batch_t *b)
 {
     c->fetching = false;
+    if (c->stale) { /* fetched across a retry: later than what was handed back */
+        c->stale = false;
+        if (b->n > 0)
+            c->ops->rewind(c, b);
+        cm__consumer_batch_free(b);
+        uv_timer_start(&c->timer, on_timer, 0, 0);
+        return;
+    }
     if (c->closing || b->n == 0) {
         cm__consumer_batch_free(b); /* unacknowledged: the messages come again */
         uv_timer_start(&c->timer, on_timer, 0, 0);
@@ -267,6 +306,7 @@ void cm__consumer_deliver(cm_consumer_t *c, cm_consumer_batch_t *b)
 void cm__consumer_idle(cm_consumer_t *c, uint64_t delay_ms)
 {
     c->fetching = false;
+    c->stale = false; /* it brought nothing */
     uv_timer_start(&c->timer, on_timer, c->closing ? 0 : delay_ms, 0);
 }
 
@@ -283,9 +323,12 @@ void cm__consumer_offset_gap(cm_consumer_t *c)
 void cm_consumer_commit(cm_consumer_batch_t *b)
 {
     cm_consumer_t *c = b->c;
+    if (c->nout == 0 || c->out[0] != b)
+        out_of_order("commit of a batch that is not the oldest outstanding");
     c->ops->commit(c, b);
     count(c->m_commits, 1);
-    c->outstanding = NULL;
+    memmove(c->out, c->out + 1, (c->nout - 1) * sizeof(c->out[0]));
+    c->out[--c->nout] = NULL;
     cm__consumer_batch_free(b);
     uv_timer_start(&c->timer, on_timer, 0, 0);
 }
@@ -293,10 +336,21 @@ void cm_consumer_commit(cm_consumer_batch_t *b)
 void cm_consumer_retry(cm_consumer_batch_t *b, uint64_t delay_ms)
 {
     cm_consumer_t *c = b->c;
+    if (c->nout == 0 || c->out[c->nout - 1] != b)
+        out_of_order("retry of a batch that is not the newest outstanding");
+    if (c->ready_batch) { /* fetched, not yet delivered: later than b */
+        c->ops->rewind(c, c->ready_batch);
+        cm__consumer_batch_free(c->ready_batch);
+        c->ready_batch = NULL;
+    }
+    if (c->fetching)
+        c->stale = true;
     c->ops->rewind(c, b);
     count(c->m_retries, 1);
-    c->outstanding = NULL;
+    c->out[--c->nout] = NULL;
     cm__consumer_batch_free(b);
+    if (!c->closing)
+        c->not_before = uv_now(c->loop) + delay_ms;
     uv_timer_start(&c->timer, on_timer, c->closing ? 0 : delay_ms, 0);
 }
 
@@ -330,7 +384,7 @@ static void timer_closed(uv_handle_t *h)
 
 static void maybe_shutdown(cm_consumer_t *c)
 {
-    if (c->shut || c->outstanding || c->fetching)
+    if (c->shut || c->nout > 0 || c->fetching)
         return;
     cm__consumer_batch_free(c->ready_batch);
     c->ready_batch = NULL;

@@ -5,7 +5,8 @@
  *
  * A backend embeds struct cm_consumer first in its own struct and supplies
  * an ops table. The common code calls ops->fetch whenever the consumer may
- * deliver a batch (no batch outstanding, not closing, no retry waiting).
+ * deliver a batch (fewer than depth outstanding, not closing, no retry's
+ * delay running); c->nout says how many are outstanding meanwhile.
  * The backend fetches asynchronously and answers with exactly one of:
  *   - cm__consumer_deliver(c, b): a non-empty batch it built with
  *     cm__consumer_batch_new / cm__consumer_batch_add;
@@ -18,7 +19,10 @@
  * backend copies what it needs (ids, offsets) before returning.
  * cm_consumer_retry(b, delay) calls ops->rewind(c, b) (the backend arranges
  * for the same messages to come again first), frees b, and calls
- * ops->fetch after delay.
+ * ops->fetch after delay. A fetch answered after a retry that came while
+ * it was under way is stale (it may hold messages after the ones handed
+ * back): it is rewound and dropped, never delivered. Only a depth above
+ * one makes that possible.
  *
  * Close: fetching stops; once no batch is outstanding and the backend has
  * no fetch in flight (it calls cm__consumer_idle or cm__consumer_deliver to
@@ -31,6 +35,8 @@
 #define CM_QUEUE_CONSUMER_INTERNAL_H
 
 #include "cm/queue_consumer.h"
+
+#define CM__CONSUMER_DEPTH_MAX 4
 
 typedef struct {
     const char *name; /* "redis", "kafka" */
@@ -65,9 +71,13 @@ struct cm_consumer {
     cm_consumer_batch_cb on_batch;
     void *ud;
 
-    cm_consumer_batch_t *outstanding; /* delivered to the user, not yet ended */
+    size_t depth;                             /* batches outstanding at once, at most */
+    cm_consumer_batch_t *out[CM__CONSUMER_DEPTH_MAX]; /* delivered, not yet ended; oldest first */
+    size_t nout;
     cm_consumer_batch_t *ready_batch; /* delivered by the backend, waiting for the timer */
     bool fetching;                    /* ops->fetch called, no answer yet */
+    bool stale;                       /* a retry came while fetching: drop what it brings */
+    uint64_t not_before;              /* loop time: a retry's delay, no fetch before */
     bool closing, shut;
     uv_timer_t timer; /* delivery, idle delays, retries */
     cm_consumer_closed_cb done;

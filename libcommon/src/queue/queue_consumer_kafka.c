@@ -85,6 +85,14 @@
  * works. A jump forward in a partition's offsets (the symptom) is counted
  * (queue_consumer_offset_gaps_total) and logged.
  *
+ * Depth: one batch outstanding, whatever opts.depth asks. A fetch serves
+ * the consumer queue and so runs the rebalance callbacks: with a batch
+ * still in the caller's hands, an eager rebalance would revoke its
+ * partitions before its commit is sent, and its messages would be read
+ * again by their next owner. librdkafka prefetches in the background
+ * anyway (queued.min.messages), so a fetch here costs a queue walk, not a
+ * round trip.
+ *
  * Readiness (ops->ready): every topic's consumer has joined the group
  * (received its first assignment, possibly empty: a member may get no
  * partition when the group has more members than partitions) and the last
@@ -695,6 +703,7 @@ int cm_consumer_kafka_new(uv_loop_t *loop, const cm_consumer_opts_t *opts,
         free(k);
         return rc;
     }
+    k->base.depth = 1; /* see Depth above */
     k->nt = k->base.ntopics;
     k->t = cm_xcalloc(k->nt, sizeof(*k->t));
     k->msgs = cm_xcalloc(k->base.max_batch, sizeof(*k->msgs));

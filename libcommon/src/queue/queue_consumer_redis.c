@@ -18,8 +18,16 @@
  * Entries that were trimmed while pending come back without fields: they
  * are acknowledged and skipped.
  *
+ * With a depth above one, steps 1-3 wait until no batch is outstanding (a
+ * commit or retry wakes the fetch): reading the pending list from "0", or
+ * claiming, would deliver a batch the caller still holds a second time.
+ * Under a steady load that makes the depth one for a batch every
+ * claim_idle_ms / 2.
+ *
  * Commit is one XACK of the batch's ids, written before the next fetch on
- * the same connection, so Redis applies it first. Every TRIM_EVERY_MS, when
+ * the same connection, so Redis applies it first (with a depth above one,
+ * a blocking read may already be waiting ahead of it: the XACK then goes
+ * when that read is answered, at most block_ms later). Every TRIM_EVERY_MS, when
  * ours is the stream's only group, the stream is trimmed below the oldest
  * entry still needed (XTRIM MINID ~ the smallest pending id, else the last
  * delivered one): acknowledged entries do not pile up in Redis's memory.
@@ -358,6 +366,14 @@ static void send_read(rc_t *rc, size_t topic, const char *from, bool block, cm_r
     free(argv);
 }
 
+static bool pending_first(const rc_t *rc)
+{
+    for (size_t i = 0; i < rc->base.ntopics; i++)
+        if (rc->t[i].pending_first)
+            return true;
+    return false;
+}
+
 static void fetch(cm_consumer_t *c)
 {
     rc_t *rc = (rc_t *)c;
@@ -387,6 +403,10 @@ static void fetch(cm_consumer_t *c)
     }
     ask_lag(rc);
     uint64_t now = uv_now(c->loop);
+    if (c->nout > 0 && (now >= rc->next_claim || pending_first(rc))) {
+        cm__consumer_idle(c, RETRY_MS); /* a commit or retry wakes it sooner */
+        return;
+    }
     if (now >= rc->next_claim) {
         while (rc->claim_topic < c->ntopics && rc->t[rc->claim_topic].claim_done)
             rc->claim_topic++;

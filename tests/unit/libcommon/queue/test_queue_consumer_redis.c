@@ -4,8 +4,9 @@
  * main stream before the historical one, the messages as written (key,
  * value, headers), a retried batch first again, a closed consumer's
  * pending entries found again under its name and taken over by another
- * after the idle time, the read size following max_batch_bytes, and the
- * stream trimmed below what is acknowledged.
+ * after the idle time, the read size following max_batch_bytes, the
+ * stream trimmed below what is acknowledged, and two batches outstanding
+ * at once (depth 2) ended in order.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,9 +35,12 @@ typedef struct {
     char first_id[64], last_topic[64];
     char ids[4096][32];
     size_t nids;
-    int action; /* what on_batch does: 0 commit, 1 retry once then commit, 2 keep */
+    int action; /* what on_batch does: 0 commit, 1 retry once then commit, 2 keep, 3 hold */
     bool retried;
     cm_consumer_batch_t *kept;
+    cm_consumer_batch_t *held[8]; /* action 3: every batch, oldest first, for the test to end */
+    size_t nheld;
+    size_t depth;
     bool closed;
 } fx_t;
 
@@ -117,6 +121,11 @@ static void on_batch(cm_consumer_batch_t *b, void *ud)
         fx->kept = b;
         return;
     }
+    if (fx->action == 3) {
+        assert_true(fx->nheld < 8);
+        fx->held[fx->nheld++] = b;
+        return;
+    }
     if (fx->action == 1 && !fx->retried) {
         fx->retried = true;
         cm_consumer_retry(b, 10);
@@ -136,7 +145,8 @@ static void new_consumer(fx_t *fx, const char *name, int claim_idle_ms, size_t m
                             .max_batch = max_batch,
                             .max_batch_bytes = max_bytes,
                             .block_ms = 100,
-                            .claim_idle_ms = claim_idle_ms};
+                            .claim_idle_ms = claim_idle_ms,
+                            .depth = fx->depth};
     assert_int_equal(cm_consumer_redis_new(&fx->loop, fx->stream, &o, on_batch, fx, &fx->c), 0);
 }
 
@@ -149,6 +159,8 @@ static void close_consumer(fx_t *fx)
 {
     fx->closed = false;
     cm_consumer_close(fx->c, on_closed, fx);
+    while (fx->nheld > 0) /* newest first */
+        cm_consumer_retry(fx->held[--fx->nheld], 0);
     if (fx->kept) { /* closing with a batch outstanding: it may still end */
         cm_consumer_batch_t *b = fx->kept;
         fx->kept = NULL;
@@ -314,6 +326,74 @@ static void test_bytes_and_trim(void **state)
     assert_true(xlen(fx, MAIN) < 300); /* acknowledged entries were trimmed */
 }
 
+/* Redis ids "ms-seq" in stream order: <0, 0, >0. */
+static int id_cmp(const char *a, const char *b)
+{
+    unsigned long long am = 0, as = 0, bm = 0, bs = 0;
+    sscanf(a, "%llu-%llu", &am, &as);
+    sscanf(b, "%llu-%llu", &bm, &bs);
+    return am != bm ? (am < bm ? -1 : 1) : as != bs ? (as < bs ? -1 : 1) : 0;
+}
+
+/* Depth 2: a second batch comes while the first is held, never a third; a
+ * commit of the oldest lets the next come; a batch handed back while the
+ * next read is on its way comes again before what that read brought (it is
+ * dropped and read again from the pending list); two handed back newest
+ * first come again in their order. The pending list is read only while
+ * nothing is outstanding, so that is one batch at a time. */
+static void test_depth_two(void **state)
+{
+    fx_t *fx = *state;
+    for (int i = 0; i < 100; i++)
+        xadd(fx, MAIN, i, 10);
+    char want[40][32];
+    fx->action = 3;
+    fx->depth = 2;
+    new_consumer(fx, "a", 30000, 20, 0);
+    run_until(fx, 40, 5000);
+    run_for(fx, 300);
+    assert_int_equal(fx->batches, 2);
+    assert_int_equal(fx->nheld, 2);
+    for (size_t i = 0; i < 40; i++)
+        snprintf(want[i], sizeof(want[i]), "%s", fx->ids[i]);
+
+    /* commit the oldest; the next read goes out; hand the other back */
+    cm_consumer_commit(fx->held[0]);
+    fx->held[0] = fx->held[1];
+    fx->nheld = 1;
+    uv_run(&fx->loop, UV_RUN_NOWAIT);
+    cm_consumer_retry(fx->held[--fx->nheld], 0);
+    run_until(fx, 60, 5000);
+    run_for(fx, 300); /* held, and the pending list waits for it */
+    assert_int_equal(fx->messages, 60);
+    for (size_t i = 0; i < 20; i++)
+        assert_string_equal(fx->ids[40 + i], want[20 + i]);
+    cm_consumer_commit(fx->held[--fx->nheld]);
+    run_until(fx, 80, 5000); /* 40-59 from the pending list */
+    cm_consumer_commit(fx->held[--fx->nheld]);
+    run_until(fx, 100, 5000); /* then 60-79, new */
+    assert_int_equal(fx->redelivered, 40);
+    for (size_t i = 60; i < 100; i++)
+        assert_true(id_cmp(fx->ids[i], fx->ids[i - 1]) > 0);
+    assert_true(id_cmp(fx->ids[60], want[39]) > 0);
+    run_until(fx, 120, 5000); /* and 80-99 beside them */
+    assert_int_equal(fx->nheld, 2);
+    char again[40][32];
+    for (size_t i = 0; i < 40; i++)
+        snprintf(again[i], sizeof(again[i]), "%s", fx->ids[80 + i]);
+
+    /* both handed back, newest first: they come again in order */
+    cm_consumer_retry(fx->held[--fx->nheld], 0);
+    cm_consumer_retry(fx->held[--fx->nheld], 0);
+    fx->action = 0;
+    run_until(fx, 160, 5000);
+    assert_int_equal(fx->messages, 160);
+    for (size_t i = 0; i < 40; i++)
+        assert_string_equal(fx->ids[120 + i], again[i]);
+    run_for(fx, 300);
+    assert_int_equal(fx->messages, 160);
+}
+
 int main(void)
 {
     cm_log_init("test_queue_consumer_redis", CM_LOG_ERROR);
@@ -328,6 +408,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_retry_comes_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_after_close_and_claim, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bytes_and_trim, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_depth_two, setup, teardown),
     };
     int rc = cmocka_run_group_tests_name("queue_consumer_redis", tests, NULL, NULL);
     srv_reap(&redis_pid, SIGTERM);
