@@ -71,7 +71,7 @@ struct cm_consumer {
     cm_consumer_batch_cb on_batch;
     void *ud;
 
-    size_t depth;                             /* batches outstanding at once, at most */
+    size_t depth;                                     /* batches outstanding at once, at most */
     cm_consumer_batch_t *out[CM__CONSUMER_DEPTH_MAX]; /* delivered, not yet ended; oldest first */
     size_t nout;
     cm_consumer_batch_t *ready_batch; /* delivered by the backend, waiting for the timer */
