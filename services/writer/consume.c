@@ -1,28 +1,34 @@
 /*
- * consume.c - one batch of queue messages from start to acknowledgement
- * (see writer.h for the steps). One batch is under way at a time: the
- * consumer delivers the next only once this one is committed or handed
- * back.
+ * consume.c - batches of queue messages from delivery to acknowledgement
+ * (see writer.h for the steps).
  *
- * Within the batch the stages overlap (SQLite as the event store; with
- * ClickHouse a batch is one insert, one part): it is cut into up to PARTS_MAX
- * parts of at least PART_MIN messages, and while part k is in the event
- * store (its thread, or ClickHouse), part k+1 is parsed and its persons are
- * loaded, applied and committed. Each stage takes the parts in order, one
- * at a time (three lanes: parse with project ids, persons, store), so one
- * person's events are still applied in order and a part's persons are
- * committed before its events are stored. Dead letters go last, for the
- * whole batch, and only then is it acknowledged.
+ * Each batch is cut into up to PARTS_MAX parts of at least PART_MIN
+ * messages (SQLite as the event store; with ClickHouse a batch is one
+ * insert, one part), and the parts go through three lanes, each holding one
+ * step at a time and taking the parts in order: parse with project ids,
+ * persons (load, apply, save in one transaction), store (the event store
+ * and the Redis mirror). While part k is in the event store (its thread, or
+ * ClickHouse), part k+1 is parsed and its persons are loaded, applied and
+ * committed. The consumer hands over WR_BATCHES_IN_FLIGHT batches at once
+ * and the lanes run across them: batch N+1's first parts are parsed and
+ * their persons done while batch N's last part is stored, and its messages
+ * were fetched while batch N was being worked on. So one person's events
+ * are still applied in queue order (batch by batch, part by part) and a
+ * part's persons are committed before its events are stored. Dead letters
+ * go last, for a whole batch, and only then is it acknowledged; batches are
+ * acknowledged oldest first.
  *
  * Failures: a person conflict with a concurrent writer (CM_ECONFLICT) runs
  * that part's persons step again at once, a few times; anything else (a
- * store or Redis down, the dead-letter queue refusing) stops starting new
- * steps, waits for the ones under way, and hands the whole batch back to
- * the queue, to come again after a backoff that doubles from 100 ms to
- * WRITER_RETRY_MAX; the writer reports not ready until a batch goes
- * through. Nothing is acknowledged before all of it is stored, and storing
- * again the parts that were is harmless: events are deduplicated by uuid,
- * person work by the events_seen records.
+ * store or Redis down, the dead-letter queue refusing) fails its batch and
+ * every later one (a later batch must not commit persons ahead of an
+ * earlier one's, nor be acknowledged past it): no new step starts for
+ * them, and once none of theirs is under way they are handed back to the
+ * queue, newest first, to come again in order after a backoff that doubles
+ * from 100 ms to WRITER_RETRY_MAX; the writer reports not ready until a
+ * batch goes through. Nothing is acknowledged before all of it is stored,
+ * and storing again the parts that were is harmless: events are
+ * deduplicated by uuid, person work by the events_seen records.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +61,7 @@ typedef struct {
 
 struct wr_batch {
     wr_ctx_t *ctx;
+    wr_batch_t *next; /* the next newer batch under way */
     cm_consumer_batch_t *b;
     wr_event_t *events;
     size_t n;
@@ -65,7 +72,7 @@ struct wr_batch {
     size_t ready;        /* parts parsed, with their project ids */
     size_t persons_done; /* parts whose persons are committed */
     size_t stored;       /* parts in the event store (and Redis) */
-    bool parsing, in_persons, in_store, in_dead; /* a step under way, per lane */
+    bool dead_started;
     size_t inserted;
     int status;       /* the first failure: no new step starts, the batch goes back */
     const char *what; /* static */
@@ -75,7 +82,7 @@ struct wr_batch {
     cm_arena_t arena; /* the events' property bytes: one free per batch, not one per property */
 };
 
-static void advance(wr_batch_t *wb);
+static void advance(wr_ctx_t *ctx);
 
 static void batch_free(wr_batch_t *wb)
 {
@@ -89,11 +96,19 @@ static void batch_free(wr_batch_t *wb)
         wr_stmts_free(&wb->parts[k].load);
         wr_stmts_free(&wb->parts[k].save);
     }
-    wb->ctx->batch = NULL;
     free(wb);
 }
 
-/* Keeps the first failure; the batch is handed back once no step is under way. */
+/* x goes back with the earlier batch that failed. */
+static void follow(wr_batch_t *x, const wr_batch_t *failed_one)
+{
+    x->status = failed_one->status;
+    x->what = failed_one->what;
+    snprintf(x->err, sizeof(x->err), "an earlier batch failed: %.170s", failed_one->err);
+}
+
+/* Keeps the first failure, in wb and every later batch: they go back
+ * together (hand_back) once none of their steps is under way. */
 static void failed(wr_batch_t *wb, int status, const char *what, const char *err)
 {
     if (wb->status)
@@ -101,24 +116,55 @@ static void failed(wr_batch_t *wb, int status, const char *what, const char *err
     wb->status = status ? status : CM_EUNAVAIL;
     wb->what = what;
     snprintf(wb->err, sizeof(wb->err), "%s", err ? err : cm_strerror(wb->status));
+    for (wr_batch_t *x = wb->next; x != NULL; x = x->next)
+        if (!x->status)
+            follow(x, wb);
 }
 
-static void fail(wr_batch_t *wb)
+static bool lane_holds_failed(const wr_ctx_t *ctx)
 {
-    wr_ctx_t *ctx = wb->ctx;
+    const wr_batch_t *held[] = {ctx->lane.parse, ctx->lane.persons, ctx->lane.store,
+                                ctx->lane.dead};
+    for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++)
+        if (held[i] != NULL && held[i]->status)
+            return true;
+    return false;
+}
+
+/* The failed batches (the newest ones) go back to the queue, newest first,
+ * once no step of theirs is under way. */
+static void hand_back(wr_ctx_t *ctx)
+{
+    wr_batch_t **link = &ctx->batches;
+    while (*link != NULL && !(*link)->status)
+        link = &(*link)->next;
+    wr_batch_t *first = *link;
+    if (first == NULL || lane_holds_failed(ctx))
+        return;
+    *link = NULL;
+    wr_batch_t *back[WR_BATCHES_IN_FLIGHT];
+    size_t nback = 0, messages = 0;
+    for (wr_batch_t *x = first; x != NULL && nback < WR_BATCHES_IN_FLIGHT; x = x->next) {
+        back[nback++] = x;
+        messages += x->n;
+    }
     uint64_t skipped;
-    cm_counter_inc(ctx->m_failures);
+    cm_counter_add(ctx->m_failures, nback);
     ctx->backoff_ms = ctx->backoff_ms ? ctx->backoff_ms * 2 : FIRST_BACKOFF_MS;
     if (ctx->backoff_ms > (uint64_t)ctx->cfg.retry_max_ms)
         ctx->backoff_ms = (uint64_t)ctx->cfg.retry_max_ms;
     ctx->failing = true;
-    snprintf(ctx->last_error, sizeof(ctx->last_error), "%s: %s", wb->what, wb->err);
+    snprintf(ctx->last_error, sizeof(ctx->last_error), "%s: %s", first->what, first->err);
     if (cm_log_limit(&ctx->fail_log, uv_now(ctx->loop), 1000, &skipped))
-        cm_log(CM_LOG_WARN, NULL, "batch of %zu handed back, again in %llu ms: %s (%llu more)",
-               wb->n, (unsigned long long)ctx->backoff_ms, ctx->last_error,
+        cm_log(CM_LOG_WARN, NULL,
+               "%zu batch(es) of %zu messages handed back, again in %llu ms: %s (%llu more)", nback,
+               messages, (unsigned long long)ctx->backoff_ms, ctx->last_error,
                (unsigned long long)skipped);
-    cm_consumer_retry(wb->b, ctx->backoff_ms);
-    batch_free(wb);
+    while (nback > 0) {
+        wr_batch_t *x = back[--nback];
+        cm_consumer_retry(x->b, ctx->backoff_ms);
+        batch_free(x);
+    }
 }
 
 static void succeed(wr_batch_t *wb)
@@ -140,8 +186,10 @@ static void succeed(wr_batch_t *wb)
     cm_histogram_observe(ctx->m_batch_seconds, (double)(uv_now(ctx->loop) - wb->started) / 1e3);
     ctx->failing = false;
     ctx->backoff_ms = 0;
+    ctx->batches = wb->next; /* the oldest: acknowledged first */
     cm_consumer_commit(wb->b);
     batch_free(wb);
+    advance(ctx);
 }
 
 /* ---- the last step: dead letters, for the whole batch ---------------------------------- */
@@ -149,10 +197,10 @@ static void succeed(wr_batch_t *wb)
 static void on_dead_sent(int status, void *ud)
 {
     wr_batch_t *wb = ud;
-    wb->in_dead = false;
-    if (status != 0) {
+    wb->ctx->lane.dead = NULL;
+    if (status != 0 || wb->status) {
         failed(wb, status, "dead-letter queue", NULL);
-        advance(wb);
+        advance(wb->ctx);
         return;
     }
     succeed(wb);
@@ -173,14 +221,14 @@ static void on_sunk(int status, const char *err, size_t inserted, void *ud)
 {
     wr_part_t *part = ud;
     wr_batch_t *wb = part->wb;
-    wb->in_store = false;
+    wb->ctx->lane.store = NULL;
     if (status != 0)
         failed(wb, status, "store", err);
     else {
         wb->inserted += inserted;
         wb->stored++;
     }
-    advance(wb);
+    advance(wb->ctx);
 }
 
 /* ---- persons lane: load, apply, save, in one transaction per part ---------------------- */
@@ -190,16 +238,16 @@ static void step_persons(wr_part_t *part);
 static void persons_failed(wr_part_t *part, int status, const cm_db_res_t *res)
 {
     wr_batch_t *wb = part->wb;
-    if (status == CM_ECONFLICT && ++part->conflicts <= CONFLICT_RETRIES) {
+    if (status == CM_ECONFLICT && ++part->conflicts <= CONFLICT_RETRIES && !wb->status) {
         cm_counter_inc(wb->ctx->m_conflicts);
         step_persons(part);
-        if (!wb->in_persons) /* it could not start */
-            advance(wb);
+        if (wb->ctx->lane.persons == NULL) /* it could not start */
+            advance(wb->ctx);
         return;
     }
-    wb->in_persons = false;
+    wb->ctx->lane.persons = NULL;
     failed(wb, status, "persons store", cm_db_error(res));
-    advance(wb);
+    advance(wb->ctx);
 }
 
 static void on_saved(int status, const cm_db_res_t *res, void *ud)
@@ -210,9 +258,9 @@ static void on_saved(int status, const cm_db_res_t *res, void *ud)
         persons_failed(part, status, res);
         return;
     }
-    wb->in_persons = false;
+    wb->ctx->lane.persons = NULL;
     wb->persons_done++;
-    advance(wb);
+    advance(wb->ctx);
 }
 
 static void on_loaded(int status, const cm_db_res_t *res, cm_db_txn_t *txn, void *ud)
@@ -239,9 +287,9 @@ static void step_persons(wr_part_t *part)
     wr_batch_t *wb = part->wb;
     wr_ctx_t *ctx = wb->ctx;
     if (!ctx->persons_migrated) {
-        wb->in_persons = false;
+        ctx->lane.persons = NULL;
         failed(wb, CM_EUNAVAIL, "persons store", "tables not created yet");
-        return; /* advance() hands the batch back once nothing is under way */
+        return; /* advance() hands the batch back once nothing of it is under way */
     }
     wr_state_free(&part->st);
     wr_state_init(&part->st);
@@ -281,18 +329,18 @@ static size_t resolve(wr_batch_t *wb, const wr_part_t *part, bool final)
 
 static void part_ready(wr_batch_t *wb)
 {
-    wb->parsing = false;
+    wb->ctx->lane.parse = NULL;
     wb->ready++;
-    advance(wb);
+    advance(wb->ctx);
 }
 
 static void on_tokens(bool ok, void *ud)
 {
     wr_batch_t *wb = ud;
     if (!ok) {
-        wb->parsing = false;
+        wb->ctx->lane.parse = NULL;
         failed(wb, CM_EUNAVAIL, "redis", "cannot read projects:tokens");
-        advance(wb);
+        advance(wb->ctx);
         return;
     }
     resolve(wb, &wb->parts[wb->ready], true);
@@ -309,8 +357,8 @@ static void on_step(uv_timer_t *t)
     const wr_part_t *part = &wb->parts[wb->ready];
     uint64_t start = uv_hrtime();
     if (wb->status) { /* a step of an earlier part failed meanwhile */
-        wb->parsing = false;
-        advance(wb);
+        ctx->lane.parse = NULL;
+        advance(ctx);
         return;
     }
     while (wb->parsed < part->hi) {
@@ -332,45 +380,73 @@ static void on_step(uv_timer_t *t)
 
 /* ---- the lanes ------------------------------------------------------------------------- */
 
+typedef enum { LANE_PARSE, LANE_PERSONS, LANE_STORE } lane_t;
+
+/* How many of wb's parts are through lane l. */
+static size_t through(const wr_batch_t *wb, lane_t l)
+{
+    return l == LANE_PARSE ? wb->ready : l == LANE_PERSONS ? wb->persons_done : wb->stored;
+}
+
+/* The batch whose next part lane l takes: the oldest with a part not
+ * through it yet. NULL when there is none, or when that batch failed (every
+ * later one has too). */
+static wr_batch_t *next_for(wr_ctx_t *ctx, lane_t l)
+{
+    wr_batch_t *wb = ctx->batches;
+    while (wb != NULL && through(wb, l) == wb->nparts)
+        wb = wb->next;
+    return wb != NULL && !wb->status ? wb : NULL;
+}
+
 /*
  * Starts what can start: the next part's parse, the next parsed part's
- * persons, the next committed part's store, the dead letters once every
- * part is stored. Called after every step; each lane holds one step at a
- * time. After a failure nothing new starts, and the batch goes back once
- * the steps under way have ended.
+ * persons, the next committed part's store, across the batches under way in
+ * order; the oldest batch's dead letters once every part of it is stored.
+ * Called after every step; each lane holds one step at a time. Failed
+ * batches start nothing new and go back once their steps under way have
+ * ended. A step may end inside the call that starts it (and call advance()
+ * again): nothing here holds a batch across one.
  */
-static void advance(wr_batch_t *wb)
+static void advance(wr_ctx_t *ctx)
 {
-    wr_ctx_t *ctx = wb->ctx;
-    if (!wb->status && !wb->parsing && wb->ready < wb->nparts) {
-        wb->parsing = true;
+    wr_batch_t *wb;
+    if (ctx->lane.parse == NULL && (wb = next_for(ctx, LANE_PARSE)) != NULL) {
+        ctx->lane.parse = wb;
         ctx->step.data = wb;
         uv_timer_start(&ctx->step, on_step, 0, 0);
     }
-    if (!wb->status && !wb->in_persons && wb->persons_done < wb->ready) {
-        wb->in_persons = true;
+    if (ctx->lane.persons == NULL && (wb = next_for(ctx, LANE_PERSONS)) != NULL &&
+        wb->persons_done < wb->ready) {
+        ctx->lane.persons = wb;
         step_persons(&wb->parts[wb->persons_done]);
     }
-    if (!wb->status && !wb->in_store && wb->stored < wb->persons_done) {
+    if (ctx->lane.store == NULL && (wb = next_for(ctx, LANE_STORE)) != NULL &&
+        wb->stored < wb->persons_done) {
         wr_part_t *part = &wb->parts[wb->stored];
-        wb->in_store = true;
+        ctx->lane.store = wb;
         wr_sink_write(ctx, wb->events + part->lo, part->hi - part->lo, &part->st, wb->now_ms,
                       on_sunk, part);
     }
-    if (!wb->status && !wb->in_dead && wb->stored == wb->nparts) {
-        wb->in_dead = true;
+    wb = ctx->batches;
+    if (ctx->lane.dead == NULL && wb != NULL && !wb->status && !wb->dead_started &&
+        wb->stored == wb->nparts) {
+        ctx->lane.dead = wb;
+        wb->dead_started = true;
         step_dead(wb);
         return;
     }
-    if (wb->status && !wb->parsing && !wb->in_persons && !wb->in_store && !wb->in_dead)
-        fail(wb);
+    hand_back(ctx);
 }
 
 void wr_on_batch(cm_consumer_batch_t *b, void *ud)
 {
     wr_ctx_t *ctx = ud;
     wr_batch_t *wb = cm_xcalloc(1, sizeof(*wb));
-    ctx->batch = wb;
+    wr_batch_t **link = &ctx->batches;
+    while (*link != NULL)
+        link = &(*link)->next;
+    *link = wb;
     wb->ctx = ctx;
     wb->b = b;
     wb->n = cm_consumer_batch_len(b);
@@ -392,10 +468,15 @@ void wr_on_batch(cm_consumer_batch_t *b, void *ud)
         part->hi = wb->n * (k + 1) / wb->nparts;
         wr_state_init(&part->st);
     }
-    advance(wb);
+    for (wr_batch_t *x = ctx->batches; x != wb; x = x->next)
+        if (x->status) { /* an earlier batch is on its way back: this one goes with it */
+            follow(wb, x);
+            break;
+        }
+    advance(ctx);
 }
 
 bool wr_idle(const wr_ctx_t *ctx)
 {
-    return ctx->batch == NULL;
+    return ctx->batches == NULL;
 }

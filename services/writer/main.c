@@ -8,7 +8,7 @@
  * CLICKHOUSE_URL is set, else SQLite), the persons store and its tables,
  * the ops server (/_health, /_ready, /metrics). Prints {"listening":PORT}.
  *
- * SIGTERM: the consumer stops fetching and the batch under way finishes
+ * SIGTERM: the consumer stops fetching and the batches under way finish
  * (stored and acknowledged, or handed back); then everything closes in
  * order and the process exits 0.
  */
@@ -114,7 +114,7 @@ static void http_drained(void *ud)
 static void on_term(void *ud)
 {
     (void)ud;
-    cm_log(CM_LOG_INFO, NULL, "draining: finishing the batch under way");
+    cm_log(CM_LOG_INFO, NULL, "draining: finishing the batches under way");
     cm_consumer_close(ctx.consumer, consumer_closed, NULL);
     cm_http_server_drain(ctx.http, (uint64_t)ctx.cfg.svc.drain_timeout_ms, http_drained, NULL);
 }
@@ -131,6 +131,7 @@ static int make_queue(void)
         .consumer = ctx.cfg.consumer_name,
         .max_batch = (size_t)ctx.cfg.batch_size,
         .max_batch_bytes = ctx.cfg.batch_bytes,
+        .depth = WR_BATCHES_IN_FLIGHT,
         .claim_idle_ms = (int)ctx.cfg.claim_idle_ms,
         .metrics = ctx.metrics,
     };

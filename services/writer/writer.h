@@ -2,9 +2,10 @@
  * writer.h - the writer service's configuration and shared context.
  *
  * One wr_ctx_t is made in main() and handed to every part; nothing else is
- * global. The pipeline for one batch of queue messages (consume.c), in
- * parts whose stages overlap (part k stored while part k+1 is parsed and
- * its persons done): parse (event.c) -> project ids from tokens (tokens.c)
+ * global. The pipeline for batches of queue messages (consume.c), two
+ * under way, in parts whose stages overlap (part k stored while part k+1 is
+ * parsed and its persons done, across batches too): parse (event.c) -> project ids from tokens
+ * (tokens.c)
  * -> persons in one transaction per part (persons.c on persons_store.c) ->
  * the event store and the Redis mirror (sink.c); then dead letters
  * (deadletter.c) -> acknowledge. Any failure hands the batch back to the
@@ -71,7 +72,12 @@ typedef struct {
     bool persons_migrated;
     wr_tokens_t *tokens;
     cm_http_server_t *http;
-    wr_batch_t *batch; /* the batch under way, NULL when idle */
+    /* consume.c: the batches under way, oldest first (NULL when idle), and
+     * the batch whose step holds each lane (NULL: the lane is free). */
+    wr_batch_t *batches;
+    struct {
+        wr_batch_t *parse, *persons, *store, *dead;
+    } lane;
     uint64_t backoff_ms;
     bool failing; /* the last attempt failed: not ready */
     char last_error[256];
@@ -82,6 +88,10 @@ typedef struct {
     cm_histogram_t *m_batch_seconds;
     cm_log_limit_t fail_log;
 } wr_ctx_t;
+
+/* Batches the consumer hands over at once (its opts.depth): batch N+1 is
+ * parsed and its persons done while batch N is still being stored. */
+#define WR_BATCHES_IN_FLIGHT 2
 
 /* consume.c: the batch pipeline; on_batch is the consumer's callback. */
 void wr_on_batch(cm_consumer_batch_t *b, void *ud);

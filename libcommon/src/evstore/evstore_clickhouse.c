@@ -472,6 +472,59 @@ static cm_slice_t dedup_key(const cm_evstore_event_t *e, char *buf, size_t size)
     return (cm_slice_t){buf, n < 0 ? 0 : CM_MIN((size_t)n, size - 1)};
 }
 
+/*
+ * What narrows the dedup SELECT to the parts and granules that can hold a
+ * copy: the batch's projects and the days of its timestamps, the first two
+ * columns of the events' ORDER BY (and the month partitions follow from the
+ * days). Without it every batch read the uuid column of the whole table, a
+ * cost that grew with the table. A copy has the same project and the same
+ * timestamp (both come from the queued message), so nothing is missed. A
+ * batch with a timestamp outside the years DateTime holds exactly, or with
+ * many projects, is not narrowed on that column.
+ */
+#define DEDUP_PROJECTS_MAX 64
+#define DEDUP_MS_LO        INT64_C(86400000)      /* 1970-01-02 */
+#define DEDUP_MS_HI        INT64_C(4102358400000) /* 2099-12-31 */
+
+static void dedup_range(cm_buf_t *sql, const cm_evstore_event_t *ev, size_t n)
+{
+    long long projects[DEDUP_PROJECTS_MAX];
+    size_t np = 0;
+    bool many = false, days = n > 0;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        while (j < np && projects[j] != ev[i].project_id)
+            j++;
+        if (j == np && !many) {
+            if (np == DEDUP_PROJECTS_MAX)
+                many = true;
+            else
+                projects[np++] = ev[i].project_id;
+        }
+        int64_t ms = ev[i].timestamp_ms;
+        if (ms < DEDUP_MS_LO || ms > DEDUP_MS_HI)
+            days = false;
+        lo = CM_MIN(lo, ms);
+        hi = CM_MAX(hi, ms);
+    }
+    if (!many && np > 0) {
+        cm_buf_append_cstr(sql, "project_id IN (");
+        for (size_t j = 0; j < np; j++)
+            cm_buf_appendf(sql, "%s%lld", j ? "," : "", projects[j]);
+        cm_buf_append_cstr(sql, ") AND ");
+    }
+    if (days) {
+        char a[20], b[20];
+        cm__evstore_datetime(lo, a);
+        cm__evstore_datetime(hi, b);
+        a[10] = b[10] = '\0'; /* the days */
+        cm_buf_appendf(
+            sql, "toDate(timestamp) >= toDate('%s') AND toDate(timestamp) <= toDate('%s') AND ", a,
+            b);
+    }
+}
+
 /* The inserts for rows, chained; events skips those in `stored`. */
 static ch_op_t *build_inserts(ch_store_t *st, ch_write_t *w, const cm_strset_t *stored)
 {
@@ -970,7 +1023,9 @@ static void ch_write(cm_evstore_t *es, const cm_evstore_rows_in_t *rows, cm_evst
     ch_op_t *op = op_new(st, OP_DEDUP);
     op->w = w;
     cm_buf_append_cstr(&op->sql, "SELECT concat(toString(project_id), ':', toString(uuid))"
-                                 " FROM events WHERE uuid IN (");
+                                 " FROM events WHERE ");
+    dedup_range(&op->sql, ev, rows->nevents);
+    cm_buf_append_cstr(&op->sql, "uuid IN (");
     for (size_t i = 0; i < rows->nevents; i++)
         cm_buf_appendf(&op->sql, "%s'%s'", i ? "," : "", ev[i].uuid);
     if (rows->nevents == 0)
