@@ -39,8 +39,9 @@
  *     the order the backend delivers them.
  *   - Redis: steps that read the group's pending entries (the start, after
  *     a retry or a failed XACK, claims) wait until no batch is outstanding,
- *     so an outstanding batch is never delivered twice. Kafka: the depth is
- *     one whatever is asked (queue_consumer_kafka.c, "Depth").
+ *     so an outstanding batch is never delivered twice. Kafka: a rebalance
+ *     during a fetch may revoke a held batch's partitions; its messages
+ *     then come again to their next owner (queue_consumer_kafka.c, "Depth").
  *   - Topics are given in priority order: a batch comes from topics[i] only
  *     when topics[0..i-1] had nothing waiting when it was fetched (the
  *     historical stream yields to the main one).

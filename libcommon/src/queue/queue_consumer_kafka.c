@@ -20,12 +20,11 @@
  * serves the main queues at once (rd_kafka_consume_batch_queue() with a
  * zero timeout, which runs the callbacks), so logs, statistics and commit
  * results never wait. The consumer queues are served only by a fetch, so
- * their callbacks (rebalances) run there, on the loop thread, BETWEEN
- * batches: a rebalance does not revoke the partitions of a batch the
- * caller holds (only a lost assignment can: see Commit), and the caller's
- * commit of it is sent before the revocation completes (librdkafka
- * finishes an unassign only once the commits in flight are answered). It
- * waits, at most, for the batch in hand.
+ * their callbacks (rebalances) run there, on the loop thread, between
+ * deliveries. With a depth of one (no batch held while fetching) a
+ * rebalance never revokes the partitions of a batch the caller holds
+ * (only a lost assignment can: see Commit). With a deeper consumer it
+ * can: see Depth.
  *
  * Fetch (ops->fetch). The topics are tried in priority order; the first
  * whose queue holds messages gives up to max_batch of them, about
@@ -85,13 +84,18 @@
  * works. A jump forward in a partition's offsets (the symptom) is counted
  * (queue_consumer_offset_gaps_total) and logged.
  *
- * Depth: one batch outstanding, whatever opts.depth asks. A fetch serves
- * the consumer queue and so runs the rebalance callbacks: with a batch
- * still in the caller's hands, an eager rebalance would revoke its
- * partitions before its commit is sent, and its messages would be read
- * again by their next owner. librdkafka prefetches in the background
- * anyway (queued.min.messages), so a fetch here costs a queue walk, not a
- * round trip.
+ * Depth (opts.depth above one). A fetch while the caller holds a batch
+ * may run a rebalance that revokes that batch's partitions. Nothing is
+ * lost: the batch's commit skips the partitions this member no longer
+ * holds (Commit), so their next owner (perhaps this member again, from
+ * the committed offset) reads those messages again and the store drops
+ * the copies. What it costs is those copies, on a rebalance only. A
+ * batch handed back seeks its partitions back to its first offsets; the
+ * newer batch is handed back first, so where both hold a partition the
+ * older batch's offset is the one that stays. A fetch parked across a
+ * hand-back delivers messages read after the seek (the seek discards what
+ * was prefetched before it at once), and the common code rewinds and
+ * drops that batch anyway.
  *
  * Readiness (ops->ready): every topic's consumer has joined the group
  * (received its first assignment, possibly empty: a member may get no
@@ -703,7 +707,6 @@ int cm_consumer_kafka_new(uv_loop_t *loop, const cm_consumer_opts_t *opts,
         free(k);
         return rc;
     }
-    k->base.depth = 1; /* see Depth above */
     k->nt = k->base.ntopics;
     k->t = cm_xcalloc(k->nt, sizeof(*k->t));
     k->msgs = cm_xcalloc(k->base.max_batch, sizeof(*k->msgs));

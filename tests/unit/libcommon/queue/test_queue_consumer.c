@@ -184,7 +184,7 @@ static void make_msg(test_msg_t *m, const char *topic, int i, bool one_key)
 
 static bool one_key_topic(const char *topic)
 {
-    return strcmp(topic, "t_retry1") == 0;
+    return strcmp(topic, "t_retry1") == 0 || strcmp(topic, "t_depth1") == 0;
 }
 
 typedef struct {
@@ -248,6 +248,7 @@ typedef enum {
     COMMIT,     /* every batch */
     RETRY_AT,   /* batch number retry_at is retried (retry_delay), the others committed */
     HOLD_AFTER, /* commit hold_after batches, then keep the next one (held) */
+    HOLD_ALL,   /* keep every batch (held2), for the test to end */
 } policy_t;
 
 typedef struct {
@@ -268,6 +269,9 @@ typedef struct {
     size_t *batch_len;
     int committed, retried;
     cm_consumer_batch_t *held;
+    cm_consumer_batch_t *held2[4]; /* HOLD_ALL: oldest first */
+    size_t nheld2;
+    size_t depth;
     bool in_api; /* the test is inside a call of the consumer API */
     bool closed;
 } rec_t;
@@ -348,6 +352,9 @@ static void on_batch(cm_consumer_batch_t *b, void *ud)
         cm_consumer_retry(b, r->retry_delay);
     } else if (r->policy == HOLD_AFTER && r->committed >= r->hold_after && r->held == NULL) {
         r->held = b;
+    } else if (r->policy == HOLD_ALL) {
+        assert_true(r->nheld2 < 4);
+        r->held2[r->nheld2++] = b;
     } else {
         r->committed++;
         cm_consumer_commit(b);
@@ -369,6 +376,7 @@ static cm_consumer_t *consumer(uv_loop_t *loop, rec_t *r, const char *group,
                             .group = group,
                             .max_batch = max_batch,
                             .max_batch_bytes = r->max_bytes,
+                            .depth = r->depth,
                             .metrics = metrics};
     cm_consumer_kafka_opts_t ko = {.brokers = bootstrap, .extra = test_extra, .nextra = 3};
     r->in_api = true;
@@ -754,6 +762,62 @@ static bool pair_has_all(void *arg)
     return distinct == p->n;
 }
 
+static bool two_held(void *arg)
+{
+    return ((rec_t *)arg)->nheld2 == 2;
+}
+
+/* Depth 2 on one partition: a second batch while the first is held, never a
+ * third; committing the oldest lets the third come; the two held handed
+ * back, newest first, come again from the older one's first offset, in
+ * order, each message once more, then the rest. */
+static void test_kafka_depth_two(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    cm_queue_t *q = producer(&loop);
+    produce(&loop, q, "t_depth1", 0, 1000);
+    static const char *const topics[] = {"t_depth1"};
+    static rec_t r;
+    memset(&r, 0, sizeof(r));
+    r.policy = HOLD_ALL;
+    r.depth = 2;
+    consumer(&loop, &r, "g_depth1", topics, 1, 100, NULL);
+    assert_true(run_until(&loop, two_held, &r, 20000));
+    run_for(&loop, 300);
+    assert_int_equal(r.batches, 2);
+
+    r.in_api = true;
+    cm_consumer_commit(r.held2[0]);
+    r.in_api = false;
+    r.held2[0] = r.held2[1];
+    r.nheld2 = 1;
+    assert_true(run_until(&loop, two_held, &r, 10000));
+    run_for(&loop, 200);
+    assert_int_equal(r.batches, 3);
+    size_t n1 = r.batch_len[0], n23 = r.batch_len[1] + r.batch_len[2];
+
+    r.policy = COMMIT;
+    r.in_api = true;
+    cm_consumer_retry(r.held2[1], 0);
+    cm_consumer_retry(r.held2[0], 0);
+    r.in_api = false;
+    r.nheld2 = 0;
+    want_t w = {&r, 1000 + n23};
+    assert_true(run_until(&loop, got_at_least, &w, 20000));
+    run_for(&loop, 300);
+    assert_int_equal(r.ngot, 1000 + n23);
+    for (size_t i = 0; i < n1 + n23; i++)
+        assert_int_equal(r.got[i].index, (int)i);
+    for (size_t i = n1 + n23; i < r.ngot; i++) /* from the second batch's first, in order */
+        assert_int_equal(r.got[i].index, (int)(i - n23));
+    close_consumer(&loop, &r);
+    rec_free(&r);
+    close_producer(&loop, q);
+    finish_loop(&loop);
+}
+
 static void test_kafka_two_members(void **state)
 {
     (void)state;
@@ -947,6 +1011,7 @@ int main(void)
         cmocka_unit_test(test_kafka_priority_and_bytes),
         cmocka_unit_test(test_kafka_commit_then_close),
         cmocka_unit_test(test_kafka_retry),
+        cmocka_unit_test(test_kafka_depth_two),
         cmocka_unit_test(test_kafka_two_members),
         cmocka_unit_test(test_kafka_member_joins_during_backlog),
         cmocka_unit_test(test_kafka_ready),
