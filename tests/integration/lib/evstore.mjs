@@ -21,6 +21,8 @@ export async function openStore(kind, tmp) {
       count: async (where = '1') => (await rows(`SELECT COUNT(*) AS n FROM events WHERE ${where}`))[0].n,
       distinct: async () => (await rows('SELECT COUNT(DISTINCT uuid) AS n FROM events'))[0].n,
       uuids: async () => (await rows('SELECT uuid AS u FROM events')).map((r) => r.u),
+      // [{i, t}]: the integer property `key` and timestamp_ms of distinct id d's events
+      propTimes: (d, key) => rows(`SELECT json_extract(properties, '$.${key}') AS i, timestamp_ms AS t FROM events WHERE distinct_id = '${d}'`),
       // Another process holds SQLite's write lock: every write waits out
       // its busy timeout and fails. The shell waits its turn for the lock
       // (.timeout) when the writer is in the middle of a write.
@@ -38,6 +40,8 @@ export async function openStore(kind, tmp) {
     count: (where = '1') => n(`SELECT count() AS n FROM events WHERE ${where}`),
     distinct: () => n('SELECT uniqExact(uuid) AS n FROM events'),
     uuids: async () => (await ch.rows('SELECT toString(uuid) AS u FROM events')).map((r) => r.u),
+    propTimes: async (d, key) => (await ch.rows(`SELECT visitParamExtractInt(properties, '${key}') AS i, timestamp_ms AS t FROM events WHERE distinct_id = '${d}'`))
+      .map((r) => ({ i: Number(r.i), t: Number(r.t) })),
     outage: (ms) => ch.down(ms),
     stop: () => ch.stop(),
     ch,
