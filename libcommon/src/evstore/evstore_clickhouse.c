@@ -14,10 +14,10 @@
  *
  * A write: one SELECT of the batch's (project, uuid) pairs already stored
  * (deduplication before the fact, per project), then one JSONEachRow
- * INSERT per table with rows. Copies that slip through (two writers racing
- * on a redelivery) collapse in the ReplacingMergeTree (proto/event-store.md).
- * Not atomic across tables: after a failure the whole write is repeated,
- * and the uuid check keeps events single.
+ * INSERT per table with rows, the events' last. Copies that slip through
+ * (two writers racing on a redelivery) collapse in the ReplacingMergeTree
+ * (proto/event-store.md). Not atomic across tables: after a failure the
+ * whole write is repeated, and the uuid check keeps events single.
  *
  * Reads append FORMAT TabSeparatedWithNames and unescape it.
  */
@@ -525,30 +525,16 @@ static void dedup_range(cm_buf_t *sql, const cm_evstore_event_t *ev, size_t n)
     }
 }
 
-/* The inserts for rows, chained; events skips those in `stored`. */
+/* The inserts for rows, chained; events skips those in `stored`. The
+ * person, distinct-id and group rows go first and the events last, so a
+ * reader that sees an event also sees the person rows it was written with
+ * (the write is not atomic across tables). */
 static ch_op_t *build_inserts(ch_store_t *st, ch_write_t *w, const cm_strset_t *stored)
 {
     const cm_evstore_rows_in_t *r = &w->rows;
     ch_op_t *head = NULL, **tail = &head;
     cm_json_writer_t jw;
     char t[20];
-    if (r->nevents) {
-        ch_op_t *op = insert_op(st, w, "events");
-        for (size_t i = 0; i < r->nevents; i++) {
-            char key[80]; /* 20 digits, a colon, 36 characters */
-            if (cm_strset_has(stored, dedup_key(&r->events[i], key, sizeof(key))))
-                continue;
-            cm_json_writer_init(&jw, &op->body);
-            json_event(&jw, &r->events[i]);
-            cm_buf_putc(&op->body, '\n');
-            w->inserted++;
-        }
-        if (op->body.len) {
-            *tail = op;
-            tail = &op->chain;
-        } else
-            op_free(op);
-    }
     if (r->npersons) {
         ch_op_t *op = insert_op(st, w, "persons");
         for (size_t i = 0; i < r->npersons; i++) {
@@ -623,6 +609,23 @@ static ch_op_t *build_inserts(ch_store_t *st, ch_write_t *w, const cm_strset_t *
             cm_buf_putc(&op->body, '\n');
         }
         *tail = op;
+        tail = &op->chain;
+    }
+    if (r->nevents) {
+        ch_op_t *op = insert_op(st, w, "events");
+        for (size_t i = 0; i < r->nevents; i++) {
+            char key[80]; /* 20 digits, a colon, 36 characters */
+            if (cm_strset_has(stored, dedup_key(&r->events[i], key, sizeof(key))))
+                continue;
+            cm_json_writer_init(&jw, &op->body);
+            json_event(&jw, &r->events[i]);
+            cm_buf_putc(&op->body, '\n');
+            w->inserted++;
+        }
+        if (op->body.len)
+            *tail = op;
+        else
+            op_free(op);
     }
     return head;
 }
