@@ -613,15 +613,28 @@ static ch_op_t *build_inserts(ch_store_t *st, ch_write_t *w, const cm_strset_t *
     }
     if (r->nevents) {
         ch_op_t *op = insert_op(st, w, "events");
+        bool binary = true; /* RowBinary when every event fits it */
+        for (size_t i = 0; i < r->nevents && binary; i++)
+            binary = cm__ch_rowbinary_fits(&r->events[i]);
+        if (binary) {
+            cm_buf_reset(&op->sql);
+            cm_buf_append_cstr(&op->sql, cm__ch_rowbinary_events_insert);
+        }
+        cm__ch_rb_scratch_t scratch = {CM_JSON_DOC_INIT, CM_BUF_INIT};
         for (size_t i = 0; i < r->nevents; i++) {
             char key[80]; /* 20 digits, a colon, 36 characters */
             if (cm_strset_has(stored, dedup_key(&r->events[i], key, sizeof(key))))
                 continue;
-            cm_json_writer_init(&jw, &op->body);
-            json_event(&jw, &r->events[i]);
-            cm_buf_putc(&op->body, '\n');
+            if (binary) {
+                cm__ch_rowbinary_event(&op->body, &r->events[i], &scratch);
+            } else {
+                cm_json_writer_init(&jw, &op->body);
+                json_event(&jw, &r->events[i]);
+                cm_buf_putc(&op->body, '\n');
+            }
             w->inserted++;
         }
+        cm__ch_rb_scratch_free(&scratch);
         if (op->body.len)
             *tail = op;
         else

@@ -11,6 +11,7 @@
 
 #include "cm/db.h"
 #include "cm/event_store.h"
+#include "cm/json.h"
 
 typedef struct cm__evstore_ops cm__evstore_ops_t;
 struct cm__evstore_ops {
@@ -112,6 +113,21 @@ extern const char cm__ch_migrations_table_ddl_cluster[];
  * when a name is not a plain identifier ([A-Za-z0-9_]+). */
 char *cm__ch_ddl_expand(const char *text, const char *cluster, const char *database);
 extern const char cm__ch_migrations_applied_sql[];
+
+/* evstore_ch_rowbinary.c: events as RowBinary, for the INSERT statement
+ * cm__ch_rowbinary_events_insert names the columns of. An event fits when
+ * both its uuids are in the 36-character text form and its times within
+ * what DateTime holds as the JSON path's text means them; a batch with
+ * one that does not goes as JSONEachRow. The scratch is reused across
+ * events (init it zeroed, free it once). */
+typedef struct {
+    cm_json_doc_t doc;
+    cm_buf_t text;
+} cm__ch_rb_scratch_t;
+extern const char cm__ch_rowbinary_events_insert[];
+bool cm__ch_rowbinary_fits(const cm_evstore_event_t *e);
+void cm__ch_rowbinary_event(cm_buf_t *out, const cm_evstore_event_t *e, cm__ch_rb_scratch_t *s);
+void cm__ch_rb_scratch_free(cm__ch_rb_scratch_t *s);
 
 /* evstore_retention.c: the statement deleting events matching `where`
  * (one server: ALTER TABLE events DELETE; a cluster: the shards' local

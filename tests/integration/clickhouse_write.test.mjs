@@ -1,11 +1,17 @@
-// clickhouse_write_order.test.mjs - the order of a write's statements on
-// ClickHouse. A write is not atomic across tables, so its order is what a
-// reader can see half-way: the person, distinct-id and group rows go in
-// before the events, so an event that can be read has its person rows
-// there too (a person looked up by the distinct id of an event just read
-// is found, with every id merged into it by that event). A recording
-// HTTP proxy sits between the services and a real ClickHouse; events come
-// from posthog-node through ingest and the writer.
+// clickhouse_write.test.mjs - what a write sends to ClickHouse, seen from
+// a recording HTTP proxy between the services and a real ClickHouse;
+// events come from posthog-node through ingest and the writer.
+//
+// The order of a write's statements: a write is not atomic across tables,
+// so its order is what a reader can see half-way. The person, distinct-id
+// and group rows go in before the events, so an event that can be read has
+// its person rows there too (a person looked up by the distinct id of an
+// event just read is found, with every id merged into it by that event).
+//
+// The events go as RowBinary (evstore_ch_rowbinary.c): every column read
+// back is what the event said, byte for byte (NUL, quotes, backslashes,
+// control characters, characters outside the BMP), the key and value
+// arrays as the JSON path writes them, both uuids, the times.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -13,6 +19,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PostHog } from 'posthog-node';
+import { randomUUID } from 'node:crypto';
 import { openStore } from './lib/evstore.mjs';
 import { startPair } from './lib/suite.mjs';
 import { within } from './lib/rawhttp.mjs';
@@ -33,7 +40,7 @@ function startProxy(target) {
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const q = new URL(req.url, 'http://x').searchParams.get('query');
-      seen.push((q ?? body.toString('utf8')).slice(0, 120));
+      seen.push((q ?? body.toString('utf8')).slice(0, 400));
       const up = http.request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
         res.writeHead(r.statusCode, r.headers);
         r.pipe(res);
@@ -93,4 +100,45 @@ test('a write puts the person, distinct-id and group rows in before its events',
   assert.equal(res.status, 200);
   assert.equal(res.json.results.length, 1);
   assert.deepEqual([...res.json.results[0].distinct_ids].sort(), ['anon-o', 'user-o']);
+});
+
+test('an event goes as RowBinary and reads back byte for byte', async () => {
+  const odd = 'a\u0000b "q" \\ \t\n\u0001 héllo ☃ 😀 日本';
+  const props = { s: odd, n: 1.5, big: 12345678901234, b: true, f: false, z: null, o: { x: [1, 'y'], 'k"': odd }, a: [], e: '', [odd]: 'key' };
+  const uuid = randomUUID();
+  const at = new Date('2026-03-04T05:06:07.891Z');
+  const name = `odd ${odd.replace('\u0000', '')}`; // the writer reads the event's name as text up to a NUL
+  const client = new PostHog(s.boot.project_api_token, { host: s.ingestUrl, flushAt: 1, flushInterval: 0 });
+  client.capture({ distinctId: 'bytes-o', event: name, uuid, timestamp: at, properties: { ...props, $set: { p: odd, q: 2 } } });
+  await client.shutdown();
+  const q = `uuid = toUUID('${uuid}')`;
+  await within(30000, 'the event stored', async () => (await store.count(q)) === 1);
+  assert.ok(seen.some((x) => x.startsWith('INSERT INTO events (') && x.includes('FORMAT RowBinary')), 'the events went as RowBinary');
+
+  const [row] = await store.ch.rows(`SELECT toString(uuid) AS u, event, distinct_id AS d, toString(person_id) AS pid, properties AS p, person_properties AS pp,
+    properties_keys AS pk, properties_values AS pv, person_properties_keys AS ppk, person_properties_values AS ppv,
+    toString(timestamp) AS t, timestamp_ms AS tms, toUnixTimestamp(created_at) AS c FROM events WHERE ${q}`);
+  assert.equal(row.u, uuid);
+  assert.equal(row.event, name);
+  assert.equal(row.d, 'bytes-o');
+  const stored = JSON.parse(row.p);
+  for (const [k, v] of Object.entries(props)) assert.deepEqual(stored[k], v, k);
+  assert.equal(JSON.parse(row.pp).p, odd);
+  // the arrays: the keys of the members that are not null, each value a
+  // string's text or the member's JSON as the properties text has it
+  const expect = (text) => {
+    const o = JSON.parse(text);
+    const keys = Object.keys(o).filter((k) => o[k] !== null);
+    return [keys, keys.map((k) => (typeof o[k] === 'string' ? o[k] : JSON.stringify(o[k])))];
+  };
+  assert.deepEqual([row.pk, row.pv], expect(row.p));
+  assert.deepEqual([row.ppk, row.ppv], expect(row.pp));
+  assert.ok(row.pk.includes(odd) && row.pv.includes(odd) && !row.pk.includes('z'));
+  // the time as sent, less the client's clock skew (sent_at against now)
+  const tms = Number(row.tms);
+  assert.ok(Math.abs(tms - at.getTime()) < 1000, `timestamp_ms ${tms}`);
+  assert.equal(row.t, new Date(tms - (tms % 1000)).toISOString().slice(0, 19).replace('T', ' '));
+  assert.ok(Math.abs(Number(row.c) * 1000 - Date.now()) < 120000, `created_at ${row.c}`);
+  const person = (await s.get(`/api/projects/${s.boot.project_id}/persons/?distinct_id=bytes-o`)).json.results[0];
+  assert.equal(row.pid, person.id);
 });
