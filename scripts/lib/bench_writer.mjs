@@ -49,9 +49,10 @@ async function prefill(port) {
   fs.rmSync(file);
 }
 
+// name may carry its labels: writer_person_loads_total{parse="reused"}
 async function metric(port, name) {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  const m = text.match(new RegExp(`^${name} (\\d+)$`, 'm'));
+  const m = text.match(new RegExp(`^${name.replace(/[{}]/g, '\\$&')} (\\d+)$`, 'm'));
   return m ? Number(m[1]) : 0;
 }
 
@@ -176,6 +177,9 @@ for (const kind of (process.env.BENCH_WRITER_STORES || 'sqlite,clickhouse').spli
     const chCpu0 = ch ? cpuSeconds(ch.pid) : 0;
     const { writer, rate, cpu } = await throughput(env, redis.port);
     const rss = peakRss(writer.pid);
+    // stored persons found parsed from an earlier batch, of all loaded
+    const reused = await metric(writer.port, 'writer_person_loads_total{parse="reused"}');
+    const parsed = await metric(writer.port, 'writer_person_loads_total{parse="parsed"}');
     const chCpu = ch ? cpuSeconds(ch.pid) - chCpu0 : 0; // ClickHouse's CPU while the writer filled it
     const { rate: ceiling, cpuPerRow } = ch ? await clickhouseCeiling(ch) : await sqliteCeiling(dir);
     const ingest = await startServer(path.join(BUILD, 'bin/ingest'), { INGEST_PORT: '0', REDIS_URL: redis.url, LOG_LEVEL: 'error' });
@@ -195,6 +199,7 @@ for (const kind of (process.env.BENCH_WRITER_STORES || 'sqlite,clickhouse').spli
       latency_ms_p50: Number(lat.p50.toFixed(1)),
       latency_ms_p99: Number(lat.p99.toFixed(1)), latency_load_events_per_s: Math.round(lat.rate_sent),
       peak_rss_mb: Number(Math.max(rss, rssAfter).toFixed(1)),
+      person_loads_reused: reused + parsed ? Number((reused / (reused + parsed)).toFixed(2)) : 0,
     }));
   } finally {
     await redis.stop();

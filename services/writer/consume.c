@@ -273,7 +273,12 @@ static void on_loaded(int status, const cm_db_res_t *res, cm_db_txn_t *txn, void
         persons_failed(part, status, res);
         return;
     }
+    unsigned long long hits0, misses0, hits, misses;
+    wr_props_memo_counts(wb->ctx->persons_memo, &hits0, &misses0);
     wr_persons_load_result(res, &part->load, events, n, &part->st, wb->seen + part->lo);
+    wr_props_memo_counts(wb->ctx->persons_memo, &hits, &misses);
+    cm_counter_add(wb->ctx->m_memo_hits, hits - hits0);
+    cm_counter_add(wb->ctx->m_memo_misses, misses - misses0);
     for (size_t i = 0; i < n; i++)
         if (events[i].fate == WR_EVENT_OK && events[i].project_id > 0)
             wr_persons_apply(&part->st, &events[i], wb->seen[part->lo + i]);
@@ -293,6 +298,7 @@ static void step_persons(wr_part_t *part)
     }
     wr_state_free(&part->st);
     wr_state_init(&part->st);
+    part->st.memo = ctx->persons_memo;
     wr_stmts_free(&part->load);
     wr_stmts_free(&part->save);
     for (size_t i = part->lo; i < part->hi; i++) { /* a conflict's retry starts from the parse */

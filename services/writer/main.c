@@ -27,6 +27,7 @@
 #include "cm/signals.h"
 #include "cm/timefmt.h"
 #include "persons_store.h"
+#include "props_memo.h"
 #include "retention.h"
 #include "tokens.h"
 #include "writer.h"
@@ -228,6 +229,14 @@ static void make_metrics(void)
         "Person transactions redone because another writer changed the same persons", NULL);
     ctx.m_failures = cm_metrics_counter(m, "writer_batch_failures_total",
                                         "Batches handed back to the queue to be retried", NULL);
+    ctx.m_memo_hits = cm_metrics_counter(m, "writer_person_loads_total",
+                                         "Stored persons loaded, by whether their properties"
+                                         " were parsed or found parsed from an earlier batch",
+                                         "parse=\"reused\"");
+    ctx.m_memo_misses = cm_metrics_counter(m, "writer_person_loads_total",
+                                           "Stored persons loaded, by whether their properties"
+                                           " were parsed or found parsed from an earlier batch",
+                                           "parse=\"parsed\"");
     ctx.m_batch_seconds =
         cm_metrics_histogram(m, "writer_batch_seconds", "From delivery to acknowledgement", NULL,
                              buckets, CM_ARRAY_LEN(buckets));
@@ -269,6 +278,7 @@ static int start(void)
         return CM_EINVAL;
     }
     cm_db_migrate(ctx.persons, wr_persons_migrations, wr_persons_nmigrations, on_migrated, NULL);
+    ctx.persons_memo = wr_props_memo_new(WR_PROPS_MEMO_BYTES);
     ctx.tokens = wr_tokens_new(ctx.loop, ctx.redis, (uint64_t)ctx.cfg.tokens_refresh_ms);
     if (make_queue() != 0)
         return CM_EINVAL;
@@ -299,6 +309,7 @@ int main(int argc, char **argv)
            cm_db_dialect(ctx.persons) == CM_DB_POSTGRES ? "postgres" : "sqlite");
     uv_run(ctx.loop, UV_RUN_DEFAULT);
     rc = cm_service_finish(ctx.loop, wr_config_keys, wr_config_nkeys, &ctx.cfg);
+    wr_props_memo_free(ctx.persons_memo);
     cm_metrics_free(ctx.metrics);
     return rc;
 }

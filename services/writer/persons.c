@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cm/common.h"
 #include "cm/alloc.h"
 #include "cm/json.h"
 
@@ -121,9 +122,17 @@ wr_person_t *wr_state_person(wr_state_t *st, long long project_id, const char *u
     snprintf(p->uuid, sizeof(p->uuid), "%s", uuid);
     p->project_id = project_id;
     wr_props_init_in(&p->props, &st->arena);
-    wr_props_load(&p->props, properties);
-    if (times.len)
-        wr_props_load_times(&p->props, times);
+    if (st->memo) {
+        char key[24 + CM_UUID_STR_LEN + 1];
+        int n = snprintf(key, sizeof(key), "%lld:%s", project_id, uuid);
+        wr_props_memo_load(st->memo,
+                           (cm_slice_t){key, n < 0 ? 0 : CM_MIN((size_t)n, sizeof(key) - 1)},
+                           properties, times, &p->props);
+    } else {
+        wr_props_load(&p->props, properties);
+        if (times.len)
+            wr_props_load_times(&p->props, times);
+    }
     p->is_identified = is_identified;
     p->version = version;
     p->created_at_ms = created_at_ms;

@@ -17,6 +17,7 @@
 #include "cm/uuid.h"
 #include "event.h"
 #include "props.h"
+#include "props_memo.h"
 
 /* PostHog's namespace for person uuids: v5 of "<project>:<distinct id>". */
 #define WR_PERSON_UUID_NAMESPACE "932979b4-65c3-4424-8467-0b66ec27bc22"
@@ -66,6 +67,7 @@ typedef struct {
     size_t ngroups, group_cap;
     unsigned long changes; /* grows with every change an event makes */
     cm_arena_t arena;      /* the persons' and groups' property bytes, freed with the state */
+    wr_props_memo_t *memo; /* borrowed, may be NULL: stored persons already parsed */
 } wr_state_t;
 
 void wr_state_init(wr_state_t *st);

@@ -205,6 +205,44 @@ void wr_props_copy(wr_props_t *dst, const wr_props_t *src)
     }
 }
 
+void wr_props_clone(wr_props_t *dst, const wr_props_t *src)
+{
+    if (src->n == 0)
+        return;
+    /* every key and value in one block of dst's arena */
+    size_t bytes = 0;
+    for (size_t i = 0; i < src->n; i++)
+        bytes += src->v[i].klen + 1 + (src->v[i].val ? src->v[i].vlen + 1 : 0);
+    char *b = cm_arena_alloc(arena_of(dst), bytes);
+    grow_members(dst, src->n);
+    for (size_t i = 0; i < src->n; i++) {
+        const wr_prop_t *x = &src->v[i];
+        wr_prop_t *d = &dst->v[i];
+        *d = *x;
+        d->key = b;
+        if (x->klen)
+            memcpy(b, x->key, x->klen);
+        b += x->klen + 1;
+        if (x->val) {
+            d->val = b;
+            if (x->vlen)
+                memcpy(b, x->val, x->vlen);
+            b += x->vlen + 1;
+        }
+    }
+    dst->n = src->n;
+    dst->live = src->live;
+    /* the same slots: the index copies as it is, nothing hashed again */
+    if (dst->shared == NULL) {
+        free(dst->ix);
+        dst->ix = cm_xmalloc(src->ixcap * sizeof(*dst->ix));
+    } else {
+        dst->ix = cm_arena_alloc(dst->shared, src->ixcap * sizeof(*dst->ix));
+    }
+    memcpy(dst->ix, src->ix, src->ixcap * sizeof(*dst->ix));
+    dst->ixcap = src->ixcap;
+}
+
 static bool same(const wr_prop_t *s, cm_slice_t value)
 {
     return s->val && s->vlen == value.len && !memcmp(s->val, value.p, value.len);
@@ -277,7 +315,21 @@ void wr_props_write_times(const wr_props_t *p, cm_buf_t *out)
             cm_buf_putc(out, ',');
         first = false;
         cm_json_quote(out, (cm_slice_t){x->key, x->klen});
-        cm_buf_appendf(out, ":[%lld,\"%c\"]", (long long)x->ts, x->op);
+        /* ":[<ts>,\"<op>\"]" without printf's parsing (a person's every
+         * property, every time the person is saved) */
+        char num[24], *e = num + sizeof(num), *d = e;
+        uint64_t u = x->ts < 0 ? 0 - (uint64_t)x->ts : (uint64_t)x->ts;
+        do {
+            *--d = (char)('0' + u % 10);
+            u /= 10;
+        } while (u);
+        if (x->ts < 0)
+            *--d = '-';
+        cm_buf_append(out, ":[", 2);
+        cm_buf_append(out, d, (size_t)(e - d));
+        char tail[4] = {',', '"', x->op, '"'};
+        cm_buf_append(out, tail, 4);
+        cm_buf_putc(out, ']');
     }
     cm_buf_putc(out, '}');
 }

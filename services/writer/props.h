@@ -50,6 +50,9 @@ void wr_props_init(wr_props_t *p);
 void wr_props_init_in(wr_props_t *p, cm_arena_t *arena);
 void wr_props_free(wr_props_t *p);                          /* keeps the map's arena choice */
 void wr_props_copy(wr_props_t *dst, const wr_props_t *src); /* dst initialised */
+/* src exactly (every slot, unset ones too, in its order, with its times),
+ * its bytes copied into dst's arena; dst initialised and empty. */
+void wr_props_clone(wr_props_t *dst, const wr_props_t *src);
 
 /* Adds obj's members with set semantics; CM_EINVAL (nothing added) when
  * obj is not an object. */

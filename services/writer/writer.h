@@ -57,6 +57,7 @@ extern const cm_cfg_key_t wr_config_keys[];
 extern const size_t wr_config_nkeys;
 
 typedef struct wr_tokens wr_tokens_t;
+typedef struct wr_props_memo wr_props_memo_t;
 typedef struct wr_batch wr_batch_t;
 
 typedef struct {
@@ -71,6 +72,7 @@ typedef struct {
     cm_db_t *persons;
     bool persons_migrated;
     wr_tokens_t *tokens;
+    wr_props_memo_t *persons_memo; /* stored persons parsed, across batches (props_memo.h) */
     cm_http_server_t *http;
     /* consume.c: the batches under way, oldest first (NULL when idle), and
      * the batch whose step holds each lane (NULL: the lane is free). */
@@ -84,7 +86,7 @@ typedef struct {
     uv_timer_t prune;
     uv_timer_t step; /* parsing a batch in slices (consume.c) */
     cm_counter_t *m_stored, *m_duplicates, *m_dead, *m_dropped_token, *m_dropped_invalid,
-        *m_warnings, *m_conflicts, *m_failures;
+        *m_warnings, *m_conflicts, *m_failures, *m_memo_hits, *m_memo_misses;
     cm_histogram_t *m_batch_seconds;
     cm_log_limit_t fail_log;
 } wr_ctx_t;

@@ -41,9 +41,11 @@ static inline uint64_t cm_hash_words(cm_slice_t key)
         h = (h ^ w) * 0xff51afd7ed558ccdull;
         h ^= h >> 32;
     }
+    /* the tail a byte at a time: a memcpy of a variable length is a call
+     * into libc, which cost more than the hash around it */
     w = 0;
-    if (key.len > i)
-        memcpy(&w, key.p + i, key.len - i);
+    for (size_t j = 0; i + j < key.len; j++)
+        w |= (uint64_t)(uint8_t)key.p[i + j] << (8 * j);
     h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
     h ^= h >> 29;
     return h;

@@ -91,8 +91,8 @@ static void test_row_bytes(void **state)
     assert_memory_equal(p + 1, "{}", 2);
     p += 3;
     /* keys ["a", "b"], values ["x", "[1, 2]"]: n is null, left out */
-    const unsigned char arrays[] = {2, 1, 'a', 1, 'b', 2, 1, 'x', 6, '[', '1', ',', ' ', '2', ']',
-                                    0, 0};
+    const unsigned char arrays[] = {2,   1,   'a', 1,   'b', 2,   1, 'x', 6,
+                                    '[', '1', ',', ' ', '2', ']', 0, 0};
     assert_memory_equal(p, arrays, sizeof(arrays));
     p += sizeof(arrays);
     const unsigned char ts[4] = {0x00, 0xf1, 0x53, 0x65}; /* 1700000000, floored */
