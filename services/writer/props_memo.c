@@ -98,8 +98,8 @@ static entry_t *parse(cm_slice_t properties, cm_slice_t times)
     return e;
 }
 
-void wr_props_memo_load(wr_props_memo_t *m, cm_slice_t key, cm_slice_t properties,
-                        cm_slice_t times, wr_props_t *p)
+void wr_props_memo_load(wr_props_memo_t *m, cm_slice_t key, cm_slice_t properties, cm_slice_t times,
+                        wr_props_t *p)
 {
     entry_t *e = cm_strset_get(m->cur.map, key);
     if (e == NULL && (e = cm_strset_get(m->old.map, key)) != NULL) {

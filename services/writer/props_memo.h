@@ -35,8 +35,8 @@ void wr_props_memo_free(wr_props_memo_t *m); /* NULL is fine */
  * change times in `times` (may be empty), as wr_props_load and then
  * wr_props_load_times would, from the memo when key's texts are the same
  * as last time. */
-void wr_props_memo_load(wr_props_memo_t *m, cm_slice_t key, cm_slice_t properties,
-                        cm_slice_t times, wr_props_t *p);
+void wr_props_memo_load(wr_props_memo_t *m, cm_slice_t key, cm_slice_t properties, cm_slice_t times,
+                        wr_props_t *p);
 
 /* Loads answered from the memo, and parsed (for /metrics and tests). */
 void wr_props_memo_counts(const wr_props_memo_t *m, unsigned long long *hits,

@@ -23,6 +23,9 @@ void cm_uuid_v4(char out[CM_UUID_STR_LEN + 1]);
 int cm_uuid_v5(const char *ns, const void *name, size_t len, char out[CM_UUID_STR_LEN + 1]);
 /* 8-4-4-4-12 hex digits, either case (any version). */
 bool cm_uuid_valid(const char *s, size_t len);
+/* The 16 bytes of a uuid in that text form; false (out untouched) for any
+ * other text. */
+bool cm_uuid_bytes(const char *s, size_t len, unsigned char out[16]);
 /* Fills buf with n random bytes (getrandom, falling back to /dev/urandom). */
 void cm_random_bytes(void *buf, size_t n);
 

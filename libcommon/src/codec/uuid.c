@@ -210,25 +210,30 @@ void cm_uuid_v4(char out[CM_UUID_STR_LEN + 1])
     to_text(b, out);
 }
 
-bool cm_uuid_valid(const char *s, size_t len);
-
 static int hex_digit(char c)
 {
     return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+}
+
+bool cm_uuid_bytes(const char *s, size_t len, unsigned char out[16])
+{
+    if (!cm_uuid_valid(s, len))
+        return false;
+    for (size_t i = 0, j = 0; i < 16; j++) {
+        if (s[j] == '-')
+            continue;
+        out[i++] = (unsigned char)(hex_digit(s[j]) << 4 | hex_digit(s[j + 1]));
+        j++;
+    }
+    return true;
 }
 
 /* RFC 9562 section 5.5: SHA-1 of the namespace's 16 bytes then the name. */
 int cm_uuid_v5(const char *ns, const void *name, size_t len, char out[CM_UUID_STR_LEN + 1])
 {
     unsigned char nsb[16], digest[20];
-    if (!cm_uuid_valid(ns, strlen(ns)))
+    if (!cm_uuid_bytes(ns, strlen(ns), nsb))
         return CM_EINVAL;
-    for (size_t i = 0, j = 0; i < 16; j++) {
-        if (ns[j] == '-')
-            continue;
-        nsb[i++] = (unsigned char)(hex_digit(ns[j]) << 4 | hex_digit(ns[j + 1]));
-        j++;
-    }
     mbedtls_sha1_context c;
     mbedtls_sha1_init(&c);
 #if MBEDTLS_VERSION_MAJOR >= 3

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cm/json.h"
+#include "cm/uuid.h"
 #include "evstore_internal.h"
 
 const char cm__ch_rowbinary_events_insert[] =
@@ -33,37 +34,11 @@ const char cm__ch_rowbinary_events_insert[] =
 #define RB_MS_LO INT64_C(86400000)
 #define RB_MS_HI INT64_C(4102358400000)
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" -> its 16 bytes; false for any
  * other text (the JSON path leaves those to the server). */
 static bool uuid_bytes(const char *s, unsigned char out[16])
 {
-    if (s == NULL || strlen(s) != 36)
-        return false;
-    size_t k = 0;
-    for (size_t i = 0; i < 36;) {
-        if (i == 8 || i == 13 || i == 18 || i == 23) {
-            if (s[i++] != '-')
-                return false;
-            continue;
-        }
-        int hi = hexval(s[i]), lo = hexval(s[i + 1]);
-        if (hi < 0 || lo < 0)
-            return false;
-        out[k++] = (unsigned char)(hi << 4 | lo);
-        i += 2;
-    }
-    return true;
+    return s != NULL && cm_uuid_bytes(s, strlen(s), out);
 }
 
 static bool time_ok(int64_t ms)

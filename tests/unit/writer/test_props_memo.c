@@ -159,7 +159,7 @@ static void test_memo_generations(void **state)
     unsigned long long hits, misses;
     wr_props_memo_counts(m, &hits, &misses);
     assert_int_equal(hits + misses, 100);
-    assert_int_equal(misses, 51); /* the 50 others once each, the hot one once */
+    assert_int_equal(misses, 51);           /* the 50 others once each, the hot one once */
     load_and_check(m, "1:0", PROPS, TIMES); /* long gone: parsed again */
     counts(m, 49, 52);
     wr_props_memo_free(m);

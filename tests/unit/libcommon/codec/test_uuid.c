@@ -198,6 +198,30 @@ static void test_fork_does_not_share_pool(void **state)
 }
 
 /* RFC 9562 appendix A.4's vector, and PostHog's person namespace. */
+static void test_bytes(void **state)
+{
+    (void)state;
+    unsigned char b[16], want[16];
+    for (int i = 0; i < 16; i++)
+        want[i] = (unsigned char)(i * 0x11);
+    const char *lower = "00112233-4455-6677-8899-aabbccddeeff";
+    assert_true(cm_uuid_bytes(lower, strlen(lower), b));
+    assert_memory_equal(b, want, 16);
+    const char *upper = "00112233-4455-6677-8899-AABBCCDDEEFF";
+    memset(b, 0, sizeof(b));
+    assert_true(cm_uuid_bytes(upper, strlen(upper), b));
+    assert_memory_equal(b, want, 16);
+    /* anything else: refused, out untouched */
+    const char *bad[] = {"00112233445566778899aabbccddeeff", "00112233-4455-6677-8899-aabbccddeefg",
+                         "00112233-4455-6677-8899-aabbccddeef",
+                         "{00112233-4455-6677-8899-aabbccddeeff}"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        memset(b, 0x5a, sizeof(b));
+        assert_false(cm_uuid_bytes(bad[i], strlen(bad[i]), b));
+        assert_int_equal(b[0], 0x5a);
+    }
+}
+
 static void test_v5(void **state)
 {
     (void)state;
@@ -211,15 +235,11 @@ static void test_v5(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_v5),
-        cmocka_unit_test(test_v7_format),
-        cmocka_unit_test(test_v4_format),
-        cmocka_unit_test(test_v7_monotonic),
-        cmocka_unit_test(test_v7_uses_clock),
-        cmocka_unit_test(test_v7_at),
-        cmocka_unit_test(test_valid),
-        cmocka_unit_test(test_random_bytes),
-        cmocka_unit_test(test_fork_does_not_share_pool),
+        cmocka_unit_test(test_bytes),        cmocka_unit_test(test_v5),
+        cmocka_unit_test(test_v7_format),    cmocka_unit_test(test_v4_format),
+        cmocka_unit_test(test_v7_monotonic), cmocka_unit_test(test_v7_uses_clock),
+        cmocka_unit_test(test_v7_at),        cmocka_unit_test(test_valid),
+        cmocka_unit_test(test_random_bytes), cmocka_unit_test(test_fork_does_not_share_pool),
     };
     return cmocka_run_group_tests_name("uuid", tests, NULL, NULL);
 }
