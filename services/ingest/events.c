@@ -17,6 +17,7 @@
 #include "events.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -340,7 +341,12 @@ static int event_name(build_t *b, cm_json_t ev, size_t i, ing_event_t *e)
     if (name.len == 0)
         return fail_at(b->err, 400, "missing_event_name", i, ".event",
                        "Event at index %zu has an empty event name.", i);
-    e->event = cm_xmemdup(name.p, name.len);
+    /* A NUL would end the name where it stands ("a\u0000b" stored as "a",
+     * the same event as "a"): U+FFFD, as in distinct ids. */
+    cm_buf_t text = CM_BUF_INIT;
+    append_capped(&text, name, SIZE_MAX);
+    e->event = cm_xmemdup(text.p, text.len);
+    cm_buf_free(&text);
     return 0;
 }
 

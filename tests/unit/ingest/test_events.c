@@ -156,6 +156,26 @@ static void test_distinct_id_forms(void **state)
     ing_batch_free(&b);
 }
 
+/* A NUL in an event's name: U+FFFD in the message and its data, the rest
+ * of the name kept (not cut at the NUL, which made "a\0b" the event "a"). */
+static void test_event_name_with_nul(void **state)
+{
+    (void)state;
+    ing_batch_t b;
+    cm_api_error_t e;
+    assert_int_equal(build("{\"api_key\":\"t\",\"batch\":[{\"event\":\"a\\u0000b\","
+                           "\"distinct_id\":\"d\"},{\"event\":\"\\u0000\",\"distinct_id\":\"d\"}]}",
+                           req(), &b, &e),
+                     0);
+    assert_int_equal(b.n, 2);
+    assert_string_equal(msg_str(&b, 0, "event"), "a\xef\xbf\xbd"
+                                                 "b");
+    assert_non_null(strstr(msg_str(&b, 0, "data"), "\"event\":\"a\xef\xbf\xbd"
+                                                   "b\""));
+    assert_string_equal(msg_str(&b, 1, "event"), "\xef\xbf\xbd");
+    ing_batch_free(&b);
+}
+
 static void test_engage_becomes_identify(void **state)
 {
     (void)state;
@@ -315,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_batch_envelope_skew_and_uuid),
         cmocka_unit_test(test_offset_and_future_clamp),
         cmocka_unit_test(test_distinct_id_forms),
+        cmocka_unit_test(test_event_name_with_nul),
         cmocka_unit_test(test_engage_becomes_identify),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_token_sources),
