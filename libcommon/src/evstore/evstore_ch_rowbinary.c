@@ -28,29 +28,15 @@ const char cm__ch_rowbinary_events_insert[] =
     " person_properties_values, timestamp, timestamp_ms, created_at, session_id)"
     " FORMAT RowBinary";
 
-/* The times a DateTime holds as the JSON path's text means them: from
- * 1970-01-02 to 2099-12-31 (either end of UInt32's range is left to the
- * server's own reading of the text). */
-#define RB_MS_LO INT64_C(86400000)
-#define RB_MS_HI INT64_C(4102358400000)
-
-/* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" -> its 16 bytes; false for any
- * other text (the JSON path leaves those to the server). */
-static bool uuid_bytes(const char *s, unsigned char out[16])
+static bool uuid_text(const char *s)
 {
-    return s != NULL && cm_uuid_bytes(s, strlen(s), out);
-}
-
-static bool time_ok(int64_t ms)
-{
-    return ms >= RB_MS_LO && ms <= RB_MS_HI;
+    return s != NULL && cm_uuid_valid(s, strlen(s));
 }
 
 bool cm__ch_rowbinary_fits(const cm_evstore_event_t *e)
 {
-    unsigned char b[16];
-    return uuid_bytes(e->uuid, b) && uuid_bytes(e->person_id, b) && time_ok(e->timestamp_ms) &&
-           time_ok(e->created_at_ms);
+    return uuid_text(e->uuid) && uuid_text(e->person_id) && cm__ch_time_exact(e->timestamp_ms) &&
+           cm__ch_time_exact(e->created_at_ms);
 }
 
 static void put_varint(cm_buf_t *out, uint64_t v)
@@ -85,7 +71,7 @@ static void put_le(cm_buf_t *out, uint64_t v, size_t bytes)
 static void put_uuid(cm_buf_t *out, const char *text)
 {
     unsigned char b[16], w[16];
-    uuid_bytes(text, b); /* checked by cm__ch_rowbinary_fits */
+    cm_uuid_bytes(text, strlen(text), b); /* checked by cm__ch_rowbinary_fits */
     for (size_t i = 0; i < 8; i++) {
         w[i] = b[7 - i];
         w[8 + i] = b[15 - i];
@@ -100,9 +86,8 @@ static void put_datetime(cm_buf_t *out, int64_t ms)
 }
 
 /* obj's members as the two arrays json_kv_arrays (evstore_clickhouse.c)
- * writes: the keys, then each value in HogQL's string form (a string's
- * text, anything else its JSON), null members left out. Not an object:
- * two empty arrays. */
+ * writes (cm__ch_kv_text), null members left out. Not an object: two
+ * empty arrays. */
 static void put_kv_arrays(cm_buf_t *out, cm_slice_t obj, cm__ch_rb_scratch_t *s)
 {
     bool ok = cm_json_parse_into(&s->doc, obj.p, obj.len, NULL, NULL) == 0 &&
@@ -116,19 +101,9 @@ static void put_kv_arrays(cm_buf_t *out, cm_slice_t obj, cm__ch_rb_scratch_t *s)
     for (int half = 0; half < 2; half++) {
         put_varint(out, count);
         it = ok ? cm_json_iter(cm_json_root(&s->doc)) : (cm_json_iter_t){0};
-        while (ok && cm_json_next(&it, &k, &v)) {
-            if (cm_json_is_null(v))
-                continue;
-            cm_slice_t text;
-            cm_buf_reset(&s->text);
-            if (half == 0 || cm_json_type(v) == CM_JSON_STRING) {
-                if (cm_json_as_str(half ? v : k, &s->text, &text) != 0)
-                    text = (cm_slice_t){"", 0};
-            } else {
-                text = cm_json_raw(v);
-            }
-            put_string(out, text);
-        }
+        while (ok && cm_json_next(&it, &k, &v))
+            if (!cm_json_is_null(v))
+                put_string(out, cm__ch_kv_text(k, v, half == 1, &s->text));
     }
 }
 

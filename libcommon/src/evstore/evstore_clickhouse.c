@@ -398,20 +398,9 @@ static void json_kv_arrays(cm_json_writer_t *w, const char *name, cm_slice_t obj
         cm_json_begin_array(w);
         cm_json_iter_t it = ok ? cm_json_iter(cm_json_root(&doc)) : (cm_json_iter_t){0};
         cm_json_t k, v;
-        while (ok && cm_json_next(&it, &k, &v)) {
-            if (cm_json_is_null(v))
-                continue;
-            cm_slice_t text;
-            cm_buf_reset(&scratch);
-            if (half == 0 || cm_json_type(v) == CM_JSON_STRING) {
-                if (cm_json_as_str(half ? v : k, &scratch, &text) == 0)
-                    cm_json_str_s(w, text);
-                else
-                    cm_json_str_cstr(w, "");
-            } else {
-                cm_json_str_s(w, cm_json_raw(v));
-            }
-        }
+        while (ok && cm_json_next(&it, &k, &v))
+            if (!cm_json_is_null(v))
+                cm_json_str_s(w, cm__ch_kv_text(k, v, half == 1, &scratch));
         cm_json_end_array(w);
     }
     cm_buf_free(&scratch);
@@ -451,16 +440,25 @@ static void json_event(cm_json_writer_t *w, const cm_evstore_event_t *e)
     cm_json_end_object(w);
 }
 
-static ch_op_t *insert_op(ch_store_t *st, ch_write_t *w, const char *table)
+/* An insert of w's with the statement sql; its rows go in op->body. */
+static ch_op_t *insert_stmt(ch_store_t *st, ch_write_t *w, const char *sql)
 {
     ch_op_t *op = op_new(st, OP_INSERT);
     op->w = w;
-    cm_buf_appendf(&op->sql, "INSERT INTO %s FORMAT JSONEachRow", table);
+    cm_buf_append_cstr(&op->sql, sql);
     /* through the Distributed table: acknowledged once on the shards, not
      * when queued on the node the URL reached (a kill -9 there loses it) */
     if (st->cluster)
         cm_buf_append_cstr(&op->settings, "&insert_distributed_sync=1");
     return op;
+}
+
+/* The same as JSONEachRow into table. */
+static ch_op_t *insert_op(ch_store_t *st, ch_write_t *w, const char *table)
+{
+    char sql[96];
+    snprintf(sql, sizeof(sql), "INSERT INTO %s FORMAT JSONEachRow", table);
+    return insert_stmt(st, w, sql);
 }
 
 /* An event's key in the dedup answer: "<project id>:<uuid>", as the
@@ -483,8 +481,6 @@ static cm_slice_t dedup_key(const cm_evstore_event_t *e, char *buf, size_t size)
  * many projects, is not narrowed on that column.
  */
 #define DEDUP_PROJECTS_MAX 64
-#define DEDUP_MS_LO        INT64_C(86400000)      /* 1970-01-02 */
-#define DEDUP_MS_HI        INT64_C(4102358400000) /* 2099-12-31 */
 
 static void dedup_range(cm_buf_t *sql, const cm_evstore_event_t *ev, size_t n)
 {
@@ -503,7 +499,7 @@ static void dedup_range(cm_buf_t *sql, const cm_evstore_event_t *ev, size_t n)
                 projects[np++] = ev[i].project_id;
         }
         int64_t ms = ev[i].timestamp_ms;
-        if (ms < DEDUP_MS_LO || ms > DEDUP_MS_HI)
+        if (!cm__ch_time_exact(ms))
             days = false;
         lo = CM_MIN(lo, ms);
         hi = CM_MAX(hi, ms);
@@ -612,14 +608,11 @@ static ch_op_t *build_inserts(ch_store_t *st, ch_write_t *w, const cm_strset_t *
         tail = &op->chain;
     }
     if (r->nevents) {
-        ch_op_t *op = insert_op(st, w, "events");
         bool binary = true; /* RowBinary when every event fits it */
         for (size_t i = 0; i < r->nevents && binary; i++)
             binary = cm__ch_rowbinary_fits(&r->events[i]);
-        if (binary) {
-            cm_buf_reset(&op->sql);
-            cm_buf_append_cstr(&op->sql, cm__ch_rowbinary_events_insert);
-        }
+        ch_op_t *op = binary ? insert_stmt(st, w, cm__ch_rowbinary_events_insert)
+                             : insert_op(st, w, "events");
         cm__ch_rb_scratch_t scratch = {CM_JSON_DOC_INIT, CM_BUF_INIT};
         for (size_t i = 0; i < r->nevents; i++) {
             char key[80]; /* 20 digits, a colon, 36 characters */

@@ -114,10 +114,34 @@ extern const char cm__ch_migrations_table_ddl_cluster[];
 char *cm__ch_ddl_expand(const char *text, const char *cluster, const char *database);
 extern const char cm__ch_migrations_applied_sql[];
 
+/* The times a ClickHouse DateTime holds exactly as the text the JSON path
+ * writes means them: 1970-01-02 to 2099-12-31 (either end of UInt32's
+ * range is left to the server's own reading of the text). The dedup
+ * SELECT narrows by day, and RowBinary is used, only within them. */
+static inline bool cm__ch_time_exact(int64_t ms)
+{
+    return ms >= INT64_C(86400000) && ms <= INT64_C(4102358400000);
+}
+
+/* An element of the key and value arrays a JSON object's top-level member
+ * (k, v) gives (value: false for the keys' array): a key's text; a string
+ * value's text, any other value its JSON; "" for a string that does not
+ * decode. The caller leaves null members out. The text may be in scratch. */
+static inline cm_slice_t cm__ch_kv_text(cm_json_t k, cm_json_t v, bool value, cm_buf_t *scratch)
+{
+    cm_slice_t text;
+    if (value && cm_json_type(v) != CM_JSON_STRING)
+        return cm_json_raw(v);
+    cm_buf_reset(scratch);
+    if (cm_json_as_str(value ? v : k, scratch, &text) != 0)
+        return (cm_slice_t){"", 0};
+    return text;
+}
+
 /* evstore_ch_rowbinary.c: events as RowBinary, for the INSERT statement
  * cm__ch_rowbinary_events_insert names the columns of. An event fits when
- * both its uuids are in the 36-character text form and its times within
- * what DateTime holds as the JSON path's text means them; a batch with
+ * both its uuids are in the 36-character text form and its times
+ * cm__ch_time_exact; a batch with
  * one that does not goes as JSONEachRow. The scratch is reused across
  * events (init it zeroed, free it once). */
 typedef struct {
