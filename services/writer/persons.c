@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cm/common.h"
 #include "cm/alloc.h"
+#include "cm/common.h"
 #include "cm/json.h"
 
 #define GROW(arr, n, cap)                                                                          \

@@ -315,21 +315,13 @@ void wr_props_write_times(const wr_props_t *p, cm_buf_t *out)
             cm_buf_putc(out, ',');
         first = false;
         cm_json_quote(out, (cm_slice_t){x->key, x->klen});
-        /* ":[<ts>,\"<op>\"]" without printf's parsing (a person's every
-         * property, every time the person is saved) */
-        char num[24], *e = num + sizeof(num), *d = e;
-        uint64_t u = x->ts < 0 ? 0 - (uint64_t)x->ts : (uint64_t)x->ts;
-        do {
-            *--d = (char)('0' + u % 10);
-            u /= 10;
-        } while (u);
-        if (x->ts < 0)
-            *--d = '-';
+        /* ":[<ts>,\"<op>\"]" without printf (a person's every property,
+         * every time the person is saved) */
+        char num[24];
         cm_buf_append(out, ":[", 2);
-        cm_buf_append(out, d, (size_t)(e - d));
-        char tail[4] = {',', '"', x->op, '"'};
-        cm_buf_append(out, tail, 4);
-        cm_buf_putc(out, ']');
+        cm_buf_append(out, num, cm_fmt_int64(num, x->ts));
+        char tail[5] = {',', '"', x->op, '"', ']'};
+        cm_buf_append(out, tail, sizeof(tail));
     }
     cm_buf_putc(out, '}');
 }

@@ -77,7 +77,11 @@ static void keep(wr_props_memo_t *m, cm_slice_t key, entry_t *e)
         m->cur.map = cm_strset_new(cm_strset_count(m->old.map) + 16);
         m->cur.bytes = 0;
     }
-    entry_free(cm_strset_put(m->cur.map, key, e));
+    entry_t *was = cm_strset_put(m->cur.map, key, e); /* the person's older text */
+    if (was != NULL) {
+        m->cur.bytes -= was->bytes;
+        entry_free(was);
+    }
     m->cur.bytes += e->bytes;
 }
 
